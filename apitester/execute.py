@@ -228,6 +228,10 @@ def _torch_out(value) -> Out:
 
 
 def _short(exc: BaseException) -> str:
+    # "SystemError: <built-in ...> returned a result with an exception set": the real
+    # error is the chained one.
+    while isinstance(exc, SystemError) and (exc.__cause__ or exc.__context__):
+        exc = exc.__cause__ or exc.__context__
     text = f"{type(exc).__name__}: {exc}".strip()
     # Paddle's C++ errors carry a long stack; keep the summary lines.
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -279,8 +283,14 @@ def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
 
 def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0) -> Verdict:
     """Run one config string and return its Verdict (never raises for bad input)."""
-    start = time.perf_counter()
     config = config.strip()
+    try:
+        frameworks()  # one-time import, not part of a config's seconds
+    except Exception as exc:
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return Verdict("unsupported", engine_error=True, config=config, api=api_name(config),
+                       message=f"engine error: cannot import paddle/torch: {last}")
+    start = time.perf_counter()
     try:
         verdict = _run(config, device, atol, rtol, seed)
     except Exception as exc:  # a bug or gap inside apitester itself

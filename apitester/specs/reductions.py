@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from ..inputs import axes
 from .base import Spec, register, torch_dtype
 
 
 def _dims(axis):
+    import torch
+
+    if isinstance(axis, torch.Tensor):  # a Tensor axis: its values are the dims
+        axis = axis.tolist()
     if axis is None:
         return None
     if isinstance(axis, (list, tuple)):
@@ -37,6 +42,7 @@ register(
         api="paddle.sum",
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
+        domains={"axis": axes(of="x")},
         note="torch.sum; Paddle's axis=None or [] reduces all dims",
     ),
     Spec(
