@@ -42,34 +42,40 @@ _STATUS_DEPTH = {
 # --- verification -------------------------------------------------------------------------------
 
 def latest_run_outcomes(lane: str | None = None) -> dict[tuple[int, str], dict]:
-    """Per (task id, lane): the newest finished-or-running run that has results for the task.
+    """Per (task id, lane): the outcome of the newest run that has results for the task.
 
-    Returns {"run": run id, "paddle_version", "passed", "failing", "total", "verified"}; a task is
-    verified on that run when every config with a verdict passed and at least one did.
+    Returns {"run", "paddle_version", "passed", "failing", "total", "verified"}; a task is verified on
+    that run when no config failed and at least one passed. Runs are numbered in creation order, so
+    the newest run of a task is its highest run id.
     """
+    base = ConfigResult.objects.filter(**({"run__lane": lane} if lane else {}))
+    newest_run = {
+        (row["task_id"], row["run__lane"]): row["newest"]
+        for row in base.values("task_id", "run__lane").annotate(newest=Max("run_id"))
+    }
     rows = (
-        ConfigResult.objects.filter(**({"run__lane": lane} if lane else {}))
-        .values("task_id", "run_id", "run__lane", "run__paddle_version", "run__created")
+        ConfigResult.objects.filter(run_id__in=set(newest_run.values()))
+        .values("task_id", "run_id", "run__lane", "run__paddle_version")
         .annotate(
             total=Count("id"),
             passed=Count("id", filter=Q(status__in=PASSING)),
             failing=Count("id", filter=Q(status__in=FAILING)),
         )
     )
-    newest: dict[tuple[int, str], dict] = {}
+    outcomes: dict[tuple[int, str], dict] = {}
     for row in rows:
         key = (row["task_id"], row["run__lane"])
-        if key not in newest or (row["run__created"], row["run_id"]) > (newest[key]["created"], newest[key]["run"]):
-            newest[key] = {
-                "run": row["run_id"],
-                "created": row["run__created"],
-                "paddle_version": row["run__paddle_version"],
-                "total": row["total"],
-                "passed": row["passed"],
-                "failing": row["failing"],
-                "verified": row["failing"] == 0 and row["passed"] > 0,
-            }
-    return newest
+        if newest_run.get(key) != row["run_id"]:
+            continue
+        outcomes[key] = {
+            "run": row["run_id"],
+            "paddle_version": row["run__paddle_version"],
+            "total": row["total"],
+            "passed": row["passed"],
+            "failing": row["failing"],
+            "verified": row["failing"] == 0 and row["passed"] > 0,
+        }
+    return outcomes
 
 
 def verified_task_ids() -> set[int]:
@@ -331,36 +337,40 @@ class Regression:
     failed_status: str
 
 
-def regressions(task: Task | None = None) -> list[Regression]:
-    """Configs that passed in a run of a lane and fail in a later run of the same lane."""
-    qs = ConfigResult.objects.filter(status__in=PASSING | FAILING)
+def regressions(task: Task | None = None, limit: int | None = None) -> list[Regression]:
+    """Configs that passed in a run of a lane and fail in the next judged run of that lane.
+
+    Only pass/fail verdicts count: an engine gap between two runs neither makes nor hides a
+    regression. One pass over the judged results, ordered by config then run (runs are numbered in
+    creation order); the lane comes from a small run table instead of a join.
+    """
+    runs = {r["id"]: r for r in TestRun.objects.values("id", "lane", "paddle_version", "created")}
+    judged = ConfigResult.objects.filter(status__in=PASSING | FAILING)
     if task is not None:
-        qs = qs.filter(task=task)
-    rows = qs.order_by("failing_config_id", "run__lane", "run__created", "run_id").values_list(
-        "failing_config_id", "run__lane", "run_id", "run__paddle_version", "run__created", "status", "task_id"
-    )
-    found: list[tuple] = []
-    last_pass: dict[tuple[int, str], tuple] = {}
-    previous_status: dict[tuple[int, str], str] = {}
-    for config_id, lane, run_id, version, created, status, task_id in rows:
-        key = (config_id, lane)
-        if status in PASSING:
-            last_pass[key] = (run_id, version, created)
-        elif key in last_pass and previous_status.get(key) in PASSING:
-            found.append((config_id, lane, last_pass[key], (run_id, version, created), status, task_id))
-        previous_status[key] = status
-    if not found:
+        judged = judged.filter(task=task)
+    rows = judged.order_by("failing_config_id", "run_id").values_list("failing_config_id", "run_id", "status", "task_id")
+    hits = []
+    last: dict[str, tuple[int, int, str]] = {}  # lane -> (config id, run id, status) of the previous verdict
+    for config_id, run_id, status, task_id in rows.iterator(chunk_size=5000):
+        lane = runs[run_id]["lane"]
+        previous = last.get(lane)
+        if previous and previous[0] == config_id and previous[2] in PASSING and status in FAILING:
+            hits.append((config_id, lane, previous[1], run_id, status, task_id))
+        last[lane] = (config_id, run_id, status)
+    if not hits:
         return []
-    configs = dict(FailingConfig.objects.filter(id__in={f[0] for f in found}).values_list("id", "config"))
-    tasks = {t.id: t for t in Task.objects.filter(id__in={f[5] for f in found})}
+    configs = dict(FailingConfig.objects.filter(id__in={h[0] for h in hits}).values_list("id", "config"))
+    tasks = {t["id"]: t for t in Task.objects.filter(id__in={h[5] for h in hits}).values("id", "number", "api")}
     out = [
         Regression(
-            task_number=tasks[task_id].number, api=tasks[task_id].api, config_id=config_id,
+            task_number=tasks[task_id]["number"], api=tasks[task_id]["api"], config_id=config_id,
             config=configs.get(config_id, ""), lane=lane,
-            passed_run=p[0], passed_version=p[1], passed_at=p[2],
-            failed_run=f[0], failed_version=f[1], failed_at=f[2], failed_status=status,
+            passed_run=passed_run, passed_version=runs[passed_run]["paddle_version"],
+            passed_at=runs[passed_run]["created"],
+            failed_run=failed_run, failed_version=runs[failed_run]["paddle_version"],
+            failed_at=runs[failed_run]["created"], failed_status=status,
         )
-        for config_id, lane, p, f, status, task_id in found
+        for config_id, lane, passed_run, failed_run, status, task_id in hits
     ]
-    out.sort(key=lambda r: (r.failed_at, r.task_number), reverse=True)
-    return out
+    out.sort(key=lambda r: (r.failed_at, r.task_number, r.config_id), reverse=True)
+    return out[:limit] if limit else out
