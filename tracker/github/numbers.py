@@ -16,7 +16,7 @@ FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789"
 
 # One item: optional "No." / "No" / "NO." before a number, optionally a range to a second number.
 _ITEM = re.compile(
-    r"(?:No\.?\s*)?(?P<a>\d+)(?:\s*[-~～–—−]\s*(?:No\.?\s*)?(?P<b>\d+))?(?![\dA-Za-z])",
+    r"(?:No\.?\s*)?(?P<a>\d+)(?:\s*[-~～–—−－﹣]\s*(?:No\.?\s*)?(?P<b>\d+))?(?![\dA-Za-z])",
     re.IGNORECASE,
 )
 # Separators between items; "and" only as a word. Spaces alone also separate.

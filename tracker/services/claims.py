@@ -167,7 +167,9 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
         return result
 
     contributor = contributor_for(login)
-    tasks = {t.number: t for t in Task.objects.filter(number__in=set(parsed_claim) | set(parsed_withdraw) | previous)}
+    rejected = {n for error in errors if error["code"] == "locked" for n in error["numbers"]}
+    wanted = set(parsed_claim) | set(parsed_withdraw) | previous | rejected
+    tasks = {t.number: t for t in Task.objects.filter(number__in=wanted)}
     for number in parsed_claim:
         task = tasks.get(number)
         if task and claim_task(task, contributor, source=Source.COMMENT, source_ref=url, when=updated, data=data):
