@@ -1,7 +1,8 @@
 """Export the board as the tracking issue's markdown, in the community bot's format.
 
 Rows: `| N | api | kernel | @login <img src="https://img.shields.io/badge/状态-报名-2ECC71" /> [#280](url)<br> |`
-(one `@login badge PRs<br>` entry per active claimant, in claim order; a locked task shows its reason),
+(one `@login badge PRs<br>` entry per active claimant, in claim order, each with the PRs they
+authored; PRs of nobody listed follow in a segment of their own; a locked task shows its reason),
 then the 看板信息 table and the 统计信息 line.
 
 Counts differ from the bot's on purpose in one place: the bot counts a task as claimed when its cell
@@ -60,22 +61,18 @@ def _load():
 
 def task_cell(task: Task, claims: list[Claim], prs: list[PullRequest]) -> str:
     entries = []
-    claimant_ids = {claim.contributor_id for claim in claims}
-    # PRs without a claimant author (e.g. imported from the plain issue text, where the author is not
-    # named) go with the last claimant, which is where the issue text put them.
-    orphans = [pr for pr in prs if pr.author_id not in claimant_ids]
-    for index, claim in enumerate(claims):
-        own = [pr for pr in prs if pr.author_id == claim.contributor_id]
-        if index == len(claims) - 1:
-            own += orphans
-        links = "".join(" " + pr_link(pr) for pr in own)
-        entries.append(f"@{claim.contributor.login} {badge(claim.status)}{links}<br>")
-    if not claims and orphans:
-        entries.append(" ".join(pr_link(pr) for pr in orphans) + "<br>")
-    cell = " ".join(entries)
     if task.locked_reason:
-        cell = (_cell_text(task.locked_reason) + " " + cell).strip()
-    return cell
+        entries.append(_cell_text(task.locked_reason) + ("<br>" if claims or prs else ""))
+    claimant_ids = {claim.contributor_id for claim in claims}
+    for claim in claims:
+        links = "".join(" " + pr_link(pr) for pr in prs if pr.author_id == claim.contributor_id)
+        entries.append(f"@{claim.contributor.login} {badge(claim.status)}{links}<br>")
+    # PRs whose author is not a claimant (e.g. imported from the plain issue text, which does not say
+    # whose PR is whose) get a segment of their own, so that re-importing does not invent an author.
+    orphans = [pr for pr in prs if pr.author_id not in claimant_ids]
+    if orphans:
+        entries.append(" ".join(pr_link(pr) for pr in orphans) + "<br>")
+    return " ".join(entries)
 
 
 def board_statistics(tasks, claims, prs) -> dict:
