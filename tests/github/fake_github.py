@@ -93,7 +93,7 @@ class FakeGitHub:
                     return False
                 answer = fake.rate_limits.pop(0)
                 self._send(answer["status"], {
-                    "message": "API rate limit exceeded for installation ID 1.",
+                    "message": answer.get("message", "API rate limit exceeded for installation ID 1."),
                     "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
                 }, answer["headers"])
                 return True

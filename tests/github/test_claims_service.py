@@ -47,6 +47,9 @@ def test_bot_comments_are_never_claims(board, settings):
     result = apply_comment(payloads.comment(2874511004, "dependabot[bot]", "【报名】: 6", "2025-05-12T05:00:00Z"))
     assert result.claimed == []
     assert Claim.objects.count() == 0
+    app = payloads.comment(2874511020, "paddle-ci", "【报名】: 8", "2025-05-12T05:00:00Z")
+    app["user"]["type"] = "Bot"
+    assert apply_comment(app).claimed == []
     settings.GITHUB_BOT_ACCOUNTS = ["HappyOpenSourceBot"]
     apply_comment(payloads.comment(2874511005, "happyopensourcebot", "【报名】: 7", "2025-05-12T05:00:00Z"))
     assert Claim.objects.count() == 0

@@ -123,7 +123,7 @@ def test_long_rate_limit_is_reported_not_waited(board, fake_github):
 
 
 def test_plain_403_is_an_error_not_a_wait(fake_github):
-    fake_github.rate_limits.append({"status": 403, "headers": {}})
+    fake_github.rate_limits.append({"status": 403, "headers": {}, "message": "Resource not accessible by integration"})
     with pytest.raises(GitHubError) as raised:
         GitHubClient(fake_github.url, "t").get("repos/PaddlePaddle/Paddle/issues/72667/comments")
     assert raised.value.status == 403 and not isinstance(raised.value, RateLimited)
@@ -176,3 +176,10 @@ def test_sync_github_command_reports_rate_limit(board, fake_github, github_setti
     fake_github.rate_limit(403, Retry_After=7200)
     with pytest.raises(CommandError, match="rate limited"):
         call_command("sync_github", "--max-wait", "1", stdout=io.StringIO())
+
+
+def test_secondary_rate_limit_without_headers_is_a_rate_limit(fake_github):
+    fake_github.rate_limit(403)  # body: "API rate limit exceeded …", no Retry-After
+    with pytest.raises(RateLimited) as raised:
+        GitHubClient(fake_github.url, "t", max_wait=5).get("repos/PaddlePaddle/Paddle/issues/72667/comments")
+    assert raised.value.wait_seconds == 60.0

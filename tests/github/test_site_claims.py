@@ -119,7 +119,8 @@ def test_withdraw_with_token_posts_the_withdrawal(with_login, board, github_sett
 
 
 def test_failed_post_keeps_the_claim_and_shows_the_comment(with_login, board, github_settings, fake_github):
-    fake_github.rate_limits.append({"status": 403, "headers": {}})  # e.g. the token lacks permission
+    # e.g. the token lacks permission
+    fake_github.rate_limits.append({"status": 403, "headers": {}, "message": "Resource not accessible by integration"})
     with_login.post("/github/tasks/12/claim")
     assert Claim.objects.filter(task__number=12, withdrawn_at__isnull=True).exists()
     page = with_login.get("/tasks/12").content.decode()

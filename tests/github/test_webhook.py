@@ -182,11 +182,19 @@ def test_failure_half_way_rolls_back_the_whole_delivery(client, board):
     """The database refuses the second claim's event: the first claim must not stay behind either."""
     from django.db import connection
 
-    if connection.vendor != "sqlite":
-        pytest.skip("the trigger below is SQLite syntax")
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TRIGGER refuse_13 BEFORE INSERT ON tracker_event WHEN NEW.message LIKE '%No.13%' "
-                       "BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END")
+        if connection.vendor == "sqlite":
+            cursor.execute("CREATE TRIGGER refuse_13 BEFORE INSERT ON tracker_event WHEN NEW.message LIKE '%No.13%' "
+                           "BEGIN SELECT RAISE(ABORT, 'refused by test trigger'); END")
+            drop = "DROP TRIGGER refuse_13"
+        elif connection.vendor == "postgresql":
+            cursor.execute("CREATE FUNCTION refuse_13() RETURNS trigger AS $$ BEGIN IF NEW.message LIKE '%No.13%' "
+                           "THEN RAISE EXCEPTION 'refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql")
+            cursor.execute("CREATE TRIGGER refuse_13 BEFORE INSERT ON tracker_event FOR EACH ROW "
+                           "EXECUTE FUNCTION refuse_13()")
+            drop = "DROP TRIGGER refuse_13 ON tracker_event; DROP FUNCTION refuse_13()"
+        else:
+            pytest.skip(f"no test trigger for {connection.vendor}")
     try:
         client.raise_request_exception = True
         with pytest.raises(Exception, match="refused by test trigger"):
@@ -194,6 +202,6 @@ def test_failure_half_way_rolls_back_the_whole_delivery(client, board):
         assert nothing_stored()
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("DROP TRIGGER refuse_13")
+            cursor.execute(drop)
     assert deliver(client, "issue_comment", claim_event(), delivery="d-half").status_code == 200
     assert Claim.objects.count() == 2

@@ -110,7 +110,7 @@ class GitHubClient:
                 if error.code == 304:
                     self.log.not_modified += 1
                     return Response(304, url, None, answer_headers)
-                wait = self._rate_limit_wait(error.code, answer_headers)
+                wait = self._rate_limit_wait(error.code, answer_headers, _error_message(raw))
                 if wait is None:
                     raise GitHubError(error.code, url, _error_message(raw)) from None
                 reset_at = time.time() + wait
@@ -123,7 +123,7 @@ class GitHubClient:
         raise AssertionError("unreachable")
 
     @staticmethod
-    def _rate_limit_wait(status: int, headers: dict) -> float | None:
+    def _rate_limit_wait(status: int, headers: dict, message: str = "") -> float | None:
         """Seconds to wait for a rate-limit answer; None when the answer is not a rate limit."""
         if status not in (403, 429):
             return None
@@ -138,7 +138,8 @@ class GitHubClient:
                     pass
         if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
             return max(0.0, float(headers["x-ratelimit-reset"]) - time.time())
-        if status == 429:
+        if status == 429 or "rate limit" in message.lower():
+            # GitHub's secondary rate limit may come without headers: "wait at least one minute".
             return 60.0
         return None  # a plain 403: permission problem, not a rate limit
 

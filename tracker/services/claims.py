@@ -145,7 +145,8 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
             result.errors = stored.errors
             return result
 
-    if not login or is_bot_account(login):
+    bot = not login or is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot"
+    if bot:
         parsed_claim, parsed_withdraw, errors = [], [], []
         result.skipped = f"bot account {login}" if login else "no author"
     else:
@@ -163,7 +164,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
     stored.save()
     result.changes += 1
     result.errors = errors
-    if not login or is_bot_account(login):
+    if bot:
         return result
 
     contributor = contributor_for(login)
