@@ -3,6 +3,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from tracker.models import Claim, Contributor, Event, IssueComment, PullRequest, Task
 from tracker.services.board_export import export_board
@@ -50,6 +51,10 @@ def apply_github_activity(settings, closed_pr=True):
     apply_pull_request(payloads.pull(73711, "[Accuracy diff No.23-part] cholesky_solve", "NKNaN", state="closed",
                                      merged=True, updated_at="2025-06-06T00:00:00Z", merged_at="2025-06-06T00:00:00Z"))
     apply_pull_request(payloads.pull(73712, "[Accuracy diff No.24] cholesky_solve", "NKNaN"))
+    # Task 160 was claimed before it was locked: the claim is shown, but a locked task never counts.
+    Claim.objects.get_or_create(task=Task.objects.get(number=160),
+                                contributor=Contributor.objects.get_or_create(login="co63oc")[0],
+                                defaults={"source": "admin", "created": timezone.now()})
     if closed_pr:
         apply_pull_request(payloads.pull(73713, "[Accuracy diff No.26] eigvals", "ooooo-create", state="closed",
                                          updated_at="2025-06-07T00:00:00Z", closed_at="2025-06-07T00:00:00Z"))
@@ -67,7 +72,9 @@ def test_rows_in_the_bot_format(board, settings):
     assert BADGE.format("提交PR", "F39C12") + " [#73712]" in row[24]
     assert row[26] == ("| 26 | paddle.api_26 | GPU | @ooooo-create " + BADGE.format("报名", "2ECC71")
                        + " [#73713](https://github.com/PaddlePaddle/Paddle/pull/73713)<br> |")
-    assert row[160] == "| 160 | paddle.api_160 | GPU | output dtype类型不同，暂不要报名 |"
+    assert row[160] == ("| 160 | paddle.api_160 | GPU | output dtype类型不同，暂不要报名<br> @co63oc "
+                        + BADGE.format("报名", "2ECC71") + "<br> |")
+    assert row[161] == "| 161 | paddle.api_161 | CPU | output dtype类型不同，暂不要报名 |"
     assert row[1] == "| 1 | paddle.api_1 | CPU |  |"
 
 
