@@ -183,6 +183,14 @@ def test_load_board_command_reports_errors_and_strict_fails(tmp_path, capsys):
     assert Task.objects.count() == 4
 
 
+def test_a_pr_listed_under_two_people_has_no_author():
+    shared = MARKDOWN_BOARD.replace("[#281](https://github.com/PFCCLab/PaddleAPITest/pull/281)",
+                                    "[#280](https://github.com/PFCCLab/PaddleAPITest/pull/280)")
+    load_board_text(shared, source="issue.md")
+    assert PullRequest.objects.get(number=280).author is None
+    assert PullRequest.objects.get(number=72992).author.login == "cszdrg"
+
+
 def test_parse_board_without_a_table_raises():
     with pytest.raises(BoardFormatError):
         parse_board("| a | b |\n|---|---|\n| 1 | 2 |\n")
