@@ -322,11 +322,12 @@ def load_board_text(text: str, *, source: str, when=None) -> ImportReport:
     report.errors.extend(e.format(source) for e in parsed.errors)
     when = when or timezone.now()
     contributors = {c.login.lower(): c for c in Contributor.objects.all()}
+    authors = _pr_authors(parsed.rows)
     for row in parsed.rows:
         ref = f"{source}:{row.line}"
         try:
             with transaction.atomic():  # one savepoint per row: a failing row leaves the rest intact
-                outcome = _apply_row(row, ref, when, contributors, report)
+                outcome = _apply_row(row, ref, when, contributors, authors, report)
         except Exception as exc:  # noqa: BLE001 — reported with file:line, the row is skipped
             # The savepoint rolled back; forget contributors created inside it.
             contributors = {c.login.lower(): c for c in Contributor.objects.all()}
@@ -334,6 +335,17 @@ def load_board_text(text: str, *, source: str, when=None) -> ImportReport:
             continue
         setattr(report, outcome, getattr(report, outcome) + 1)
     return report
+
+
+def _pr_authors(rows: list[BoardRow]) -> dict[PRRef, str]:
+    """PR → login, for PRs that the whole board puts under exactly one person (otherwise: unknown)."""
+    listed: dict[PRRef, set[str]] = {}
+    for row in rows:
+        if row.authored:
+            for person in row.people:
+                for ref in person.prs:
+                    listed.setdefault(ref, set()).add(person.login)
+    return {ref: next(iter(logins)) for ref, logins in listed.items() if len({l.lower() for l in logins}) == 1}
 
 
 def _contributor(login: str, contributors: dict[str, Contributor]) -> Contributor:
@@ -344,7 +356,7 @@ def _contributor(login: str, contributors: dict[str, Contributor]) -> Contributo
     return existing
 
 
-def _apply_row(row: BoardRow, ref: str, when, contributors, report: ImportReport) -> str:
+def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef, str], report: ImportReport) -> str:
     changes: list[tuple[str, str, dict]] = []  # (kind, message, data)
     task = Task.objects.filter(number=row.number).first()
     created = task is None
@@ -405,7 +417,6 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, report: ImportReport
             changes.append(("withdrawn", f"@{claim.contributor.login} no longer listed", {"login": claim.contributor.login}))
 
     linked = {(pr.repo, pr.number) for pr in task.pull_requests.all()}
-    authors = {ref_: person.login for person in row.people for ref_ in person.prs} if row.authored else {}
     for pr in row.prs:
         pull, _ = PullRequest.objects.get_or_create(repo=pr.repo, number=pr.number)
         author_login = authors.get(pr)
