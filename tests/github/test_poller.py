@@ -183,3 +183,13 @@ def test_secondary_rate_limit_without_headers_is_a_rate_limit(fake_github):
     with pytest.raises(RateLimited) as raised:
         GitHubClient(fake_github.url, "t", max_wait=5).get("repos/PaddlePaddle/Paddle/issues/72667/comments")
     assert raised.value.wait_seconds == 60.0
+
+
+def test_scheduled_poll_uses_the_settings(board, fake_github, github_settings):
+    from tracker.github.tasks import poll
+
+    seed_comments(fake_github)
+    lines = poll()
+    assert lines[0].startswith("comments: 5 read")
+    assert fake_github.requests_to("/repos/PaddlePaddle/Paddle/issues/72667/comments")
+    assert active(73) == ["ccsuzzh"]
