@@ -116,7 +116,7 @@ def test_long_rate_limit_is_reported_not_waited(board, fake_github):
     started = time.monotonic()
     with pytest.raises(RateLimited) as raised:
         sync_github(client, repo="PaddlePaddle/Paddle", issue=72667, pr_repos=REPOS, prefix="Accuracy diff")
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # reported at once, not slept through
     assert raised.value.wait_seconds == 3600 and raised.value.status == 403
     assert not Claim.objects.exists()
     assert SyncCursor.objects.get(key="comments:PaddlePaddle/Paddle#72667").since is None
