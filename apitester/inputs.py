@@ -187,6 +187,50 @@ def spd(jitter: float | None = None) -> Callable:
     return domain
 
 
+def wide(min_exponent: float = -3.0) -> Callable:
+    """Values spanning the dtype's whole finite range: random sign, log-uniform magnitude.
+
+    For APIs whose reported failures involve range limits (e.g. a float64 clip that used
+    float32's max as its default bound).  Ints: uniform over [-65535, 65535).
+    """
+
+    def domain(ctx):
+        if ctx.dtype in INT_DTYPES or ctx.dtype == "bool":
+            return default_values(ctx) if ctx.dtype == "bool" else \
+                ctx.rng.integers(-65535, 65535, ctx.shape).astype(ctx.dtype)
+        finfo = np.finfo(np.float32 if ctx.dtype in ("bfloat16", "complex64") else
+                         np.float64 if ctx.dtype == "complex128" else numpy_dtype(ctx.dtype))
+        top = math.log10(float(finfo.max)) - 0.5
+        mag = 10.0 ** ctx.rng.uniform(min_exponent, top, ctx.shape)
+        sign = np.where(ctx.rng.random(ctx.shape) < 0.5, -1.0, 1.0)
+        return (sign * mag).astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
+def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
+    """Default values, but a ``fraction`` of elements equal to the broadcast partner
+    element of argument ``other`` (exercises tie-breaking, e.g. maximum's gradient)."""
+
+    def domain(ctx):
+        values = default_values(ctx)
+        partner = ctx.arrays.get(other)
+        if not isinstance(partner, np.ndarray) or values.ndim == 0 and partner.ndim == 0 and False:
+            return values
+        try:
+            full = np.broadcast_to(partner, np.broadcast_shapes(partner.shape, values.shape))
+        except ValueError:
+            return values
+        # reduce the broadcast partner to this argument's shape
+        lead = full.ndim - values.ndim
+        index = (0,) * lead + tuple(slice(0, 1) if s == 1 else slice(None) for s in values.shape)
+        aligned = full[index].reshape(values.shape)
+        mask = ctx.rng.random(values.shape) < fraction
+        return np.where(mask, aligned.astype(values.dtype), values)
+
+    return domain
+
+
 def _arg_value(ctx: DomainContext, key: Any) -> Any:
     if isinstance(key, str) and key in ctx.args:
         return ctx.args[key]

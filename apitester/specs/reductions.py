@@ -7,6 +7,51 @@ import numpy as np
 from ..inputs import int_range, numpy_dtype, round_to_bfloat16, unique
 from .base import Spec, register, torch_dtype
 
+# ---------------------------------------------------------------- sum / cumsum (core)
+
+
+def _dims(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return tuple(axis)
+    return axis
+
+
+def _sum(x, axis=None, dtype=None, keepdim=False, **_):
+    import torch
+
+    dims = _dims(axis)
+    if dims is None or dims == ():
+        # Paddle: axis None or [] reduces every dim
+        dims = tuple(range(x.ndim))
+    return torch.sum(x, dim=dims, keepdim=keepdim, dtype=torch_dtype(dtype))
+
+
+def _cumsum(x, axis=None, dtype=None, **_):
+    import torch
+
+    if axis is None:  # Paddle flattens first
+        x = x.reshape(-1)
+        axis = 0
+    return torch.cumsum(x, dim=axis, dtype=torch_dtype(dtype))
+
+
+register(
+    Spec(
+        api="paddle.sum",
+        aliases=("paddle.Tensor.sum",),
+        torch=_sum,
+        note="torch.sum; Paddle's axis=None or [] reduces all dims",
+    ),
+    Spec(
+        api="paddle.cumsum",
+        aliases=("paddle.Tensor.cumsum",),
+        torch=_cumsum,
+        note="torch.cumsum; axis=None flattens first as Paddle does",
+    ),
+)
+
 # ---------------------------------------------------------------- shared helpers
 
 
