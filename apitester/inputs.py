@@ -39,12 +39,13 @@ def numpy_dtype(name: str) -> np.dtype:
 
 def round_to_bfloat16(array: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 (ties to even), still as float32."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
+    shape = np.shape(array)
+    a = np.array(array, dtype=np.float32, order="C").reshape(-1)
     bits = a.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
     out = rounded.astype(np.uint32).view(np.float32)
     # keep NaN as NaN (the rounding above could carry a NaN payload into inf)
-    return np.where(np.isnan(a), np.float32(np.nan), out).reshape(a.shape)
+    return np.where(np.isnan(a), np.float32(np.nan), out).reshape(shape)
 
 
 @dataclass
@@ -276,6 +277,26 @@ def indices(of: str = "arr", axis: str | int | None = "axis", unique: bool = Fal
     return domain
 
 
+def axes(of: str = "x") -> Callable:
+    """Valid axis values for argument ``of``: distinct dims in [-ndim, ndim), random sign.
+
+    For axis parameters given as a Tensor (``axis=Tensor([1],"int64")``).
+    """
+
+    def domain(ctx):
+        shape = _shape_of(ctx.arrays.get(of, ctx.args.get(of)))
+        ndim = max(len(shape or ()), 1)
+        count = math.prod(ctx.shape)
+        if count > ndim:
+            raise ValueError(f"axes(of={of!r}): {count} axes asked for a {ndim}-d tensor")
+        dims = ctx.rng.permutation(ndim)[:count]
+        signs = ctx.rng.random(count) < 0.5
+        dims = np.where(signs, dims - ndim, dims)
+        return dims.reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
 def probabilities(axis: int = -1) -> Callable:
     """Non-negative values summing to 1 along ``axis``."""
 
@@ -312,7 +333,8 @@ def _finish(array: np.ndarray, spec: TensorSpec) -> InputTensor:
     array = np.asarray(array)
     if array.shape != spec.shape:
         array = np.broadcast_to(array, spec.shape)
-    array = np.ascontiguousarray(array.astype(target, copy=False))
+    # np.array, not ascontiguousarray: the latter turns 0-d into shape (1,)
+    array = np.array(array, dtype=target, order="C")
     if spec.dtype in ("bfloat16", "uint16"):
         array = round_to_bfloat16(array)
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inputs import int_range, numpy_dtype, round_to_bfloat16, unique
+from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
 from .base import Spec, register, torch_dtype
 
 # ---------------------------------------------------------------- sum / cumsum (core)
 
 
 def _dims(axis):
+    import torch
+
+    if isinstance(axis, torch.Tensor):  # a Tensor axis: its values are the dims
+        axis = axis.tolist()
     if axis is None:
         return None
     if isinstance(axis, (list, tuple)):
@@ -42,6 +46,7 @@ register(
         api="paddle.sum",
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
+        domains={"axis": axes(of="x")},
         note="torch.sum; Paddle's axis=None or [] reduces all dims",
     ),
     Spec(
@@ -62,6 +67,8 @@ def _axes(x, axis) -> tuple[int, ...]:
     ``all``/``any`` treat ``dim=()`` as "reduce nothing", so the empty case must be
     spelled out).  A 0-d tensor has nothing to reduce over.
     """
+    if hasattr(axis, "tolist"):  # a Tensor axis: its values are the dims
+        axis = axis.tolist()
     nd = x.dim()
     if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
         return tuple(range(nd))
@@ -365,19 +372,22 @@ def _trace(x, offset=0, axis1=0, axis2=1, **_):
     return torch.diagonal(x, offset=offset, dim1=axis1, dim2=axis2).sum(-1).to(x.dtype)
 
 
+# axis given as a Tensor (axis=Tensor([1],"int64")) holds valid dims of x
+AXIS_TENSOR = {"axis": axes(of="x")}
+
 TIES_NOTE = ("inputs pairwise distinct (distinct() domain), so indices are well defined and compared "
              "exactly, and the gradient goes to one element per output; tie order is not exercised")
 
 register(
-    Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, backward=False,
+    Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
          note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
-    Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, backward=False,
+    Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
          note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
-    Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero,
+    Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
          backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims"),
-    Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max,
+    Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
          note="torch.amax (gradient split evenly between ties, as Paddle does)"),
-    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod,
+    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR,
          note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents"),
     Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
          note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)"),
@@ -413,11 +423,11 @@ register(
     Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
               "density torch.histogram over [min, max]"),
-    Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"),
+    Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
          note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim"),
-    Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"),
+    Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
          note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim"),
-    Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean,
+    Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
          note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero"),
     Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
          note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype"),
