@@ -413,12 +413,14 @@ register(
               "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE),
     Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
          domains={"x": int_range(-4, 4)},
-         note="torch.unique on the flattened x (axis=None); return_index is composed as the first "
-              "occurrence (scatter_reduce amin over the inverse), as in Paddle's documented example; "
-              "small integer values so duplicates occur"),
+         note="torch.unique on the flattened x (axis=None, as Paddle documents: its inverse is 1-D where "
+              "Torch's keeps x's shape, a known API difference, Paddle issue #72822); return_index is "
+              "composed as the first occurrence (scatter_reduce amin over the inverse), as in Paddle's "
+              "documented example; small integer values so duplicates occur"),
     Spec(api="paddle.unique_consecutive", aliases=("paddle.Tensor.unique_consecutive",),
          torch=_unique_consecutive, backward=False, domains={"x": int_range(0, 3)},
-         note="torch.unique_consecutive on the flattened x (axis=None: Paddle's inverse is 1-D); "
+         note="torch.unique_consecutive on the flattened x (axis=None, as Paddle documents: its inverse "
+              "is 1-D where Torch's keeps x's shape, the shape difference PaddleAPITest reported); "
               "values in {0, 1, 2} so consecutive repeats occur"),
     Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
