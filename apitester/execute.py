@@ -165,7 +165,8 @@ def _to_paddle(value: inp.InputTensor, leaves: _Leaves, label: str):
 
 def _to_torch(value: inp.InputTensor, leaves: _Leaves, label: str):
     _, torch = frameworks()
-    tensor = torch.from_numpy(np.array(value.array, copy=True))
+    # from_numpy shares the array; Paddle already took its own copy in to_tensor
+    tensor = torch.from_numpy(value.array)
     if value.dtype == "bfloat16":
         tensor = tensor.to(torch.bfloat16)
     dev = _torch_device()
