@@ -156,7 +156,13 @@ def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: f
     actual = np.asarray(actual)
     desired = np.asarray(desired)
     kinds = {actual.dtype.kind, desired.dtype.kind}
-    if kinds <= {"b", "i", "u"}:
+    if kinds & {"U", "S", "O"}:
+        # strings / dtype names / other objects: equal or not
+        bad = np.asarray(actual.astype(str) != desired.astype(str))
+        diff = bad.astype(np.float64)
+        absb = np.ones(diff.shape)
+        nonfinite = None
+    elif kinds <= {"b", "i", "u"}:
         a = actual.astype(np.int64) if actual.dtype.kind == "b" else actual
         b = desired.astype(np.int64) if desired.dtype.kind == "b" else desired
         with np.errstate(over="ignore"):

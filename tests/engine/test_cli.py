@@ -89,7 +89,7 @@ def test_coverage_counts_and_total_line(tmp_path):
     assert "timeout=1" in by_api["apitester_test.hang"]
     assert "engine_error=1" in by_api["apitester_test.broken_domain"]
     assert "accuracy_error=1" in by_api["paddle.Tensor.__mul__"]
-    assert "configs=2" in by_api["paddle.clip"] and "skipped_too_large=1" in by_api["paddle.clip"] \
+    assert "configs=3" in by_api["paddle.clip"] and "skipped_too_large=1" in by_api["paddle.clip"] \
         and "unsupported=1" in by_api["paddle.clip"]
 
 
