@@ -8,7 +8,6 @@ those become statuses.  An exception inside apitester itself becomes ``unsupport
 from __future__ import annotations
 
 import inspect
-import math
 import os
 import re
 import time
@@ -502,8 +501,4 @@ def _call_with_signature(fn, sig: inspect.Signature, values: dict):
     return fn(*args, **kwargs)
 
 
-def is_floating(dtype: str | None) -> bool:
-    return dtype in FLOATING
-
-
-__all__ = ["run_config", "frameworks", "gpu_available", "resolve_paddle", "math"]
+__all__ = ["run_config", "frameworks", "gpu_available", "resolve_paddle"]
