@@ -16,6 +16,7 @@ def board(request):
         "tasks": tasks,
         "filters": filters,
         "totals": selectors.board_totals(),
+        "report_import": selectors.latest_report_import(),
         "kernels": Kernel.choices,
         "statuses": TaskStatus.choices,
         "contributors": Contributor.objects.order_by("login").values_list("login", flat=True),

@@ -129,6 +129,11 @@ def board_totals() -> dict:
     return {"total": sum(by_kernel.values()), "by_status": by_status, "by_kernel": by_kernel, "status_rows": status_rows}
 
 
+def latest_report_import() -> Event | None:
+    """The newest report import's summary: which APIs had configs but no task on the board."""
+    return Event.objects.filter(task__isnull=True, kind="report_import").order_by("-created", "-id").first()
+
+
 def task_detail(number: int) -> Task:
     """One task with its claims (active and withdrawn), PRs and config counts; raises Task.DoesNotExist."""
     return (
