@@ -179,3 +179,13 @@ def test_bootstrap_board_loads_the_fixture_once_and_imports_reports(tmp_path, ca
     assert "loaded 183 tasks" in out and "board already holds 183 tasks" in out
     call_command("bootstrap_board", "--reports", str(tmp_path / "missing"))
     assert "no PaddleAPITest reports at" in capsys.readouterr().out
+
+
+def test_bootstrap_board_never_loads_the_fixture_over_other_rows(tmp_path):
+    from django.core.management import CommandError
+
+    wipe_board()
+    Event.objects.create(kind="webhook", source="comment", created="2025-01-01T00:00:00Z")
+    with pytest.raises(CommandError, match="Event rows exist"):
+        call_command("bootstrap_board", "--reports", str(tmp_path))
+    assert Task.objects.count() == 0 and Event.objects.get().kind == "webhook"
