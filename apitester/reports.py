@@ -166,6 +166,10 @@ def discover_report_files(root: Path | str) -> list[ReportFile]:
     return files
 
 
+_STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"' + r"|'(?:[^'\\\n]|\\.)*'")
+_BRACKET_RE = re.compile(r"[()\[\]{}\"']")
+
+
 def check_config_line(text: str) -> tuple[str | None, str]:
     """A light shape check: `api(` … `)` with balanced brackets outside strings. Returns (api, error)."""
     match = _API_RE.match(text)
@@ -173,27 +177,21 @@ def check_config_line(text: str) -> tuple[str | None, str]:
         return None, "does not start with an API call `name(`"
     if not text.endswith(")"):
         return None, "does not end with `)`"
-    depth, quote, escaped, start = 0, "", False, match.end() - 1
-    for column, char in enumerate(text[start:], start):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in "([{":
+    # Blank out string literals (same length, so columns stay right), then walk the brackets only.
+    body = _STRING_RE.sub(lambda m: " " * len(m.group(0)), text)
+    depth = 0
+    for bracket in _BRACKET_RE.finditer(body, match.end() - 1):
+        char, column = bracket.group(0), bracket.start()
+        if char in "\"'":
+            return None, f"unterminated string at column {column + 1}"
+        if char in "([{":
             depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth < 0:
-                return None, f"unbalanced `{char}` at column {column + 1}"
-            if depth == 0 and column != len(text) - 1:
-                return None, f"text after the call's closing `)` at column {column + 2} (two configs glued together?)"
-    if quote:
-        return None, "unterminated string"
+            continue
+        depth -= 1
+        if depth < 0:
+            return None, f"unbalanced `{char}` at column {column + 1}"
+        if depth == 0 and column != len(text) - 1:
+            return None, f"text after the call's closing `)` at column {column + 2} (two configs glued together?)"
     if depth:
         return None, "unbalanced brackets"
     return match.group(1), ""

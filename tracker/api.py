@@ -22,6 +22,7 @@ def task(request, number: int):
     except Task.DoesNotExist:
         return JsonResponse({"errors": [f"no task No.{number}"]}, status=404)
     data = selectors.task_as_json(task)
+    data["failing_configs_in_latest_report"] = task.n_current_configs
     data["claims"] = [
         {
             "login": claim.contributor.login, "status": claim.status, "source": claim.source,

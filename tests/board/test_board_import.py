@@ -167,6 +167,32 @@ def test_bad_rows_are_reported_with_file_and_line_and_lose_nothing():
     assert Event.objects.count() == events + 1
 
 
+@needs_seed
+def test_a_row_failing_in_the_database_is_rolled_back_alone():
+    load_board_file(SEED)
+    claims, contributors, events = Claim.objects.count(), Contributor.objects.count(), Event.objects.count()
+    text = (
+        "序号\tAPI\tkernel类别\t报名人/状态/PR\n"
+        "11\tpaddle.clip\tCPU\t@BeingGod @ooooo-create @co63oc @Newcomer #99999999999999999999999\n"  # PR number too big to store
+        "12\tpaddle.concat\tCPU\t@BeingGod @Other\n"
+    )
+    report = load_board_text(text, source="broken.txt")
+    assert len(report.errors) == 1 and report.errors[0].startswith("broken.txt:2: ")
+    # The failing row's new claimant and contributor were rolled back with it; the next row applied.
+    assert not Contributor.objects.filter(login="Newcomer").exists()
+    assert Contributor.objects.count() == contributors + 1
+    assert Claim.objects.count() == claims + 1 and Claim.objects.filter(task__number=12, contributor__login="Other").exists()
+    assert Event.objects.count() == events + 1
+    assert Task.objects.get(number=11).claims.count() == 3
+
+
+def test_load_board_reads_stdin(monkeypatch, capsys):
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO(MARKDOWN_BOARD))
+    call_command("load_board", "-")
+    assert "<stdin>: markdown board, 5 rows — 5 created" in capsys.readouterr().out
+
+
 def test_load_board_command_reports_errors_and_strict_fails(tmp_path, capsys):
     path = tmp_path / "board.md"
     path.write_text(MARKDOWN_BOARD.replace("| 4 | paddle.argsort | GPU |  |", "| 4 | paddle.argsort | XPU |  |"), encoding="utf-8")

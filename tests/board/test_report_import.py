@@ -132,6 +132,13 @@ def test_configs_without_a_task_are_counted_and_tasks_without_configs_listed(imp
     assert {"kernel": "CPU", "api": "paddle.topk", "configs": topk} in summary.data["without_task"]
 
 
+def test_board_lists_the_apis_without_a_task(imported, client):
+    html = client.get("/").content.decode()
+    section = html[html.index('class="panel without-task"'):]
+    assert f"<code>paddle.topk</code></td><td class=\"num\">{imported['first'].without_task[('CPU', 'paddle.topk')]}</td>" in section
+    assert f"Report configs of {len(imported['first'].without_task)} APIs that have no task on the board" in section
+
+
 def test_command_prints_the_lists(imported, capsys):
     call_command("import_reports", str(REPORTS))
     out = capsys.readouterr().out

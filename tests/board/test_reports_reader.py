@@ -96,5 +96,5 @@ def test_check_config_line():
     assert check_config_line('paddle.where(Tensor([2],"bool"), x=1.0, y=Tensor([2],"float32"), )')[0] == "paddle.where"
     assert check_config_line("x = 1")[0] is None
     assert check_config_line('paddle.abs(Tensor([2],"float32"), ')[1] == "does not end with `)`"
-    assert check_config_line('paddle.abs(x="unterminated)')[1] == "unterminated string"
+    assert check_config_line('paddle.abs(x="unterminated)')[1] == "unterminated string at column 14"
     assert "column" in check_config_line("paddle.abs(x))")[1]

@@ -74,7 +74,8 @@ class BoardRow:
     kernel: str
     line: int
     people: list[Person] = field(default_factory=list)
-    # Every PR of the row; `authored` says whether the row tells whose each PR is.
+    # Every PR of the row. `authored`: the row comes from the bot's table, which gives each person's
+    # status and puts each person's PRs in their segment (the plain form does neither).
     prs: list[PRRef] = field(default_factory=list)
     authored: bool = False
     locked_reason: str = ""
@@ -208,9 +209,6 @@ def _parse_markdown_cell(row: BoardRow, cell: str, text: str) -> RowError | None
             return RowError(row.line, "a status badge must follow exactly one @login", text)
         for ref in refs:
             _add_pr(row.prs, ref)
-        if len(logins) > 1:
-            # Several people in one segment: whose PR it is cannot be told.
-            row.authored = row.authored and not refs
         for login in logins:
             person = next((p for p in row.people if p.login.lower() == login.lower()), None)
             if person is None:
@@ -218,7 +216,7 @@ def _parse_markdown_cell(row: BoardRow, cell: str, text: str) -> RowError | None
                 row.people.append(person)
             if statuses:
                 person.status = statuses[0]
-            if len(logins) == 1:
+            if len(logins) == 1:  # several people in one segment: whose PR it is cannot be told
                 for ref in refs:
                     if ref not in person.prs:
                         person.prs.append(ref)

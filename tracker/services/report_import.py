@@ -115,9 +115,10 @@ def import_reports(root: str | Path, *, when=None) -> ReportImportResult:
         desired[(task.id, config_hash(timeline.config))] = (task, _desired_fields(timeline))
     result.attached = len(desired)
 
+    # Plain rows instead of model instances: comparing 46k configs should not build 46k objects.
     existing = {
-        (fc.task_id, fc.config_hash): fc
-        for fc in FailingConfig.objects.only("id", "task_id", "config_hash", *_FIELDS).iterator(chunk_size=5000)
+        (row[1], row[2]): row
+        for row in FailingConfig.objects.order_by().values_list("id", "task_id", "config_hash", *_FIELDS).iterator(chunk_size=5000)
     }
     to_create, to_update = [], []
     created_per_task: Counter = Counter()
@@ -128,13 +129,8 @@ def import_reports(root: str | Path, *, when=None) -> ReportImportResult:
             to_create.append(FailingConfig(task=task, config_hash=key[1], **fields))
             created_per_task[task.number] += 1
             continue
-        changed = False
-        for name, value in fields.items():
-            if getattr(current, name) != value:
-                setattr(current, name, value)
-                changed = True
-        if changed:
-            to_update.append(current)
+        if any(current[3 + i] != fields[name] for i, name in enumerate(_FIELDS)):
+            to_update.append(FailingConfig(id=current[0], task=task, config_hash=key[1], **fields))
             updated_per_task[task.number] += 1
     result.created, result.updated = len(to_create), len(to_update)
     result.unchanged = len(desired) - result.created - result.updated

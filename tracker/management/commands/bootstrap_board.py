@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from tracker.models import Task
+from tracker.models import Claim, Contributor, Event, PullRequest, Task
 
 FIXTURE = Path(settings.BASE_DIR) / "fixtures" / "board.json"
 
@@ -22,8 +22,15 @@ class Command(BaseCommand):
         parser.add_argument("--fixture", default=str(FIXTURE))
 
     def handle(self, *args, reports=None, fixture=str(FIXTURE), **options):
+        leftovers = [m.__name__ for m in (Contributor, Claim, PullRequest, Event) if m.objects.exists()]
         if Task.objects.exists():
             self.stdout.write(f"board already holds {Task.objects.count()} tasks; fixture not loaded")
+        elif leftovers:
+            # The fixture carries primary keys: loading it over existing rows would overwrite them.
+            raise CommandError(
+                f"no task stored but {', '.join(leftovers)} rows exist: not loading {fixture} over them; "
+                "import the board with `manage.py load_board PATH` instead"
+            )
         else:
             call_command("loaddata", fixture, verbosity=0)
             self.stdout.write(f"loaded {Task.objects.count()} tasks from {fixture}")
