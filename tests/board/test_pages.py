@@ -102,7 +102,7 @@ def test_json_api_list_and_detail(fixture_board, client):
     assert data["count"] == 183
     task9 = next(t for t in data["tasks"] if t["number"] == 9)
     assert task9 == {
-        "number": 9, "api": "paddle.broadcast_to", "kernel": "GPU", "status": "claimed", "locked": False, "locked_reason": "",
+        "number": 9, "api": "paddle.broadcast_to", "kernel": "GPU", "status": "pr_submitted", "locked": False, "locked_reason": "",
         "claimants": ["ooooo-create"],
         "prs": [{"repo": "PaddlePaddle/Paddle", "number": 72992, "state": "unknown",
                  "url": "https://github.com/PaddlePaddle/Paddle/pull/72992", "author": None}],

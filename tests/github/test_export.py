@@ -131,6 +131,12 @@ def test_round_trip_export_load_board_gives_the_same_board(seed_board, settings,
         model.objects.all().delete()
     report = load_board_text(text, source="export.md")
     assert report.created == 183 and report.errors == []
+    if closed_pr:
+        # The table cannot say a PR was closed unmerged: re-imported it is a PR of unknown state,
+        # which counts as submitted, so task 26 reads "PR submitted" instead of "claimed".
+        tasks, claims, links = before
+        tasks = [t[:4] + ("pr_submitted",) if t[0] == 26 else t for t in tasks]
+        before = (tasks, claims, links)
     assert snapshot() == before
     again = run_export()
     if not closed_pr:
