@@ -3,9 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
-if [ ! -x /usr/bin/chromium ]; then
-  # Browser tests drive Debian's chromium; Playwright's own browser download cannot work offline.
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "WenQuanYi"; then
+  # Browser tests drive Debian's chromium (Playwright's own browser download cannot work offline);
+  # a CJK font makes the Chinese pages and screenshots legible.
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei) >/dev/null
 fi
 bash scripts/ensure_services.sh
 set +e
