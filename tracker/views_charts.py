@@ -7,6 +7,10 @@ from .models import ConfigResult, Task
 from .selectors import charts as sel
 
 
+# The timeline shows every regression; the table lists the newest ones (the page must stay fast).
+REGRESSION_TABLE_ROWS = 200
+
+
 def overview(request):
     funnel = sel.funnel()
     burndown = sel.burndown_from_events()
@@ -32,8 +36,7 @@ def heatmap(request):
     return render(request, "charts/heatmap.html", {
         "metric": metric,
         "matrix": matrix,
-        "table_rows": [(task, list(zip(values[i], matrix.counts[i]))) for i, task in enumerate(matrix.tasks)
-                       if any(v is not None for v in values[i])],
+        "table_body": charts.heatmap_table_body(matrix, values),
         "figure_json": charts.figure_json(charts.task_run_heatmap(matrix, metric)) if matrix.columns else "",
     })
 
@@ -49,7 +52,8 @@ def contributors(request):
 def regressions(request):
     items = sel.regressions()
     return render(request, "charts/regressions.html", {
-        "items": items,
+        "items": items[:REGRESSION_TABLE_ROWS],
+        "total": len(items),
         "figure_json": charts.figure_json(charts.regressions_timeline(items)) if items else "",
     })
 

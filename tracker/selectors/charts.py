@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from statistics import median
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, Max, Min, OuterRef, Q, Subquery
 
 from ..models import (
     CLAIM_STATUS_RANK,
@@ -175,7 +175,8 @@ class TaskRunMatrix:
 
 def task_run_matrix(max_runs: int = 30) -> TaskRunMatrix:
     runs = list(
-        TestRun.objects.filter(results__isnull=False).distinct().order_by("-created", "-id")[:max_runs]
+        TestRun.objects.filter(Exists(ConfigResult.objects.filter(run=OuterRef("pk"))))
+        .order_by("-created", "-id")[:max_runs]
         .values("id", "lane", "paddle_version", "created")
     )
     runs.reverse()
@@ -348,6 +349,16 @@ def regressions(task: Task | None = None, limit: int | None = None) -> list[Regr
     judged = ConfigResult.objects.filter(status__in=PASSING | FAILING)
     if task is not None:
         judged = judged.filter(task=task)
+    # Only configs with a failure after their first pass can hold a regression; the database finds
+    # them in one aggregate so the scan below reads a few rows instead of every verdict.
+    candidates = (
+        judged.values("failing_config_id")
+        .annotate(first_pass=Min("run_id", filter=Q(status__in=PASSING)),
+                  last_fail=Max("run_id", filter=Q(status__in=FAILING)))
+        .filter(last_fail__gt=F("first_pass"))
+        .values("failing_config_id")
+    )
+    judged = judged.filter(failing_config_id__in=Subquery(candidates))
     rows = judged.order_by("failing_config_id", "run_id").values_list("failing_config_id", "run_id", "status", "task_id")
     hits = []
     last: dict[str, tuple[int, int, str]] = {}  # lane -> (config id, run id, status) of the previous verdict
