@@ -199,7 +199,9 @@ def _einsum(equation, operands=(), **_):
 
 def _heaviside(x, y, **_):
     torch = _torch()
-    return torch.heaviside(*_promote(x, y))
+    x, y = _promote(x, y)
+    # torch.heaviside has no derivative; Paddle's: d/dy = 1 where x == 0, d/dx = 0
+    return torch.where(x == 0, y, torch.heaviside(x.detach(), y.detach()))
 
 
 def _kron(x, y, **_):
@@ -296,7 +298,14 @@ def _tensordot(x, y, axes=2, **_):
 
 def _vander(x, n=None, increasing=False, **_):
     torch = _torch()
-    return torch.vander(x, N=n, increasing=increasing)
+    n = x.shape[0] if n is None else int(n)
+    # torch.vander's backward fails (in-place cumprod), so build the powers with an
+    # out-of-place cumprod: columns x^0, x^1, ..., x^(n-1)
+    columns = [torch.ones_like(x).unsqueeze(-1)][:n]
+    if n > 1:
+        columns.append(torch.cumprod(x.unsqueeze(-1).expand(x.shape[0], n - 1), dim=-1))
+    out = torch.cat(columns, dim=-1) if columns else x.new_zeros((x.shape[0], 0))
+    return out if increasing else out.flip(-1)
 
 
 def _where(condition, x=None, y=None, **_):
@@ -450,6 +459,8 @@ register(
         api="paddle.heaviside",
         torch=_heaviside,
         aliases=("paddle.Tensor.heaviside",),
+        note="torch.heaviside forward; torch has no derivative, so the gradient is Paddle's "
+        "documented one through torch.where (d/dy = [x == 0], d/dx = 0)",
     ),
     Spec(
         api="paddle.kron",
@@ -460,7 +471,8 @@ register(
         api="paddle.lerp",
         torch=_lerp,
         aliases=("paddle.Tensor.lerp",),
-        note="torch.lerp on the operands broadcast to one shape",
+        note="torch.lerp on the operands broadcast to one shape; Paddle's lerp gives weight no "
+        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)",
     ),
     Spec(
         api="paddle.matmul",
@@ -520,6 +532,8 @@ register(
     Spec(
         api="paddle.vander",
         torch=_vander,
+        note="columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod: "
+        "torch.vander's own backward fails on an in-place op",
     ),
     Spec(
         api="paddle.where",
@@ -535,8 +549,7 @@ register(
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
         torch=_parameters_to_vector,
-        backward=False,
-        note="torch.cat of the flattened tensors; no backward: Paddle concatenates under no_grad "
-        "and returns a new leaf, so there is no gradient to compare",
+        note="torch.cat of the flattened tensors; Paddle concatenates under no_grad and returns a "
+        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)",
     ),
 )
