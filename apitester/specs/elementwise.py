@@ -87,7 +87,7 @@ import itertools  # noqa: E402
 import math  # noqa: E402
 import zlib  # noqa: E402
 
-from ..inputs import positive  # noqa: E402
+from ..inputs import positive, ties_with  # noqa: E402
 from .base import torch_call  # noqa: E402
 
 # ---------------------------------------------------------------- shared helpers
@@ -494,6 +494,9 @@ register(
         api="paddle.minimum",
         torch=torch_call("torch.minimum", x="input", y="other"),
         aliases=("paddle.Tensor.minimum",),
+        # The reported failures are gradients at ties x == y (Torch splits the gradient).
+        domains={"y": ties_with("x")},
+        note="torch.minimum; 10% of y ties with x to exercise the tie gradient",
     ),
     Spec(
         api="paddle.nextafter",
