@@ -199,7 +199,7 @@ def _dot(x, y, **_):
     x, y = _promote(x, y)
     if x.dim() == 1 and y.dim() == 1 and x.dtype.is_floating_point:
         return torch.dot(x, y)
-    return (x * y).sum(-1)
+    return (x * y).sum(-1, dtype=x.dtype)  # integer sums keep the dtype, as Paddle's do
 
 
 def _einsum(equation, operands=(), **_):
