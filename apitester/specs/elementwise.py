@@ -491,6 +491,13 @@ register(
         note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands",
     ),
     Spec(
+        api="paddle.Tensor.__matmul__",
+        torch=_matmul,
+        signature=lambda x, y: None,
+        note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
+        "torch.matmul after float16/float32 promotion",
+    ),
+    Spec(
         api="paddle.minimum",
         torch=torch_call("torch.minimum", x="input", y="other"),
         aliases=("paddle.Tensor.minimum",),

@@ -25,7 +25,7 @@ BOARD_APIS = [
     "paddle.nextafter", "paddle.outer", "paddle.pow", "paddle.reciprocal", "paddle.rsqrt",
     "paddle.scale", "paddle.tensordot", "paddle.vander", "paddle.where", "paddle.Tensor.cast",
     "paddle.Tensor.clip", "paddle.Tensor.expand", "paddle.Tensor.frexp", "paddle.Tensor.logit",
-    "paddle.Tensor.matmul", "paddle.Tensor.mul", "paddle.Tensor.__mul__", "paddle.Tensor.tile",
+    "paddle.Tensor.matmul", "paddle.Tensor.__matmul__", "paddle.Tensor.mul", "paddle.Tensor.__mul__", "paddle.Tensor.tile",
     "paddle.nn.utils.parameters_to_vector",
 ]
 
@@ -79,6 +79,9 @@ CASES = [
     # out of place.
     ("paddle.vander", "ci_ce_cpu", 2, "float32", "pass", None, "tester artefact"),
     ("paddle.vander", "ci_ce_cpu", 1, "complex128", "pass", None, "tester artefact"),
+    # The board's paddle.Tensor.matmul CPU task: its configs are traced as __matmul__
+    # (float32 @ float16); Paddle promotes to float32 as Torch does.
+    ("paddle.Tensor.__matmul__", "ci_ce_cpu", 2, "", "pass", None, "mixed-dtype matmul promotes"),
     ("paddle.Tensor.cast", "ci_ce_cpu", 1, "", "pass", None, "int32 -> float16 rounds as Torch"),
     ("paddle.Tensor.logit", "ci_ce_cpu", 2, "", "pass", None, "NaN outside (0, 1) on both sides"),
     # Reported gradients at ties x == y; 3.3.1 splits them as Torch does (y ties with x).
