@@ -23,6 +23,17 @@ _REPO = Path(__file__).resolve().parents[1]
 
 KERNEL_DIRS = {"ci_ce_cpu": "CPU", "ci_ce_gpu": "GPU"}
 
+# Board task names that differ from the API name PaddleAPITest traced in its configs. The README
+# names the first two; Tensor.matmul's configs (task 140) are traced as __matmul__; __setitem__ has no
+# task but is named the same way.
+TASK_NAME_ALIASES = {
+    "paddle.Tensor.mul": "paddle.Tensor.__mul__",
+    "paddle.Tensor.getitem": "paddle.Tensor.__getitem__",
+    "paddle.Tensor.matmul": "paddle.Tensor.__matmul__",
+    "paddle.Tensor.setitem": "paddle.Tensor.__setitem__",
+}
+CONFIG_NAME_TO_TASK = {config: task for task, config in TASK_NAME_ALIASES.items()}
+
 _API_RE = re.compile(r"([A-Za-z_][\w.]*)\(")
 _DATE_DIR_RE = re.compile(r"^(\d{8})(?:_\d+)?$")
 _HISTORY_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_([0-9a-f]+)\.txt$")

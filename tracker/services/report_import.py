@@ -20,18 +20,13 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from apitester.reports import ConfigTimeline, build_index
+from apitester.reports import CONFIG_NAME_TO_TASK, TASK_NAME_ALIASES, ConfigTimeline, build_index
 
 from ..models import FailingConfig, Source, Task
 from .events import record_event
 
-API_ALIASES = {
-    "paddle.Tensor.mul": "paddle.Tensor.__mul__",
-    "paddle.Tensor.getitem": "paddle.Tensor.__getitem__",
-    # Not in the README's list, but the same method: task 140's configs are traced as __matmul__.
-    "paddle.Tensor.matmul": "paddle.Tensor.__matmul__",
-}
-API_ALIASES.update({config_name: task_name for task_name, config_name in list(API_ALIASES.items())})
+# Task name <-> traced config name, both ways (e.g. paddle.Tensor.mul <-> paddle.Tensor.__mul__).
+API_ALIASES = {**TASK_NAME_ALIASES, **CONFIG_NAME_TO_TASK}
 
 _FIELDS = ("config", "origin_file", "origin_date", "category", "origins", "first_seen", "last_seen", "in_latest_report", "gone_since")
 
