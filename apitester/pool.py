@@ -241,7 +241,7 @@ class WorkerPool:
 
     def close(self) -> None:
         for worker in list(self._workers):
-            self._stop(worker, kill=False)
+            self._stop(worker, kill=worker.job is not None)
         self._workers.clear()
         self._selector.close()
         self._tmpdir.cleanup()
@@ -311,8 +311,12 @@ class WorkerPool:
 
     # -- running
 
-    def run(self, jobs: Iterable[tuple[Any, str]]) -> Iterator[PoolResult]:
-        """Run every (key, config); yield a PoolResult per config as it finishes (any order)."""
+    def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None) -> Iterator[PoolResult]:
+        """Run every (key, config); yield a PoolResult per config as it finishes (any order).
+
+        ``should_stop()`` is asked at least every few seconds (also while a slow config runs);
+        when it returns True the run stops and configs in flight are abandoned (close() kills them).
+        """
         self.start()
         pending: deque[_Job] = deque()
         for key, config in jobs:
@@ -325,6 +329,8 @@ class WorkerPool:
             else:
                 pending.append(_Job(key, config))
         while pending or any(w.job for w in self._workers):
+            if should_stop is not None and should_stop():
+                return
             for worker in self._workers:
                 if worker.ready and worker.job is None and pending:
                     job = next((j for j in pending if j.worker is None or j.worker is worker), None)
