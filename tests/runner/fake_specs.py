@@ -41,3 +41,21 @@ register(
          signature=lambda x, marker: None, backward=False),
     Spec(api="paddle.testonly.exit", torch=lambda x: x, paddle=_exit, signature=lambda x: None, backward=False),
 )
+
+
+def _regressing(x, marker):
+    # Stands for a Paddle build that broke a kernel: wrong by 1 once the marker file exists.
+    return x + 1 if os.path.exists(marker) else x
+
+
+def _slow(x, seconds):
+    time.sleep(seconds)
+    return x
+
+
+register(
+    Spec(api="paddle.testonly.regressing", torch=lambda x, marker: x, paddle=_regressing,
+         signature=lambda x, marker: None, backward=False),
+    Spec(api="paddle.testonly.slow", torch=lambda x, seconds: x, paddle=_slow, signature=lambda x, seconds: None,
+         backward=False),
+)
