@@ -99,38 +99,30 @@ def default_memory_budget(workers: int) -> int:
     return int(min(4 << 30, available * 0.6 / max(1, workers)))
 
 
-def _tensor_specs(config: str):
-    from .config import parse_config
-
-    return parse_config(config).tensors()
-
-
 def config_elements(config: str) -> int:
     """Total elements of the config's tensors (0 when it doesn't parse: the engine will say why)."""
+    from .config import parse_config
+
     try:
-        return sum(math.prod(t.shape) for t in _tensor_specs(config))
+        return sum(math.prod(t.shape) for t in parse_config(config).tensors())
     except Exception:
         return 0
 
 
 def estimate_bytes(config: str) -> int:
-    """Peak memory estimate for running a config (engine's estimate when it has one)."""
-    try:
-        from . import inputs
+    """Peak memory estimate for running a config: its input bytes (the engine's estimate) × copies alive."""
+    from .config import parse_config
 
-        engine_estimate = getattr(inputs, "estimate_bytes", None)
-    except Exception:
-        engine_estimate = None
-    if engine_estimate is not None:
-        try:
-            return int(engine_estimate(config))
-        except Exception:
-            pass  # fall back to our own estimate; the engine reports a bad config itself
     try:
-        specs = _tensor_specs(config)
+        call = parse_config(config)
     except Exception:
-        return 0
-    return _MEMORY_FACTOR * sum(math.prod(t.shape) * _ITEMSIZE.get(str(t.dtype), 8) for t in specs)
+        return 0  # the engine reports a bad config itself
+    try:
+        from .inputs import estimate_bytes as input_bytes
+
+        return _MEMORY_FACTOR * int(input_bytes(call))
+    except ImportError:
+        return _MEMORY_FACTOR * sum(math.prod(t.shape) * _ITEMSIZE.get(str(t.dtype), 8) for t in call.tensors())
 
 
 def _pool_verdict(status: str, message: str, **extra) -> dict:
@@ -328,6 +320,9 @@ class WorkerPool:
                     estimated_bytes=need), 0.0, attempts=0)
             else:
                 pending.append(_Job(key, config))
+        # Largest first (elements as a proxy for time): the slow configs don't form a tail at the end
+        # where one worker is busy and the others idle.
+        pending = deque(sorted(pending, key=lambda job: -config_elements(job.config)))
         while pending or any(w.job for w in self._workers):
             if should_stop is not None and should_stop():
                 return
