@@ -135,3 +135,18 @@ def test_qcluster_killed_mid_run_resumes_on_restart_and_gpu_run_stays_queued(env
         except ProcessLookupError:
             pass
         cluster.wait(30)
+
+
+def test_cancel_stops_an_executing_run(env):
+    proc = subprocess.Popen([sys.executable, "manage.py", "retest", "--task", "1", "--lane", "cpu", "--inline"],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_id = int(re.match(r"run (\d+):", proc.stdout.readline()).group(1))
+    wait_for(lambda: len(results_of(env, run_id)) >= 2, 240, "two stored results")
+    manage(env, "shell", "-c", f"from tracker.models import TestRun; from tracker.services.runs import cancel_run; "
+                               f"cancel_run(TestRun.objects.get(pk={run_id}), by='maint')")
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and f"run {run_id} cancelled" in out
+    stored = len(results_of(env, run_id))
+    time.sleep(2)
+    assert len(results_of(env, run_id)) == stored < TOTAL  # nothing written after the cancel took effect
+    assert query(env, "SELECT state, message FROM tracker_testrun WHERE id=?", run_id) == [("cancelled", "cancelled by maint")]

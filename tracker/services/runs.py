@@ -234,7 +234,7 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
     Safe to call twice or concurrently: only the executor that claims the run works on it.
     """
-    from apitester.pool import WorkerPool
+    from apitester.pool import PoolError
 
     started = time.monotonic()
     run = TestRun.objects.get(pk=run_id)
@@ -246,6 +246,19 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
         return report  # someone alive is on it (e.g. the queue redelivered the message)
 
     opts = {**pool_options(), **(options or {})}
+    try:
+        return _execute(run, me, report, started, workers, opts)
+    except PoolError as exc:
+        # Paddle/torch can't even start here: say so on the run instead of leaving it silently queued.
+        TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
+            state=TestRun.State.FAILED, finished_at=timezone.now(), message=f"workers could not start: {exc}")
+        report.state = TestRun.State.FAILED
+        return report
+
+
+def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts) -> ExecutionReport:
+    from apitester.pool import WorkerPool
+
     with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
         info = pool.wait_ready()
         if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
