@@ -65,7 +65,7 @@ def cpu_task_configs(seed: Path) -> list[str]:
     return list(dict.fromkeys(configs))
 
 
-def measure(configs: list[str], workers: int) -> dict:
+def measure(configs: list[str], workers: int, progress_every: int = 100) -> dict:
     started = time.perf_counter()
     in_worker = 0.0
     statuses: Counter = Counter()
@@ -74,8 +74,10 @@ def measure(configs: list[str], workers: int) -> dict:
             in_worker += result.seconds
             statuses[result.status] += 1
             done = sum(statuses.values())
-            if done % 250 == 0:
-                print(f"  … {done}/{len(configs)} after {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            if done % progress_every == 0:
+                wall = time.perf_counter() - started
+                print(f"  … {done}/{len(configs)} after {wall:.0f} s; Σ in-worker {in_worker:.0f} s; "
+                      f"wall×{workers}÷Σ so far {wall * workers / max(in_worker, 1e-9):.3f}", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
     return {"workers": workers, "configs": len(configs), "wall": wall, "in_worker": in_worker,
             "rate": len(configs) / wall, "ratio": wall / in_worker if in_worker else float("nan"),
