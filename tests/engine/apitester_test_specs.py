@@ -6,8 +6,6 @@ import os
 import signal
 import time
 
-import numpy as np
-
 from apitester.specs.base import Spec, register
 
 
@@ -77,6 +75,9 @@ register(
     Spec(api="apitester_test.tanh", paddle=_paddle_tanh, torch=lambda x, **_: __import__("torch").tanh(x),
          signature=_stub),
     Spec(api="apitester_test.double", paddle=lambda x: x * 2, torch=lambda x, **_: x * 2, signature=_stub),
+    Spec(api="apitester_test.scale_", paddle=lambda x: x.scale_(2.0), torch=lambda x, **_: x.mul_(2),
+         signature=_stub),
+    Spec(api="apitester_test.dtype_of", paddle=lambda x: x.dtype, torch=lambda x, **_: x.dtype, signature=_stub),
     Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
          domains={"x": _broken_domain}, signature=_stub),
     Spec(api="apitester_test.segfault", paddle=_segfault, torch=lambda x, **_: x, signature=_stub),
@@ -86,4 +87,3 @@ register(
          check=_check_uniform, signature=_stub),
 )
 
-__all__ = ["np"]
