@@ -111,7 +111,11 @@ PADDLEAPITEST_REPORTS = os.environ.get("PADDLEAPITEST_REPORTS") or _default_repo
 # --- Background work (django-q2) ------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 Q_CLUSTER = {
-    "name": os.environ.get("Q_CLUSTER_NAME", "board"),
+    # The site name is also django-q's signing salt: every cluster of the site must share it. Which
+    # queue a cluster consumes comes from env Q_CLUSTER_NAME (read by django-q itself), e.g.
+    # `Q_CLUSTER_NAME=gpu python manage.py qcluster` on a GPU host serves the GPU lane's queue.
+    "name": os.environ.get("Q_SITE_NAME", "board"),
+    "ALT_CLUSTERS": {},
     "workers": int(os.environ.get("Q_WORKERS", "1")),
     "timeout": int(os.environ.get("Q_TIMEOUT", "86400")),
     "retry": int(os.environ.get("Q_RETRY", "90000")),
@@ -126,6 +130,14 @@ else:
 
 # --- Re-test runner --------------------------------------------------------------------------
 RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() or 1)
+RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE", "gpu")
+# Per-config time budget: base + per million input elements, capped; memory budget per worker (0: auto).
+RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
+RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))
+RUNNER_TIME_MAX = float(os.environ.get("RUNNER_TIME_MAX", "900"))
+RUNNER_MEMORY_BUDGET_MB = int(os.environ.get("RUNNER_MEMORY_BUDGET_MB", "0"))
+# A running run whose executor hasn't reported for this long is resumed by the next worker.
+RUNNER_STALE_SECONDS = float(os.environ.get("RUNNER_STALE_SECONDS", "120"))
 
 # --- GitHub sync -----------------------------------------------------------------------------
 GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com")

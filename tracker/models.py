@@ -213,6 +213,10 @@ class TestRun(models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True, default="")
+    # Who is executing the run ("host:pid") and when it last reported: a running run whose executor
+    # died (kill -9, lost host) is found by these and resumed where it stopped.
+    executor = models.CharField(max_length=200, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
