@@ -41,52 +41,11 @@ _STATUS_DEPTH = {
 
 # --- verification -------------------------------------------------------------------------------
 
-def latest_run_outcomes(lane: str | None = None) -> dict[tuple[int, str], dict]:
-    """Per (task id, lane): the outcome of the newest run that has results for the task.
-
-    Returns {"run", "paddle_version", "passed", "failing", "total", "verified"}; a task is verified on
-    that run when no config failed and at least one passed. Runs are numbered in creation order, so
-    the newest run of a task is its highest run id.
-    """
-    base = ConfigResult.objects.filter(**({"run__lane": lane} if lane else {}))
-    newest_run = {
-        (row["task_id"], row["run__lane"]): row["newest"]
-        for row in base.values("task_id", "run__lane").annotate(newest=Max("run_id"))
-    }
-    rows = (
-        ConfigResult.objects.filter(run_id__in=set(newest_run.values()))
-        .values("task_id", "run_id", "run__lane", "run__paddle_version")
-        .annotate(
-            total=Count("id"),
-            passed=Count("id", filter=Q(status__in=PASSING)),
-            failing=Count("id", filter=Q(status__in=FAILING)),
-        )
-    )
-    outcomes: dict[tuple[int, str], dict] = {}
-    for row in rows:
-        key = (row["task_id"], row["run__lane"])
-        if newest_run.get(key) != row["run_id"]:
-            continue
-        outcomes[key] = {
-            "run": row["run_id"],
-            "paddle_version": row["run__paddle_version"],
-            "total": row["total"],
-            "passed": row["passed"],
-            "failing": row["failing"],
-            "verified": row["failing"] == 0 and row["passed"] > 0,
-        }
-    return outcomes
-
-
 def verified_task_ids() -> set[int]:
-    """Tasks whose latest run in the task's own lane (CPU task → cpu lane) passed every config."""
-    outcomes = latest_run_outcomes()
-    kernel_of = dict(Task.objects.values_list("id", "kernel"))
-    return {
-        task_id
-        for (task_id, lane), outcome in outcomes.items()
-        if outcome["verified"] and KERNEL_LANE.get(kernel_of.get(task_id)) == lane
-    }
+    """Tasks whose fix is verified in their own lane (CPU task → cpu lane), by the runner's rule."""
+    from .runs import verifications_in_own_lane
+
+    return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == "verified"}
 
 
 # --- overview: funnel and burn-down -------------------------------------------------------------
