@@ -1,3 +1,5 @@
+"""Shared fixtures. One Playwright instance per test session: Playwright's sync API cannot start a
+second one while the first is running, so every browser test uses `browser` / `page` from here."""
 import os
 
 import pytest
