@@ -128,17 +128,19 @@ def task_run_heatmap(matrix: sel.TaskRunMatrix, metric: str = "fraction") -> go.
 
 
 def task_config_heatmap(matrix: dict) -> go.Figure:
-    y = [f"{i + 1}. {c['config'][:70]}" for i, c in enumerate(matrix["configs"])]
+    # Short tick labels (a config is often 150+ characters); the whole config is in the hover.
+    y = [f"{i + 1}. {c['config'][:45]}" for i, c in enumerate(matrix["configs"])]
+    full = [[c["config"][:300]] * len(matrix["runs"]) for c in matrix["configs"]]
     x = [r["label"] for r in matrix["runs"]]
     fig = go.Figure(
         **NO_VALIDATION, data=go.Heatmap(**NO_VALIDATION,
-            z=matrix["value"], x=x, y=y, text=matrix["status"], zmin=0, zmax=1,
+            z=matrix["value"], x=x, y=y, text=matrix["status"], customdata=full, zmin=0, zmax=1,
             colorscale=[[0, "#2ecc71"], [0.5, "#bdc3c7"], [1, "#e74c3c"]], showscale=False,
-            hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>", xgap=1, ygap=1,
+            hovertemplate="%{customdata}<br>%{x}<br>%{text}<extra></extra>", xgap=1, ygap=1,
         )
     )
     fig.update_layout(title=_("Configs × runs (red: failing, green: pass, grey: no verdict)"),
-                      height=max(300, 16 * len(y) + 120), yaxis=dict(autorange="reversed", tickfont=dict(size=9)),
+                      height=max(160, 18 * len(y) + 110), yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True),
                       **_LAYOUT)
     return fig
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from statistics import median
 
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, Max, Min, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
 
 from ..models import (
     CLAIM_STATUS_RANK,
@@ -251,23 +251,6 @@ def task_config_matrix(task: Task, max_configs: int = 150, max_runs: int = 20) -
         "value": value_grid,
         "hidden_configs": max(0, len(seen_ids) - len(config_ids)),
     }
-
-
-def latest_results_for_task(task: Task, limit: int = 200) -> list[ConfigResult]:
-    """The newest ConfigResult of each config of the task (one query, newest run first)."""
-    newest: dict[int, ConfigResult] = {}
-    qs = (
-        ConfigResult.objects.filter(task=task)
-        .select_related("run", "failing_config")
-        .defer("diff_map")
-        .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField()))
-        .order_by("-run__created", "-run_id")
-    )
-    for result in qs.iterator():
-        if result.failing_config_id not in newest:
-            newest[result.failing_config_id] = result
-    ordered = sorted(newest.values(), key=lambda r: (r.status in PASSING, -(r.max_rel or 0)))
-    return ordered[:limit]
 
 
 def diff_map_for(result_id: int) -> dict | None:
