@@ -122,7 +122,7 @@ def task_run_heatmap(matrix: sel.TaskRunMatrix, metric: str = "fraction") -> go.
     )
     fig.update_layout(
         title=_("Tasks × re-test runs"), height=max(400, 14 * len(y) + 120),
-        yaxis=dict(autorange="reversed", tickfont=dict(size=9)), **_LAYOUT,
+        yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True), **_LAYOUT,
     )
     return fig
 
