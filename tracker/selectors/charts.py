@@ -152,12 +152,14 @@ def report_history() -> dict[str, dict[str, list]]:
     """Failing configs listed per report version, per kernel (from first_seen/last_seen of history/)."""
     out: dict[str, dict[str, list]] = {}
     for kernel in ("CPU", "GPU"):
+        # Grouped in SQL: 46 000 configs share a few dozen (first_seen, last_seen) pairs, so the
+        # per-day count below loops over pairs, not configs (0.48 s -> a few ms on the real reports).
         spans = list(
             FailingConfig.objects.filter(task__kernel=kernel, first_seen__isnull=False)
-            .values_list("first_seen", "last_seen")
+            .values_list("first_seen", "last_seen").annotate(n=Count("id")).order_by()
         )
-        days = sorted({d for span in spans for d in span if d})
-        counts = [sum(1 for first, last in spans if first <= d <= (last or first)) for d in days]
+        days = sorted({d for first, last, _n in spans for d in (first, last) if d})
+        counts = [sum(n for first, last, n in spans if first <= d <= (last or first)) for d in days]
         out[kernel] = {"days": [d.isoformat() for d in days], "configs": counts}
     return out
 
