@@ -1,5 +1,8 @@
-"""Shared fixtures. One Playwright instance per test session: Playwright's sync API cannot start a
-second one while the first is running, so every browser test uses `browser` / `page` from here."""
+"""Fixtures shared by every test directory.
+
+The browser is session-scoped and defined once here: Playwright's sync API runs an event loop, and a
+second sync_playwright() started while another is alive fails, so all browser tests share this one.
+"""
 import os
 
 import pytest
@@ -30,6 +33,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
+    """A fresh 1400×1000 context; console errors and page errors collect in page.console_errors."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []

@@ -9,7 +9,14 @@ from .conftest import PASSING, make_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# `page` (Debian chromium through Playwright, console errors collected) comes from tests/conftest.py.
+
+@pytest.fixture
+def page(page):
+    """The shared page (tests/conftest.py), collecting uncaught page errors under the name this test uses."""
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
 
 
 def test_progress_bar_follows_the_run_without_reload(live_server, page):
@@ -37,4 +44,4 @@ def test_progress_bar_follows_the_run_without_reload(live_server, page):
     TestRun.objects.filter(pk=run.pk).update(done=4, state="done", finished_at=timezone.now())
     page.wait_for_function("document.getElementById('run-state').textContent === 'done'", timeout=15000)
     assert page.evaluate("window.__notReloaded") is True
-    assert page.console_errors == []
+    assert page.js_errors == []
