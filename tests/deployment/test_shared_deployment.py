@@ -1,0 +1,290 @@
+"""The shared deployment, end to end on the real servers: PostgreSQL holds the board, Redis carries the
+django-q2 queue, and every component is a real `manage.py` process (migrate, bootstrap_board, qcluster,
+retest, runserver) started with DATABASE_URL / REDIS_URL the way a deployment sets them.
+
+The tests of this module share one deployment (database, Redis namespace, worker, web server) and
+build on each other in file order; each still checks its own starting state.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import threading
+import time
+from importlib.metadata import version
+
+import pytest
+
+from tests.github import payloads
+
+from .conftest import (
+    CLIP_CPU_TASK, CLIP_GPU_TASK, CPU_CONFIGS, GPU_CONFIG, MUL_CPU_TASK, SECRET_KEY, WEBHOOK_SECRET, free_port, http,
+    pg_rows, pg_url, pg_value, wait_until,
+)
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+
+RUN_TIMEOUT = 150  # seconds for a 3-config CPU run, worker start (paddle + torch import) included
+
+
+@pytest.fixture(scope="module")
+def deployment(postgres_db, redis_ns, tmp_path_factory):
+    """Environment of the deployment's processes, a small real reports dir, and the board bootstrapped."""
+    root = tmp_path_factory.mktemp("deployment")
+    reports = root / "paddleapitest"
+    cpu = reports / "reports" / "ci_ce_cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "error_config.txt").write_text("\n".join(CPU_CONFIGS) + "\n", encoding="utf-8")
+    gpu = reports / "reports" / "ci_ce_gpu" / "test_history" / "20250606" / "error"
+    gpu.mkdir(parents=True)
+    (gpu / "error_config.txt").write_text(GPU_CONFIG + "\n", encoding="utf-8")
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "Q_CLUSTER_NAME")}
+    env.update({
+        "DATABASE_URL": pg_url(postgres_db),
+        "REDIS_URL": redis_ns.url,
+        "Q_SITE_NAME": redis_ns.site,  # CPU queue = site name; also django-q's signing salt
+        "RUNNER_GPU_QUEUE": redis_ns.gpu_queue,
+        "DJANGO_SECRET_KEY": SECRET_KEY,
+        "GITHUB_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "GITHUB_TOKEN": "",  # never talk to the real GitHub
+        "GITHUB_API_URL": "http://127.0.0.1:9",
+        "PADDLEAPITEST_REPORTS": str(reports),
+        "RUNNER_WORKERS": "1",  # the CI machine has 2 cores and other tests running
+        "Q_WORKERS": "1",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return {"env": env, "db": postgres_db, "redis": redis_ns, "reports": reports, "logs": root}
+
+
+def manage(procs, deployment, name, *args, timeout=120, extra_env=None):
+    proc = procs(name, list(args), {**deployment["env"], **(extra_env or {})}, deployment["logs"])
+    code = proc.wait(timeout)
+    assert code == 0, f"manage.py {' '.join(args)} exited {code}; {proc.describe()}"
+    return proc.output
+
+
+@pytest.fixture(scope="module")
+def board(procs, deployment):
+    db = deployment["db"]
+    assert pg_value(db, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == 0, "database not fresh"
+    manage(procs, deployment, "migrate", "migrate", "--noinput")
+    output = manage(procs, deployment, "bootstrap_board", "bootstrap_board", "--reports", str(deployment["reports"]))
+    assert "loaded 183 tasks" in output, output
+    return deployment
+
+
+@pytest.fixture(scope="module")
+def qcluster(procs, board):
+    """`manage.py qcluster` on the Redis broker; ready once its cluster stat is in Redis."""
+    ns = board["redis"]
+    proc = procs("qcluster", ["qcluster"], board["env"], board["logs"])
+    wait_until(lambda: proc.popen.poll() is not None or any(":cluster:" in k for k in ns.keys()), 90,
+               "the qcluster to register in Redis", context=proc.describe)
+    assert proc.popen.poll() is None, f"qcluster exited; {proc.describe()}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def webserver(procs, board):
+    port = free_port()
+    proc = procs("runserver", ["runserver", f"127.0.0.1:{port}", "--noreload"], board["env"], board["logs"])
+    base = f"http://127.0.0.1:{port}"
+
+    def answering():
+        if proc.popen.poll() is not None:
+            pytest.fail(f"runserver exited; {proc.describe()}", pytrace=False)
+        try:
+            return http("GET", f"{base}/api/tasks/{MUL_CPU_TASK}", timeout=5)[0] == 200
+        except OSError:
+            return False
+
+    wait_until(answering, 60, f"runserver on {base}", context=proc.describe)
+    return base
+
+
+def get_json(url):
+    status, body = http("GET", url)
+    assert status == 200, (url, status, body[:500])
+    return json.loads(body)
+
+
+# ----------------------------------------------------------------------------- 1. migrate + bootstrap
+
+
+def test_migrate_and_bootstrap_fill_a_fresh_postgres_database(procs, board):
+    db = board["db"]
+    assert pg_value(db, "SELECT count(*) FROM tracker_task") == 183
+    assert pg_value(db, "SELECT count(*) FROM tracker_task WHERE kernel = 'CPU'") == 76
+    attached = pg_rows(db, "SELECT t.number, f.config FROM tracker_failingconfig f JOIN tracker_task t "
+                           "ON t.id = f.task_id ORDER BY t.number, f.config")
+    expected = sorted([(CLIP_CPU_TASK, c) for c in CPU_CONFIGS if c.startswith("paddle.clip")]
+                      + [(MUL_CPU_TASK, c) for c in CPU_CONFIGS if c.startswith("paddle.Tensor.__mul__")]
+                      + [(CLIP_GPU_TASK, GPU_CONFIG)])
+    assert attached == expected
+    # The PostgreSQL-only unique constraints exist (the runner and the webhook rely on them).
+    constraints = {row[0] for row in pg_rows(db, "SELECT conname FROM pg_constraint WHERE contype = 'u'")}
+    assert {"one_result_per_config_and_run", "unique_config_per_task", "tracker_webhookdelivery_delivery_id_key"} <= constraints
+
+    # Running it again (every start of the dashboard does) changes nothing.
+    counts = pg_rows(db, "SELECT (SELECT count(*) FROM tracker_task), (SELECT count(*) FROM tracker_failingconfig), "
+                         "(SELECT count(*) FROM tracker_event), (SELECT max(updated) FROM tracker_task)")
+    output = manage(procs, board, "bootstrap_board-again", "bootstrap_board", "--reports", str(board["reports"]))
+    assert "board already holds 183 tasks" in output
+    assert pg_rows(db, "SELECT (SELECT count(*) FROM tracker_task), (SELECT count(*) FROM tracker_failingconfig), "
+                       "(SELECT count(*) FROM tracker_event), (SELECT max(updated) FROM tracker_task)") == counts
+
+
+# ----------------------------------------------------------------------------- 2-3. runs through Redis
+
+
+def test_cpu_run_goes_through_redis_to_the_qcluster_and_stores_verdicts_in_postgres(request, procs, board):
+    db, ns = board["db"], board["redis"]
+    assert ns.client.llen(ns.cpu_queue_key) == 0
+    tasks = [CLIP_CPU_TASK, MUL_CPU_TASK]
+    retest = procs("retest-cpu", ["retest", "--task", *map(str, tasks), "--lane", "cpu", "--wait"],
+                   board["env"], board["logs"])
+    run_id = int(wait_until(lambda: re.search(r"^run (\d+): 3 configs, lane cpu$", retest.output, re.M), 60,
+                            "retest to print the run id", context=retest.describe).group(1))
+
+    # Queued before any worker exists: the job is a signed django-q package in the site's Redis list,
+    # and the ORM broker's table in PostgreSQL stays empty.
+    wait_until(lambda: ns.client.llen(ns.cpu_queue_key) == 1, 10, f"the job in Redis list {ns.cpu_queue_key}")
+    [package] = ns.queued_tasks(ns.cpu_queue_key)
+    assert package["func"] == "tracker.tasks.execute_run_task" and tuple(package["args"]) == (run_id,)
+    assert pg_value(db, "SELECT count(*) FROM django_q_ormq") == 0
+    assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "queued"
+    wait_until(lambda: "waiting for a worker" in retest.output, 10, "retest --wait to say no worker is there",
+               context=retest.describe)
+
+    cluster = request.getfixturevalue("qcluster")
+    code = retest.wait(RUN_TIMEOUT)
+    assert code == 0, retest.describe()
+    assert re.search(rf"^run {run_id} done: counts ", retest.output, re.M), retest.describe()
+    assert ns.client.llen(ns.cpu_queue_key) == 0  # the cluster took it off the Redis list
+
+    state, done, total, paddle_version, host = pg_rows(
+        db, "SELECT state, done, total, paddle_version, host FROM tracker_testrun WHERE id = %s", (run_id,))[0]
+    assert (state, done, total) == ("done", 3, 3), cluster.describe()
+    assert paddle_version == version("paddlepaddle")
+    results = pg_rows(db, "SELECT f.config, r.status, r.direction, r.max_abs, t.number FROM tracker_configresult r "
+                          "JOIN tracker_failingconfig f ON f.id = r.failing_config_id "
+                          "JOIN tracker_task t ON t.id = r.task_id WHERE r.run_id = %s", (run_id,))
+    assert len(results) == len(CPU_CONFIGS)  # one per config
+    verdicts = {config: (status, direction) for config, status, direction, _, _ in results}
+    assert verdicts == CPU_CONFIGS, cluster.describe()
+    mul = next(r for r in results if r[0].startswith("paddle.Tensor.__mul__"))
+    assert mul[4] == MUL_CPU_TASK and (mul[3] is None or mul[3] > 1.0)
+    # The run's outcome is recorded: paddle.clip's fix is verified on this build, the multiply is not.
+    verified = pg_rows(db, "SELECT t.number, e.message FROM tracker_event e JOIN tracker_task t ON t.id = e.task_id "
+                           "WHERE e.kind = 'fix_verified'")
+    assert verified == [(CLIP_CPU_TASK, f"fix verified on Paddle {paddle_version}")]
+
+    # The cluster that ran it is the Redis one: django-q recorded the task as a success in PostgreSQL,
+    # and the worker advertised the CPU lane (and only that) in WorkerHeartbeat.
+    assert pg_rows(db, "SELECT func, success FROM django_q_task WHERE args IS NOT NULL") and \
+        pg_value(db, "SELECT bool_and(success) FROM django_q_task WHERE func = 'tracker.tasks.execute_run_task'")
+    lanes = pg_rows(db, "SELECT lanes FROM tracker_workerheartbeat")
+    assert lanes and all(row[0] == ["cpu"] for row in lanes)
+    assert any(key.startswith(f"django_q:{ns.site}:cluster:") for key in ns.keys()), cluster.describe()
+
+
+def test_gpu_run_waits_for_a_gpu_worker_when_only_a_cpu_worker_runs(procs, board, qcluster, webserver):
+    db, ns = board["db"], board["redis"]
+    output = procs("retest-gpu", ["retest", "--task", str(CLIP_GPU_TASK), "--lane", "gpu"], board["env"],
+                   board["logs"])
+    assert output.wait(60) == 0, output.describe()
+    run_id = int(re.search(r"^run (\d+): 1 configs, lane gpu$", output.output, re.M).group(1))
+
+    # On the GPU queue's Redis list, which the CPU cluster does not consume.
+    [package] = ns.queued_tasks(ns.gpu_queue_key)
+    assert tuple(package["args"]) == (run_id,)
+    time.sleep(3)  # give the running CPU cluster every chance to (wrongly) take it
+    assert ns.client.llen(ns.gpu_queue_key) == 1
+    assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "queued"
+    assert pg_value(db, "SELECT count(*) FROM tracker_configresult WHERE run_id = %s", (run_id,)) == 0
+
+    data = get_json(f"{webserver}/api/runs/{run_id}")
+    assert (data["state"], data["lane"], data["done"]) == ("queued", "gpu", 0)
+    assert data["waiting"] == "waiting for a GPU worker"
+    status, page = http("GET", f"{webserver}/runs/{run_id}")
+    assert status == 200 and "waiting for a GPU worker" in page.decode()
+
+
+# ----------------------------------------------------------------------------- 4. GitHub webhook
+
+
+def _deliver(base, event, payload, delivery):
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    headers = {"Content-Type": "application/json", "X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
+               "User-Agent": "GitHub-Hookshot/044aadd",
+               "X-Hub-Signature-256": "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()}
+    status, answer = http("POST", f"{base}/github/webhook", body, headers)
+    return status, json.loads(answer) if answer.startswith(b"{") else answer
+
+
+def _claim_state(db):
+    return {
+        "claims": pg_rows(db, "SELECT t.number, c.login, cl.status, cl.withdrawn_at IS NULL FROM tracker_claim cl "
+                              "JOIN tracker_task t ON t.id = cl.task_id JOIN tracker_contributor c "
+                              "ON c.id = cl.contributor_id WHERE c.login = 'deploy-tester' ORDER BY t.number"),
+        "events": pg_value(db, "SELECT count(*) FROM tracker_event"),
+        "deliveries": pg_value(db, "SELECT count(*) FROM tracker_webhookdelivery"),
+    }
+
+
+def test_signed_webhook_to_runserver_updates_a_claim_once(board, webserver):
+    db = board["db"]
+    assert get_json(f"{webserver}/api/tasks/{MUL_CPU_TASK}")["status"] == "open"
+    comment = payloads.comment(2874799001, "deploy-tester", f"【报名】: {MUL_CPU_TASK}", "2025-06-01T08:00:00Z")
+    event = payloads.issue_comment_event("created", comment)
+
+    status, answer = _deliver(webserver, "issue_comment", event, "d-1")
+    assert status == 200 and not answer.get("duplicate"), answer
+    after = _claim_state(db)
+    assert after["claims"] == [(MUL_CPU_TASK, "deploy-tester", "报名", True)]
+    task = get_json(f"{webserver}/api/tasks/{MUL_CPU_TASK}")
+    assert "deploy-tester" in task["claimants"] and task["status"] == "claimed"
+
+    # GitHub redelivers the same delivery: answered, applied once.
+    status, answer = _deliver(webserver, "issue_comment", event, "d-1")
+    assert status == 200 and answer.get("duplicate") is True, answer
+    assert _claim_state(db) == after
+
+    # A bad signature changes nothing either.
+    body = json.dumps(event).encode()
+    status, _ = http("POST", f"{webserver}/github/webhook", body, {
+        "Content-Type": "application/json", "X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "d-forged",
+        "X-Hub-Signature-256": "sha256=" + "0" * 64})
+    assert status == 401 and _claim_state(db) == after
+
+
+def test_concurrent_redeliveries_apply_once_on_postgres(board, webserver):
+    """Redeliveries racing each other (runserver is threaded): PostgreSQL's unique index makes one win."""
+    db = board["db"]
+    before = _claim_state(db)
+    comment = payloads.comment(2874799001, "deploy-tester", f"【报名】: {MUL_CPU_TASK}、{CLIP_CPU_TASK}",
+                               "2025-06-01T08:00:00Z", updated_at="2025-06-02T09:00:00Z")
+    event = payloads.issue_comment_event("edited", comment)
+    answers = []
+    barrier = threading.Barrier(4)
+
+    def send():
+        barrier.wait()
+        answers.append(_deliver(webserver, "issue_comment", event, "d-2"))
+
+    threads = [threading.Thread(target=send) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(status for status, _ in answers) == [200] * 4, answers
+    assert sum(1 for _, answer in answers if not answer.get("duplicate")) == 1, answers
+    after = _claim_state(db)
+    assert after["claims"] == [(CLIP_CPU_TASK, "deploy-tester", "报名", True),
+                               (MUL_CPU_TASK, "deploy-tester", "报名", True)]
+    assert after["deliveries"] == before["deliveries"] + 1
+    assert after["events"] > before["events"]
