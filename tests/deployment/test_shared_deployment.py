@@ -12,6 +12,7 @@ import hmac
 import json
 import os
 import re
+import signal
 import threading
 import time
 from importlib.metadata import version
@@ -21,7 +22,7 @@ import pytest
 from tests.github import payloads
 
 from .conftest import (
-    CLIP_CPU_TASK, CLIP_GPU_TASK, CPU_CONFIGS, GPU_CONFIG, MUL_CPU_TASK, SECRET_KEY, WEBHOOK_SECRET, free_port, http,
+    CLIP_CPU_TASK, CLIP_GPU_TASK, CPU_CONFIGS, GPU_CONFIG, MUL_CPU_TASK, REPO, SECRET_KEY, WEBHOOK_SECRET, free_port, http,
     pg_rows, pg_url, pg_value, wait_until,
 )
 
@@ -56,6 +57,9 @@ def deployment(postgres_db, redis_ns, tmp_path_factory):
         "RUNNER_WORKERS": "1",  # the CI machine has 2 cores and other tests running
         "Q_WORKERS": "1",
         "PYTHONUNBUFFERED": "1",
+        # Test-only slow specs for the kill -9 test; pool workers import them from the repo.
+        "APITESTER_EXTRA_SPECS": "tests.runner.fake_specs",
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     })
     return {"env": env, "db": postgres_db, "redis": redis_ns, "reports": reports, "logs": root}
 
@@ -212,6 +216,41 @@ def test_gpu_run_waits_for_a_gpu_worker_when_only_a_cpu_worker_runs(procs, board
     assert data["waiting"] == "waiting for a GPU worker"
     status, page = http("GET", f"{webserver}/runs/{run_id}")
     assert status == 200 and "waiting for a GPU worker" in page.decode()
+
+
+def test_qcluster_killed_mid_run_resumes_from_postgres_although_redis_gave_the_job_away(procs, board, qcluster):
+    """The Redis broker has no acknowledgement: the job left the list when the killed cluster popped it.
+    The run still finishes, because the restarted cluster finds it `running` under a dead executor in
+    PostgreSQL and queues it again; nothing already stored runs twice."""
+    db, ns = board["db"], board["redis"]
+    slow = [f'paddle.testonly.slow(x=Tensor([{i + 1}, 3],"float32"), seconds=0.8, )' for i in range(10)]
+    script = ("import hashlib; from tracker.models import FailingConfig, Task; "
+              "t = Task.objects.create(number=1001, api='paddle.testonly.slow', kernel='CPU'); "
+              f"[FailingConfig.objects.create(task=t, config=c, config_hash=hashlib.sha256(c.encode()).hexdigest()) "
+              f"for c in {slow!r}]")
+    manage(procs, board, "seed-slow-task", "shell", "-c", script)
+    output = manage(procs, board, "retest-slow", "retest", "--task", "1001", "--lane", "cpu")
+    run_id = int(re.search(r"^run (\d+): 10 configs", output, re.M).group(1))
+
+    def results():
+        return pg_rows(db, "SELECT id, failing_config_id, created, status FROM tracker_configresult "
+                           "WHERE run_id = %s ORDER BY id", (run_id,))
+
+    wait_until(lambda: len(results()) >= 3, 90, "three stored results", context=qcluster.describe)
+    os.killpg(qcluster.popen.pid, signal.SIGKILL)  # sentinel, workers and pool workers at once
+    qcluster.popen.wait(30)
+    before_kill = results()
+    assert 3 <= len(before_kill) < 10
+    assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "running"
+    assert ns.client.llen(ns.cpu_queue_key) == 0  # the job is gone from Redis
+
+    restarted = procs("qcluster-restarted", ["qcluster"], board["env"], board["logs"])
+    wait_until(lambda: pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "done",
+               RUN_TIMEOUT, "the resumed run to finish", interval=0.5, context=restarted.describe)
+    after = results()
+    assert len(after) == 10 and len({row[1] for row in after}) == 10  # nothing lost, nothing twice
+    assert set(before_kill) <= set(after)  # stored results kept as they were
+    assert {row[3] for row in after} == {"pass"}
 
 
 # ----------------------------------------------------------------------------- 4. GitHub webhook
