@@ -66,10 +66,13 @@ def pg_url(dbname: str) -> str:
 def postgres_db():
     """A uniquely named, freshly created PostgreSQL database, dropped afterwards."""
     name = f"deploy_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = unreachable = None
     try:
         admin = pg_connect(PG_ADMIN_DB, autocommit=True)
     except Exception as error:  # psycopg.OperationalError and friends
-        _fail_unreachable(f"PostgreSQL at {PG_HOST}:{PG_PORT} (user {PG_USER}, db {PG_ADMIN_DB})", error)
+        unreachable = error
+    if unreachable:  # failed outside the except block: the message, not a chained traceback
+        _fail_unreachable(f"PostgreSQL at {PG_HOST}:{PG_PORT} (user {PG_USER}, db {PG_ADMIN_DB})", unreachable)
     with admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
@@ -133,10 +136,13 @@ def redis_ns():
     import redis
 
     client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=REDIS_DB, socket_timeout=5, socket_connect_timeout=5)
+    unreachable = None
     try:
         client.ping()
     except Exception as error:
-        _fail_unreachable(f"Redis at {REDIS_HOST}:{REDIS_PORT}", error)
+        unreachable = error
+    if unreachable:
+        _fail_unreachable(f"Redis at {REDIS_HOST}:{REDIS_PORT}", unreachable)
     tag = f"{os.getpid()}{uuid.uuid4().hex[:6]}"
     ns = RedisNamespace(client, site=f"deploytest{tag}", gpu_queue=f"deploytestgpu{tag}")
     ns.clear()
