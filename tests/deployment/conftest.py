@@ -191,7 +191,7 @@ class Proc:
         except subprocess.TimeoutExpired:
             pytest.fail(f"{self.name} did not finish within {timeout:.0f} s; {self.describe()}", pytrace=False)
 
-    def stop(self, grace: float = 15.0) -> None:
+    def stop(self, grace: float = 5.0) -> None:
         """SIGTERM to the process group (django-q stops its workers), SIGKILL if it lingers."""
         if self.popen.poll() is None:
             try:

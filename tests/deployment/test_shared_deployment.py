@@ -174,14 +174,17 @@ def test_cpu_run_goes_through_redis_to_the_qcluster_and_stores_verdicts_in_postg
         db, "SELECT state, done, total, paddle_version, host FROM tracker_testrun WHERE id = %s", (run_id,))[0]
     assert (state, done, total) == ("done", 3, 3), cluster.describe()
     assert paddle_version == version("paddlepaddle")
-    results = pg_rows(db, "SELECT f.config, r.status, r.direction, r.max_abs, t.number FROM tracker_configresult r "
+    results = pg_rows(db, "SELECT f.config, r.status, r.direction, r.message, t.number, r.mismatched, "
+                          "r.total_elements FROM tracker_configresult r "
                           "JOIN tracker_failingconfig f ON f.id = r.failing_config_id "
                           "JOIN tracker_task t ON t.id = r.task_id WHERE r.run_id = %s", (run_id,))
     assert len(results) == len(CPU_CONFIGS)  # one per config
-    verdicts = {config: (status, direction) for config, status, direction, _, _ in results}
+    verdicts = {row[0]: (row[1], row[2]) for row in results}
     assert verdicts == CPU_CONFIGS, cluster.describe()
+    # float16 overflows where Torch's result doesn't: infinite differences, kept in the message.
     mul = next(r for r in results if r[0].startswith("paddle.Tensor.__mul__"))
-    assert mul[4] == MUL_CPU_TASK and (mul[3] is None or mul[3] > 1.0)
+    assert mul[4] == MUL_CPU_TASK and mul[6] == 64 and 0 < mul[5] < 64
+    assert "max_abs=inf" in mul[3], mul[3]
     # The run's outcome is recorded: paddle.clip's fix is verified on this build, the multiply is not.
     verified = pg_rows(db, "SELECT t.number, e.message FROM tracker_event e JOIN tracker_task t ON t.id = e.task_id "
                            "WHERE e.kind = 'fix_verified'")
@@ -189,8 +192,10 @@ def test_cpu_run_goes_through_redis_to_the_qcluster_and_stores_verdicts_in_postg
 
     # The cluster that ran it is the Redis one: django-q recorded the task as a success in PostgreSQL,
     # and the worker advertised the CPU lane (and only that) in WorkerHeartbeat.
-    assert pg_rows(db, "SELECT func, success FROM django_q_task WHERE args IS NOT NULL") and \
-        pg_value(db, "SELECT bool_and(success) FROM django_q_task WHERE func = 'tracker.tasks.execute_run_task'")
+    # (django-q's monitor saves the result just after the task returns, so wait for it.)
+    wait_until(lambda: pg_rows(db, "SELECT success FROM django_q_task WHERE func = 'tracker.tasks.execute_run_task'"),
+               30, "django-q to save the task's result", context=cluster.describe)
+    assert pg_rows(db, "SELECT success FROM django_q_task WHERE func = 'tracker.tasks.execute_run_task'") == [(True,)]
     lanes = pg_rows(db, "SELECT lanes FROM tracker_workerheartbeat")
     assert lanes and all(row[0] == ["cpu"] for row in lanes)
     assert any(key.startswith(f"django_q:{ns.site}:cluster:") for key in ns.keys()), cluster.describe()
@@ -223,24 +228,24 @@ def test_qcluster_killed_mid_run_resumes_from_postgres_although_redis_gave_the_j
     The run still finishes, because the restarted cluster finds it `running` under a dead executor in
     PostgreSQL and queues it again; nothing already stored runs twice."""
     db, ns = board["db"], board["redis"]
-    slow = [f'paddle.testonly.slow(x=Tensor([{i + 1}, 3],"float32"), seconds=0.8, )' for i in range(10)]
+    slow = [f'paddle.testonly.slow(x=Tensor([{i + 1}, 3],"float32"), seconds=0.8, )' for i in range(6)]
     script = ("import hashlib; from tracker.models import FailingConfig, Task; "
               "t = Task.objects.create(number=1001, api='paddle.testonly.slow', kernel='CPU'); "
               f"[FailingConfig.objects.create(task=t, config=c, config_hash=hashlib.sha256(c.encode()).hexdigest()) "
               f"for c in {slow!r}]")
     manage(procs, board, "seed-slow-task", "shell", "-c", script)
     output = manage(procs, board, "retest-slow", "retest", "--task", "1001", "--lane", "cpu")
-    run_id = int(re.search(r"^run (\d+): 10 configs", output, re.M).group(1))
+    run_id = int(re.search(r"^run (\d+): 6 configs", output, re.M).group(1))
 
     def results():
         return pg_rows(db, "SELECT id, failing_config_id, created, status FROM tracker_configresult "
                            "WHERE run_id = %s ORDER BY id", (run_id,))
 
-    wait_until(lambda: len(results()) >= 3, 90, "three stored results", context=qcluster.describe)
+    wait_until(lambda: len(results()) >= 2, 90, "two stored results", context=qcluster.describe)
     os.killpg(qcluster.popen.pid, signal.SIGKILL)  # sentinel, workers and pool workers at once
     qcluster.popen.wait(30)
     before_kill = results()
-    assert 3 <= len(before_kill) < 10
+    assert 2 <= len(before_kill) < 6
     assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "running"
     assert ns.client.llen(ns.cpu_queue_key) == 0  # the job is gone from Redis
 
@@ -248,7 +253,7 @@ def test_qcluster_killed_mid_run_resumes_from_postgres_although_redis_gave_the_j
     wait_until(lambda: pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "done",
                RUN_TIMEOUT, "the resumed run to finish", interval=0.5, context=restarted.describe)
     after = results()
-    assert len(after) == 10 and len({row[1] for row in after}) == 10  # nothing lost, nothing twice
+    assert len(after) == 6 and len({row[1] for row in after}) == 6  # nothing lost, nothing twice
     assert set(before_kill) <= set(after)  # stored results kept as they were
     assert {row[3] for row in after} == {"pass"}
 
