@@ -223,6 +223,42 @@ def test_gpu_run_waits_for_a_gpu_worker_when_only_a_cpu_worker_runs(procs, board
     assert status == 200 and "waiting for a GPU worker" in page.decode()
 
 
+def test_cpu_only_cluster_on_the_gpu_queue_gives_no_gpu_verdict_and_the_run_can_be_requeued(procs, board, webserver):
+    """A CPU host started with Q_CLUSTER_NAME=<gpu queue> by mistake takes the GPU run's job off Redis
+    and declines it: no verdict, the run stays queued and says why. Its job is gone from Redis, so a
+    GPU worker starting later requeues such runs (requeue_declined_gpu_runs) instead of never seeing them."""
+    db, ns = board["db"], board["redis"]
+    [run_id] = [row[0] for row in pg_rows(db, "SELECT id FROM tracker_testrun WHERE lane = 'gpu' AND state = 'queued'")]
+    assert ns.client.llen(ns.gpu_queue_key) == 1
+
+    wrong = procs("qcluster-gpu-queue-cpu-build", ["qcluster"], {**board["env"], "Q_CLUSTER_NAME": ns.gpu_queue},
+                  board["logs"])
+    message = wait_until(lambda: pg_value(db, "SELECT message FROM tracker_testrun WHERE id = %s AND message <> ''",
+                                          (run_id,)), 90, "the CPU-only cluster to decline the GPU run",
+                         interval=0.5, context=wrong.describe)
+    assert message == f"waiting for a GPU worker (this worker's Paddle {version('paddlepaddle')} is CPU-only)"
+    # It advertises no lane at all: it serves the GPU queue but can't run GPU configs.
+    lanes = wait_until(lambda: pg_rows(db, "SELECT lanes FROM tracker_workerheartbeat WHERE name LIKE %s",
+                                       (f"{ns.gpu_queue}@%",)), 60, "the GPU-queue cluster's heartbeat",
+                       interval=0.5, context=wrong.describe)
+    assert lanes == [([],)]
+    wrong.stop()
+    assert ns.client.llen(ns.gpu_queue_key) == 0  # consumed
+    assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "queued"
+    assert pg_value(db, "SELECT count(*) FROM tracker_configresult WHERE run_id = %s", (run_id,)) == 0
+    assert get_json(f"{webserver}/api/runs/{run_id}")["waiting"] == "waiting for a GPU worker"
+
+    requeue = ("from tracker.services.runs import requeue_declined_gpu_runs; "
+               "print('requeued', requeue_declined_gpu_runs())")
+    assert f"requeued [{run_id}]" in manage(procs, board, "requeue-gpu", "shell", "-c", requeue)
+    [package] = ns.queued_tasks(ns.gpu_queue_key)
+    assert tuple(package["args"]) == (run_id,)
+    # Once only: the run no longer carries the declined mark.
+    assert "requeued []" in manage(procs, board, "requeue-gpu-again", "shell", "-c", requeue)
+    assert ns.client.llen(ns.gpu_queue_key) == 1
+    assert pg_value(db, "SELECT state FROM tracker_testrun WHERE id = %s", (run_id,)) == "queued"
+
+
 def test_qcluster_killed_mid_run_resumes_from_postgres_although_redis_gave_the_job_away(procs, board, qcluster):
     """The Redis broker has no acknowledgement: the job left the list when the killed cluster popped it.
     The run still finishes, because the restarted cluster finds it `running` under a dead executor in
