@@ -2,8 +2,9 @@
 django-q2 queue, and every component is a real `manage.py` process (migrate, bootstrap_board, qcluster,
 retest, runserver) started with DATABASE_URL / REDIS_URL the way a deployment sets them.
 
-The tests of this module share one deployment (database, Redis namespace, worker, web server) and
-build on each other in file order; each still checks its own starting state.
+The tests of this module share one deployment (database, Redis namespace, worker, web server) to
+stay quick; they run in file order (the CPU run test starts the worker only after it has seen the job
+waiting in Redis), and each one also works when selected on its own.
 """
 from __future__ import annotations
 
@@ -228,7 +229,11 @@ def test_cpu_only_cluster_on_the_gpu_queue_gives_no_gpu_verdict_and_the_run_can_
     and declines it: no verdict, the run stays queued and says why. Its job is gone from Redis, so a
     GPU worker starting later requeues such runs (requeue_declined_gpu_runs) instead of never seeing them."""
     db, ns = board["db"], board["redis"]
-    [run_id] = [row[0] for row in pg_rows(db, "SELECT id FROM tracker_testrun WHERE lane = 'gpu' AND state = 'queued'")]
+    queued = [row[0] for row in pg_rows(db, "SELECT id FROM tracker_testrun WHERE lane = 'gpu' AND state = 'queued'")]
+    if not queued:  # this test run on its own
+        output = manage(procs, board, "retest-gpu-2", "retest", "--task", str(CLIP_GPU_TASK), "--lane", "gpu")
+        queued = [int(re.search(r"^run (\d+):", output, re.M).group(1))]
+    [run_id] = queued
     assert ns.client.llen(ns.gpu_queue_key) == 1
 
     wrong = procs("qcluster-gpu-queue-cpu-build", ["qcluster"], {**board["env"], "Q_CLUSTER_NAME": ns.gpu_queue},
