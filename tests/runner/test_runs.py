@@ -30,7 +30,7 @@ def test_run_isolates_misbehaving_kernels_and_verifies_real_ones(extra_specs, tm
         die_once: "flaky_crash",
     }
     fixed = make_task(1, "paddle.clip", PASSING[:2])
-    failing = make_task(2, "paddle.clip", [PASSING[2], FAILING_BACKWARD, FAILING_FORWARD])
+    failing = make_task(2, "paddle.linalg.cholesky_solve", [PASSING[2], FAILING_BACKWARD, FAILING_FORWARD])
     gap = make_task(3, "paddle.nonexistent_api", [NO_SPEC, PASSING[0].replace("Tensor([4]", "Tensor([5]")])
     misbehaving = make_task(4, "paddle.testonly", list(bad))
 
