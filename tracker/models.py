@@ -245,8 +245,10 @@ class ConfigResult(models.Model):
     class Meta:
         ordering = ["run_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "failing_config"], name="one_result_per_config_and_run")
+            # Config first: the regression scan reads each config's verdicts in run order off this index.
+            models.UniqueConstraint(fields=["failing_config", "run"], name="one_result_per_config_and_run")
         ]
+        indexes = [models.Index(fields=["task", "run"], name="result_task_run")]
 
     def __str__(self):
         return f"run {self.run_id} cfg {self.failing_config_id}: {self.status}"

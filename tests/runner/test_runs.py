@@ -13,7 +13,7 @@ from .conftest import FAILING_BACKWARD, FAILING_FORWARD, NO_SPEC, PASSING, make_
 
 pytestmark = pytest.mark.django_db
 
-# Short enough for the hanging spec to time out soon, long enough for real configs on a loaded machine.
+# Generous enough for a real config on a loaded 2-core CI machine; the hang spec still times out.
 FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
 
 
@@ -30,7 +30,7 @@ def test_run_isolates_misbehaving_kernels_and_verifies_real_ones(extra_specs, tm
         die_once: "flaky_crash",
     }
     fixed = make_task(1, "paddle.clip", PASSING[:2])
-    failing = make_task(2, "paddle.linalg.cholesky_solve", [PASSING[2], FAILING_BACKWARD, FAILING_FORWARD])
+    failing = make_task(2, "paddle.clip", [PASSING[2], FAILING_BACKWARD, FAILING_FORWARD])
     gap = make_task(3, "paddle.nonexistent_api", [NO_SPEC, PASSING[0].replace("Tensor([4]", "Tensor([5]")])
     misbehaving = make_task(4, "paddle.testonly", list(bad))
 
@@ -53,7 +53,7 @@ def test_run_isolates_misbehaving_kernels_and_verifies_real_ones(extra_specs, tm
         assert results[config].status == "pass"
     assert results[FAILING_BACKWARD].status == "accuracy_error"
     assert results[FAILING_BACKWARD].direction == "backward"
-    assert results[FAILING_BACKWARD].max_abs > 1.0
+    assert results[FAILING_BACKWARD].max_abs > 0.1
     assert results[FAILING_FORWARD].status == "accuracy_error" and results[FAILING_FORWARD].direction == "forward"
     assert results[NO_SPEC].status == "unsupported"
 

@@ -18,7 +18,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun

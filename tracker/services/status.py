@@ -13,7 +13,10 @@ def compute_task_status(task: Task) -> str:
     merged_full = any(pr.state == PullRequest.State.MERGED and not pr.part for pr in task.pull_requests.all())
     if claim_statuses & _DONE or merged_full:
         return TaskStatus.COMPLETED
-    if claim_statuses & _PR or pr_states & {PullRequest.State.OPEN, PullRequest.State.MERGED}:
+    # A PR listed on the board whose state we have not seen yet (UNKNOWN: the seed lists PR numbers
+    # only) still means a PR was submitted; a PR closed without merge does not.
+    submitted = {PullRequest.State.OPEN, PullRequest.State.MERGED, PullRequest.State.UNKNOWN}
+    if claim_statuses & _PR or pr_states & submitted:
         return TaskStatus.PR_SUBMITTED
     if claim_statuses:
         return TaskStatus.CLAIMED
