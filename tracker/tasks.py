@@ -95,6 +95,8 @@ def _worker_lanes() -> tuple[list[str], str]:
 def _heartbeat_loop(stop: threading.Event) -> None:
     from django.db import close_old_connections
 
+    from .services.runs import resume_orphaned_runs
+
     try:
         lanes, version = _worker_lanes()
     except Exception:
@@ -112,6 +114,10 @@ def _heartbeat_loop(stop: threading.Event) -> None:
     while True:
         try:
             advertise(lanes, version)
+            # Also the periodic sweep for runs whose executor fell silent (e.g. its host was lost).
+            resumed = resume_orphaned_runs()
+            if resumed:
+                log.info("resumed runs %s left by a dead executor", resumed)
         except Exception:
             log.exception("worker heartbeat failed")
         finally:

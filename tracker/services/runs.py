@@ -157,7 +157,12 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        # A killed process nobody has reaped yet (a zombie) still answers kill(pid, 0).
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def executor_dead(run: TestRun, *, now=None) -> bool:
