@@ -199,6 +199,14 @@ def _float(value):
     return number if math.isfinite(number) else None
 
 
+def _diff_map(verdict: dict) -> dict | None:
+    """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them."""
+    if verdict.get("diff_map") is None:
+        return None
+    return {"values": verdict["diff_map"], "mask": verdict.get("diff_map_nonfinite"),
+            "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
+
+
 def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1):
     """Write one config's verdict; a second write for the same (run, config) is ignored."""
     message = verdict.get("message") or ""
@@ -218,7 +226,7 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                 statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
                 max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
                 total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
-                message=message[:5000], seconds=float(seconds or 0.0), diff_map=verdict.get("diff_map"),
+                message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
             )
     except IntegrityError:
         return None
