@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from apitester.inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
-from apitester.specs.base import Spec, register, torch_dtype
+from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
+from .base import Spec, register, torch_dtype
 
 # torch is imported lazily inside references (spec modules import without torch).
 
@@ -812,10 +812,23 @@ def interpolate_reference(x, size=None, scale_factor=None, mode="nearest", align
 
 # ---------------------------------------------------------------- registry
 
+def _hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
+    import torch
+
+    # torch.nn.functional.hardsigmoid fixes slope=1/6; Paddle's is a parameter.
+    return torch.clamp(x * slope + offset, 0.0, 1.0)
+
+
+
 _NN = "paddle.nn.functional."
 _LOW = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
 
 register(
+    Spec(
+        api="paddle.nn.functional.hardsigmoid",
+        torch=_hardsigmoid,
+        note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)",
+    ),
     # ---- pooling
     Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2)),
     Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3)),
