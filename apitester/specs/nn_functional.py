@@ -225,6 +225,23 @@ def _pool_setup(x, n, kernel_size, stride, padding, data_format):
     return x, channel_last, kernel, strides, pads, algo
 
 
+def _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode):
+    """Drop ceil-mode windows that would start inside the trailing padding.
+
+    Torch's documented rule ("sliding windows that start in the right padded region are
+    ignored"); pooling an explicitly padded map would otherwise keep them.
+    """
+    if not ceil_mode:
+        return out
+    index = [slice(None), slice(None)]
+    for size, k, s, (before, after) in zip(sizes, kernel, strides, pads):
+        count = -(-(size + before + after - k) // s) + 1
+        if (count - 1) * s >= size + before:
+            count -= 1
+        index.append(slice(0, count))
+    return out[tuple(index)]
+
+
 def _max_pool(n: int):
     def reference(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                   data_format=None, **_):
@@ -238,6 +255,8 @@ def _max_pool(n: int):
         xp = F.pad(x, flat, value=-math.inf) if any(flat) else x
         pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
         out, index = pool(xp, kernel, strides, 0, 1, ceil_mode, True)
+        out = _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode)
+        index = _keep_torch_windows(index, sizes, kernel, strides, pads, ceil_mode)
         if any(flat):  # indices into the padded map -> indices into the input map
             padded = tuple(xp.shape[2:])
             coords, rest = [], index
@@ -278,6 +297,7 @@ def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False
         else:          # padding cells count, the ceil-mode overhang does not (Torch's rule)
             count = window_sum(torch.ones((1, 1, *xp.shape[2:]), dtype=x.dtype))
         out = total / count
+    out = _keep_torch_windows(out, tuple(x.shape[2:]), kernel, strides, pads, ceil_mode)
     return _last(out) if channel_last else out
 
 
@@ -314,6 +334,7 @@ def _conv(n: int):
         channel_last = _channel_last(data_format)
         if channel_last:
             x = _first(x)
+        out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
         x, weight, bias = _promote(x, weight, bias)
         strides = _ntuple(stride, n, "stride")
         dilations = _ntuple(dilation, n, "dilation")
@@ -325,7 +346,7 @@ def _conv(n: int):
         if any(flat):
             x = F.pad(x, flat)
         conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
-        out = conv(x, weight, bias, strides, 0, dilations, groups)
+        out = conv(x, weight, bias, strides, 0, dilations, groups).to(out_dtype)
         return _last(out) if channel_last else out
 
     return reference
@@ -338,6 +359,7 @@ def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output
     channel_last = _channel_last(data_format)
     if channel_last:
         x = _first(x)
+    out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
     x, weight, bias = _promote(x, weight, bias)
     strides = _ntuple(stride, n, "stride")
     dilations = _ntuple(dilation, n, "dilation")
@@ -360,6 +382,7 @@ def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output
     out = full[:, :, pads[0][0]:pads[0][0] + sizes[0], pads[1][0]:pads[1][0] + sizes[1]]
     if bias is not None:
         out = out + bias.view(1, -1, 1, 1)
+    out = out.to(out_dtype)
     return _last(out) if channel_last else out
 
 
@@ -538,9 +561,16 @@ def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", 
 
 
 def bce_with_logits_reference(logit, label, weight=None, reduction="mean", pos_weight=None, **_):
-    _, F = _torch()
+    """(1-y)*x + (1 + (pos_weight-1)*y) * log(1 + exp(-x)), * weight (torch's stable formula,
+    composed so that weight is differentiable as in Paddle)."""
+    torch, _ = _torch()
     logit, label, weight, pos_weight = _promote(logit, label, weight, pos_weight)
-    return F.binary_cross_entropy_with_logits(logit, label, weight, reduction=reduction, pos_weight=pos_weight)
+    softplus_neg = torch.log1p(torch.exp(-logit.abs())) + (-logit).clamp(min=0)  # log(1 + exp(-x))
+    scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * label
+    loss = (1 - label) * logit + scale * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
@@ -848,8 +878,11 @@ register(
     Spec(_NN + "max_pool3d", _max_pool(3),
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
     # ---- convolution & linear
-    Spec(_NN + "conv1d", _conv(1), note="explicit padding (Paddle's forms incl. SAME) + torch conv1d"),
-    Spec(_NN + "conv2d", _conv(2), note="explicit padding (Paddle's forms incl. SAME) + torch conv2d"),
+    Spec(_NN + "conv1d", _conv(1),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
+              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)"),
+    Spec(_NN + "conv2d", _conv(2),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d"),
     Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
          note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias"),
     Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]"),
@@ -874,7 +907,7 @@ register(
     # ---- losses
     _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,
                    domains={"input": unit_open(), "label": unit_open(0.0), "weight": positive()}),
-    _label_as_data(_NN + "binary_cross_entropy_with_logits", bce_with_logits_reference,
+    _label_as_data(_NN + "binary_cross_entropy_with_logits", bce_with_logits_reference, ("label", "pos_weight"),
                    domains={"logit": range_(-4.0, 4.0), "label": unit_open(0.0), "weight": positive(),
                             "pos_weight": positive()}),
     _label_as_data(_NN + "cross_entropy", cross_entropy_reference,
