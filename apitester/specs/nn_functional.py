@@ -539,6 +539,21 @@ def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.
     return out
 
 
+def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
+                      scale_grad_by_freq=False, **_):
+    """Paddle's embedding with a dense weight gradient.
+
+    sparse=True only changes how Paddle stores the weight gradient (SelectedRows holding
+    the looked-up rows), which cannot be compared element-wise with a dense gradient;
+    composing ops on that gradient crashes Paddle 3.3.1.  The forward is the same.
+    """
+    import paddle
+
+    return paddle.nn.functional.embedding(x, weight, padding_idx=padding_idx, max_norm=max_norm,
+                                          norm_type=norm_type, sparse=False,
+                                          scale_grad_by_freq=scale_grad_by_freq)
+
+
 def one_hot_reference(x, num_classes=-1, **_):
     _, F = _torch()
     return F.one_hot(x.long(), int(num_classes))
@@ -900,8 +915,9 @@ register(
     Spec(_NN + "temporal_shift", temporal_shift_reference,
          note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled"),
     # ---- lookups
-    Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids},
-         note="torch embedding, rows for padding_idx zeroed (Paddle's documented output)"),
+    Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
+         note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
+              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)"),
     Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False,
          note="Torch returns int64, Paddle float32 (the board's dtype task)"),
     # ---- losses
