@@ -98,7 +98,9 @@ REPORT_CASES = [
     ("log_softmax", (), 1000, "pass", None),
     ("cosine_similarity", (), 1000, "pass", None),
     ("conv2d", ("list[2,2,], 0, list[1,1,], 1, )",), 500_000, "pass", None),
-    ("conv1d", ('"NCL"',), 2_000_000, "pass", None),
+    # float32 input with a float16 weight: Paddle computes in float32 and returns float16
+    # (the weight's dtype); the reference does the same (Torch has no mixed-dtype conv).
+    ("conv1d", ('"NCL"',), 450_000, "pass", None),
     # Random APIs: statistical checks (one-hot rows / slopes within [lower, upper]).
     ("gumbel_softmax", ("hard=True",), 1000, "pass", None),
     ("rrelu", ("training=True",), 1000, "pass", None),
@@ -127,14 +129,14 @@ def test_mask_dtype_is_the_only_difference():
     assert "int32 (paddle) vs int64 (torch); values agree" in v.message
 
 
-def test_float16_upsample_gradient_accumulates_in_float16_on_paddle():
-    # Summing 64 float16 output-gradients per input cell: Torch's CPU kernel accumulates
-    # in float32 (matches the float64 sum), Paddle's drifts by a few float16 ulps, which
-    # exceeds atol+rtol*|g| where the sum is near 0.
-    config = report_config("upsample", '"float16"', 'mode="nearest"', max_numel=200_000)
+def test_float16_resize_gradient_accumulates_in_float16_on_paddle():
+    # Each input cell of a 1x1 -> 64x64 bilinear resize sums 4096 float16 output-gradients:
+    # Torch's CPU kernel accumulates in float32 (it matches the float64 sum to float16
+    # rounding), Paddle's result drifts by whole units.
+    config = report_config("interpolate", 'Tensor([1, 256, 1, 1],"float16")', 'mode="bilinear"')
     v = run_config(config)
     assert (v.status, v.direction, v.output) == ("accuracy_error", "backward", "grad x"), v.message
-    assert v.mismatched < v.total / 100
+    assert v.max_abs > 1.0
 
 
 # ---------------------------------------------------------------- reference semantics
