@@ -172,6 +172,26 @@ def _labels_below(of: str, axis: Any = -1, exclude: str | None = None):
     return domain
 
 
+def _grid(ctx):
+    """Sampling grid in [-1, 1], kept 1e-3 pixels away from the points where bilinear's
+    gradient jumps (integer source coordinates) and nearest's choice flips (half-integers):
+    there the gradient is undefined and float32 rounding alone decides which side each
+    framework takes."""
+    values = ctx.rng.uniform(-1.0, 1.0, ctx.shape)
+    x_spec = ctx.args.get("x")
+    if x_spec is not None and len(values.shape) >= 1 and values.size:
+        sizes = list(x_spec.shape[2:])[::-1]  # grid[..., 0] indexes W, [..., 1] H, [..., 2] D
+        corners = bool(ctx.args.get("align_corners", True))
+        for i, size in enumerate(sizes[: values.shape[-1]]):
+            g = values[..., i]
+            src = (g + 1) / 2 * (size - 1) if corners else ((g + 1) * size - 1) / 2
+            frac = src * 2 - np.floor(src * 2)  # position within a half-pixel
+            near = (frac < 2e-3) | (frac > 1 - 2e-3)
+            src = np.where(near, src + 2e-3, src)
+            values[..., i] = (src * 2 / (size - 1) - 1) if corners and size > 1 else ((src * 2 + 1) / size - 1)
+    return values.astype(numpy_dtype(ctx.dtype))
+
+
 def _embedding_ids(ctx):
     rows = int(ctx.args["weight"].shape[0])
     return ctx.rng.integers(0, max(rows, 1), ctx.shape).astype(numpy_dtype(ctx.dtype))
@@ -964,7 +984,8 @@ register(
               "input taken as log-probabilities as Paddle documents (no fused log_softmax, unlike "
               "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms"),
     # ---- sampling & resizing
-    Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": range_(-1.0, 1.0)}),
+    Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
+         note="torch grid_sample; grid kept off the non-differentiable cell boundaries"),
     Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis"),
     Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
