@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -205,33 +205,40 @@ class Regression:
 def regressions(*, lane: str | None = None, task: Task | None = None, run: TestRun | None = None) -> list[Regression]:
     """Configs whose newest verdict in a lane fails although an earlier run of that lane passed them.
 
-    With `run`, only the configs that run failed (the regressions that run found).
+    With `run`, only the configs that run failed (the regressions that run found). One aggregate finds
+    the configs whose newest run in a lane comes after their last pass; only those results are read
+    (a board holds tens of thousands of results, of which a handful regress).
     """
-    lanes = [lane] if lane else [c.value for c in TestRun.Lane]
-    found: list[Regression] = []
-    for lane_name in lanes:
-        passed = ConfigResult.objects.filter(run__lane=lane_name, status=PASS)
-        if task is not None:
-            passed = passed.filter(task=task)
-        last_pass: dict[int, tuple[int, str]] = {}
-        for cfg_id, run_id, version in passed.order_by("run_id").values_list(
-                "failing_config_id", "run_id", "run__paddle_version"):
-            last_pass[cfg_id] = (run_id, version)
-        if not last_pass:
-            continue
-        latest = latest_results(lane=lane_name, config_ids=last_pass.keys())
-        for cfg_id, result in latest.items():
-            if result.status not in FAILING:
-                continue
-            pass_run, pass_version = last_pass[cfg_id]
-            if pass_run >= result.run_id:
-                continue
-            if run is not None and result.run_id != run.pk:
-                continue
-            found.append(Regression(
-                task=result.task, failing_config_id=cfg_id, config=result.failing_config.config,
-                status=result.status, passed_run_id=pass_run, passed_version=pass_version,
-                failed_run_id=result.run_id, failed_version=result.run.paddle_version, max_abs=result.max_abs))
+    results = ConfigResult.objects.all()
+    if lane:
+        results = results.filter(run__lane=lane)
+    if task is not None:
+        results = results.filter(task=task)
+    candidates = list(
+        results.values("failing_config_id", "run__lane")
+        .annotate(newest=Max("run_id"), last_pass=Max("run_id", filter=Q(status=PASS)))
+        .filter(last_pass__isnull=False, newest__gt=F("last_pass"))
+        .values_list("failing_config_id", "newest", "last_pass")
+    )
+    if run is not None:
+        candidates = [c for c in candidates if c[1] == run.pk]
+    if not candidates:
+        return []
+    last_pass = {(config_id, newest): passed for config_id, newest, passed in candidates}
+    versions = dict(TestRun.objects.values_list("id", "paddle_version"))
+    newest_results = (
+        ConfigResult.objects.filter(failing_config_id__in={c[0] for c in candidates},
+                                    run_id__in={c[1] for c in candidates}, status__in=FAILING)
+        .select_related("task", "failing_config").defer("diff_map", "failing_config__origins")
+    )
+    found = [
+        Regression(
+            task=result.task, failing_config_id=result.failing_config_id, config=result.failing_config.config,
+            status=result.status, passed_run_id=last_pass[key], passed_version=versions.get(last_pass[key], ""),
+            failed_run_id=result.run_id, failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs)
+        for result in newest_results
+        if (key := (result.failing_config_id, result.run_id)) in last_pass
+    ]
     found.sort(key=lambda r: (-r.failed_run_id, r.task.number, r.failing_config_id))
     return found
 

@@ -33,7 +33,7 @@ def ensure_tasks(count: int = 183) -> list[Task]:
 def generate_results(*, runs: int = 20, results: int = 50_000, seed: int = 0, diff_maps: int = 50) -> dict:
     rng = random.Random(seed)
     tasks = [t for t in ensure_tasks() if not t.locked_reason] or ensure_tasks()
-    per_task = max(1, results // (runs * len(tasks)))
+    per_task = max(1, -(-results // (runs * len(tasks))))  # ceil: at least `results` results
     configs: list[FailingConfig] = []
     for task in tasks:
         for i in range(per_task):
