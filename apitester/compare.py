@@ -1,0 +1,291 @@
+"""Compare Paddle's outputs (ACTUAL) with Torch's (DESIRED) and produce a Verdict.
+
+Rules (PaddleAPITest's, made explicit):
+* shapes must be equal (else ``shape_mismatch``), dtypes must be equal (else
+  ``dtype_mismatch``; a Python scalar output is not dtype-checked);
+* bool and integer outputs must match exactly;
+* floating/complex outputs: NaN positions must match, inf positions and signs must match,
+  finite pairs must satisfy ``|actual - desired| <= atol + rtol * |desired|`` (numpy's
+  assert_allclose rule); complex values are compared on real and imaginary parts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Sequence
+
+import numpy as np
+
+STATUSES = (
+    "pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error",
+    "torch_error", "unsupported", "crash", "flaky_crash", "timeout", "skipped_too_large",
+)
+
+DIFF_MAP_CELLS = 128
+
+
+@dataclass
+class Out:
+    """One output (or gradient) of one side, normalised to numpy.
+
+    ``dtype`` is the framework's dtype name ("bfloat16" arrays are held as float32);
+    ``is_tensor`` is False for Python scalars, whose dtype is not checked.
+    """
+
+    array: np.ndarray | None
+    dtype: str | None = None
+    is_tensor: bool = True
+
+
+@dataclass
+class Verdict:
+    status: str
+    direction: str | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    mismatched: int | None = None
+    total: int | None = None
+    worst_index: tuple | None = None
+    message: str = ""
+    seconds: float = 0.0
+    diff_map: list | None = None            # <=128x128 max-pooled |paddle - torch| (finite pairs)
+    diff_map_nonfinite: list | None = None  # same grid: 1 where a NaN/inf position or sign differs
+    diff_shape: tuple | None = None         # shape of the compared array
+    output: str | None = None               # which output / gradient ("output 0", "grad x")
+    statistical: bool = False
+    engine_error: bool = False
+    api: str = ""
+    config: str = ""
+    atol: float | None = None
+    rtol: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds"):
+            data[key] = encode_float(data[key])
+        if self.diff_map is not None:
+            data["diff_map"] = [[encode_float(v) for v in row] for row in self.diff_map]
+        for key in ("worst_index", "diff_shape"):
+            if data[key] is not None:
+                data[key] = list(data[key])
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Verdict":
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds"):
+            if key in values:
+                values[key] = decode_float(values[key])
+        if values.get("diff_map") is not None:
+            values["diff_map"] = [[decode_float(v) for v in row] for row in values["diff_map"]]
+        for key in ("worst_index", "diff_shape"):
+            if values.get(key) is not None:
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+    def human(self) -> str:
+        """A numpy-assert_allclose-like report."""
+        head = f"[{self.status}{' ' + self.direction if self.direction else ''}] {self.config}"
+        return head + ("\n" + self.message if self.message else "")
+
+
+def encode_float(value):
+    if value is None or isinstance(value, str):
+        return value
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def decode_float(value):
+    if isinstance(value, str):
+        return float(value)
+    return value
+
+
+# ---------------------------------------------------------------- array comparison
+
+
+@dataclass
+class ArrayDiff:
+    ok: bool
+    mismatched: int
+    total: int
+    max_abs: float
+    max_rel: float
+    worst_index: tuple | None
+    rel_index: tuple | None
+    nonfinite_mismatched: int
+    diff: np.ndarray = field(repr=False)          # per element |a-b| (0 where not both finite)
+    nonfinite: np.ndarray = field(repr=False)     # per element NaN/inf disagreement
+
+
+def _float_parts(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: float):
+    a = actual.astype(np.float64, copy=False)
+    b = desired.astype(np.float64, copy=False)
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    pinf_a, pinf_b = np.isposinf(a), np.isposinf(b)
+    ninf_a, ninf_b = np.isneginf(a), np.isneginf(b)
+    nonfinite = (nan_a != nan_b) | (pinf_a != pinf_b) | (ninf_a != ninf_b)
+    finite = np.isfinite(a) & np.isfinite(b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(finite, np.abs(a - b), 0.0)
+        bad = finite & (diff > atol + rtol * np.abs(b))
+        absb = np.where(finite, np.abs(b), 0.0)
+    return diff, absb, bad | nonfinite, nonfinite
+
+
+def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: float) -> ArrayDiff:
+    """Element-wise comparison of equal-shape arrays (actual = Paddle, desired = Torch)."""
+    actual = np.asarray(actual)
+    desired = np.asarray(desired)
+    kinds = {actual.dtype.kind, desired.dtype.kind}
+    if kinds <= {"b", "i", "u"}:
+        a = actual.astype(np.int64) if actual.dtype.kind == "b" else actual
+        b = desired.astype(np.int64) if desired.dtype.kind == "b" else desired
+        with np.errstate(over="ignore"):
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        absb = np.abs(b.astype(np.float64))
+        bad = a != b
+        nonfinite = np.zeros(diff.shape, dtype=bool)
+    elif "c" in kinds:
+        ac, dc = actual.astype(np.complex128), desired.astype(np.complex128)
+        d1, b1, bad1, nf1 = _float_parts(ac.real, dc.real, atol, rtol)
+        d2, b2, bad2, nf2 = _float_parts(ac.imag, dc.imag, atol, rtol)
+        diff, absb, bad, nonfinite = np.hypot(d1, d2), np.hypot(b1, b2), bad1 | bad2, nf1 | nf2
+    else:
+        diff, absb, bad, nonfinite = _float_parts(actual, desired, atol, rtol)
+
+    total = int(diff.size)
+    mismatched = int(np.count_nonzero(bad))
+    nonfinite_mismatched = int(np.count_nonzero(nonfinite))
+    max_abs = max_rel = 0.0
+    worst = rel_index = None
+    if total:
+        flat_worst = int(np.argmax(diff))
+        max_abs = float(diff.flat[flat_worst])
+        worst = tuple(int(i) for i in np.unravel_index(flat_worst, diff.shape))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(absb > 0, diff / np.where(absb > 0, absb, 1.0), np.where(diff > 0, np.inf, 0.0))
+        flat_rel = int(np.argmax(rel))
+        max_rel = float(rel.flat[flat_rel])
+        rel_index = tuple(int(i) for i in np.unravel_index(flat_rel, diff.shape))
+        if nonfinite_mismatched:
+            flat_nf = int(np.argmax(nonfinite))
+            worst = tuple(int(i) for i in np.unravel_index(flat_nf, diff.shape))
+            max_abs = max_rel = math.inf
+            rel_index = worst
+    return ArrayDiff(mismatched == 0, mismatched, total, max_abs, max_rel, worst, rel_index,
+                     nonfinite_mismatched, diff, nonfinite)
+
+
+def _as_2d(array: np.ndarray) -> np.ndarray:
+    if array.ndim == 0:
+        return array.reshape(1, 1)
+    if array.ndim == 1:
+        return array.reshape(1, -1)
+    return array.reshape(-1, array.shape[-1])
+
+
+def max_pool(array: np.ndarray, cells: int = DIFF_MAP_CELLS) -> np.ndarray:
+    """Reduce to at most cells x cells by max over blocks (array viewed as 2-D)."""
+    grid = _as_2d(array)
+    rows, cols = grid.shape
+    if rows == 0 or cols == 0:
+        return np.zeros((0, 0), dtype=grid.dtype)
+    br, bc = math.ceil(rows / cells), math.ceil(cols / cells)
+    out_r, out_c = math.ceil(rows / br), math.ceil(cols / bc)
+    if br == 1 and bc == 1:
+        return grid.copy()
+    padded = np.zeros((out_r * br, out_c * bc), dtype=grid.dtype)
+    padded[:rows, :cols] = grid
+    return padded.reshape(out_r, br, out_c, bc).max(axis=(1, 3))
+
+
+def _fmt_index(index: tuple | None) -> str:
+    if index is None:
+        return ""
+    return f" at index {index}" if index else " at index ()"
+
+
+def describe(diff: ArrayDiff, atol: float, rtol: float, label: str, actual: np.ndarray, desired: np.ndarray) -> str:
+    pct = 100.0 * diff.mismatched / diff.total if diff.total else 0.0
+    lines = [
+        f"Not equal to tolerance rtol={rtol:g}, atol={atol:g} ({label})",
+        f"Mismatched elements: {diff.mismatched} / {diff.total} ({pct:.3g}%)",
+    ]
+    if diff.nonfinite_mismatched:
+        lines.append(f"NaN/inf positions or signs differ at {diff.nonfinite_mismatched} elements")
+    lines.append(f"Greatest absolute difference: {diff.max_abs:g}{_fmt_index(diff.worst_index)}")
+    lines.append(f"Greatest relative difference: {diff.max_rel:g}{_fmt_index(diff.rel_index)}")
+    if diff.worst_index is not None and actual.size:
+        lines.append(f" ACTUAL (paddle): {actual[diff.worst_index]!r}")
+        lines.append(f" DESIRED (torch): {desired[diff.worst_index]!r}")
+    return "\n".join(lines)
+
+
+def compare_outputs(
+    actual: Sequence[Out],
+    desired: Sequence[Out],
+    atol: float,
+    rtol: float,
+    direction: str = "forward",
+    labels: Sequence[str] | None = None,
+) -> Verdict:
+    """Compare Paddle's outputs with Torch's; the first disagreement decides the status."""
+    if len(actual) != len(desired):
+        return Verdict("shape_mismatch", direction=direction,
+                       message=f"{direction}: paddle gave {len(actual)} outputs, torch gave {len(desired)}")
+    mismatched = total = 0
+    max_abs = max_rel = 0.0
+    worst = None
+    for i, (a, d) in enumerate(zip(actual, desired)):
+        label = labels[i] if labels else f"output {i}"
+        if a.array is None and d.array is None:
+            continue
+        if a.array is None or d.array is None:
+            which = "paddle" if a.array is None else "torch"
+            return Verdict("shape_mismatch", direction=direction, output=label,
+                           message=f"{direction} {label}: {which} gave None, the other side a value")
+        if a.array.shape != d.array.shape:
+            return Verdict("shape_mismatch", direction=direction, output=label,
+                           message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
+                                   f"vs {list(d.array.shape)} (torch)")
+        diff = compare_arrays(a.array, d.array, atol, rtol)
+        if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
+            text = f"{direction} {label}: dtype {a.dtype} (paddle) vs {d.dtype} (torch)"
+            text += "; values " + ("agree" if diff.ok else f"also differ at {diff.mismatched}/{diff.total}")
+            return _with_diff(Verdict("dtype_mismatch", direction=direction, output=label, message=text), diff)
+        if not diff.ok:
+            verdict = Verdict("accuracy_error", direction=direction, output=label,
+                              message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array))
+            return _with_diff(verdict, diff, a.array.shape)
+        mismatched += diff.mismatched
+        total += diff.total
+        if diff.max_abs >= max_abs:
+            max_abs, worst = diff.max_abs, diff.worst_index
+        max_rel = max(max_rel, diff.max_rel)
+    return Verdict("pass", direction=None, max_abs=max_abs, max_rel=max_rel, mismatched=0,
+                   total=total, worst_index=worst)
+
+
+def _with_diff(verdict: Verdict, diff: ArrayDiff, shape=None) -> Verdict:
+    verdict.max_abs = diff.max_abs
+    verdict.max_rel = diff.max_rel
+    verdict.mismatched = diff.mismatched
+    verdict.total = diff.total
+    verdict.worst_index = diff.worst_index
+    if diff.total:
+        verdict.diff_map = max_pool(diff.diff).tolist()
+        verdict.diff_map_nonfinite = max_pool(diff.nonfinite.astype(np.uint8)).tolist()
+        verdict.diff_shape = tuple(int(s) for s in diff.diff.shape)
+    return verdict

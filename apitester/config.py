@@ -1,0 +1,337 @@
+"""Parse and format PaddleAPITest config strings.
+
+A config is one API call as PaddleAPITest traced it, e.g.
+``paddle.clip(x=Tensor([3, 3],"float64"), min=Tensor([1],"float64"), max=None, )``.
+
+The parser is a regex tokenizer plus a recursive-descent reader; it never evaluates
+anything.  Values become plain Python objects where Python has one (int, float, complex,
+str, bool, None, list, tuple, slice) and small dataclasses otherwise:
+
+* ``TensorSpec(shape, dtype)`` for ``Tensor([dims],"dtype")``;
+* ``Name("float16")`` for a bare (possibly dotted) identifier such as ``numpy.float64``;
+* ``Constructor(name, args)`` for any other ``Name(...)`` / ``dotted.name(...)`` form,
+  e.g. ``Dtype(float16)``, ``VarType(float32)``, ``type(numpy.float64)``; the API spec
+  decides what it means.
+
+``format_call`` writes the canonical form, which is the form PaddleAPITest writes, so
+``format_call(parse_config(line)) == line`` for the report lines.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+
+class ConfigSyntaxError(ValueError):
+    """A config string that does not follow the grammar.
+
+    ``column`` is 1-based; ``expected`` says what the parser was looking for.
+    """
+
+    def __init__(self, text: str, column: int, expected: str, found: str):
+        self.text = text
+        self.column = column
+        self.expected = expected
+        self.found = found
+        super().__init__(f"column {column}: expected {expected}, found {found}")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Name:
+    """A bare identifier used as a value, e.g. ``float16`` inside ``Dtype(float16)``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Constructor:
+    """Any ``Name(...)`` form other than Tensor/list/tuple/slice/complex."""
+
+    name: str
+    args: tuple = ()
+
+    @property
+    def dtype_name(self) -> str | None:
+        """The dtype a ``Dtype(x)`` / ``VarType(x)`` / ``type(numpy.x)`` node names, if any."""
+        if len(self.args) == 1:
+            inner = self.args[0]
+            if isinstance(inner, Name):
+                return inner.name.rsplit(".", 1)[-1]
+            if isinstance(inner, str):
+                return inner
+        return None
+
+
+@dataclass(frozen=True)
+class Call:
+    api: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def tensors(self):
+        """Every TensorSpec in the call, depth first."""
+        out: list[TensorSpec] = []
+        for value in (*self.args, *self.kwargs.values()):
+            _collect_tensors(value, out)
+        return out
+
+
+def _collect_tensors(value: Any, out: list) -> None:
+    if isinstance(value, TensorSpec):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_tensors(item, out)
+    elif isinstance(value, slice):
+        for item in (value.start, value.stop, value.step):
+            _collect_tensors(item, out)
+    elif isinstance(value, Constructor):
+        for item in value.args:
+            _collect_tensors(item, out)
+
+
+# ---------------------------------------------------------------- tokenizer
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<number>-?(?:inf|nan)(?![\w.])|-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<string>"(?:[^"\\]|\\.)*")
+  | (?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)
+  | (?P<punct>[()\[\],=])
+    """,
+    re.VERBOSE,
+)
+
+_END = ("end", None, -1)
+
+
+def _tokenize(text: str) -> list[tuple[str, Any, int]]:
+    tokens: list[tuple[str, Any, int]] = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            raise ConfigSyntaxError(text, pos + 1, "a value, name or punctuation", repr(text[pos]))
+        kind = m.lastgroup
+        if kind != "ws":
+            tokens.append((kind, m.group(), pos))
+        pos = m.end()
+    tokens.append(("end", None, n))
+    return tokens
+
+
+# ---------------------------------------------------------------- parser
+
+
+class _Parser:
+    __slots__ = ("text", "tokens", "i")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    def error(self, expected: str) -> ConfigSyntaxError:
+        kind, value, pos = self.tokens[self.i]
+        found = "end of input" if kind == "end" else repr(value)
+        return ConfigSyntaxError(self.text, pos + 1, expected, found)
+
+    def expect(self, punct: str) -> None:
+        kind, value, _ = self.tokens[self.i]
+        if kind != "punct" or value != punct:
+            raise self.error(f"'{punct}'")
+        self.i += 1
+
+    def peek_punct(self, punct: str) -> bool:
+        kind, value, _ = self.tokens[self.i]
+        return kind == "punct" and value == punct
+
+    def call(self) -> Call:
+        kind, api, _ = self.tokens[self.i]
+        if kind != "name":
+            raise self.error("an API name")
+        self.i += 1
+        self.expect("(")
+        args: list = []
+        kwargs: dict = {}
+        while not self.peek_punct(")"):
+            kind, value, _ = self.tokens[self.i]
+            nxt = self.tokens[self.i + 1]
+            if kind == "name" and nxt[0] == "punct" and nxt[1] == "=":
+                if "." in value:
+                    raise self.error("a keyword name without dots")
+                if value in kwargs:
+                    raise self.error(f"a keyword other than the repeated '{value}'")
+                self.i += 2
+                kwargs[value] = self.value()
+            else:
+                if kwargs:
+                    raise self.error("a keyword argument (positional after keyword)")
+                args.append(self.value())
+            if self.peek_punct(","):
+                self.i += 1
+            elif not self.peek_punct(")"):
+                raise self.error("',' or ')'")
+        self.i += 1
+        if self.tokens[self.i][0] != "end":
+            raise self.error("end of input after ')'")
+        return Call(api, tuple(args), kwargs)
+
+    def items(self, close: str) -> list:
+        """Comma-separated values up to ``close`` (trailing comma allowed)."""
+        out = []
+        while not self.peek_punct(close):
+            out.append(self.value())
+            if self.peek_punct(","):
+                self.i += 1
+            elif not self.peek_punct(close):
+                raise self.error(f"',' or '{close}'")
+        self.i += 1
+        return out
+
+    def value(self) -> Any:
+        kind, tok, _ = self.tokens[self.i]
+        if kind == "number":
+            self.i += 1
+            if tok.lstrip("-").isdigit():
+                return int(tok)
+            return float(tok)
+        if kind == "string":
+            self.i += 1
+            body = tok[1:-1]
+            if "\\" in body:
+                body = re.sub(r"\\(.)", r"\1", body)
+            return body
+        if kind == "name":
+            self.i += 1
+            if tok == "True":
+                return True
+            if tok == "False":
+                return False
+            if tok == "None":
+                return None
+            if tok == "list":
+                self.expect("[")
+                return self.items("]")
+            if self.peek_punct("("):
+                self.i += 1
+                if tok == "Tensor":
+                    return self.tensor()
+                items = self.items(")")
+                if tok == "tuple":
+                    return tuple(items)
+                if tok == "slice":
+                    if len(items) != 3:
+                        self.i -= 1
+                        raise self.error("slice(start,stop,step) with three parts")
+                    return slice(*items)
+                if tok == "complex":
+                    if len(items) != 2 or not all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool) for v in items
+                    ):
+                        self.i -= 1
+                        raise self.error("complex(real,imag) with two numbers")
+                    return complex(items[0], items[1])
+                return Constructor(tok, tuple(items))
+            return Name(tok)
+        if kind == "punct" and tok == "[":
+            # A bare list; PaddleAPITest writes list[...] but accept [...] too.
+            self.i += 1
+            return self.items("]")
+        raise self.error("a value")
+
+    def tensor(self) -> TensorSpec:
+        self.expect("[")
+        dims = []
+        while not self.peek_punct("]"):
+            kind, tok, _ = self.tokens[self.i]
+            if kind != "number" or not tok.isdigit():
+                raise self.error("a non-negative integer dimension")
+            dims.append(int(tok))
+            self.i += 1
+            if self.peek_punct(","):
+                self.i += 1
+            elif not self.peek_punct("]"):
+                raise self.error("',' or ']'")
+        self.i += 1
+        self.expect(",")
+        kind, tok, _ = self.tokens[self.i]
+        if kind != "string":
+            raise self.error('a dtype string like "float32"')
+        self.i += 1
+        if self.peek_punct(","):
+            self.i += 1
+        self.expect(")")
+        return TensorSpec(tuple(dims), tok[1:-1])
+
+
+@lru_cache(maxsize=200_000)
+def parse_config(text: str) -> Call:
+    """Parse one config line (surrounding whitespace ignored). Cached by string."""
+    return _Parser(text.strip()).call()
+
+
+def parse_value(text: str) -> Any:
+    p = _Parser(text.strip())
+    v = p.value()
+    if p.tokens[p.i][0] != "end":
+        raise p.error("end of input")
+    return v
+
+
+# ---------------------------------------------------------------- formatter
+
+
+def format_value(value: Any) -> str:
+    if value is None or value is True or value is False:
+        return repr(value)
+    if isinstance(value, TensorSpec):
+        return f'Tensor([{", ".join(map(str, value.shape))}],"{value.dtype}")'
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)  # 'inf', '-inf', 'nan', '1e-06', '1000000.0'
+    if isinstance(value, complex):
+        return f"complex({value.real!r},{value.imag!r})"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "list[" + "".join(format_value(v) + "," for v in value) + "]"
+    if isinstance(value, tuple):
+        return "tuple(" + "".join(format_value(v) + "," for v in value) + ")"
+    if isinstance(value, slice):
+        return f"slice({format_value(value.start)},{format_value(value.stop)},{format_value(value.step)})"
+    if isinstance(value, Name):
+        return value.name
+    if isinstance(value, Constructor):
+        return f"{value.name}({','.join(format_value(v) for v in value.args)})"
+    raise TypeError(f"cannot format {type(value).__name__} as a config value")
+
+
+def format_call(call: Call) -> str:
+    parts = [format_value(v) + ", " for v in call.args]
+    parts += [f"{k}={format_value(v)}, " for k, v in call.kwargs.items()]
+    return f"{call.api}({''.join(parts)})"
+
+
+def api_name(text: str) -> str:
+    """The API name of a config line without parsing the arguments."""
+    head = text.strip().split("(", 1)[0]
+    return head.strip()

@@ -1,0 +1,437 @@
+"""Run one config in this process: Paddle side, Torch side, compare -> Verdict.
+
+``run_config`` never raises for a bad config, a missing spec, or a Paddle/Torch exception:
+those become statuses.  An exception inside apitester itself becomes ``unsupported`` with
+``engine_error=True`` (an engine gap is never reported as a Paddle bug).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import time
+import traceback
+import zlib
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from . import inputs as inp
+from .compare import Out, Verdict, compare_outputs
+from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config
+from .specs import get_spec
+from .specs.base import Spec, dtype_name
+
+FLOATING = ("float16", "bfloat16", "float32", "float64")
+MESSAGE_LIMIT = 2000
+
+_frameworks: dict[str, Any] = {}
+
+
+def frameworks():
+    """(paddle, torch), imported once and set to the CPU."""
+    if not _frameworks:
+        os.environ.setdefault("GLOG_minloglevel", "2")
+        import paddle
+        import torch
+
+        paddle.set_device("cpu")
+        try:
+            paddle.disable_static()
+        except Exception:  # already dynamic
+            pass
+        _frameworks["paddle"] = paddle
+        _frameworks["torch"] = torch
+        _frameworks["device"] = "cpu"
+    return _frameworks["paddle"], _frameworks["torch"]
+
+
+def gpu_available() -> bool:
+    paddle, _ = frameworks()
+    return bool(paddle.is_compiled_with_cuda())
+
+
+def _set_device(device: str) -> str | None:
+    """Switch both frameworks to device; returns a reason string when impossible."""
+    paddle, torch = frameworks()
+    if device not in ("cpu", "gpu"):
+        return f"unknown device {device!r} (use 'cpu' or 'gpu')"
+    if device == "gpu" and not paddle.is_compiled_with_cuda():
+        return ("GPU lane needs a CUDA build of Paddle; the installed Paddle "
+                f"{paddle.__version__} is CPU-only, so this config waits for a GPU worker")
+    if _frameworks["device"] != device:
+        paddle.set_device(device)
+        _frameworks["device"] = device
+    return None
+
+
+def _torch_device() -> str:
+    _, torch = frameworks()
+    if _frameworks["device"] == "gpu" and torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+# ---------------------------------------------------------------- resolution (cached)
+
+
+@lru_cache(maxsize=None)
+def resolve_paddle(api: str):
+    """The Paddle callable a config API name refers to ('paddle.Tensor.X' -> unbound method)."""
+    paddle, _ = frameworks()
+    parts = api.split(".")
+    if parts[0] != "paddle":
+        raise AttributeError(f"{api} is not a paddle API")
+    obj: Any = paddle
+    for part in parts[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+@lru_cache(maxsize=None)
+def _signature(spec: Spec, api: str) -> inspect.Signature:
+    if spec.signature is not None:
+        sig = inspect.signature(spec.signature)
+    else:
+        sig = inspect.signature(resolve_paddle(api))
+    params = list(sig.parameters.values())
+    # Tensor methods name their tensor `self`; bind it as `x` so one reference serves
+    # paddle.X(x, ...) and paddle.Tensor.X(self, ...) alike.
+    if params and params[0].name == "self" and "x" not in sig.parameters:
+        params[0] = params[0].replace(name="x")
+        sig = sig.replace(parameters=params)
+    return sig
+
+
+def _bind(sig: inspect.Signature, call: Call) -> inspect.BoundArguments:
+    bound = sig.bind(*call.args, **call.kwargs)
+    bound.apply_defaults()
+    return bound
+
+
+# ---------------------------------------------------------------- conversion
+
+
+def _walk(value, leaf):
+    if isinstance(value, inp.InputTensor):
+        return leaf(value)
+    if isinstance(value, list):
+        return [_walk(v, leaf) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_walk(v, leaf) for v in value)
+    return value
+
+
+def _plain(value):
+    """Parsed non-tensor values as plain Python (dtype constructors -> name strings)."""
+    if isinstance(value, TensorSpec):
+        return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    return inp.plain_value(value)
+
+
+class _Leaves:
+    """Collects the differentiable leaf tensors of one side, in a fixed order."""
+
+    def __init__(self, grad: bool):
+        self.grad = grad
+        self.tensors: list = []
+        self.labels: list[str] = []
+
+
+def _to_paddle(value: inp.InputTensor, leaves: _Leaves, label: str):
+    paddle, _ = frameworks()
+    tensor = paddle.to_tensor(value.array)
+    if value.dtype == "bfloat16":
+        tensor = tensor.astype("bfloat16")
+    if leaves.grad and value.dtype in FLOATING:
+        tensor.stop_gradient = False
+        leaves.tensors.append(tensor)
+        leaves.labels.append(label)
+    else:
+        tensor.stop_gradient = True
+    return tensor
+
+
+def _to_torch(value: inp.InputTensor, leaves: _Leaves, label: str):
+    _, torch = frameworks()
+    tensor = torch.from_numpy(np.array(value.array, copy=True))
+    if value.dtype == "bfloat16":
+        tensor = tensor.to(torch.bfloat16)
+    dev = _torch_device()
+    if dev != "cpu":
+        tensor = tensor.to(dev)
+    if leaves.grad and value.dtype in FLOATING:
+        tensor = tensor.detach().requires_grad_(True)
+        leaves.tensors.append(tensor)
+        leaves.labels.append(label)
+    return tensor
+
+
+def _convert(materialised: dict, make, grad: bool) -> tuple[dict, _Leaves]:
+    leaves = _Leaves(grad)
+    out = {}
+    for key, value in materialised.items():
+        counter = [0]
+
+        def leaf(t, key=key, counter=counter):
+            label = key if counter[0] == 0 else f"{key}[{counter[0]}]"
+            counter[0] += 1
+            return make(t, leaves, label)
+
+        out[key] = _walk(value, leaf)
+    return out, leaves
+
+
+def _flatten_outputs(value) -> list:
+    if isinstance(value, (list, tuple)):
+        flat = []
+        for item in value:
+            flat.extend(_flatten_outputs(item))
+        return flat
+    return [value]
+
+
+def _paddle_out(value) -> Out:
+    paddle, _ = frameworks()
+    if value is None:
+        return Out(None)
+    if isinstance(value, paddle.Tensor):
+        name = dtype_name(value.dtype)
+        t = value.detach() if hasattr(value, "detach") else value
+        if name == "bfloat16":
+            t = t.astype("float32")
+        return Out(np.asarray(t.numpy()), name, True)
+    return Out(np.asarray(value), None, False)
+
+
+def _torch_out(value) -> Out:
+    _, torch = frameworks()
+    if value is None:
+        return Out(None)
+    if isinstance(value, torch.Tensor):
+        name = dtype_name(value.dtype)
+        t = value.detach()
+        if name == "bfloat16":
+            t = t.float()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.is_conj():
+            t = t.resolve_conj()
+        return Out(t.numpy(), name, True)
+    return Out(np.asarray(value), None, False)
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    # Paddle's C++ errors carry a long stack; keep the summary lines.
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if not ln.lstrip().startswith(("[operator", "  File", "--------"))]
+    for ln in keep:
+        if "Error" in ln and ("Hint:" in ln or "(at " in ln):
+            return ln.strip()[:MESSAGE_LIMIT]
+    return " ".join(keep)[:MESSAGE_LIMIT] if keep else text[:MESSAGE_LIMIT]
+
+
+def _tolerance(spec: Spec, outs: list[Out], materialised: dict, atol: float, rtol: float):
+    names = [o.dtype for o in outs if o.dtype in (*FLOATING, "complex64", "complex128")]
+    if not names:
+        for value in materialised.values():
+            for t in _flatten_outputs(value):
+                if isinstance(t, inp.InputTensor):
+                    names.append(t.dtype)
+    for name in names:
+        if name in spec.tolerances:
+            return spec.tolerances[name]
+    return atol, rtol
+
+
+def _grad_outputs(outs_p, outs_t, seed):
+    """Pairs of (paddle out, torch out) that carry gradients on both sides."""
+    paddle, torch = frameworks()
+    pairs = []
+    for i, (p, t) in enumerate(zip(outs_p, outs_t)):
+        if not isinstance(t, torch.Tensor) or not t.requires_grad:
+            continue
+        if not isinstance(p, paddle.Tensor) or p.stop_gradient:
+            continue
+        if dtype_name(t.dtype) not in FLOATING:
+            continue
+        pairs.append((i, p, t))
+    return pairs
+
+
+def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
+    rng = np.random.default_rng([seed, zlib.crc32(b"grad_output"), index])
+    arr = rng.uniform(-1.0, 1.0, shape).astype(inp.numpy_dtype(dtype))
+    if dtype == "bfloat16":
+        arr = inp.round_to_bfloat16(arr)
+    return arr
+
+
+# ---------------------------------------------------------------- run
+
+
+def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0) -> Verdict:
+    """Run one config string and return its Verdict (never raises for bad input)."""
+    start = time.perf_counter()
+    config = config.strip()
+    try:
+        verdict = _run(config, device, atol, rtol, seed)
+    except Exception as exc:  # a bug or gap inside apitester itself
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
+    verdict.seconds = time.perf_counter() - start
+    verdict.config = config
+    if not verdict.api:
+        verdict.api = api_name(config)
+    if verdict.atol is None:
+        verdict.atol, verdict.rtol = atol, rtol
+    return verdict
+
+
+def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdict:
+    try:
+        call = parse_config(config)
+    except ConfigSyntaxError as exc:
+        return Verdict("unsupported", message=f"config syntax error: {exc}")
+    spec = get_spec(call.api)
+    if spec is None:
+        return Verdict("unsupported", api=call.api, message=f"no spec for {call.api} in the engine registry")
+    reason = _set_device(device)
+    if reason:
+        return Verdict("unsupported", api=call.api, message=reason)
+
+    paddle, torch = frameworks()
+    if spec.paddle is None:
+        try:
+            paddle_fn = resolve_paddle(call.api)
+        except AttributeError as exc:
+            return Verdict("paddle_error", api=call.api, message=f"this Paddle build has no {call.api}: {exc}")
+    try:
+        sig = _signature(spec, call.api)
+    except (TypeError, ValueError) as exc:
+        return Verdict("unsupported", api=call.api,
+                       message=f"cannot read Paddle's signature of {call.api} ({exc}); the spec needs signature=")
+    try:
+        bound_args = _bind(sig, call)
+    except TypeError as exc:
+        return Verdict("unsupported", api=call.api,
+                       message=f"arguments do not bind to Paddle's signature {call.api}{sig}: {exc}")
+
+    parsed = {k: _plain(v) for k, v in bound_args.arguments.items()}
+    materialised = inp.materialise(parsed, spec.domains, seed)
+    want_grad = spec.backward and not spec.random
+
+    # ---- Paddle side
+    p_values, p_leaves = _convert(materialised, _to_paddle, want_grad)
+    try:
+        if spec.paddle is not None:
+            p_raw = spec.paddle(**{k: v for k, v in p_values.items() if k != "name"})
+        else:
+            p_raw = _call_with_signature(paddle_fn, sig, p_values)
+        if spec.outputs is not None:
+            p_raw = spec.outputs(p_raw)
+    except Exception as exc:
+        return Verdict("paddle_error", direction="forward", api=call.api, message=_short(exc))
+
+    # ---- Torch side
+    t_values, t_leaves = _convert(materialised, _to_torch, want_grad)
+    try:
+        t_raw = spec.torch(**{k: v for k, v in t_values.items() if k != "name"})
+        if spec.outputs is not None:
+            t_raw = spec.outputs(t_raw)
+    except Exception as exc:
+        return Verdict("torch_error", direction="forward", api=call.api, message=_short(exc))
+
+    p_flat, t_flat = _flatten_outputs(p_raw), _flatten_outputs(t_raw)
+    outs_p = [_paddle_out(v) for v in p_flat]
+    outs_t = [_torch_out(v) for v in t_flat]
+    f_atol, f_rtol = _tolerance(spec, outs_t, materialised, atol, rtol)
+
+    if spec.random:
+        if spec.check is None:
+            return Verdict("unsupported", api=call.api, statistical=True,
+                           message="random API without a check= function in its spec")
+        ok, message = spec.check([o.array for o in outs_p] if len(outs_p) != 1 else outs_p[0].array,
+                                 [o.array for o in outs_t] if len(outs_t) != 1 else outs_t[0].array,
+                                 parsed)
+        return Verdict("pass" if ok else "accuracy_error", direction=None if ok else "forward",
+                       statistical=True, api=call.api, message=message, atol=f_atol, rtol=f_rtol)
+
+    forward = compare_outputs(outs_p, outs_t, f_atol, f_rtol, "forward")
+    forward.api, forward.atol, forward.rtol = call.api, f_atol, f_rtol
+    if not forward.ok or not want_grad or not p_leaves.tensors:
+        return forward
+
+    # ---- backward: the same random output-gradient to both sides
+    pairs = _grad_outputs(p_flat, t_flat, seed)
+    if not pairs:
+        forward.message = "backward not compared: no differentiable output"
+        return forward
+    if len(p_leaves.tensors) != len(t_leaves.tensors):
+        forward.message = "backward not compared: the sides have different differentiable inputs"
+        return forward
+    grads_np = [_random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i) for i, _, t in pairs]
+    try:
+        g_p = [paddle.to_tensor(g).astype(p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
+        p_grads = paddle.grad([p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
+                              allow_unused=True)
+    except Exception as exc:
+        return Verdict("paddle_error", direction="backward", api=call.api, message=_short(exc))
+    try:
+        g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
+        t_grads = torch.autograd.grad([t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
+                                      allow_unused=True)
+    except Exception as exc:
+        return Verdict("torch_error", direction="backward", api=call.api, message=_short(exc))
+
+    gp_outs, gt_outs = [], []
+    for leaf_p, leaf_t, gp, gt in zip(p_leaves.tensors, t_leaves.tensors, p_grads, t_grads):
+        # an unused input has a zero gradient; frameworks differ in returning None or zeros
+        gp_outs.append(_paddle_out(gp) if gp is not None else
+                       Out(np.zeros(tuple(leaf_p.shape), dtype=inp.numpy_dtype(dtype_name(leaf_p.dtype))),
+                           dtype_name(leaf_p.dtype)))
+        gt_outs.append(_torch_out(gt) if gt is not None else
+                       Out(np.zeros(tuple(leaf_t.shape), dtype=inp.numpy_dtype(dtype_name(leaf_t.dtype))),
+                           dtype_name(leaf_t.dtype)))
+    b_atol, b_rtol = f_atol, f_rtol
+    backward = compare_outputs(gp_outs, gt_outs, b_atol, b_rtol, "backward",
+                               labels=[f"grad {label}" for label in p_leaves.labels])
+    backward.api, backward.atol, backward.rtol = call.api, b_atol, b_rtol
+    if backward.ok:
+        # report the forward figures for a full pass
+        forward.message = ""
+        return forward
+    return backward
+
+
+def _call_with_signature(fn, sig: inspect.Signature, values: dict):
+    """Call fn with bound values: positional params positionally (builtins take no kwargs)."""
+    args: list = []
+    kwargs: dict = {}
+    for name, param in sig.parameters.items():
+        if name not in values:
+            continue
+        value = values[name]
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            args.append(value)
+        elif param.kind == param.VAR_POSITIONAL:
+            args.extend(value)
+        elif param.kind == param.KEYWORD_ONLY:
+            kwargs[name] = value
+        elif param.kind == param.VAR_KEYWORD:
+            kwargs.update(value)
+    return fn(*args, **kwargs)
+
+
+def is_floating(dtype: str | None) -> bool:
+    return dtype in FLOATING
+
+
+__all__ = ["run_config", "frameworks", "gpu_available", "resolve_paddle", "math"]

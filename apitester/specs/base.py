@@ -1,0 +1,149 @@
+"""The declarative spec of one Paddle API and helpers to write references.
+
+See notes/SPEC_CONTRACT.md (the shared contract): a Spec says which Torch code is the
+reference for a Paddle API, how inputs are drawn, and how to compare.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+Domain = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: specs are cache keys
+class Spec:
+    api: str
+    torch: Callable[..., Any]
+    aliases: tuple[str, ...] = ()
+    domains: Mapping[str, Domain] = field(default_factory=dict)
+    tolerances: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    backward: bool = True
+    random: bool = False
+    check: Callable | None = None
+    paddle: Callable | None = None
+    outputs: Callable | None = None
+    note: str = ""
+    # Extension (not in the first contract draft): a stub whose signature stands in for
+    # Paddle's when inspect cannot read it (builtin Tensor methods such as __mul__),
+    # e.g. ``signature=lambda x, y: None``.
+    signature: Callable | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.api, *self.aliases)
+
+
+_REGISTRY: dict[str, Spec] = {}
+_PRIMARY: dict[str, Spec] = {}
+
+
+def register(*specs: Spec) -> None:
+    """Add entries; a name (api or alias) registered twice raises at import time."""
+    for spec in specs:
+        for name in spec.names:
+            if name in _REGISTRY:
+                raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {_REGISTRY[name].api})")
+        for name in spec.names:
+            _REGISTRY[name] = spec
+        _PRIMARY[spec.api] = spec
+
+
+# ---------------------------------------------------------------- torch helpers
+
+_TORCH_DTYPES = {
+    "bool": "bool",
+    "uint8": "uint8",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
+    # aliases seen in configs / paddle
+    "half": "float16",
+    "float": "float32",
+    "double": "float64",
+    "int": "int64",
+    "uint16": "bfloat16",  # paddle's storage name for bfloat16
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+}
+
+
+def dtype_name(dtype: Any) -> str | None:
+    """Normalise a dtype (name string, paddle/torch/numpy dtype) to a plain name like 'float16'."""
+    if dtype is None:
+        return None
+    text = str(dtype)
+    for prefix in ("paddle.", "torch.", "numpy.", "np.", "VarType.", "DataType."):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    text = text.lower()
+    if text.startswith("<class '"):
+        text = text[8:-2].rsplit(".", 1)[-1]
+    return _TORCH_DTYPES.get(text, text)
+
+
+def torch_dtype(name: Any):
+    """The torch dtype for a dtype name (or None for None)."""
+    import torch
+
+    norm = dtype_name(name)
+    if norm is None:
+        return None
+    return getattr(torch, norm)
+
+
+def resolve_torch(dotted: str) -> Callable:
+    """'torch.cumsum' / 'torch.nn.functional.relu' -> the callable."""
+    module_name, _, attr = dotted.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except ModuleNotFoundError:
+        parent, _, mid = module_name.rpartition(".")
+        return getattr(getattr(importlib.import_module(parent), mid), attr)
+
+
+def torch_call(target: str | Callable, **renames: str | None) -> Callable:
+    """A reference that calls ``target`` with Paddle's parameter names renamed.
+
+    ``torch_call("torch.cumsum", x="input", axis="dim")``: parameters not mentioned pass
+    through under their own name; a parameter mapped to None is dropped.  The torch
+    callable is resolved lazily so spec modules import without torch.
+    """
+    resolved: list[Callable] = []
+
+    def reference(**kwargs):
+        if not resolved:
+            resolved.append(resolve_torch(target) if isinstance(target, str) else target)
+        call_kwargs = {}
+        for key, value in kwargs.items():
+            if key in renames:
+                new = renames[key]
+                if new is None:
+                    continue
+                call_kwargs[new] = value
+            else:
+                call_kwargs[key] = value
+        return resolved[0](**call_kwargs)
+
+    reference.__name__ = f"torch_call({target if isinstance(target, str) else target.__name__})"
+    return reference
+
+
+def tol(atol: float, rtol: float | None = None) -> tuple[float, float]:
+    """A tolerance pair; rtol defaults to atol."""
+    return (atol, atol if rtol is None else rtol)
+
+
+def low_precision(atol: float, rtol: float | None = None) -> dict[str, tuple[float, float]]:
+    """The same override for float16 and bfloat16."""
+    return {"float16": tol(atol, rtol), "bfloat16": tol(atol, rtol)}
