@@ -29,7 +29,7 @@ def getitem_index(ctx):
     A list index is one advanced index over axis 0 (Paddle stacks it, as numpy does); in a
     tuple index the k-th element indexes axis k.
     """
-    x_shape = _shape(ctx.args.get("self", ctx.args.get("x")))
+    x_shape = _shape(ctx.args["x"])
     item = ctx.args.get("item")
     axis = (ctx.index or 0) if isinstance(item, tuple) else 0
     if ctx.dtype == "bool":
@@ -110,8 +110,8 @@ def _torch_index(item):
     return item
 
 
-def _getitem(self, item, **_):
-    return self[_torch_index(item)]
+def _getitem(x, item, **_):
+    return x[_torch_index(item)]
 
 
 def _set_(x, source=None, shape=None, stride=None, offset=0, **_):

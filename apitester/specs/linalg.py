@@ -83,15 +83,69 @@ def _matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, **_):
     the same rules as torch.linalg.matrix_rank (rtol defaults to eps*max(m, n) unless atol > 0)."""
     import torch
 
+    real = x.real.dtype if x.is_complex() else x.dtype
+
+    def as_tensor(v):
+        # Paddle casts tolerance tensors to x's (real) dtype; Torch wants atol and rtol
+        # both tensors or both floats
+        return None if v is None else torch.as_tensor(v, dtype=real)
+
     if tol is not None:
-        return torch.linalg.matrix_rank(x, atol=tol, rtol=0.0, hermitian=hermitian)
+        atol, rtol = tol, 0.0
+    if isinstance(atol, torch.Tensor) or isinstance(rtol, torch.Tensor):
+        atol, rtol = as_tensor(atol), as_tensor(rtol)
     return torch.linalg.matrix_rank(x, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+def _hermitian_part(x):
+    """(x + x^H) / 2: equal to x for the Hermitian inputs drawn, and it maps any
+    gradient G onto its Hermitian part (G + G^H) / 2 — the only part a function of a
+    Hermitian matrix determines (Paddle returns a Hermitian gradient, Torch one whose
+    off-diagonal split between the triangles is arbitrary)."""
+    if hasattr(x, "mH"):  # torch
+        return (x + x.mH) / 2
+    perm = [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2]  # paddle
+    return (x + x.conj().transpose(perm)) / 2
 
 
 def _pinv(x, rcond=1e-15, hermitian=False, **_):
     import torch
 
+    if hermitian:
+        x = _hermitian_part(x)
     return torch.linalg.pinv(x, rtol=rcond, hermitian=hermitian)
+
+
+def _pinv_paddle(x, rcond=1e-15, hermitian=False, **_):
+    import paddle
+
+    if hermitian:
+        x = _hermitian_part(x)
+    return paddle.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+
+
+def _eigh(x, UPLO="L", **_):
+    import torch
+
+    return tuple(torch.linalg.eigh(_hermitian_part(x), UPLO=UPLO))
+
+
+def _eigh_paddle(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigh(_hermitian_part(x), UPLO=UPLO)
+
+
+def _eigvalsh(x, UPLO="L", **_):
+    import torch
+
+    return torch.linalg.eigvalsh(_hermitian_part(x), UPLO=UPLO)
+
+
+def _eigvalsh_paddle(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigvalsh(_hermitian_part(x), UPLO=UPLO)
 
 
 def _lstsq(x, y, rcond=None, driver=None, **_):
@@ -109,39 +163,84 @@ def _eigh_invariants(out):
 
 
 def _sorted_eigenvalues(out):
-    """Eigenvalues of a general matrix come in no defined order: sort both sides by
-    (real, imag) before comparing."""
-    values = np.asarray(out)
+    """Eigenvalues of a general matrix come in no defined order: both sides are sorted by
+    (real, imag) (a real matrix's conjugate pairs share the exact real part, so the pair
+    is ordered by imag) and returned as a tensor of the same framework and dtype (no
+    gradient is compared for eigvals)."""
+    is_torch = type(out).__module__.startswith("torch")
+    values = np.asarray(out.detach().numpy() if is_torch else out.numpy())
     if values.ndim == 0 or values.size == 0:
-        return values
+        return out
     flat = values.reshape(-1, values.shape[-1])
-    rows = [row[np.lexsort((np.round(row.imag, 4), np.round(row.real, 4)))] for row in flat]
-    return np.stack(rows).reshape(values.shape)
+    ordered = np.stack([row[np.lexsort((row.imag, row.real))] for row in flat]).reshape(values.shape)
+    if is_torch:
+        import torch
+
+        return torch.from_numpy(ordered)
+    import paddle
+
+    return paddle.to_tensor(ordered)
+
+
+_SKETCH_RUNS = 5
+
+
+def _median_run(runs):
+    """The (u, s, v) run with the median reconstruction error (runs: [(err, (u, s, v))])."""
+    runs = sorted(runs, key=lambda r: r[0])
+    return runs[len(runs) // 2][1]
 
 
 def _svd_lowrank(x, q=None, niter=2, M=None, **_):
+    """(U, S, V, A): the factors plus the matrix they approximate (A = x - M), so the check
+    can measure the reconstruction (a check sees outputs, not inputs). The sketch is
+    random with a heavy-tailed error on small matrices, so each side runs it 5 times with
+    fixed seeds and reports its median run."""
     import torch
 
     m, n = x.shape[-2:]
     if q is None:
         q = min(6, m, n)  # Paddle's default (Torch's is a flat 6)
-    return tuple(torch.svd_lowrank(x, q=q, niter=niter, M=M))
+    target = x if M is None else x - M
+    runs = []
+    with torch.random.fork_rng():
+        for seed in range(_SKETCH_RUNS):
+            torch.manual_seed(seed)
+            u, s, v = torch.svd_lowrank(x, q=q, niter=niter, M=M)
+            err = float(torch.linalg.norm((target - (u * s[..., None, :]) @ v.mH).reshape(-1)))
+            runs.append((err, (u, s, v)))
+    return (*_median_run(runs), target)
+
+
+def _svd_lowrank_paddle(x, q=None, niter=2, M=None, **_):
+    import paddle
+
+    target = x if M is None else x - M
+    perm = [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2]
+    state = paddle.get_rng_state()
+    runs = []
+    try:
+        for seed in range(_SKETCH_RUNS):
+            paddle.seed(seed)
+            u, s, v = paddle.linalg.svd_lowrank(x, q=q, niter=niter, M=M)
+            approx = paddle.matmul(u * s.unsqueeze(-2), v.conj().transpose(perm))
+            runs.append((float(paddle.linalg.norm((target - approx).flatten())), (u, s, v)))
+    finally:
+        paddle.set_rng_state(state)
+    return (*_median_run(runs), target)
 
 
 def _check_svd_lowrank(paddle_out, torch_out, args):
     """Randomised: U, S, V differ from run to run.  Deterministic facts checked instead:
     shapes; S real, non-negative, descending, and never above the true singular values
     (a projection cannot increase them); U and V with orthonormal columns; and the
-    reconstruction error ||A - M - U diag(S) V^H||_F no worse than Torch's own randomised
-    result by more than 5% (plus a rounding floor)."""
-    u, s, v = (np.asarray(t) for t in paddle_out)
-    tu, ts, tv = (np.asarray(t) for t in torch_out)
+    reconstruction error ||A - U diag(S) V^H||_F of Paddle's median run (of 5) no worse
+    than Torch's median run by more than 10% (plus a rounding floor)."""
+    u, s, v, x = (np.asarray(t) for t in paddle_out)
+    tu, ts, tv, _ = (np.asarray(t) for t in torch_out)
     for name, a, b in (("U", u, tu), ("S", s, ts), ("V", v, tv)):
         if a.shape != b.shape:
             return False, f"{name} shape {a.shape} != torch {b.shape}"
-    x = np.asarray(args["x"], dtype=np.float64 if not np.iscomplexobj(args["x"]) else np.complex128)
-    if args.get("M") is not None:
-        x = x - np.asarray(args["M"])
     if s.size == 0:
         return True, "empty factors"
     eps = 1e-3 if u.dtype == np.float32 else 1e-8
@@ -165,8 +264,8 @@ def _check_svd_lowrank(paddle_out, torch_out, args):
 
     mine, ref = recon_error(u, s, v), recon_error(tu, ts, tv)
     scale = float(np.linalg.norm(x.reshape(-1))) or 1.0
-    if mine > ref * 1.05 + 1e-3 * scale:
-        return False, f"reconstruction error {mine:.4g} > torch's {ref:.4g} (+5%)"
+    if mine > ref * 1.10 + 1e-3 * scale:
+        return False, f"median reconstruction error {mine:.4g} > torch's {ref:.4g} (+10%)"
     return True, f"reconstruction error {mine:.4g} vs torch {ref:.4g}"
 
 
@@ -175,20 +274,23 @@ def _check_svd_lowrank(paddle_out, torch_out, args):
 register(
     Spec(
         api="paddle.linalg.cond",
-        torch=torch_call("torch.linalg.cond", x="A", p="p"),
+        torch=torch_call("torch.linalg.cond", x="input"),
         note="torch.linalg.cond(A, p).",
     ),
     Spec(
         api="paddle.linalg.eigh",
-        torch=torch_call("torch.linalg.eigh", x="A"),
+        torch=_eigh,
+        paddle=_eigh_paddle,
+        domains={"x": hermitian},
         outputs=_eigh_invariants,
         note="torch.linalg.eigh(A, UPLO). Eigenvectors are defined only up to sign/phase per "
         "column: compared as (eigenvalues, |eigenvectors|); distinct eigenvalues assumed "
-        "(random inputs).",
+        "(random inputs). x is drawn Hermitian and both sides get (x + x^H)/2 (same values) "
+        "so gradients are compared on their Hermitian part.",
     ),
     Spec(
         api="paddle.linalg.eigvals",
-        torch=torch_call("torch.linalg.eigvals", x="A"),
+        torch=torch_call("torch.linalg.eigvals", x="input"),
         outputs=_sorted_eigenvalues,
         backward=False,
         note="torch.linalg.eigvals(A); the eigenvalue order of a general matrix is undefined, "
@@ -197,8 +299,11 @@ register(
     ),
     Spec(
         api="paddle.linalg.eigvalsh",
-        torch=torch_call("torch.linalg.eigvalsh", x="A"),
-        note="torch.linalg.eigvalsh(A, UPLO) (ascending, both sides).",
+        torch=_eigvalsh,
+        paddle=_eigvalsh_paddle,
+        domains={"x": hermitian},
+        note="torch.linalg.eigvalsh(A, UPLO) (ascending, both sides); x drawn Hermitian and "
+        "fed as (x + x^H)/2 so gradients are compared on their Hermitian part.",
     ),
     Spec(
         api="paddle.linalg.lstsq",
@@ -223,19 +328,22 @@ register(
     Spec(
         api="paddle.linalg.pinv",
         torch=_pinv,
+        paddle=_pinv_paddle,
         domains={"x": hermitian_if_flagged},
-        note="torch.linalg.pinv(A, rtol=rcond, hermitian); x drawn Hermitian when "
-        "hermitian=True (both APIs then read only the lower triangle).",
+        note="torch.linalg.pinv(A, rtol=rcond, hermitian). With hermitian=True, x is drawn "
+        "Hermitian and both sides are fed (x + x^H)/2 (the same values), so gradients are "
+        "compared on their Hermitian part, the part a Hermitian-input function defines.",
     ),
     Spec(
         api="paddle.linalg.svd_lowrank",
         torch=_svd_lowrank,
+        paddle=_svd_lowrank_paddle,
         random=True,
         check=_check_svd_lowrank,
         backward=False,
         note="Randomised on both sides (torch.svd_lowrank with Paddle's q default "
         "min(6, m, n)): checks shapes, S real/non-negative/descending and bounded by the "
-        "true singular values, orthonormal U and V, and reconstruction error within 5% of "
-        "Torch's.",
+        "true singular values, orthonormal U and V, and the median reconstruction error "
+        "of 5 seeded runs within 10% of Torch's median.",
     ),
 )
