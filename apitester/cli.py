@@ -1,5 +1,165 @@
-"""Command line (filled in below the slice)."""
+"""Command line: ``python -m apitester``.
+
+Flag-compatible with PaddleAPITest's engine.py for running configs::
+
+    python -m apitester --accuracy=True --api_config='paddle.clip(Tensor([3],"float32"), min=0, )'
+    python -m apitester --accuracy=True --api_config_file=configs.txt --test_cpu=True --json
+
+and two subcommands::
+
+    python -m apitester parse FILE...            # syntax check only
+    python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
+
+Exit status: 0 when everything passes (or parses), 1 otherwise, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
 
 
-def main(argv):
-    raise SystemExit("CLI not implemented yet")
+def _bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("true", "1", "yes", "y", "on"):
+        return True
+    if value in ("false", "0", "no", "n", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+
+
+# engine.py flags that select test modes this engine does not have; accepted so that
+# contributors' command lines keep working, and reported as ignored.
+_IGNORED_ENGINE_FLAGS = (
+    "paddle_only", "paddle_cinn", "paddle_gpu_performance", "torch_gpu_performance",
+    "paddle_torch_gpu_performance", "test_amp", "test_tol", "log_dir", "gpu_ids",
+    "required_memory", "test_backward", "random_seed", "num_gpus", "num_workers_per_gpu",
+    "bitwise_alignment", "exit_on_error", "test_cinn",
+)
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m apitester",
+        description="Run PaddleAPITest configs on Paddle and Torch and compare (accuracy mode).",
+    )
+    p.add_argument("--accuracy", type=_bool, default=True, help="accuracy mode (the only mode; default True)")
+    p.add_argument("--api_config", action="append", default=[], help="one config string (repeatable)")
+    p.add_argument("--api_config_file", action="append", default=[], help="a file with one config per line")
+    p.add_argument("--test_cpu", type=_bool, default=None, help="run on the CPU (default when Paddle has no CUDA)")
+    p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="device lane (overrides --test_cpu)")
+    p.add_argument("--atol", type=float, default=1e-2)
+    p.add_argument("--rtol", type=float, default=1e-2)
+    p.add_argument("--seed", type=int, default=0, help="input seed (inputs are deterministic per config+seed)")
+    p.add_argument("--json", action="store_true", help="print one JSON verdict per line")
+    for flag in _IGNORED_ENGINE_FLAGS:
+        p.add_argument(f"--{flag}", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def _device(args) -> str:
+    if args.device:
+        return args.device
+    if args.test_cpu is True:
+        return "cpu"
+    if args.test_cpu is False:
+        return "gpu"
+    return "cpu"
+
+
+def _read_configs(paths: list[str]) -> list[str]:
+    configs: list[str] = []
+    for name in paths:
+        with open(name, encoding="utf-8") as fh:
+            configs.extend(line.strip() for line in fh if line.strip())
+    return configs
+
+
+def run_main(argv: list[str]) -> int:
+    parser = _run_parser()
+    args = parser.parse_args(argv)
+    ignored = [f for f in _IGNORED_ENGINE_FLAGS if getattr(args, f) is not None]
+    if ignored:
+        print(f"note: ignoring engine.py flags not used by apitester: {', '.join(ignored)}", file=sys.stderr)
+    if not args.accuracy:
+        print("error: only --accuracy=True is supported", file=sys.stderr)
+        return 2
+    try:
+        configs = list(args.api_config) + _read_configs(args.api_config_file)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not configs:
+        parser.print_usage(sys.stderr)
+        print("error: give --api_config or --api_config_file", file=sys.stderr)
+        return 2
+
+    from .execute import run_config
+
+    device = _device(args)
+    counts: Counter[str] = Counter()
+    seen: set[str] = set()
+    for config in configs:
+        if config in seen:  # a file may repeat a config; run it once
+            continue
+        seen.add(config)
+        verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed)
+        counts[verdict.status] += 1
+        if args.json:
+            print(json.dumps(verdict.to_dict()), flush=True)
+        else:
+            print(verdict.human(), flush=True)
+    if not args.json:
+        summary = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+        print(f"{sum(counts.values())} configs: {summary}")
+    return 0 if set(counts) == {"pass"} else 1
+
+
+def parse_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m apitester parse", description="Syntax-check config files.")
+    p.add_argument("files", nargs="+")
+    args = p.parse_args(argv)
+
+    from .config import ConfigSyntaxError, parse_config
+
+    ok = total = 0
+    for name in args.files:
+        try:
+            fh = open(name, encoding="utf-8")
+        except OSError as exc:
+            print(f"{name}: cannot read: {exc.strerror}")
+            total += 1
+            continue
+        with fh:
+            for lineno, raw in enumerate(fh, 1):
+                line = raw.strip()
+                if not line:
+                    continue
+                total += 1
+                try:
+                    parse_config(line)
+                except ConfigSyntaxError as exc:
+                    # the column is in the line as written (leading whitespace included)
+                    col = exc.column + (len(raw) - len(raw.lstrip()))
+                    print(f"{name}:{lineno}:{col}: expected {exc.expected}, found {exc.found}")
+                    continue
+                ok += 1
+    print(f"parsed {ok}/{total}")
+    return 0 if ok == total else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "parse":
+        return parse_main(argv[1:])
+    if argv and argv[0] == "coverage":
+        from .coverage import coverage_main
+
+        return coverage_main(argv[1:])
+    return run_main(argv)
+
+
+__all__ = ["main", "Path"]

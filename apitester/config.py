@@ -128,7 +128,10 @@ def _tokenize(text: str) -> list[tuple[str, Any, int]]:
     while pos < n:
         m = match(text, pos)
         if m is None:
-            raise ConfigSyntaxError(text, pos + 1, "a value, name or punctuation", repr(text[pos]))
+            # Reported when the parser reaches it, so earlier errors are named first.
+            what = "an unterminated string" if text[pos] == '"' else f"unexpected character {text[pos]!r}"
+            tokens.append(("error", what, pos))
+            break
         kind = m.lastgroup
         if kind != "ws":
             tokens.append((kind, m.group(), pos))
@@ -150,7 +153,12 @@ class _Parser:
 
     def error(self, expected: str) -> ConfigSyntaxError:
         kind, value, pos = self.tokens[self.i]
-        found = "end of input" if kind == "end" else repr(value)
+        if kind == "end":
+            found = "end of input"
+        elif kind == "error":
+            found = value
+        else:
+            found = repr(value)
         return ConfigSyntaxError(self.text, pos + 1, expected, found)
 
     def expect(self, punct: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import re
 import time
 import traceback
 import zlib
@@ -25,7 +26,7 @@ from .specs import get_spec
 from .specs.base import Spec, dtype_name
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
-MESSAGE_LIMIT = 2000
+MESSAGE_LIMIT = 500
 
 _frameworks: dict[str, Any] = {}
 
@@ -34,7 +35,11 @@ def frameworks():
     """(paddle, torch), imported once and set to the CPU."""
     if not _frameworks:
         os.environ.setdefault("GLOG_minloglevel", "2")
-        import paddle
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # paddle's "No ccache found" on import
+            import paddle
         import torch
 
         paddle.set_device("cpu")
@@ -227,15 +232,25 @@ def _torch_out(value) -> Out:
     return Out(np.asarray(value), None, False)
 
 
+_HINT = re.compile(r"\s*\[Hint:.*?\]\s*|\s*\(at /[^)]*\)")
+
+
 def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    # Paddle's C++ errors carry a long stack; keep the summary lines.
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if not ln.lstrip().startswith(("[operator", "  File", "--------"))]
-    for ln in keep:
-        if "Error" in ln and ("Hint:" in ln or "(at " in ln):
-            return ln.strip()[:MESSAGE_LIMIT]
-    return " ".join(keep)[:MESSAGE_LIMIT] if keep else text[:MESSAGE_LIMIT]
+    """One clear line from a Paddle/Torch exception (C++ stacks and hints dropped)."""
+    # "SystemError: <built-in ...> returned a result with an exception set": the real
+    # error is the chained one.
+    while isinstance(exc, SystemError) and (exc.__cause__ or exc.__context__):
+        exc = exc.__cause__ or exc.__context__
+    text = str(exc)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Paddle's C++ errors: a "C++ Traceback" block, then "Error Message Summary:", then the error
+    if "Error Message Summary:" in text:
+        after = text.split("Error Message Summary:", 1)[1]
+        lines = [ln.strip() for ln in after.splitlines() if ln.strip() and not ln.startswith("---")]
+    lines = [ln for ln in lines if not ln.startswith(("File ", "[operator", "---", "C++ Traceback"))]
+    body = " ".join(lines) if lines else text
+    body = _HINT.sub(" ", body).strip()
+    return f"{type(exc).__name__}: {body}"[:MESSAGE_LIMIT]
 
 
 def _tolerance(spec: Spec, outs: list[Out], materialised: dict, atol: float, rtol: float):
@@ -279,8 +294,14 @@ def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
 
 def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0) -> Verdict:
     """Run one config string and return its Verdict (never raises for bad input)."""
-    start = time.perf_counter()
     config = config.strip()
+    try:
+        frameworks()  # one-time import, not part of a config's seconds
+    except Exception as exc:
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return Verdict("unsupported", engine_error=True, config=config, api=api_name(config),
+                       message=f"engine error: cannot import paddle/torch: {last}")
+    start = time.perf_counter()
     try:
         verdict = _run(config, device, atol, rtol, seed)
     except Exception as exc:  # a bug or gap inside apitester itself
@@ -366,7 +387,10 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
 
     forward = compare_outputs(outs_p, outs_t, f_atol, f_rtol, "forward")
     forward.api, forward.atol, forward.rtol = call.api, f_atol, f_rtol
-    if not forward.ok or not want_grad or not p_leaves.tensors:
+    if not forward.ok:
+        return forward
+    if not want_grad or not p_leaves.tensors:
+        forward.message = "forward agrees" + ("" if want_grad else " (backward not compared for this API)")
         return forward
 
     # ---- backward: the same random output-gradient to both sides
@@ -406,7 +430,8 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     backward.api, backward.atol, backward.rtol = call.api, b_atol, b_rtol
     if backward.ok:
         # report the forward figures for a full pass
-        forward.message = ""
+        forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "
+                           f"backward max abs diff {backward.max_abs:g})")
         return forward
     return backward
 

@@ -39,12 +39,13 @@ def numpy_dtype(name: str) -> np.dtype:
 
 def round_to_bfloat16(array: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 (ties to even), still as float32."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
+    shape = np.shape(array)
+    a = np.array(array, dtype=np.float32, order="C").reshape(-1)
     bits = a.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
     out = rounded.astype(np.uint32).view(np.float32)
     # keep NaN as NaN (the rounding above could carry a NaN payload into inf)
-    return np.where(np.isnan(a), np.float32(np.nan), out).reshape(a.shape)
+    return np.where(np.isnan(a), np.float32(np.nan), out).reshape(shape)
 
 
 @dataclass
@@ -187,6 +188,50 @@ def spd(jitter: float | None = None) -> Callable:
     return domain
 
 
+def wide(min_exponent: float = -3.0) -> Callable:
+    """Values spanning the dtype's whole finite range: random sign, log-uniform magnitude.
+
+    For APIs whose reported failures involve range limits (e.g. a float64 clip that used
+    float32's max as its default bound).  Ints: uniform over [-65535, 65535).
+    """
+
+    def domain(ctx):
+        if ctx.dtype in INT_DTYPES or ctx.dtype == "bool":
+            return default_values(ctx) if ctx.dtype == "bool" else \
+                ctx.rng.integers(-65535, 65535, ctx.shape).astype(ctx.dtype)
+        finfo = np.finfo(np.float32 if ctx.dtype in ("bfloat16", "complex64") else
+                         np.float64 if ctx.dtype == "complex128" else numpy_dtype(ctx.dtype))
+        top = math.log10(float(finfo.max)) - 0.5
+        mag = 10.0 ** ctx.rng.uniform(min_exponent, top, ctx.shape)
+        sign = np.where(ctx.rng.random(ctx.shape) < 0.5, -1.0, 1.0)
+        return (sign * mag).astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
+def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
+    """Default values, but a ``fraction`` of elements equal to the broadcast partner
+    element of argument ``other`` (exercises tie-breaking, e.g. maximum's gradient)."""
+
+    def domain(ctx):
+        values = default_values(ctx)
+        partner = ctx.arrays.get(other)
+        if not isinstance(partner, np.ndarray) or values.ndim == 0 and partner.ndim == 0 and False:
+            return values
+        try:
+            full = np.broadcast_to(partner, np.broadcast_shapes(partner.shape, values.shape))
+        except ValueError:
+            return values
+        # reduce the broadcast partner to this argument's shape
+        lead = full.ndim - values.ndim
+        index = (0,) * lead + tuple(slice(0, 1) if s == 1 else slice(None) for s in values.shape)
+        aligned = full[index].reshape(values.shape)
+        mask = ctx.rng.random(values.shape) < fraction
+        return np.where(mask, aligned.astype(values.dtype), values)
+
+    return domain
+
+
 def _arg_value(ctx: DomainContext, key: Any) -> Any:
     if isinstance(key, str) and key in ctx.args:
         return ctx.args[key]
@@ -232,6 +277,26 @@ def indices(of: str = "arr", axis: str | int | None = "axis", unique: bool = Fal
     return domain
 
 
+def axes(of: str = "x") -> Callable:
+    """Valid axis values for argument ``of``: distinct dims in [-ndim, ndim), random sign.
+
+    For axis parameters given as a Tensor (``axis=Tensor([1],"int64")``).
+    """
+
+    def domain(ctx):
+        shape = _shape_of(ctx.arrays.get(of, ctx.args.get(of)))
+        ndim = max(len(shape or ()), 1)
+        count = math.prod(ctx.shape)
+        if count > ndim:
+            raise ValueError(f"axes(of={of!r}): {count} axes asked for a {ndim}-d tensor")
+        dims = ctx.rng.permutation(ndim)[:count]
+        signs = ctx.rng.random(count) < 0.5
+        dims = np.where(signs, dims - ndim, dims)
+        return dims.reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
 def probabilities(axis: int = -1) -> Callable:
     """Non-negative values summing to 1 along ``axis``."""
 
@@ -268,7 +333,8 @@ def _finish(array: np.ndarray, spec: TensorSpec) -> InputTensor:
     array = np.asarray(array)
     if array.shape != spec.shape:
         array = np.broadcast_to(array, spec.shape)
-    array = np.ascontiguousarray(array.astype(target, copy=False))
+    # np.array, not ascontiguousarray: the latter turns 0-d into shape (1,)
+    array = np.array(array, dtype=target, order="C")
     if spec.dtype in ("bfloat16", "uint16"):
         array = round_to_bfloat16(array)
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)

@@ -1,0 +1,89 @@
+"""Test-only specs (load with APITESTER_EXTRA_SPECS=apitester_test_specs and this
+directory on PYTHONPATH, or import directly).  API names start with ``apitester_test.``
+so they can never collide with a real Paddle API."""
+
+import os
+import signal
+import time
+
+import numpy as np
+
+from apitester.specs.base import Spec, register
+
+
+def _paddle_tanh(x):
+    import paddle
+
+    return paddle.tanh(x)
+
+
+def _torch_tanh_double_grad(x, **_):
+    import torch
+
+    class TanhDoubleGrad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            out = torch.tanh(inp)
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            (out,) = ctx.saved_tensors
+            return 2 * grad * (1 - out * out)  # deliberately twice the true gradient
+
+    return TanhDoubleGrad.apply(x)
+
+
+def _broken_domain(ctx):
+    raise RuntimeError("domain bug on purpose")
+
+
+def _segfault(x):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _hang(x):
+    time.sleep(3600)
+
+
+def _torch_float64(x, **_):
+    import torch
+
+    return torch.tanh(x).to(torch.float64)
+
+
+def _check_uniform(paddle_out, torch_out, args):
+    ok = paddle_out.shape == torch_out.shape and 0 <= paddle_out.min() and paddle_out.max() < 1
+    return ok, f"shape {paddle_out.shape}, range [{paddle_out.min():.3f}, {paddle_out.max():.3f})"
+
+
+def _paddle_rand_like(x):
+    import paddle
+
+    return paddle.rand(x.shape)
+
+
+def _torch_rand_like(x, **_):
+    import torch
+
+    return torch.rand(x.shape)
+
+
+_stub = lambda x: None  # noqa: E731  (signature of every test API: one tensor x)
+
+register(
+    Spec(api="apitester_test.tanh_wrong_grad", paddle=_paddle_tanh, torch=_torch_tanh_double_grad, signature=_stub),
+    Spec(api="apitester_test.tanh", paddle=_paddle_tanh, torch=lambda x, **_: __import__("torch").tanh(x),
+         signature=_stub),
+    Spec(api="apitester_test.double", paddle=lambda x: x * 2, torch=lambda x, **_: x * 2, signature=_stub),
+    Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
+         domains={"x": _broken_domain}, signature=_stub),
+    Spec(api="apitester_test.segfault", paddle=_segfault, torch=lambda x, **_: x, signature=_stub),
+    Spec(api="apitester_test.hang", paddle=_hang, torch=lambda x, **_: x, signature=_stub),
+    Spec(api="apitester_test.dtype_differs", paddle=_paddle_tanh, torch=_torch_float64, signature=_stub),
+    Spec(api="apitester_test.rand", paddle=_paddle_rand_like, torch=_torch_rand_like, random=True,
+         check=_check_uniform, signature=_stub),
+)
+
+__all__ = ["np"]

@@ -1,0 +1,122 @@
+"""compare.py: tolerance rule, NaN/inf rules, exact ints, dtype/shape mismatch, diff map."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from apitester.compare import Out, Verdict, compare_arrays, compare_outputs, max_pool
+
+
+def f32(*values):
+    return Out(np.array(values, dtype=np.float32), "float32")
+
+
+def test_within_tolerance_passes_and_reports_max_diff():
+    v = compare_outputs([f32(1.0, 2.0)], [f32(1.005, 2.0)], atol=1e-2, rtol=1e-2)
+    assert v.status == "pass"
+    assert v.max_abs == pytest.approx(0.005, rel=1e-3)
+
+
+def test_allclose_rule_uses_desired_for_relative_part():
+    # bound = atol + rtol*|desired|: 1.01 for desired=100, 0.02 for desired=1
+    assert compare_arrays(np.array([100.5]), np.array([100.0]), 1e-2, 1e-2).ok
+    assert not compare_arrays(np.array([1.5]), np.array([1.0]), 1e-2, 1e-2).ok
+
+
+def test_mismatch_counts_worst_index_and_direction():
+    a = np.zeros((3, 4)); b = np.zeros((3, 4)); a[2, 1] = 0.5; a[0, 0] = 0.1
+    v = compare_outputs([Out(a, "float64")], [Out(b, "float64")], 1e-2, 1e-2, "backward", labels=["grad x"])
+    assert v.status == "accuracy_error" and v.direction == "backward"
+    assert (v.mismatched, v.total) == (2, 12)
+    assert v.worst_index == (2, 1)
+    assert v.max_abs == pytest.approx(0.5)
+    assert "Mismatched elements: 2 / 12" in v.message
+    assert "Greatest absolute difference: 0.5 at index (2, 1)" in v.message
+    assert v.output == "grad x"
+
+
+def test_nan_positions_must_match():
+    assert compare_arrays(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), 1e-2, 1e-2).ok
+    d = compare_arrays(np.array([np.nan, 1.0]), np.array([0.0, 1.0]), 1e-2, 1e-2)
+    assert not d.ok and d.mismatched == 1 and d.nonfinite_mismatched == 1
+    assert d.max_abs == math.inf and d.worst_index == (0,)
+
+
+def test_inf_positions_and_signs_must_match():
+    assert compare_arrays(np.array([np.inf, -np.inf]), np.array([np.inf, -np.inf]), 1e-2, 1e-2).ok
+    sign = compare_arrays(np.array([np.inf]), np.array([-np.inf]), 1e-2, 1e-2)
+    assert not sign.ok and sign.nonfinite_mismatched == 1
+    finite = compare_arrays(np.array([np.inf, 2.0]), np.array([65504.0, 2.0]), 1e-2, 1e-2)
+    assert not finite.ok and finite.mismatched == 1 and finite.worst_index == (0,)
+
+
+def test_integers_and_bools_must_match_exactly():
+    assert not compare_arrays(np.array([1000000, 5]), np.array([1000001, 5]), 1e-2, 1e-2).ok
+    assert compare_arrays(np.array([1000000, 5]), np.array([1000000, 5]), 1e-2, 1e-2).ok
+    d = compare_arrays(np.array([True, False]), np.array([True, True]), 1e-2, 1e-2)
+    assert not d.ok and d.mismatched == 1
+
+
+def test_complex_compared_on_both_parts():
+    a = np.array([1 + 1j, 2 + 0j], dtype=np.complex64)
+    assert compare_arrays(a, a.copy(), 1e-2, 1e-2).ok
+    assert not compare_arrays(a, np.array([1 + 1.5j, 2 + 0j]), 1e-2, 1e-2).ok
+    assert not compare_arrays(np.array([complex(np.nan, 0)]), np.array([0j]), 1e-2, 1e-2).ok
+
+
+def test_dtype_mismatch_is_its_own_status():
+    v = compare_outputs([Out(np.array([1.0], np.float32), "float32")],
+                        [Out(np.array([1.0], np.float64), "float64")], 1e-2, 1e-2)
+    assert v.status == "dtype_mismatch"
+    assert "float32 (paddle) vs float64 (torch)" in v.message and "values agree" in v.message
+
+
+def test_python_scalars_are_not_dtype_checked():
+    v = compare_outputs([Out(np.asarray(3), None, False)], [Out(np.asarray(3.0), None, False)], 1e-2, 1e-2)
+    assert v.status == "pass"
+
+
+def test_shape_mismatch_and_output_count():
+    v = compare_outputs([f32(1.0, 2.0)], [f32(1.0)], 1e-2, 1e-2)
+    assert v.status == "shape_mismatch" and "[2] (paddle) vs [1] (torch)" in v.message
+    v = compare_outputs([f32(1.0), f32(2.0)], [f32(1.0)], 1e-2, 1e-2)
+    assert v.status == "shape_mismatch" and "2 outputs" in v.message
+    v = compare_outputs([Out(None)], [f32(1.0)], 1e-2, 1e-2)
+    assert v.status == "shape_mismatch"
+
+
+def test_first_failing_output_decides():
+    v = compare_outputs([f32(1.0), f32(5.0)], [f32(1.0), f32(1.0)], 1e-2, 1e-2)
+    assert v.status == "accuracy_error" and v.output == "output 1"
+
+
+def test_diff_map_is_max_pooled_to_128_cells_and_marks_nonfinite():
+    a = np.zeros((300, 1000), np.float32); b = np.zeros_like(a)
+    a[299, 999] = 7.0
+    a[0, 0] = np.nan
+    v = compare_outputs([Out(a, "float32")], [Out(b, "float32")], 1e-2, 1e-2)
+    grid = np.array(v.diff_map); mask = np.array(v.diff_map_nonfinite)
+    assert grid.shape[0] <= 128 and grid.shape[1] <= 128 and grid.shape == mask.shape
+    assert grid[-1, -1] == 7.0 and grid.max() == 7.0
+    assert mask[0, 0] == 1 and mask.sum() == 1
+    assert v.diff_shape == (300, 1000)
+
+
+def test_max_pool_shapes():
+    assert max_pool(np.arange(5.0)).shape == (1, 5)
+    assert max_pool(np.array(3.0)).tolist() == [[3.0]]
+    assert max_pool(np.ones((2, 3, 4))).shape == (6, 4)
+    pooled = max_pool(np.arange(256.0 * 256).reshape(256, 256))
+    assert pooled.shape == (128, 128) and pooled[0, 0] == 257.0
+
+
+def test_verdict_dict_round_trip_encodes_nonfinite():
+    a = np.array([np.inf, 1.0], np.float32)
+    v = compare_outputs([Out(a, "float32")], [f32(1.0, 1.0)], 1e-2, 1e-2)
+    data = v.to_dict()
+    text = json.dumps(data, allow_nan=False)  # strict JSON: no bare NaN/Infinity
+    back = Verdict.from_dict(json.loads(text))
+    assert back.max_abs == math.inf and back.status == "accuracy_error"
+    assert back.worst_index == (0,) and back.diff_map == v.diff_map

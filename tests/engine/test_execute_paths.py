@@ -1,0 +1,50 @@
+"""run_config paths with test-only specs: backward detection, same output-gradient, engine
+errors, dtype mismatch, random APIs."""
+
+import apitester_test_specs  # noqa: F401  (registers the apitester_test.* specs)
+
+from apitester.execute import run_config
+
+
+def test_correct_backward_passes_with_the_same_output_gradient():
+    # Identical math on both sides: any difference would come from feeding different
+    # output-gradients or inputs to the two frameworks.
+    v = run_config('apitester_test.tanh(Tensor([16, 8],"float64"), )')
+    assert v.status == "pass", v.message
+    assert "grads of x" in v.message and "backward max abs diff" in v.message
+
+
+def test_wrong_gradient_is_a_backward_accuracy_error():
+    v = run_config('apitester_test.tanh_wrong_grad(Tensor([16, 8],"float32"), )')
+    assert (v.status, v.direction, v.output) == ("accuracy_error", "backward", "grad x")
+    assert v.mismatched > 0 and "backward, grad x" in v.message
+
+
+def test_exception_inside_the_engine_is_flagged_engine_error():
+    v = run_config('apitester_test.broken_domain(Tensor([3],"float32"), )')
+    assert v.status == "unsupported" and v.engine_error
+    assert "domain bug on purpose" in v.message
+
+
+def test_dtype_mismatch_from_real_frameworks():
+    v = run_config('apitester_test.dtype_differs(Tensor([3],"float32"), )')
+    assert v.status == "dtype_mismatch" and "float32 (paddle) vs float64 (torch)" in v.message
+
+
+def test_random_api_uses_statistical_check():
+    v = run_config('apitester_test.rand(Tensor([50],"float32"), )')
+    assert v.status == "pass" and v.statistical
+    assert v.message.startswith("shape (50,)")
+
+
+def test_bfloat16_inputs_reach_both_sides_identically():
+    v = run_config('apitester_test.double(Tensor([64],"bfloat16"), )')
+    assert v.status == "pass" and v.max_abs == 0.0, v.message
+
+
+def test_missing_kernel_is_a_short_paddle_error():
+    # Paddle's CPU build has no bfloat16 tanh kernel: an honest paddle_error, one line.
+    v = run_config('apitester_test.tanh(Tensor([4],"bfloat16"), )')
+    assert v.status == "paddle_error"
+    assert v.message.startswith("RuntimeError: (NotFound) The kernel with key (CPU")
+    assert "[Hint" not in v.message and "kernel_factory.cc" not in v.message
