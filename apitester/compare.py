@@ -126,21 +126,28 @@ class ArrayDiff:
     rel_index: tuple | None
     nonfinite_mismatched: int
     diff: np.ndarray = field(repr=False)          # per element |a-b| (0 where not both finite)
-    nonfinite: np.ndarray = field(repr=False)     # per element NaN/inf disagreement
+    nonfinite: np.ndarray | None = field(repr=False)  # per element NaN/inf disagreement (None: none)
 
 
 def _float_parts(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: float):
+    """(|a-b| over finite pairs, |b| over finite pairs, mismatch mask, NaN/inf mask or None)."""
     a = actual.astype(np.float64, copy=False)
     b = desired.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a - b)
+    absb = np.abs(b)
+    if np.isfinite(diff).all():
+        # fast path: every pair finite (inf or NaN on either side makes the difference non-finite)
+        with np.errstate(invalid="ignore", over="ignore"):
+            bad = diff > atol + rtol * absb
+        return diff, absb, bad, None
     nan_a, nan_b = np.isnan(a), np.isnan(b)
-    pinf_a, pinf_b = np.isposinf(a), np.isposinf(b)
-    ninf_a, ninf_b = np.isneginf(a), np.isneginf(b)
-    nonfinite = (nan_a != nan_b) | (pinf_a != pinf_b) | (ninf_a != ninf_b)
+    nonfinite = (nan_a != nan_b) | (np.isposinf(a) != np.isposinf(b)) | (np.isneginf(a) != np.isneginf(b))
     finite = np.isfinite(a) & np.isfinite(b)
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.where(finite, np.abs(a - b), 0.0)
-        bad = finite & (diff > atol + rtol * np.abs(b))
-        absb = np.where(finite, np.abs(b), 0.0)
+        diff = np.where(finite, diff, 0.0)
+        bad = finite & (diff > atol + rtol * absb)
+        absb = np.where(finite, absb, 0.0)
     return diff, absb, bad | nonfinite, nonfinite
 
 
@@ -149,25 +156,33 @@ def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: f
     actual = np.asarray(actual)
     desired = np.asarray(desired)
     kinds = {actual.dtype.kind, desired.dtype.kind}
-    if kinds <= {"b", "i", "u"}:
+    if kinds & {"U", "S", "O"}:
+        # strings / dtype names / other objects: equal or not
+        bad = np.asarray(actual.astype(str) != desired.astype(str))
+        diff = bad.astype(np.float64)
+        absb = np.ones(diff.shape)
+        nonfinite = None
+    elif kinds <= {"b", "i", "u"}:
         a = actual.astype(np.int64) if actual.dtype.kind == "b" else actual
         b = desired.astype(np.int64) if desired.dtype.kind == "b" else desired
         with np.errstate(over="ignore"):
             diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
         absb = np.abs(b.astype(np.float64))
         bad = a != b
-        nonfinite = np.zeros(diff.shape, dtype=bool)
+        nonfinite = None
     elif "c" in kinds:
         ac, dc = actual.astype(np.complex128), desired.astype(np.complex128)
         d1, b1, bad1, nf1 = _float_parts(ac.real, dc.real, atol, rtol)
         d2, b2, bad2, nf2 = _float_parts(ac.imag, dc.imag, atol, rtol)
-        diff, absb, bad, nonfinite = np.hypot(d1, d2), np.hypot(b1, b2), bad1 | bad2, nf1 | nf2
+        nonfinite = None if nf1 is None and nf2 is None else (
+            (nf1 if nf1 is not None else False) | (nf2 if nf2 is not None else False))
+        diff, absb, bad = np.hypot(d1, d2), np.hypot(b1, b2), bad1 | bad2
     else:
         diff, absb, bad, nonfinite = _float_parts(actual, desired, atol, rtol)
 
     total = int(diff.size)
     mismatched = int(np.count_nonzero(bad))
-    nonfinite_mismatched = int(np.count_nonzero(nonfinite))
+    nonfinite_mismatched = 0 if nonfinite is None else int(np.count_nonzero(nonfinite))
     max_abs = max_rel = 0.0
     worst = rel_index = None
     if total:
@@ -175,7 +190,8 @@ def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: f
         max_abs = float(diff.flat[flat_worst])
         worst = tuple(int(i) for i in np.unravel_index(flat_worst, diff.shape))
         with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(absb > 0, diff / np.where(absb > 0, absb, 1.0), np.where(diff > 0, np.inf, 0.0))
+            rel = np.asarray(diff / absb)  # x/0 -> inf, 0/0 -> nan (equal values: relative diff 0)
+        rel[np.isnan(rel)] = 0.0
         flat_rel = int(np.argmax(rel))
         max_rel = float(rel.flat[flat_rel])
         rel_index = tuple(int(i) for i in np.unravel_index(flat_rel, diff.shape))
@@ -286,6 +302,7 @@ def _with_diff(verdict: Verdict, diff: ArrayDiff, shape=None) -> Verdict:
     verdict.worst_index = diff.worst_index
     if diff.total:
         verdict.diff_map = max_pool(diff.diff).tolist()
-        verdict.diff_map_nonfinite = max_pool(diff.nonfinite.astype(np.uint8)).tolist()
+        mask = diff.nonfinite if diff.nonfinite is not None else np.zeros(diff.diff.shape, dtype=bool)
+        verdict.diff_map_nonfinite = max_pool(mask.astype(np.uint8)).tolist()
         verdict.diff_shape = tuple(int(s) for s in diff.diff.shape)
     return verdict

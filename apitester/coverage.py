@@ -96,6 +96,10 @@ def collect_configs(paths: list[str], only: set[str] | None, sample: int | None,
 
 
 def _worker_main(conn, options: dict) -> None:
+    # Whatever paddle/torch print (e.g. Paddle's fatal-signal report) goes to stderr, not
+    # into the coverage table on stdout.
+    sys.stdout.flush()
+    os.dup2(2, 1)
     threads = str(options.get("threads", 1))
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = threads

@@ -126,7 +126,33 @@ def _walk(value, leaf):
         return [_walk(v, leaf) for v in value]
     if isinstance(value, tuple):
         return tuple(_walk(v, leaf) for v in value)
+    if isinstance(value, dict):  # a **kwargs parameter
+        return {k: _walk(v, leaf) for k, v in value.items()}
     return value
+
+
+def _is_inplace(api: str) -> bool:
+    """x.add_(...), paddle.nn.functional.relu_, Tensor.__setitem__, __iadd__ ...: the input
+    is overwritten, so it cannot be an autograd leaf on either side."""
+    last = api.rsplit(".", 1)[-1]
+    if last.startswith("__"):
+        return last == "__setitem__" or (last.startswith("__i") and last not in ("__invert__", "__index__", "__int__"))
+    return last.endswith("_")
+
+
+def _reference_kwargs(values: dict, sig: inspect.Signature) -> dict:
+    """Bound values by Paddle parameter name for a reference: `name` dropped, a **kwargs
+    parameter's entries spread at top level."""
+    out = {}
+    for key, value in values.items():
+        if key == "name":
+            continue
+        param = sig.parameters.get(key)
+        if param is not None and param.kind == param.VAR_KEYWORD:
+            out.update(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _plain(value):
@@ -165,7 +191,8 @@ def _to_paddle(value: inp.InputTensor, leaves: _Leaves, label: str):
 
 def _to_torch(value: inp.InputTensor, leaves: _Leaves, label: str):
     _, torch = frameworks()
-    tensor = torch.from_numpy(np.array(value.array, copy=True))
+    # from_numpy shares the array; Paddle already took its own copy in to_tensor
+    tensor = torch.from_numpy(value.array)
     if value.dtype == "bfloat16":
         tensor = tensor.to(torch.bfloat16)
     dev = _torch_device()
@@ -212,7 +239,7 @@ def _paddle_out(value) -> Out:
         if name == "bfloat16":
             t = t.astype("float32")
         return Out(np.asarray(t.numpy()), name, True)
-    return Out(np.asarray(value), None, False)
+    return _plain_out(value)
 
 
 def _torch_out(value) -> Out:
@@ -229,7 +256,18 @@ def _torch_out(value) -> Out:
         if t.is_conj():
             t = t.resolve_conj()
         return Out(t.numpy(), name, True)
-    return Out(np.asarray(value), None, False)
+    return _plain_out(value)
+
+
+def _plain_out(value) -> Out:
+    """A non-tensor output: numbers as 0-d arrays; dtype objects as their name; other
+    objects compared by their string form."""
+    paddle, torch = frameworks()
+    if isinstance(value, (paddle.dtype, torch.dtype, np.dtype)):
+        return Out(np.asarray(dtype_name(value)), None, False)
+    if isinstance(value, (bool, int, float, complex, np.generic, np.ndarray)):
+        return Out(np.asarray(value), None, False)
+    return Out(np.asarray(str(value)), None, False)
 
 
 _HINT = re.compile(r"\s*\[Hint:.*?\]\s*|\s*\(at /[^)]*\)")
@@ -347,24 +385,31 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
 
     parsed = {k: _plain(v) for k, v in bound_args.arguments.items()}
     materialised = inp.materialise(parsed, spec.domains, seed)
-    want_grad = spec.backward and not spec.random
+    want_grad = spec.backward and not spec.random and not _is_inplace(call.api)
 
     # ---- Paddle side
     p_values, p_leaves = _convert(materialised, _to_paddle, want_grad)
     try:
         if spec.paddle is not None:
-            p_raw = spec.paddle(**{k: v for k, v in p_values.items() if k != "name"})
+            p_raw = spec.paddle(**_reference_kwargs(p_values, sig))
         else:
             p_raw = _call_with_signature(paddle_fn, sig, p_values)
         if spec.outputs is not None:
             p_raw = spec.outputs(p_raw)
     except Exception as exc:
-        return Verdict("paddle_error", direction="forward", api=call.api, message=_short(exc))
+        message = _short(exc)
+        # Does the reference accept this config?  Both rejecting it is worth knowing.
+        try:
+            t_values, _ = _convert(materialised, _to_torch, False)
+            spec.torch(**_reference_kwargs(t_values, sig))
+        except Exception as texc:
+            message += f" (torch rejects it too: {_short(texc)[:200]})"
+        return Verdict("paddle_error", direction="forward", api=call.api, message=message)
 
     # ---- Torch side
     t_values, t_leaves = _convert(materialised, _to_torch, want_grad)
     try:
-        t_raw = spec.torch(**{k: v for k, v in t_values.items() if k != "name"})
+        t_raw = spec.torch(**_reference_kwargs(t_values, sig))
         if spec.outputs is not None:
             t_raw = spec.outputs(t_raw)
     except Exception as exc:

@@ -358,6 +358,8 @@ def _materialise_value(value, name, seed, domain, args, arrays, counter):
     if isinstance(value, slice):
         return slice(*(_materialise_value(v, name, seed, domain, args, arrays, counter)
                        for v in (value.start, value.stop, value.step)))
+    if isinstance(value, dict):  # a **kwargs parameter
+        return {k: _materialise_value(v, f"{name}.{k}", seed, domain, args, arrays, [0]) for k, v in value.items()}
     return value
 
 

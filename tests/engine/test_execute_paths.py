@@ -48,3 +48,15 @@ def test_missing_kernel_is_a_short_paddle_error():
     assert v.status == "paddle_error"
     assert v.message.startswith("RuntimeError: (NotFound) The kernel with key (CPU")
     assert "[Hint" not in v.message and "kernel_factory.cc" not in v.message
+
+
+def test_inplace_api_is_compared_forward_only():
+    # An in-place op cannot run on an autograd leaf in either framework.
+    v = run_config('apitester_test.scale_(Tensor([4, 4],"float32"), )')
+    assert v.status == "pass", v.message
+    assert v.message == "forward agrees (backward not compared for this API)"
+
+
+def test_dtype_object_outputs_compare_by_name():
+    v = run_config('apitester_test.dtype_of(Tensor([2],"bfloat16"), )')
+    assert v.status == "pass", v.message
