@@ -101,6 +101,7 @@ def _deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1
     j*dil + dx), offsets laid out [N, dg*kh*kw*2 (dy, dx), Ho, Wo], times the mask; then a
     grouped matmul with the weight. Loops over the batch to bound memory."""
     import torch
+    import torch.utils.checkpoint
 
     dtype = x.dtype
     sh, sw = _pair(stride)
@@ -115,17 +116,28 @@ def _deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1
     base_y = (torch.arange(ho) * sh - ph)[None, :, None] + (torch.arange(kh) * dh).repeat_interleave(kw)[:, None, None]
     base_x = (torch.arange(wo) * sw - pw)[None, None, :] + (torch.arange(kw) * dw).repeat(kh)[:, None, None]
     w = weight.to(dtype).reshape(groups, c_out // groups, c_per_group * taps)
-    outs = []
-    for b in range(n):
-        off = offset[b].to(dtype).reshape(dg, taps, 2, ho, wo)
+
+    def one_image(img, off, msk, w):
+        off = off.to(dtype).reshape(dg, taps, 2, ho, wo)
         py = (base_y.to(dtype) + off[:, :, 0]).reshape(dg, -1)
         px = (base_x.to(dtype) + off[:, :, 1]).reshape(dg, -1)
-        cols = _bilinear_dcn(x[b].reshape(dg, c // dg, height, width), py, px)  # [dg, C/dg, K*Ho*Wo]
+        cols = _bilinear_dcn(img.reshape(dg, c // dg, height, width), py, px)  # [dg, C/dg, K*Ho*Wo]
         cols = cols.reshape(dg, c // dg, taps, ho * wo)
-        if mask is not None:
-            cols = cols * mask[b].to(dtype).reshape(dg, 1, taps, ho * wo)
+        if msk is not None:
+            cols = cols * msk.to(dtype).reshape(dg, 1, taps, ho * wo)
         cols = cols.reshape(groups, (c // groups) * taps, ho * wo)
-        outs.append(torch.bmm(w, cols).reshape(c_out, ho, wo))
+        return torch.bmm(w, cols).reshape(c_out, ho, wo)
+
+    # per image, recomputed in backward (checkpoint): the sampled columns are 9x the input
+    grad = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (x, offset, weight, mask))
+    outs = []
+    for b in range(n):
+        args = (x[b], offset[b], None if mask is None else mask[b], w)
+        if grad:
+            outs.append(torch.utils.checkpoint.checkpoint(one_image, *args, use_reentrant=False))
+        else:
+            outs.append(one_image(*args))
     out = torch.stack(outs) if outs else x.new_zeros((0, c_out, ho, wo))
     if bias is not None:
         out = out + bias.to(dtype).reshape(1, -1, 1, 1)
