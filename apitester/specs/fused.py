@@ -101,16 +101,21 @@ def _fused_bias_dropout_residual_layer_norm(
 
 def _fused_layer_norm_paddle(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, begin_norm_axis=1,
                              bias=None, residual=None, **rest):
-    """Paddle call, keeping `out` and (when a residual is fused) `residual_out`.
-    mean / inverse std are kernel scratch for backward, and residual_out is left
-    uninitialised by the kernel when no residual is given."""
+    """Paddle call, keeping `out` and (when a residual is fused into a normalisation)
+    `residual_out`. mean / inverse std are kernel scratch for backward; residual_out is
+    left uninitialised by the CPU kernel when no residual is given, or when there is no
+    normalisation (out is then the fused sum itself)."""
     import paddle
 
     outs = paddle.incubate.nn.functional.fused_layer_norm(
         x, norm_weight, norm_bias, epsilon, residual_alpha, begin_norm_axis, bias, residual,
         **{k: v for k, v in rest.items() if k.startswith("quant")},
     )
-    return (outs[0], outs[1]) if residual is not None else (outs[0],)
+    return (outs[0], outs[1]) if _has_residual_out(norm_weight, norm_bias, residual) else (outs[0],)
+
+
+def _has_residual_out(norm_weight, norm_bias, residual):
+    return residual is not None and (norm_weight is not None or norm_bias is not None)
 
 
 def _fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, begin_norm_axis=1,
@@ -144,7 +149,7 @@ def _fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, be
         out = q.clamp(quant_min_bound, quant_max_bound).to(torch.int8)
     else:
         out = out.to(x.dtype)
-    return (out, h.to(x.dtype)) if residual is not None else (out,)
+    return (out, h.to(x.dtype)) if _has_residual_out(norm_weight, norm_bias, residual) else (out,)
 
 
 def _fused_linear(x, weight, bias=None, transpose_weight=False, **_):
@@ -365,8 +370,8 @@ register(
         paddle=_fused_layer_norm_paddle,
         note="Composed: h = x + bias + residual_alpha * residual; layer_norm over dims >= "
         "begin_norm_axis with flattened weight/bias (h itself when both are None). Compares "
-        "out and, when a residual is fused, residual_out; mean/inv-std (backward scratch) "
-        "are not compared. CPU kernel: float32 only.",
+        "out and, when a residual is fused into a normalisation, residual_out (= h); "
+        "mean/inv-std (backward scratch) are not compared. CPU kernel: float32 only.",
     ),
     Spec(
         api=_F + "fused_linear",

@@ -159,7 +159,9 @@ def _roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rat
     feats = x.to(work)
     _, channels, height, width = feats.shape
     batch_of = torch.repeat_interleave(torch.arange(boxes_num.numel()), boxes_num.reshape(-1).long())
-    rois = boxes.to(work)
+    # boxes are constants for RoIAlign: neither Paddle's kernel nor torchvision's gives
+    # them a gradient (the sampling grid's dependence on them is not differentiated)
+    rois = boxes.detach().to(work)
     offset = 0.5 if aligned else 0.0
     outs = []
     for r in range(rois.shape[0]):
@@ -276,7 +278,8 @@ register(
         domains={"boxes": roi_boxes(), "boxes_num": counts_summing_to("boxes")},
         note="Composed in Torch ops (no torchvision): per-box bins averaging bilinear samples "
         "(adaptive sampling grid when sampling_ratio <= 0, aligned half-pixel shift). Boxes "
-        "drawn inside the image; boxes_num a split of the box count.",
+        "drawn inside the image; boxes_num a split of the box count; boxes get no gradient "
+        "(as in Paddle's and torchvision's kernels).",
     ),
     Spec(
         api="paddle.vision.ops.distribute_fpn_proposals",
