@@ -123,7 +123,8 @@ def _fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, be
                       quant_max_bound=0, quant_min_bound=0, **_):
     """h = x + bias + residual_alpha * residual; out = layer_norm over dims >= begin_norm_axis
     of h, * norm_weight + norm_bias (flattened over those dims); with neither weight nor
-    bias Paddle returns h itself. Returns (out, h) when a residual is fused."""
+    bias Paddle returns h itself. Returns (out, h) when a residual is fused into a
+    normalisation."""
     import torch
 
     h = _f32(x)

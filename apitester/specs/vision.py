@@ -151,47 +151,62 @@ def _roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rat
     """RoIAlign as in Paddle's CPU kernel (= torchvision's): per box, a pooled_h x pooled_w
     grid of bins, each averaging a grid of bilinear samples (sampling_ratio per side, or
     ceil(roi size / pooled size) when <= 0); aligned shifts boxes by -0.5 pixel, unaligned
-    boxes are at least 1x1. Computed in float32 for float16 inputs."""
+    boxes are at least 1x1. Computed in float32 for float16 inputs; boxes with the same
+    sampling grid are processed together in chunks."""
     import torch
 
     pooled_h, pooled_w = _pair(output_size)
     work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
     feats = x.to(work)
-    _, channels, height, width = feats.shape
+    batch, channels, height, width = feats.shape
+    n_rois = boxes.shape[0]
     batch_of = torch.repeat_interleave(torch.arange(boxes_num.numel()), boxes_num.reshape(-1).long())
     # boxes are constants for RoIAlign: neither Paddle's kernel nor torchvision's gives
     # them a gradient (the sampling grid's dependence on them is not differentiated)
-    rois = boxes.detach().to(work)
-    offset = 0.5 if aligned else 0.0
-    outs = []
-    for r in range(rois.shape[0]):
-        x1, y1, x2, y2 = (rois[r, i] * spatial_scale - offset for i in range(4))
-        roi_w, roi_h = x2 - x1, y2 - y1
-        if not aligned:
-            roi_w, roi_h = roi_w.clamp(min=1.0), roi_h.clamp(min=1.0)
-        bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
-        gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(float(roi_h) / pooled_h))
-        gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(float(roi_w) / pooled_w))
-        count = max(gh * gw, 1)
-        if gh <= 0 or gw <= 0:
-            outs.append(feats.new_zeros((channels, pooled_h, pooled_w)))
+    rois = boxes.detach().to(work) * spatial_scale - (0.5 if aligned else 0.0)
+    roi_w, roi_h = rois[:, 2] - rois[:, 0], rois[:, 3] - rois[:, 1]
+    if not aligned:
+        roi_w, roi_h = roi_w.clamp(min=1.0), roi_h.clamp(min=1.0)
+    bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
+    if sampling_ratio > 0:
+        grid_h = torch.full((n_rois,), sampling_ratio, dtype=torch.long)
+        grid_w = grid_h.clone()
+    else:
+        grid_h = torch.ceil(roi_h / pooled_h).long()
+        grid_w = torch.ceil(roi_w / pooled_w).long()
+    done_idx, done_vals = [], []
+    flat = feats.permute(0, 2, 3, 1).reshape(batch * height * width, channels)  # row gathers
+    for gh, gw in sorted(set(zip(grid_h.tolist(), grid_w.tolist()))):
+        members = torch.nonzero((grid_h == gh) & (grid_w == gw)).reshape(-1)
+        if gh <= 0 or gw <= 0:  # an empty sampling grid averages nothing: the bins are 0
+            done_idx.append(members)
+            done_vals.append(feats.new_zeros((members.numel(), channels, pooled_h, pooled_w)))
             continue
-        iy = (torch.arange(gh, dtype=work) + 0.5) / gh
-        ix = (torch.arange(gw, dtype=work) + 0.5) / gw
-        ys = y1 + (torch.arange(pooled_h, dtype=work)[:, None] + iy[None, :]) * bin_h  # [ph, gh]
-        xs = x1 + (torch.arange(pooled_w, dtype=work)[:, None] + ix[None, :]) * bin_w  # [pw, gw]
-        yy = ys[:, :, None, None].expand(pooled_h, gh, pooled_w, gw).reshape(-1)
-        xx = xs[None, None, :, :].expand(pooled_h, gh, pooled_w, gw).reshape(-1)
-        vals = _bilinear_roi(feats[batch_of[r]], yy, xx, height, width)  # [C, P]
-        vals = vals.reshape(channels, pooled_h, gh, pooled_w, gw).sum(dim=(2, 4)) / count
-        outs.append(vals)
-    out = torch.stack(outs) if outs else feats.new_zeros((0, channels, pooled_h, pooled_w))
-    return out.to(x.dtype)
+        samples = pooled_h * gh * pooled_w * gw
+        chunk = max(1, (1 << 24) // max(channels * samples, 1))
+        for start in range(0, members.numel(), chunk):
+            idx = members[start:start + chunk]
+            iy = (torch.arange(gh, dtype=work) + 0.5) / gh
+            ix = (torch.arange(gw, dtype=work) + 0.5) / gw
+            ys = rois[idx, 1, None, None] + (torch.arange(pooled_h, dtype=work)[None, :, None] + iy) * bin_h[idx, None, None]
+            xs = rois[idx, 0, None, None] + (torch.arange(pooled_w, dtype=work)[None, :, None] + ix) * bin_w[idx, None, None]
+            r = idx.numel()
+            yy = ys[:, :, :, None, None].expand(r, pooled_h, gh, pooled_w, gw).reshape(r, -1)
+            xx = xs[:, None, None, :, :].expand(r, pooled_h, gh, pooled_w, gw).reshape(r, -1)
+            vals = _bilinear_roi(flat, batch_of[idx], yy, xx, height, width)  # [r, P, C]
+            vals = vals.reshape(r, pooled_h, gh, pooled_w, gw, channels).sum(dim=(2, 4)) / max(gh * gw, 1)
+            done_idx.append(idx)
+            done_vals.append(vals.permute(0, 3, 1, 2))
+    if not done_idx:
+        return feats.new_zeros((0, channels, pooled_h, pooled_w)).to(x.dtype)
+    order = torch.argsort(torch.cat(done_idx))
+    return torch.cat(done_vals)[order].to(x.dtype)
 
 
-def _bilinear_roi(img, y, x, height, width):
-    """RoIAlign's bilinear rule: outside [-1, H] x [-1, W] -> 0; clamp to >= 0; at the last
-    row/column both corners collapse onto it."""
+def _bilinear_roi(flat, image, y, x, height, width):
+    """RoIAlign's bilinear rule on flat channels-last features [B*H*W, C] at y, x [R, P]
+    of images image [R]: outside [-1, H] x [-1, W] -> 0; clamp to >= 0; at the last
+    row/column both corners collapse onto it. Returns [R, P, C]."""
     import torch
 
     outside = (y < -1.0) | (y > height) | (x < -1.0) | (x > width)
@@ -209,11 +224,12 @@ def _bilinear_roi(img, y, x, height, width):
     x = torch.where(x_edge, x_low.to(x.dtype), x)
     ly, lx = y - y_low, x - x_low
     hy, hx = 1 - ly, 1 - lx
-    flat = img.reshape(img.shape[0], -1)
-    keep = (~outside).to(img.dtype)
+    keep = (~outside).to(flat.dtype)
+    base = (image * height * width)[:, None]
     out = 0
     for yi, xi, wgt in ((y_low, x_low, hy * hx), (y_low, x_high, hy * lx), (y_high, x_low, ly * hx), (y_high, x_high, ly * lx)):
-        out = out + flat[:, yi * width + xi] * (wgt * keep)[None, :]
+        gathered = flat[(base + yi * width + xi).reshape(-1)].reshape(*yi.shape, flat.shape[1])
+        out = out + gathered * (wgt * keep)[..., None]
     return out
 
 
