@@ -19,7 +19,6 @@ import argparse
 import json
 import sys
 from collections import Counter
-from pathlib import Path
 
 
 def _bool(text: str) -> bool:
@@ -161,5 +160,3 @@ def main(argv: list[str] | None = None) -> int:
         return coverage_main(argv[1:])
     return run_main(argv)
 
-
-__all__ = ["main", "Path"]

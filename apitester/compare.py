@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

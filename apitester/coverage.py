@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .config import ConfigSyntaxError, api_name, parse_config
 from .inputs import estimate_bytes
-from .reports import iter_config_lines
+from .reports import TASK_NAME_ALIASES, iter_config_lines
 
 VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error")
 OTHER_STATUSES = ("skipped_too_large", "crash", "timeout")
@@ -42,12 +42,6 @@ OTHER_STATUSES = ("skipped_too_large", "crash", "timeout")
 # peak memory is taken as this multiple of the input bytes.
 PEAK_FACTOR = 6
 
-# Task names on the board that differ from the config API name.
-TASK_NAME_ALIASES = {
-    "paddle.Tensor.mul": "paddle.Tensor.__mul__",
-    "paddle.Tensor.getitem": "paddle.Tensor.__getitem__",
-    "paddle.Tensor.setitem": "paddle.Tensor.__setitem__",
-}
 
 
 def category(verdict: dict) -> str:
@@ -64,8 +58,9 @@ def category(verdict: dict) -> str:
 
 def read_api_list(text: str) -> set[str]:
     """A file of API names (one per line or comma-separated) or a comma-separated list."""
-    path = Path(text)
-    raw = path.read_text(encoding="utf-8") if path.is_file() else text
+    # A long comma-separated list is not a file name (and is too long to stat as one).
+    is_file = "," not in text and len(text) < 255 and Path(text).is_file()
+    raw = Path(text).read_text(encoding="utf-8") if is_file else text
     names = {n.strip() for chunk in raw.splitlines() for n in chunk.split(",") if n.strip()}
     names |= {TASK_NAME_ALIASES[n] for n in names if n in TASK_NAME_ALIASES}
     return names

@@ -8,7 +8,6 @@ those become statuses.  An exception inside apitester itself becomes ``unsupport
 from __future__ import annotations
 
 import inspect
-import math
 import os
 import re
 import time
@@ -308,15 +307,15 @@ def _grad_outputs(outs_p, outs_t, seed):
     """Pairs of (paddle out, torch out) that carry gradients on both sides."""
     paddle, torch = frameworks()
     pairs = []
+    notes = []
     for i, (p, t) in enumerate(zip(outs_p, outs_t)):
-        if not isinstance(t, torch.Tensor) or not t.requires_grad:
-            continue
-        if not isinstance(p, paddle.Tensor) or p.stop_gradient:
-            continue
-        if dtype_name(t.dtype) not in FLOATING:
-            continue
-        pairs.append((i, p, t))
-    return pairs
+        t_grad = isinstance(t, torch.Tensor) and t.requires_grad and dtype_name(t.dtype) in FLOATING
+        p_grad = isinstance(p, paddle.Tensor) and not p.stop_gradient and dtype_name(p.dtype) in FLOATING
+        if t_grad and p_grad:
+            pairs.append((i, p, t))
+        elif t_grad != p_grad:
+            notes.append(f"output {i} is differentiable only in {'torch' if t_grad else 'paddle'}")
+    return pairs, notes
 
 
 def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
@@ -439,9 +438,10 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
         return forward
 
     # ---- backward: the same random output-gradient to both sides
-    pairs = _grad_outputs(p_flat, t_flat, seed)
+    pairs, grad_notes = _grad_outputs(p_flat, t_flat, seed)
+    note = f" [{'; '.join(grad_notes)}]" if grad_notes else ""
     if not pairs:
-        forward.message = "backward not compared: no differentiable output"
+        forward.message = "forward agrees; backward not compared: no output differentiable on both sides" + note
         return forward
     if len(p_leaves.tensors) != len(t_leaves.tensors):
         forward.message = "backward not compared: the sides have different differentiable inputs"
@@ -476,8 +476,9 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     if backward.ok:
         # report the forward figures for a full pass
         forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "
-                           f"backward max abs diff {backward.max_abs:g})")
+                           f"backward max abs diff {backward.max_abs:g})" + note)
         return forward
+    backward.message += note
     return backward
 
 
@@ -500,8 +501,4 @@ def _call_with_signature(fn, sig: inspect.Signature, values: dict):
     return fn(*args, **kwargs)
 
 
-def is_floating(dtype: str | None) -> bool:
-    return dtype in FLOATING
-
-
-__all__ = ["run_config", "frameworks", "gpu_available", "resolve_paddle", "math"]
+__all__ = ["run_config", "frameworks", "gpu_available", "resolve_paddle"]

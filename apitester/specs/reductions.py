@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from ..inputs import axes
+import numpy as np
+
+from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
 from .base import Spec, register, torch_dtype
+
+# ---------------------------------------------------------------- sum / cumsum (core)
 
 
 def _dims(axis):
@@ -51,4 +55,382 @@ register(
         torch=_cumsum,
         note="torch.cumsum; axis=None flattens first as Paddle does",
     ),
+)
+
+# ---------------------------------------------------------------- shared helpers
+
+
+def _axes(x, axis) -> tuple[int, ...]:
+    """Paddle's reduction axes as sorted non-negative dims.
+
+    Paddle reduces every dim for ``axis=None`` and for an empty list/tuple (Torch's
+    ``all``/``any`` treat ``dim=()`` as "reduce nothing", so the empty case must be
+    spelled out).  A 0-d tensor has nothing to reduce over.
+    """
+    if hasattr(axis, "tolist"):  # a Tensor axis: its values are the dims
+        axis = axis.tolist()
+    nd = x.dim()
+    if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
+        return tuple(range(nd))
+    if nd == 0:
+        return ()
+    axes = axis if isinstance(axis, (list, tuple)) else (axis,)
+    return tuple(sorted({int(a) + nd if int(a) < 0 else int(a) for a in axes}))
+
+
+def _keep(out, dims: tuple[int, ...], keepdim: bool):
+    """Re-insert the reduced dims as size 1 when ``keepdim`` (for ops without keepdim)."""
+    if keepdim:
+        for d in dims:
+            out = out.unsqueeze(d)
+    return out
+
+
+def distinct():
+    """Pairwise distinct values, so sort/top-k indices and gradients are well defined.
+
+    ``inputs.unique()`` spaces an integer grid for float16/bfloat16 tensors over 2048/256
+    elements, which the format cannot hold distinctly (float16 integers above 2048 are
+    spaced 2, 4, 8 ...).  Then the values are taken from the format's own representable
+    numbers nearest zero instead (a float16 [1, 32000] needs 32000 of its 63487 finite values).
+    """
+    grid = unique()
+
+    def domain(ctx):
+        values = grid(ctx)
+        if ctx.dtype not in ("float16", "bfloat16") or values.size < 2:
+            return values
+        stored = values.astype(np.float16) if ctx.dtype == "float16" else round_to_bfloat16(values)
+        if np.unique(stored).size == stored.size:
+            return values
+        if ctx.dtype == "float16":
+            positive = np.arange(0x7C00, dtype=np.uint16).view(np.float16).astype(np.float32)
+        else:
+            positive = (np.arange(0x7F80, dtype=np.uint32) << 16).view(np.float32)
+        everything = np.concatenate([-positive[:0:-1], positive])  # sorted, zero once
+        n = values.size
+        if n > everything.size:
+            raise ValueError(f"{ctx.dtype} has only {everything.size} distinct finite values, need {n}")
+        start = (everything.size - n) // 2
+        chosen = everything[start:start + n]
+        return ctx.rng.permutation(chosen).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
+# ---------------------------------------------------------------- logical / counting reductions
+
+
+def _all(x, axis=None, keepdim=False, **_):
+    import torch
+
+    dims = _axes(x, axis)
+    if not dims:
+        return torch.all(x).to(torch.bool)
+    return torch.all(x, dim=dims, keepdim=keepdim).to(torch.bool)
+
+
+def _any(x, axis=None, keepdim=False, **_):
+    import torch
+
+    dims = _axes(x, axis)
+    if not dims:
+        return torch.any(x).to(torch.bool)
+    return torch.any(x, dim=dims, keepdim=keepdim).to(torch.bool)
+
+
+def _count_nonzero(x, axis=None, keepdim=False, **_):
+    import torch
+
+    dims = _axes(x, axis)
+    if not dims:
+        return torch.count_nonzero(x)
+    return _keep(torch.count_nonzero(x, dim=dims), dims, keepdim)
+
+
+def _max(x, axis=None, keepdim=False, **_):
+    import torch
+
+    dims = _axes(x, axis)
+    if not dims:
+        return torch.amax(x)
+    return torch.amax(x, dim=dims, keepdim=keepdim)
+
+
+def _prod(x, axis=None, keepdim=False, dtype=None, **_):
+    import torch
+
+    # Paddle casts x to `dtype` first and otherwise keeps x's dtype (Torch promotes ints to int64).
+    out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
+    y = x.to(out_dtype)
+    dims = _axes(x, axis)
+    for d in reversed(dims):  # torch.prod takes one dim at a time
+        y = torch.prod(y, dim=d, keepdim=True)
+    if not keepdim and dims:
+        y = y.reshape([s for i, s in enumerate(y.shape) if i not in dims])
+    return y.to(out_dtype)
+
+
+# ---------------------------------------------------------------- scans
+
+
+def _cumprod(x, dim=None, dtype=None, **_):
+    import torch
+
+    out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
+    y = x.to(out_dtype)
+    if dim is None:  # Paddle flattens first
+        y, dim = y.reshape(-1), 0
+    return torch.cumprod(y, dim=dim).to(out_dtype)
+
+
+def _cum_extreme(name):
+    def reference(x, axis=None, dtype="int64", **_):
+        import torch
+
+        if axis is None:  # Paddle flattens first
+            x, axis = x.reshape(-1), 0
+        values, indices = getattr(torch, name)(x, dim=axis)
+        return values, indices.to(torch_dtype(dtype))
+
+    reference.__name__ = f"_{name}"
+    return reference
+
+
+def _trapezoid_with(name):
+    def reference(y, x=None, dx=None, axis=-1, **_):
+        import torch
+
+        fn = getattr(torch, name)
+        if x is not None:
+            return fn(y, x, dim=axis)
+        return fn(y, dx=1.0 if dx is None else dx, dim=axis)
+
+    reference.__name__ = f"_{name}"
+    return reference
+
+
+# ---------------------------------------------------------------- sort / search
+
+
+def _sort(x, axis=-1, descending=False, stable=False, **_):
+    import torch
+
+    return torch.sort(x, dim=axis, descending=descending, stable=stable).values
+
+
+def _argsort(x, axis=-1, descending=False, stable=False, **_):
+    import torch
+
+    return torch.argsort(x, dim=axis, descending=descending, stable=stable)
+
+
+def _k(k) -> int:
+    return int(k.item()) if hasattr(k, "item") else int(k)
+
+
+def _topk(x, k, axis=None, largest=True, sorted=True, **_):
+    import torch
+
+    # Torch always sorted: Paddle's sorted=False order is put into sorted order (paddle= below).
+    return tuple(torch.topk(x, _k(k), dim=-1 if axis is None else axis, largest=largest, sorted=True))
+
+
+def _paddle_topk(x, k, axis=None, largest=True, sorted=True, **_):
+    import paddle
+
+    values, indices = paddle.topk(x, k, axis=axis, largest=largest, sorted=sorted)
+    if not sorted:
+        # Paddle documents no order for sorted=False; compare the same set in sorted order.
+        dim = -1 if axis is None else axis
+        order = paddle.argsort(values, axis=dim, descending=largest)
+        values = paddle.take_along_axis(values, order, dim)
+        indices = paddle.take_along_axis(indices, order, dim)
+    return values, indices
+
+
+def _unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None,
+            dtype="int64", sorted=True, **_):
+    import torch
+
+    index_dtype = torch_dtype(dtype)
+    source = x.reshape(-1) if axis is None else x  # Paddle flattens when axis is None
+    dim = 0 if axis is None else (axis + x.dim() if axis < 0 else axis)
+    out, inverse, counts = torch.unique(source, sorted=True, return_inverse=True, return_counts=True,
+                                        dim=None if axis is None else dim)
+    results = [out]
+    if return_index:
+        # Torch has no return_index: the first occurrence of each unique element
+        # (Paddle's documented example returns the first occurrence).
+        n = source.shape[dim]
+        first = torch.full((out.shape[dim],), n, dtype=torch.int64)
+        first = first.scatter_reduce(0, inverse.reshape(-1), torch.arange(n), "amin")
+        results.append(first.to(index_dtype))
+    if return_inverse:
+        results.append(inverse.to(index_dtype))
+    if return_counts:
+        results.append(counts.to(index_dtype))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64", **_):
+    import torch
+
+    index_dtype = torch_dtype(dtype)
+    source = x.reshape(-1) if axis is None else x  # Paddle flattens when axis is None
+    out, inverse, counts = torch.unique_consecutive(source, return_inverse=True, return_counts=True, dim=axis)
+    results = [out]
+    if return_inverse:
+        results.append(inverse.to(index_dtype))
+    if return_counts:
+        results.append(counts.to(index_dtype))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, **_):
+    import torch
+
+    data = input if input.is_floating_point() else input.to(torch.float64)
+    lo, hi = float(min), float(max)
+    if weight is None and not density:
+        # histc has Paddle's rules (min == max == 0 -> the data's range); counts are int64
+        return torch.histc(data, bins=bins, min=lo, max=hi).to(torch.int64)
+    if lo == 0.0 and hi == 0.0:
+        lo, hi = float(data.min()), float(data.max())
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    out_dtype = weight.dtype if weight is not None else (data.dtype if input.is_floating_point() else torch.float32)
+    hist = torch.histogram(data.to(torch.float64).reshape(-1), bins=bins, range=(lo, hi),
+                           weight=None if weight is None else weight.to(torch.float64).reshape(-1),
+                           density=density).hist
+    return hist.to(out_dtype)
+
+
+def _median(x, axis=None, keepdim=False, mode="avg", **_):
+    import torch
+
+    source = x.reshape(-1) if axis is None else x
+    dim = 0 if axis is None else (axis + x.dim() if axis < 0 else axis)
+    n = source.shape[dim]
+
+    def shaped(value):  # value keeps `dim` with size 1
+        if axis is None:
+            return value.reshape([1] * x.dim()) if keepdim else value.reshape([])
+        return value if keepdim else value.squeeze(dim)
+
+    if mode == "avg":
+        # Paddle: float64 stays float64, every other dtype gives float32 (documented).
+        out_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+        ordered = torch.sort(source.to(out_dtype), dim=dim).values
+        low = ordered.narrow(dim, (n - 1) // 2, 1)
+        high = ordered.narrow(dim, n // 2, 1)
+        return shaped((low + high) / 2)
+    if axis is None:  # mode="min": the lower median, values only
+        return shaped(torch.sort(source, dim=0).values.narrow(0, (n - 1) // 2, 1))
+    values, indices = torch.median(x, dim=dim, keepdim=keepdim)  # Torch's median is the lower one
+    return values, indices
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def _deviation(name):
+    def reference(x, axis=None, unbiased=None, keepdim=False, correction=1, **_):
+        import torch
+
+        if unbiased is not None:  # paddle.std has only `unbiased` (default True)
+            correction = 1 if unbiased else 0
+        dims = _axes(x, axis)
+        fn = getattr(torch, name)
+        if not dims:
+            return fn(x, correction=correction)
+        return fn(x, dim=dims, correction=correction, keepdim=keepdim)
+
+    reference.__name__ = f"_{name}"
+    return reference
+
+
+def _mean(x, axis=None, keepdim=False, dtype=None, **_):
+    import torch
+
+    if dtype is not None:
+        x = x.to(torch_dtype(dtype))
+    dims = _axes(x, axis)
+    if x.is_floating_point() or x.is_complex():
+        return torch.mean(x, dim=dims, keepdim=keepdim) if dims else x.clone()
+    # Integers: Paddle keeps the integer dtype (documented "same data type as x"); on this
+    # build that is the exact sum divided by the count, truncated toward zero.
+    count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    total = torch.sum(x, dim=dims, keepdim=keepdim, dtype=torch.int64) if dims else x.to(torch.int64)
+    return torch.div(total, count, rounding_mode="trunc").to(x.dtype)
+
+
+def _trace(x, offset=0, axis1=0, axis2=1, **_):
+    import torch
+
+    # Paddle's trace takes any two axes; Torch's only 2-D: sum the diagonal instead.
+    return torch.diagonal(x, offset=offset, dim1=axis1, dim2=axis2).sum(-1).to(x.dtype)
+
+
+# axis given as a Tensor (axis=Tensor([1],"int64")) holds valid dims of x
+AXIS_TENSOR = {"axis": axes(of="x")}
+
+TIES_NOTE = ("inputs pairwise distinct (distinct() domain), so indices are well defined and compared "
+             "exactly, and the gradient goes to one element per output; tie order is not exercised")
+
+register(
+    Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
+         note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
+    Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
+         note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
+    Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
+         backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims"),
+    Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
+         note="torch.amax (gradient split evenly between ties, as Paddle does)"),
+    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR,
+         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents"),
+    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
+         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)"),
+    Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
+         note="torch.cummax, indices cast to `dtype`; axis=None flattens"),
+    Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
+         note="torch.cummin, indices cast to `dtype`; axis=None flattens"),
+    Spec(api="paddle.trapezoid", aliases=("paddle.Tensor.trapezoid",), torch=_trapezoid_with("trapezoid"),
+         note="torch.trapezoid with x, else dx (default 1)"),
+    Spec(api="paddle.cumulative_trapezoid", aliases=("paddle.Tensor.cumulative_trapezoid",),
+         torch=_trapezoid_with("cumulative_trapezoid"),
+         note="torch.cumulative_trapezoid with x, else dx (default 1)"),
+    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": distinct()},
+         note="torch.sort(...).values; " + TIES_NOTE),
+    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": distinct()},
+         backward=False, note="torch.argsort; " + TIES_NOTE),
+    Spec(api="paddle.topk", aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
+         domains={"x": distinct()},
+         note="torch.topk (axis=None is the last dim); sorted=False results are compared in sorted order; "
+              + TIES_NOTE),
+    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": distinct()},
+         note="mode='avg': mean of the two middle sorted values, float32 unless x is float64 (Paddle's "
+              "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE),
+    Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
+         domains={"x": int_range(-4, 4)},
+         note="torch.unique on the flattened x (axis=None, as Paddle documents: its inverse is 1-D where "
+              "Torch's keeps x's shape, a known API difference, Paddle issue #72822); return_index is "
+              "composed as the first occurrence (scatter_reduce amin over the inverse), as in Paddle's "
+              "documented example; small integer values so duplicates occur"),
+    Spec(api="paddle.unique_consecutive", aliases=("paddle.Tensor.unique_consecutive",),
+         torch=_unique_consecutive, backward=False, domains={"x": int_range(0, 3)},
+         note="torch.unique_consecutive on the flattened x (axis=None, as Paddle documents: its inverse "
+              "is 1-D where Torch's keeps x's shape, the shape difference PaddleAPITest reported); "
+              "values in {0, 1, 2} so consecutive repeats occur"),
+    Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
+         note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
+              "density torch.histogram over [min, max]"),
+    Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
+         note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim"),
+    Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
+         note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim"),
+    Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
+         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero"),
+    Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
+         note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype"),
 )

@@ -6,8 +6,6 @@ import os
 import signal
 import time
 
-import numpy as np
-
 from apitester.specs.base import Spec, register
 
 
@@ -89,4 +87,3 @@ register(
          check=_check_uniform, signature=_stub),
 )
 
-__all__ = ["np"]

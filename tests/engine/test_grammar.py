@@ -119,3 +119,25 @@ def test_unterminated_string_is_named():
 def test_tensors_are_collected_depth_first():
     call = parse_config('paddle.concat(list[Tensor([2],"float32"),Tensor([3],"float32"),], axis=0, )')
     assert [t.shape for t in call.tensors()] == [(2,), (3,)]
+
+
+def test_every_report_line_parses_and_round_trips():
+    """All config lines of the PaddleAPITest reports (read at run time, never copied)."""
+    from apitester.reports import iter_config_lines, reports_dir
+
+    root = reports_dir()
+    if not root.is_dir():
+        pytest.skip(f"PaddleAPITest reports not found at {root}")
+    seen = set()
+    lines = 0
+    for path, lineno, line in iter_config_lines([root]):
+        lines += 1
+        if line in seen:
+            continue
+        seen.add(line)
+        try:
+            call = parse_config(line)
+        except ConfigSyntaxError as exc:  # pragma: no cover - the failure message is the point
+            pytest.fail(f"{path}:{lineno}:{exc.column}: {exc}")
+        assert format_call(call) == line, f"{path}:{lineno}"
+    assert lines > 100_000 and len(seen) > 40_000

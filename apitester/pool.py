@@ -1,0 +1,499 @@
+"""Persistent worker processes that run configs in isolation (no Django here).
+
+Each worker is a separate Python process that imports paddle and torch once, then runs
+configs one after another through ``apitester.execute.run_config``.  The parent never
+runs paddle itself, so what a config does to its process stays in that process:
+
+* a config that kills its worker (segfault, abort, illegal instruction, ``os._exit``) is
+  retried once in a fresh worker: ``crash`` when it dies again, ``flaky_crash`` (naming the
+  first death) when the retry gives a verdict.  Real Paddle CPU builds do this: a broadcast
+  ``paddle.maximum`` config was seen to die with SIGILL once and pass on the next try;
+* a config that runs past its time budget (base + per-element, capped) is ``timeout`` and its
+  worker is killed and replaced;
+* a config whose estimated memory exceeds the worker's budget is ``skipped_too_large``
+  without running.
+
+Results are yielded as they finish.  The protocol is JSON lines over two dedicated pipes
+(not stdin/stdout, which paddle and glog write to freely).
+
+Each worker gets ``cores // workers`` threads (OMP/MKL env before the imports, then
+torch.set_num_threads and paddle's core.set_num_threads) so N workers don't oversubscribe.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Pool-made verdict statuses (the engine's own statuses come from apitester.execute).
+CRASH = "crash"
+FLAKY_CRASH = "flaky_crash"
+TIMEOUT = "timeout"
+SKIPPED_TOO_LARGE = "skipped_too_large"
+
+_ITEMSIZE = {
+    "bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2,
+    "bfloat16": 2, "uint16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
+}
+# Live copies of each input while a config runs: numpy source, the paddle tensor, the torch
+# tensor, and on the backward pass a gradient per side, plus outputs of the same order.
+_MEMORY_FACTOR = 6
+
+
+class PoolError(RuntimeError):
+    """The pool itself cannot work (e.g. workers die before they are ready)."""
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """Seconds a config may take: ``base + per_million_elements × Mi elements``, capped at ``maximum``."""
+
+    base: float = 60.0
+    per_million_elements: float = 5.0
+    maximum: float = 900.0
+
+    def for_elements(self, elements: int) -> float:
+        return min(self.maximum, self.base + self.per_million_elements * elements / 1e6)
+
+
+@dataclass
+class PoolResult:
+    key: Any
+    config: str
+    verdict: dict  # Verdict.to_dict() of the engine, or a pool-made verdict of the same shape
+    seconds: float  # in-worker execution time (0 for configs that never ran)
+    attempts: int = 1
+    worker_pid: int | None = None
+
+    @property
+    def status(self) -> str:
+        return self.verdict.get("status", "")
+
+
+def default_memory_budget(workers: int) -> int:
+    """Bytes per worker: 60 % of available memory shared out, at most 4 GiB."""
+    available = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if available is None:
+        available = 8 << 30
+    return int(min(4 << 30, available * 0.6 / max(1, workers)))
+
+
+def config_elements(config: str) -> int:
+    """Total elements of the config's tensors (0 when it doesn't parse: the engine will say why)."""
+    from .config import parse_config
+
+    try:
+        return sum(math.prod(t.shape) for t in parse_config(config).tensors())
+    except Exception:
+        return 0
+
+
+def estimate_bytes(config: str) -> int:
+    """Peak memory estimate for running a config: its input bytes (the engine's estimate) × copies alive."""
+    from .config import parse_config
+
+    try:
+        call = parse_config(config)
+    except Exception:
+        return 0  # the engine reports a bad config itself
+    try:
+        from .inputs import estimate_bytes as input_bytes
+
+        return _MEMORY_FACTOR * int(input_bytes(call))
+    except ImportError:
+        return _MEMORY_FACTOR * sum(math.prod(t.shape) * _ITEMSIZE.get(str(t.dtype), 8) for t in call.tensors())
+
+
+def _pool_verdict(status: str, message: str, **extra) -> dict:
+    """A verdict the pool makes itself, in the engine's Verdict.to_dict() shape."""
+    from .compare import Verdict
+
+    verdict = Verdict(status, message=message).to_dict()
+    verdict.update(extra)
+    return verdict
+
+
+def _describe_exit(returncode: int | None) -> tuple[str, str]:
+    """('SIGSEGV', 'killed by SIGSEGV') or ('exit 3', 'exited with code 3')."""
+    if returncode is None:
+        return "unknown", "died"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return name, f"killed by {name}"
+    return f"exit {returncode}", f"exited with code {returncode}"
+
+
+# ------------------------------------------------------------------------------- the parent
+
+
+@dataclass
+class _Job:
+    key: Any
+    config: str
+    attempt: int = 1
+    first_death: str | None = None  # e.g. "SIGILL" after the first attempt killed its worker
+    first_death_detail: str = ""
+    worker: Any = None  # a retry is pinned to the fresh worker spawned for it
+
+
+@dataclass
+class _Worker:
+    proc: subprocess.Popen
+    to_worker: Any  # binary file object (write end of the job pipe)
+    from_worker: int  # fd (read end of the result pipe)
+    stderr_path: str
+    ready: bool = False
+    info: dict = field(default_factory=dict)
+    buffer: bytes = b""
+    job: _Job | None = None
+    deadline: float = math.inf
+    started: float = 0.0
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        try:
+            with open(self.stderr_path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                fh.seek(max(0, fh.tell() - 4000))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        kept = [line for line in text.splitlines() if line.strip()][-lines:]
+        return " | ".join(kept)
+
+
+class WorkerPool:
+    """``with WorkerPool(2) as pool: for result in pool.run([(key, config), ...]): ...``"""
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        threads_per_worker: int | None = None,
+        memory_budget: int | None = None,
+        time_budget: TimeBudget | None = None,
+        device: str = "cpu",
+        atol: float = 1e-2,
+        rtol: float = 1e-2,
+        seed: int = 0,
+        env: dict[str, str] | None = None,
+        startup_timeout: float = 300.0,
+    ):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+        self.threads_per_worker = threads_per_worker or max(1, cores // self.workers)
+        self.memory_budget = memory_budget or default_memory_budget(self.workers)
+        self.time_budget = time_budget or TimeBudget()
+        self.device = device
+        self.atol, self.rtol, self.seed = atol, rtol, seed
+        self.extra_env = dict(env or {})
+        self.startup_timeout = startup_timeout
+        self._workers: list[_Worker] = []
+        self._selector = selectors.DefaultSelector()
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="apitester-pool-")
+        self._spawned = 0
+        self._startup_failures = 0
+        self.info: dict = {}  # the first ready worker's versions / capabilities
+
+    # -- lifecycle
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def start(self) -> None:
+        while len(self._workers) < self.workers:
+            self._spawn()
+
+    def close(self) -> None:
+        for worker in list(self._workers):
+            self._stop(worker, kill=worker.job is not None)
+        self._workers.clear()
+        self._selector.close()
+        self._tmpdir.cleanup()
+
+    def _worker_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        threads = str(self.threads_per_worker)
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+            env[name] = threads
+        # The worker imports the same code (and test-only spec modules) as this process.
+        paths = [str(_REPO_ROOT), *[p for p in sys.path if p]]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        env.setdefault("GLOG_minloglevel", "2")
+        env.update(self.extra_env)
+        return env
+
+    def _spawn(self) -> _Worker:
+        job_read, job_write = os.pipe()
+        result_read, result_write = os.pipe()
+        self._spawned += 1
+        stderr_path = os.path.join(self._tmpdir.name, f"worker-{self._spawned}.log")
+        with open(stderr_path, "wb") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "apitester.pool", "--worker", str(job_read), str(result_write),
+                 str(self.threads_per_worker)],
+                stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=self._worker_env(),
+                pass_fds=(job_read, result_write), cwd=str(_REPO_ROOT),
+            )
+        os.close(job_read)
+        os.close(result_write)
+        worker = _Worker(proc=proc, to_worker=os.fdopen(job_write, "wb", buffering=0), from_worker=result_read,
+                         stderr_path=stderr_path, started=time.monotonic())
+        self._workers.append(worker)
+        self._selector.register(result_read, selectors.EVENT_READ, worker)
+        return worker
+
+    def _stop(self, worker: _Worker, *, kill: bool) -> None:
+        try:
+            self._selector.unregister(worker.from_worker)
+        except (KeyError, ValueError):
+            pass
+        try:
+            worker.to_worker.close()  # EOF on its job pipe: an idle worker exits by itself
+        except OSError:
+            pass
+        if kill and worker.proc.poll() is None:
+            worker.proc.kill()
+        try:
+            worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.proc.kill()
+            worker.proc.wait()
+        os.close(worker.from_worker)
+        if worker in self._workers:
+            self._workers.remove(worker)
+
+    def wait_ready(self) -> dict:
+        """Block until one worker is ready; returns its info (versions, cuda)."""
+        self.start()
+        deadline = time.monotonic() + self.startup_timeout
+        while not any(w.ready for w in self._workers):
+            if time.monotonic() > deadline:
+                raise PoolError("no worker became ready in time")
+            for _ in self._poll(1.0):
+                pass  # no job is in flight, so nothing can be yielded here
+        return self.info
+
+    # -- running
+
+    def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None) -> Iterator[PoolResult]:
+        """Run every (key, config); yield a PoolResult per config as it finishes (any order).
+
+        ``should_stop()`` is asked at least every few seconds (also while a slow config runs);
+        when it returns True the run stops and configs in flight are abandoned (close() kills them).
+        """
+        self.start()
+        pending: deque[_Job] = deque()
+        for key, config in jobs:
+            need = estimate_bytes(config)
+            if need > self.memory_budget:
+                yield PoolResult(key, config, _pool_verdict(
+                    SKIPPED_TOO_LARGE,
+                    f"estimated {need / 2**20:.0f} MiB exceeds the worker budget of {self.memory_budget / 2**20:.0f} MiB",
+                    estimated_bytes=need), 0.0, attempts=0)
+            else:
+                pending.append(_Job(key, config))
+        # Largest first (elements as a proxy for time): the slow configs don't form a tail at the end
+        # where one worker is busy and the others idle.
+        pending = deque(sorted(pending, key=lambda job: -config_elements(job.config)))
+        while pending or any(w.job for w in self._workers):
+            if should_stop is not None and should_stop():
+                return
+            for worker in self._workers:
+                if worker.ready and worker.job is None and pending:
+                    job = next((j for j in pending if j.worker is None or j.worker is worker), None)
+                    if job is not None:
+                        pending.remove(job)
+                        self._dispatch(worker, job)
+            now = time.monotonic()
+            deadlines = [w.deadline for w in self._workers if w.job]
+            wait = max(0.0, min(deadlines) - now) if deadlines else 1.0
+            yield from self._poll(min(wait, 5.0), pending)
+            yield from self._expire(pending)
+
+    def _dispatch(self, worker: _Worker, job: _Job) -> None:
+        worker.job = job
+        worker.deadline = time.monotonic() + self.time_budget.for_elements(config_elements(job.config))
+        message = {"config": job.config, "device": self.device, "atol": self.atol, "rtol": self.rtol,
+                   "seed": self.seed}
+        try:
+            worker.to_worker.write((json.dumps(message) + "\n").encode())
+        except (BrokenPipeError, OSError):
+            pass  # it died between jobs; the EOF on its result pipe is handled as a death
+
+    def _poll(self, timeout: float, pending: deque | None = None) -> Iterator[PoolResult]:
+        for selkey, _ in self._selector.select(timeout):
+            worker: _Worker = selkey.data
+            chunk = os.read(worker.from_worker, 1 << 16)
+            if not chunk:
+                yield from self._died(worker, pending)
+                continue
+            worker.buffer += chunk
+            while b"\n" in worker.buffer:
+                line, worker.buffer = worker.buffer.split(b"\n", 1)
+                result = self._message(worker, json.loads(line))
+                if result is not None:
+                    yield result
+
+    def _message(self, worker: _Worker, message: dict) -> PoolResult | None:
+        if "ready" in message:
+            worker.ready = True
+            self._startup_failures = 0
+            if not self.info:
+                self.info = message["ready"]
+            worker.info = message["ready"]
+            return None
+        job, worker.job, worker.deadline = worker.job, None, math.inf
+        verdict = message["verdict"]
+        if job.first_death:
+            retry_status = verdict.get("status")
+            verdict = dict(verdict, status=FLAKY_CRASH, retry_status=retry_status, signal=job.first_death,
+                           message=f"worker {job.first_death_detail} on the first try; the retry gave "
+                                   f"{retry_status}" + (f": {verdict.get('message')}" if verdict.get("message") else ""))
+        return PoolResult(job.key, job.config, verdict, message["seconds"], attempts=job.attempt,
+                          worker_pid=worker.proc.pid)
+
+    def _died(self, worker: _Worker, pending: deque | None) -> Iterator[PoolResult]:
+        job = worker.job
+        was_ready = worker.ready
+        tail = worker.stderr_tail()
+        self._stop(worker, kill=True)
+        name, detail = _describe_exit(worker.proc.returncode)
+        if not was_ready:
+            self._startup_failures += 1
+            if self._startup_failures >= 3:
+                raise PoolError(f"workers die before they are ready ({detail}): {tail}")
+        fresh = self._spawn()
+        for waiting in pending or ():
+            if waiting.worker is worker:
+                waiting.worker = fresh  # its fresh worker died before starting it
+        if job is None:
+            return
+        if job.attempt == 1 and pending is not None:
+            # Retry once in a fresh process (no state left by earlier configs), ahead of everything else.
+            pending.appendleft(_Job(job.key, job.config, attempt=2, first_death=name, first_death_detail=detail,
+                                    worker=fresh))
+            return
+        first = job.first_death or name
+        message = f"worker {detail} twice" if job.first_death else f"worker {detail}"
+        if tail:
+            message += f" (stderr: {tail[-300:]})"
+        yield PoolResult(job.key, job.config, _pool_verdict(CRASH, message, signal=first), 0.0,
+                         attempts=job.attempt, worker_pid=worker.proc.pid)
+
+    def _expire(self, pending: deque) -> Iterator[PoolResult]:
+        now = time.monotonic()
+        for worker in list(self._workers):
+            if worker.job is not None and now >= worker.deadline:
+                job = worker.job
+                budget = self.time_budget.for_elements(config_elements(job.config))
+                pid = worker.proc.pid
+                self._stop(worker, kill=True)
+                self._spawn()
+                yield PoolResult(job.key, job.config, _pool_verdict(
+                    TIMEOUT, f"no verdict within the {budget:.0f} s budget; worker replaced", budget_seconds=budget),
+                    budget, attempts=job.attempt, worker_pid=pid)
+
+
+# ------------------------------------------------------------------------------- the worker
+
+
+def _set_parent_death_signal() -> None:
+    """Die with the parent (kill -9 of the runner must not leave workers behind)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _worker_main(job_fd: int, result_fd: int, threads: int) -> None:
+    _set_parent_death_signal()
+    if os.getppid() == 1:
+        return
+    results = os.fdopen(result_fd, "wb", buffering=0)
+    jobs = os.fdopen(job_fd, "rb")
+
+    import paddle
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        paddle.base.core.set_num_threads(threads)
+    except Exception:
+        pass
+    from . import specs
+    from .execute import run_config
+
+    specs.all_specs()  # import every spec module now, not inside the first config's budget
+    info = {
+        "pid": os.getpid(),
+        "paddle_version": paddle.__version__,
+        "paddle_commit": getattr(paddle.version, "commit", ""),
+        "torch_version": torch.__version__,
+        "cuda": bool(paddle.is_compiled_with_cuda()),
+        "threads": threads,
+    }
+    results.write((json.dumps({"ready": info}) + "\n").encode())
+    for line in jobs:
+        request = json.loads(line)
+        started = time.perf_counter()
+        try:
+            verdict = run_config(request["config"], device=request["device"], atol=request["atol"],
+                                 rtol=request["rtol"], seed=request["seed"]).to_dict()
+        except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
+            verdict = _pool_verdict("unsupported", f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
+        seconds = time.perf_counter() - started
+        results.write((json.dumps({"verdict": verdict, "seconds": seconds}) + "\n").encode())
+
+
+def probe_capabilities(timeout: float = 120.0) -> dict:
+    """Versions and CUDA support of the installed Paddle, asked of a separate process."""
+    code = (
+        "import json, paddle, torch;"
+        "print(json.dumps({'paddle_version': paddle.__version__,"
+        " 'paddle_commit': getattr(paddle.version, 'commit', ''),"
+        " 'torch_version': torch.__version__, 'cuda': bool(paddle.is_compiled_with_cuda())}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                         env={**os.environ, "GLOG_minloglevel": "2"})
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise PoolError(f"cannot import paddle/torch: {out.stderr.strip()[-300:]}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        _worker_main(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        sys.exit("usage: python -m apitester.pool --worker JOB_FD RESULT_FD THREADS (started by WorkerPool)")

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install everything (venv, test extras, Debian chromium for the browser tests) and run the whole suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh test
+if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "WenQuanYi"; then
+  # Browser tests drive Debian's chromium (Playwright's own browser download cannot work offline);
+  # a CJK font makes the Chinese pages and screenshots legible.
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei) >/dev/null
+fi
+bash scripts/ensure_services.sh
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing on purpose" >&2
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,38 @@
+import os
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright (never a downloaded browser)."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by the test
+    # body in the same thread are still synchronous, so allow them explicitly.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.console_errors = errors
+    yield page
+    context.close()

@@ -1,0 +1,147 @@
+"""Chart numbers checked against the database they are drawn from."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from tracker.selectors import charts as sel
+from tracker.services.synthetic import generate_results
+
+pytestmark = pytest.mark.django_db
+
+STATUSES = ["open", "claimed", "pr_submitted", "completed", "locked"]
+
+
+def make_task(number, status="open", kernel="CPU"):
+    return Task.objects.create(number=number, api=f"paddle.api_{number}", kernel=kernel, status=status,
+                               locked_reason="output dtype类型不同，暂不要报名" if status == "locked" else "")
+
+
+def make_config(task, i=0):
+    return FailingConfig.objects.create(task=task, config=f'{task.api}(Tensor([{i + 1}],"float32"), )',
+                                        config_hash=f"{task.number}-{i}", origin_file="f")
+
+
+def make_run(lane="cpu", days_ago=0, version="3.3.1"):
+    run = TestRun.objects.create(lane=lane, state="done", paddle_version=version)
+    TestRun.objects.filter(id=run.id).update(created=timezone.now() - timedelta(days=days_ago))
+    run.refresh_from_db()
+    return run
+
+
+def result(run, cfg, status, max_rel=None):
+    return ConfigResult.objects.create(run=run, failing_config=cfg, task=cfg.task, status=status, max_rel=max_rel)
+
+
+def test_funnel_equals_board_counts():
+    for n in range(1, 41):
+        make_task(n, STATUSES[n % len(STATUSES)], "CPU" if n % 3 else "GPU")
+    funnel = sel.funnel()
+    claimable = Task.objects.exclude(status="locked")
+    assert funnel["all"]["open"] == claimable.count() == 32
+    assert funnel["all"]["claimed"] == claimable.filter(status__in=["claimed", "pr_submitted", "completed"]).count()
+    assert funnel["all"]["pr_submitted"] == claimable.filter(status__in=["pr_submitted", "completed"]).count()
+    assert funnel["all"]["completed"] == claimable.filter(status="completed").count()
+    for kernel in ("CPU", "GPU"):
+        assert funnel[kernel]["open"] == claimable.filter(kernel=kernel).count()
+    assert funnel["CPU"]["completed"] + funnel["GPU"]["completed"] == funnel["all"]["completed"]
+    assert funnel["all"]["verified"] == 0
+
+
+def test_fix_verified_needs_every_config_passing_in_the_tasks_own_lane():
+    cpu_task, gpu_task, partial = make_task(1, "completed"), make_task(2, "completed", "GPU"), make_task(3, "completed")
+    cpu_cfgs = [make_config(cpu_task, i) for i in range(2)]
+    gpu_cfg = make_config(gpu_task)
+    partial_cfgs = [make_config(partial, i) for i in range(2)]
+    old, new = make_run(days_ago=2), make_run(days_ago=1)
+    result(old, cpu_cfgs[0], "accuracy_error", 3.0)
+    for cfg in cpu_cfgs:
+        result(new, cfg, "pass")
+    result(new, gpu_cfg, "pass")  # a CPU-lane pass never verifies a GPU task
+    result(new, partial_cfgs[0], "pass")
+    result(new, partial_cfgs[1], "paddle_error")
+    assert sel.verified_task_ids() == {cpu_task.id}
+    assert sel.funnel()["all"]["verified"] == 1
+    assert sel.funnel()["GPU"]["verified"] == 0
+
+
+def test_heatmap_fraction_is_the_share_of_failing_configs():
+    task = make_task(7)
+    cfgs = [make_config(task, i) for i in range(4)]
+    run = make_run()
+    for cfg, status in zip(cfgs, ["pass", "accuracy_error", "paddle_error", "unsupported"]):
+        result(run, cfg, status, max_rel=100.0 if status == "accuracy_error" else None)
+    matrix = sel.task_run_matrix()
+    row = [t["number"] for t in matrix.tasks].index(7)
+    assert matrix.fail_fraction[row][0] == 0.5
+    assert matrix.counts[row][0] == "2/4"
+    assert matrix.log10_rel[row][0] == 2.0
+
+
+def test_regression_is_pass_then_fail_in_the_same_lane():
+    task = make_task(9)
+    cfg, steady = make_config(task, 0), make_config(task, 1)
+    r1, r2, r3 = make_run(days_ago=3, version="3.3.0"), make_run(days_ago=2, version="3.3.1"), make_run(days_ago=1, version="3.3.2")
+    gpu = make_run("gpu", days_ago=0)
+    result(r1, cfg, "pass"), result(r2, cfg, "accuracy_error", 5.0), result(r3, cfg, "accuracy_error", 5.0)
+    result(r1, steady, "accuracy_error"), result(r2, steady, "pass")
+    result(gpu, steady, "accuracy_error")  # different lane: not a regression of the cpu pass
+    found = sel.regressions()
+    assert [(r.config_id, r.passed_version, r.failed_version) for r in found] == [(cfg.id, "3.3.0", "3.3.1")]
+    assert sel.regressions(task)[0].task_number == 9
+
+
+def test_contributor_stats_count_active_claims_on_claimable_tasks():
+    now = timezone.now()
+    alice, bob = Contributor.objects.create(login="alice"), Contributor.objects.create(login="bob")
+    t1, t2, t3 = make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "locked")
+    Claim.objects.create(task=t1, contributor=alice, status="完成任务", source="seed", created=now - timedelta(days=10))
+    Claim.objects.create(task=t2, contributor=alice, status="提交PR", source="seed", created=now - timedelta(days=5))
+    Claim.objects.create(task=t2, contributor=bob, status="报名", source="seed", created=now, withdrawn_at=now)
+    Claim.objects.create(task=t3, contributor=bob, status="报名", source="seed", created=now)
+    pr = PullRequest.objects.create(repo="PaddlePaddle/Paddle", number=73000, author=alice, state="merged",
+                                    created_at=now - timedelta(days=8), merged_at=now - timedelta(days=6))
+    pr.tasks.add(t1)
+    rows = {r["login"]: r for r in sel.contributor_stats()}
+    assert rows["alice"]["claimed"] == 2 and rows["alice"]["pr_submitted"] == 2 and rows["alice"]["completed"] == 1
+    assert rows["alice"]["median_claim_to_pr_days"] == 2.0
+    assert rows["alice"]["median_pr_to_merge_days"] == 2.0
+    assert "bob" not in rows  # withdrawn claim and a claim on a locked task do not count
+
+
+def test_burndown_counts_each_task_once_on_its_first_day():
+    t1, t2 = make_task(1, "claimed"), make_task(2, "claimed")
+    day0 = timezone.now() - timedelta(days=3)
+    for task, when in ((t1, day0), (t1, day0 + timedelta(days=1)), (t2, day0 + timedelta(days=2))):
+        Event.objects.create(task=task, kind="claimed", source="comment", created=when)
+    burndown = sel.burndown_from_events()
+    assert burndown["claims"] == [1, 2]
+    assert burndown["unclaimed"] == [1, 0]
+
+
+def test_pages_render_with_tables(client):
+    generate_results(runs=4, results=400, seed=1)
+    for url, table in (("/charts/overview", "funnel-table"), ("/charts/heatmap", "heatmap-table"),
+                       ("/charts/contributors", "contributors-table"), ("/charts/regressions", "regressions-table"),
+                       ("/charts/heatmap?metric=log10rel", "heatmap-table")):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert f'id="{table}"' in response.content.decode(), url
+    # plotly.js comes from the installed plotly package, found by the static-files machinery.
+    from django.contrib.staticfiles import finders
+    import plotly
+    found = finders.find("plotly/plotly.min.js")
+    assert found and found.startswith(str(__import__("pathlib").Path(plotly.__file__).parent))
+
+
+def test_diff_map_page_marks_nan_inf_cells(client):
+    task = make_task(5)
+    cfg = make_config(task)
+    res = ConfigResult.objects.create(run=make_run(), failing_config=cfg, task=task, status="accuracy_error",
+                                      diff_map={"values": [[0.5, "inf"], [0.0, 1.5]], "mask": [[False, True], [False, False]]})
+    page = client.get(f"/tasks/5/results/{res.id}/diff")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "python -m apitester --accuracy=True --api_config=" in body
+    assert "NaN/inf" in body

@@ -1,0 +1,193 @@
+"""Elementwise family (math & elementwise, creation & shape): real Paddle vs Torch verdicts.
+
+Configs are read at run time from the PaddleAPITest reports (PADDLEAPITEST_REPORTS, see
+apitester.reports): for each case the smallest few distinct configs of the API are run on
+the CPU, and the verdict asserted is one we understood (the reason is written beside it).
+GPU-task configs (ci_ce_gpu) are run on the CPU as an engine check.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from apitester.config import parse_config
+from apitester.execute import frameworks, run_config
+from apitester.reports import iter_config_lines, reports_dir
+from apitester.specs import get_spec
+
+BOARD_APIS = [
+    "paddle.add", "paddle.add_n", "paddle.bitwise_right_shift", "paddle.broadcast_to",
+    "paddle.combinations", "paddle.concat", "paddle.copysign", "paddle.diag", "paddle.diagflat",
+    "paddle.dot", "paddle.einsum", "paddle.expand", "paddle.floor", "paddle.frexp", "paddle.gammaln",
+    "paddle.heaviside", "paddle.kron", "paddle.lerp", "paddle.matmul", "paddle.minimum",
+    "paddle.nextafter", "paddle.outer", "paddle.pow", "paddle.reciprocal", "paddle.rsqrt",
+    "paddle.scale", "paddle.tensordot", "paddle.vander", "paddle.where", "paddle.Tensor.cast",
+    "paddle.Tensor.clip", "paddle.Tensor.expand", "paddle.Tensor.frexp", "paddle.Tensor.logit",
+    "paddle.Tensor.matmul", "paddle.Tensor.__matmul__", "paddle.Tensor.mul", "paddle.Tensor.__mul__", "paddle.Tensor.tile",
+    "paddle.nn.utils.parameters_to_vector",
+]
+
+
+@lru_cache(maxsize=None)
+def _report_configs(tree: str) -> dict[str, list[tuple[int, str]]]:
+    """api -> [(numel, config)] of distinct configs of this family under reports/<tree>."""
+    wanted = set(BOARD_APIS)
+    seen: set[str] = set()
+    found: dict[str, list[tuple[int, str]]] = {}
+    for _, _, line in iter_config_lines([reports_dir() / "reports" / tree]):
+        api = line.split("(", 1)[0]
+        if api not in wanted or line in seen:
+            continue
+        seen.add(line)
+        numel = sum(t.numel for t in parse_config(line).tensors())
+        found.setdefault(api, []).append((numel, line))
+    return {api: [c for _, c in sorted(rows)] for api, rows in found.items()}
+
+
+def smallest(api: str, tree: str = "ci_ce_cpu", count: int = 3, contains: str = "") -> list[str]:
+    configs = [c for c in _report_configs(tree).get(api, []) if contains in c]
+    if not configs:
+        pytest.skip(f"no {api} configs containing {contains!r} under {reports_dir()}/reports/{tree}")
+    return configs[:count]
+
+
+def test_every_board_api_of_the_family_has_a_spec():
+    missing = [api for api in BOARD_APIS if get_spec(api) is None]
+    assert missing == []
+
+
+# (api, tree, count, contains, expected status, direction, why)
+CASES = [
+    # The report's Torch reference shifted arithmetically although is_arithmetic=False;
+    # a logical shift of the bit pattern agrees with Paddle.
+    ("paddle.bitwise_right_shift", "ci_ce_cpu", 3, "", "pass", None, "logical shift"),
+    # Fixed upstream (#72992): 0-d / size-1 float16 inputs broadcast correctly.
+    ("paddle.broadcast_to", "ci_ce_cpu", 3, "", "pass", None, "fixed"),
+    ("paddle.expand", "ci_ce_cpu", 1, "", "pass", None, "fixed"),
+    ("paddle.Tensor.expand", "ci_ce_cpu", 2, "", "pass", None, "fixed"),
+    # Fixed upstream (#269): padding_value is honoured for 1-D inputs.
+    ("paddle.diag", "ci_ce_cpu", 4, "", "pass", None, "fixed"),
+    # Fixed upstream (#72894): broadcasting a 0-d / 1-D x against y.
+    ("paddle.heaviside", "ci_ce_cpu", 2, "", "pass", None, "fixed"),
+    ("paddle.kron", "ci_ce_cpu", 3, "", "pass", None, "float16 kron agrees on 3.3.1"),
+    # Compared exactly (tolerance 0): the result is a one-ulp step.
+    ("paddle.nextafter", "ci_ce_cpu", 1, "", "pass", None, "fixed (#72965)"),
+    ("paddle.tensordot", "ci_ce_cpu", 2, "", "pass", None, "fixed (#288)"),
+    # The report's reference was torch.vander, whose backward fails; ours builds the powers
+    # out of place.
+    ("paddle.vander", "ci_ce_cpu", 2, "float32", "pass", None, "tester artefact"),
+    ("paddle.vander", "ci_ce_cpu", 1, "complex128", "pass", None, "tester artefact"),
+    # The board's paddle.Tensor.matmul CPU task: its configs are traced as __matmul__
+    # (float32 @ float16); Paddle promotes to float32 as Torch does.
+    ("paddle.Tensor.__matmul__", "ci_ce_cpu", 2, "", "pass", None, "mixed-dtype matmul promotes"),
+    ("paddle.Tensor.cast", "ci_ce_cpu", 1, "", "pass", None, "int32 -> float16 rounds as Torch"),
+    ("paddle.Tensor.logit", "ci_ce_cpu", 2, "", "pass", None, "NaN outside (0, 1) on both sides"),
+    # Reported gradients at ties x == y; 3.3.1 splits them as Torch does (y ties with x).
+    ("paddle.minimum", "ci_ce_cpu", 2, "", "pass", None, "fixed (#286)"),
+    # Paddle requires one dtype for all inputs of add_n / concat; the reported configs mix
+    # float16 and float32 (the report logged the same Paddle error).
+    ("paddle.add_n", "ci_ce_cpu", 2, "float16", "paddle_error", "forward", "mixed dtypes"),
+    ("paddle.add_n", "ci_ce_gpu", 2, "int32", "pass", None, "one dtype"),
+    ("paddle.concat", "ci_ce_cpu", 2, "", "paddle_error", "forward", "mixed dtypes"),
+    ("paddle.einsum", "ci_ce_cpu", 1, "", "paddle_error", "forward", "float32 x float16 operands"),
+    # GPU-task configs, run on the CPU.
+    # Torch's copysign returns float for integer inputs, Paddle keeps the integer dtype.
+    ("paddle.copysign", "ci_ce_gpu", 2, "", "dtype_mismatch", "forward", "int -> float in Torch"),
+    # Paddle's exponent is a float tensor, Torch's int32.
+    ("paddle.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward", "exponent dtype"),
+    ("paddle.Tensor.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward", "exponent dtype"),
+    # Paddle's lerp has no gradient for weight, Torch's has (the board's grads_diff task).
+    ("paddle.lerp", "ci_ce_gpu", 2, "", "accuracy_error", "backward", "no weight gradient"),
+    # Paddle concatenates under no_grad: the inputs get no gradient (grads_diff task).
+    ("paddle.nn.utils.parameters_to_vector", "ci_ce_gpu", 1, "", "accuracy_error", "backward",
+     "no gradient"),
+    # einsum's backward fails on a broadcast (size-1) operand dim.
+    ("paddle.einsum", "ci_ce_gpu", 1, "i, i", "paddle_error", "backward", "broadcast backward"),
+    # No float16 kernel for these ops in the CPU build.
+    ("paddle.rsqrt", "ci_ce_gpu", 1, "", "paddle_error", "forward", "no CPU float16 kernel"),
+    ("paddle.combinations", "ci_ce_gpu", 4, "", "pass", None, "empty results"),
+    ("paddle.diagflat", "ci_ce_gpu", 2, "", "pass", None, ""),
+    ("paddle.gammaln", "ci_ce_gpu", 1, "", "pass", None, ""),
+    ("paddle.floor", "ci_ce_gpu", 2, "", "pass", None, "integer floor keeps the dtype"),
+    ("paddle.pow", "ci_ce_gpu", 2, "", "pass", None, "integer pow"),
+    ("paddle.scale", "ci_ce_gpu", 2, "", "pass", None, "Tensor scale"),
+    ("paddle.outer", "ci_ce_gpu", 1, "", "pass", None, "N-D inputs are flattened"),
+    ("paddle.dot", "ci_ce_gpu", 1, "", "pass", None, "empty vectors"),
+    ("paddle.Tensor.clip", "ci_ce_gpu", 2, "", "pass", None, ""),
+    ("paddle.where", "ci_ce_gpu", 2, "", "pass", None, "scalar branches"),
+    ("paddle.add", "ci_ce_gpu", 1, "", "pass", None, "float32 + float16 promotes"),
+    ("paddle.matmul", "ci_ce_gpu", 1, "float64", "pass", None, "transpose_y on a 1-D y"),
+]
+
+
+@pytest.mark.parametrize("api, tree, count, contains, status, direction, why", CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[3] or 'any'}" for c in CASES])
+def test_report_configs_verdict(api, tree, count, contains, status, direction, why):
+    for config in smallest(api, tree, count, contains):
+        verdict = run_config(config)
+        assert not verdict.engine_error, verdict.message
+        assert (verdict.status, verdict.direction) == (status, direction), f"{config}: {verdict.message}"
+
+
+def test_lerp_mismatch_is_the_weight_gradient():
+    (config,) = smallest("paddle.lerp", "ci_ce_gpu", 1)
+    verdict = run_config(config)
+    assert verdict.output == "grad weight"
+    assert "grad x" not in verdict.message and "grad y" not in verdict.message
+
+
+def test_frexp_mismatch_is_the_exponent_dtype_only():
+    (config,) = smallest("paddle.frexp", "ci_ce_gpu", 1)
+    verdict = run_config(config)
+    assert "output 1" in verdict.message and "values agree" in verdict.message
+
+
+@pytest.mark.parametrize("config", [
+    # arithmetic and logical shifts of every width, shift amounts in [-10, 10) (out of range
+    # for int8 too): negative / too-wide shifts give 0 (logical) or the sign fill
+    'paddle.bitwise_right_shift(Tensor([64],"int64"), Tensor([64],"int64"), True, )',
+    'paddle.bitwise_right_shift(Tensor([64],"int64"), Tensor([64],"int64"), False, )',
+    'paddle.bitwise_right_shift(Tensor([64],"int8"), Tensor([64],"int8"), True, )',
+    'paddle.bitwise_right_shift(Tensor([64],"uint8"), Tensor([64],"uint8"), False, )',
+    # tensordot's axes forms: int, [axes_x, axes_y], a flat list (same axes of x and y), and
+    # a size-1 dim contracted against a larger one
+    'paddle.tensordot(Tensor([2, 3, 4],"float32"), Tensor([3, 4, 5],"float32"), 2, )',
+    'paddle.tensordot(Tensor([2, 3, 4],"float32"), Tensor([3, 4, 5],"float32"), list[list[1,2,],list[0,1,],], )',
+    'paddle.tensordot(Tensor([2, 3, 4],"float32"), Tensor([4, 3, 5],"float32"), list[1,], )',
+    'paddle.tensordot(Tensor([2, 1, 4],"float64"), Tensor([3, 4, 5],"float64"), list[list[1,2,],list[0,1,],], )',
+    # where with only a condition is nonzero(as_tuple=True)
+    'paddle.where(Tensor([3, 4],"bool"), )',
+    # scale: bias before scale, an activation, and the integer kernel truncating scale
+    'paddle.scale(Tensor([3, 4],"float32"), 2.0, 1.0, False, "relu", )',
+    'paddle.scale(Tensor([3, 4],"int32"), 2.5, 1.0, )',
+    'paddle.add(Tensor([3, 4],"float32"), Tensor([3, 4],"float32"), alpha=2, )',
+    'paddle.Tensor.tile(Tensor([2, 3],"float32"), list[2,1,2,], )',
+    'paddle.dot(Tensor([3, 4],"float32"), Tensor([3, 4],"float32"), )',
+    'paddle.vander(Tensor([4],"float64"), 3, True, )',
+    'paddle.lerp(Tensor([4],"float64"), Tensor([4],"float64"), 0.3, )',
+    'paddle.Tensor.matmul(Tensor([2, 3, 4],"float32"), Tensor([2, 5, 4],"float32"), False, True, )',
+])
+def test_argument_forms_agree(config):
+    verdict = run_config(config)
+    assert verdict.status == "pass", verdict.message
+
+
+def test_logical_shift_reference_known_values():
+    _, torch = frameworks()
+    shift = get_spec("paddle.bitwise_right_shift").torch
+    x = torch.tensor([-100, 100, -1, -128], dtype=torch.int8)
+    y = torch.tensor([1, 1, 7, 8], dtype=torch.int8)
+    # 0b10011100 >> 1 = 0b01001110 = 78; -1 >>> 7 = 1; a shift by the full width gives 0
+    assert shift(x, y, is_arithmetic=False).tolist() == [78, 50, 1, 0]
+    assert shift(x, y, is_arithmetic=True).tolist() == [-50, 50, -1, -1]
+    big = torch.tensor([-(2 ** 63), -1], dtype=torch.int64)
+    assert shift(big, torch.tensor([63, 60]), is_arithmetic=False).tolist() == [1, 15]
+
+
+def test_diag_reference_pads_off_diagonal():
+    _, torch = frameworks()
+    diag = get_spec("paddle.diag").torch
+    out = diag(torch.tensor([1, 2], dtype=torch.int64), offset=1, padding_value=8.0)
+    assert out.tolist() == [[8, 1, 8], [8, 8, 2], [8, 8, 8]]

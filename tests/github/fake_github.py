@@ -1,0 +1,171 @@
+"""A real HTTP server on 127.0.0.1 that plays the parts of GitHub's REST API the board uses.
+
+- GET  /repos/{owner}/{repo}/issues/{n}/comments   since, per_page, page; Link pagination
+- GET  /search/issues                               q (repo:…, is:pr, in:title "…", updated:>=…), page
+- POST /repos/{owner}/{repo}/issues/{n}/comments   creates a comment as the token's account
+Every GET answers with an ETag and honours If-None-Match with 304. A queue of rate-limit answers
+(403/429 with Retry-After or X-RateLimit-Reset) is served before the real answers. Every request is
+logged so tests can assert what the client sent.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import payloads
+
+
+class FakeGitHub:
+    def __init__(self, page_size: int = 2, token_login: str = "paddle-bot"):
+        self.comments: dict[tuple[str, int], list[dict]] = {}
+        self.pulls: list[dict] = []  # search items
+        self.page_size = page_size
+        self.token_login = token_login
+        self.requests: list[dict] = []
+        self.rate_limits: list[dict] = []  # answers to serve first: {"status", "headers"}
+        self.next_comment_id = 3_100_000_000
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address
+        return f"http://{host}:{port}"
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    # --- state helpers --------------------------------------------------------------------
+    def add_comment(self, the_comment: dict, repo: str = payloads.REPO, issue: int = payloads.ISSUE):
+        with self._lock:
+            self.comments.setdefault((repo, issue), []).append(the_comment)
+
+    def remove_comment(self, comment_id: int, repo: str = payloads.REPO, issue: int = payloads.ISSUE):
+        with self._lock:
+            self.comments[(repo, issue)] = [c for c in self.comments[(repo, issue)] if c["id"] != comment_id]
+
+    def rate_limit(self, status: int = 403, **headers):
+        self.rate_limits.append({"status": status, "headers": {k.replace("_", "-"): str(v) for k, v in headers.items()}})
+
+    def requests_to(self, path_part: str) -> list[dict]:
+        return [r for r in self.requests if path_part in r["path"]]
+
+    # --- HTTP ----------------------------------------------------------------------------
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def _send(self, status: int, data=None, headers: dict | None = None):
+                body = b"" if data is None else json.dumps(data, ensure_ascii=False).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("X-RateLimit-Limit", "5000")
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if body:
+                    self.wfile.write(body)
+
+            def _log(self, body=None):
+                parsed = urllib.parse.urlsplit(self.path)
+                entry = {"method": self.command, "path": parsed.path, "query": urllib.parse.parse_qs(parsed.query),
+                         "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                fake.requests.append(entry)
+                return entry
+
+            def _rate_limited(self) -> bool:
+                if not fake.rate_limits:
+                    return False
+                answer = fake.rate_limits.pop(0)
+                self._send(answer["status"], {
+                    "message": answer.get("message", "API rate limit exceeded for installation ID 1."),
+                    "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+                }, answer["headers"])
+                return True
+
+            def _page(self, entry: dict, items: list, wrap=None):
+                query = entry["query"]
+                per_page = min(int(query.get("per_page", ["30"])[0]), fake.page_size)
+                page = int(query.get("page", ["1"])[0])
+                pages = max(1, -(-len(items) // per_page))
+                chunk = items[(page - 1) * per_page: page * per_page]
+                data = wrap(chunk) if wrap else chunk
+                body = json.dumps(data, ensure_ascii=False, sort_keys=True).encode()
+                etag = 'W/"' + hashlib.sha1(body + self.path.encode()).hexdigest() + '"'
+                headers = {"ETag": etag}
+                links = []
+                base = {k: v[0] for k, v in query.items()}
+                if page < pages:
+                    links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": page + 1})}>; rel="next"')
+                    links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": pages})}>; rel="last"')
+                if page > 1:
+                    links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": 1})}>; rel="first"')
+                if links:
+                    headers["Link"] = ", ".join(links)
+                if entry["headers"].get("if-none-match") == etag:
+                    self._send(304, None, {"ETag": etag})
+                    return
+                self._send(200, data, headers)
+
+            def do_GET(self):
+                entry = self._log()
+                if self._rate_limited():
+                    return
+                match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", entry["path"])
+                if match:
+                    items = list(fake.comments.get((match.group(1), int(match.group(2))), []))
+                    since = entry["query"].get("since", [None])[0]
+                    if since:
+                        items = [c for c in items if c["updated_at"] >= since]
+                    items.sort(key=lambda c: (c["created_at"], c["id"]))
+                    return self._page(entry, items)
+                if entry["path"] == "/search/issues":
+                    q = entry["query"].get("q", [""])[0]
+                    repo = re.search(r"repo:(\S+)", q)
+                    title = re.search(r'in:title "([^"]+)"', q)
+                    updated = re.search(r"updated:>=(\S+)", q)
+                    items = [p for p in fake.pulls
+                             if (not repo or p["repository_url"].endswith("/repos/" + repo.group(1)))
+                             and (not title or title.group(1).lower() in p["title"].lower())
+                             and (not updated or p["updated_at"] >= updated.group(1))]
+                    items.sort(key=lambda p: (p["updated_at"], p["number"]))
+                    return self._page(entry, items, wrap=lambda chunk: {
+                        "total_count": len(items), "incomplete_results": False, "items": chunk})
+                self._send(404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                entry = self._log(raw.decode())
+                if self._rate_limited():
+                    return
+                match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", entry["path"])
+                if not match:
+                    return self._send(404, {"message": "Not Found"})
+                if not entry["headers"].get("authorization"):
+                    return self._send(401, {"message": "Requires authentication"})
+                with fake._lock:
+                    fake.next_comment_id += 1
+                    comment_id = fake.next_comment_id
+                now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                the_comment = payloads.comment(comment_id, fake.token_login, json.loads(raw)["body"], now,
+                                               repo=match.group(1), issue=int(match.group(2)))
+                fake.add_comment(the_comment, match.group(1), int(match.group(2)))
+                self._send(201, the_comment, {"Location": the_comment["url"]})
+
+        return Handler

@@ -1,0 +1,77 @@
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from tracker.github.pr_titles import parse_pr_title
+
+
+@pytest.mark.parametrize("title, tasks", [
+    ("[Accuracy diff No.55-56、76-77] Fix accuracy diff for paddle.nn.functional.gelu", [55, 56, 76, 77]),
+    ("[Accuracy diff No.11、144] Fix accuracy diff for clip API", [11, 144]),
+    ("[Accuracy diff No.21] Fix paddle.heaviside", [21]),
+    ("[Accuracy diff No 34-35] fix logit", [34, 35]),
+    ("[Accuracy diff NO.38,39] nextafter", [38, 39]),
+    ("[Accuracy diff No. 9-10，20] broadcast_to / expand", [9, 10, 20]),
+    ("【Accuracy diff No.１５】cumprod", [15]),
+    ("[accuracy diff No.25] eigh", [25]),
+    ("[Accuracy diff] No.146 Tensor.mean", [146]),
+    ("[Accuracy diff No.2-5, 14] all / any / count_nonzero", [2, 3, 4, 5, 14]),
+])
+def test_titles_that_link(title, tasks):
+    result = parse_pr_title(title, "Accuracy diff")
+    assert result.tasks == tasks
+    assert result.part is False and result.revert is False
+
+
+@pytest.mark.parametrize("title", [
+    "[Accuracy diff No.12-part] Fix part of cumsum",
+    "[Accuracy diff No.12] Fix cumsum -part",
+    "[Accuracy diff No.12] - Part fix for fp16",
+])
+def test_part(title):
+    result = parse_pr_title(title, "Accuracy diff")
+    assert result.tasks == [12] and result.part is True
+
+
+def test_revert_links_nothing():
+    result = parse_pr_title('Revert "[Accuracy diff No.55-56] Fix gelu"', "Accuracy diff")
+    assert result.tasks == [] and result.revert is True
+
+
+@pytest.mark.parametrize("title", [
+    "[Hackathon 8th No.55] Add API",
+    "[API Compatibility No.12] paddle.clip",
+    "[CINN Accuracy diff No.3] fix reduce",
+    "[Paddle TensorRT No.11] convert",
+    "Fix accuracy diff No.12 in gelu",  # the words appear, but not as the title's tag
+    "[Accuracy diff] Fix gelu for No. of elements",
+    "[Accuracy diff No.x] typo",
+])
+def test_other_titles_link_nothing(title):
+    assert parse_pr_title(title, "Accuracy diff").tasks == []
+
+
+def test_custom_prefix():
+    assert parse_pr_title("[Hackathon 8th No.55] Add API", "Hackathon 8th").tasks == [55]
+    assert parse_pr_title("[Accuracy diff No.55] x", "Hackathon 8th").tasks == []
+
+
+def test_reversed_or_huge_ranges_link_nothing():
+    assert parse_pr_title("[Accuracy diff No.56-55] x", "Accuracy diff").tasks == []
+    assert parse_pr_title("[Accuracy diff No.1-183] x", "Accuracy diff").tasks == []
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command("parse_pr_title", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_parse_pr_title_command():
+    assert run("--json", "[Accuracy diff No.55-56、76-77] Fix") == {"tasks": [55, 56, 76, 77], "part": False,
+                                                                     "revert": False}
+    assert run("--prefix", "Hackathon 8th", "--json", "[Hackathon 8th No.3-part] x") == {
+        "tasks": [3], "part": True, "revert": False}
+    assert run("--json", 'Revert "[Accuracy diff No.3] x"') == {"tasks": [], "part": False, "revert": True}

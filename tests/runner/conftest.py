@@ -1,0 +1,32 @@
+import hashlib
+
+import pytest
+
+EXTRA_SPECS = "tests.runner.fake_specs"
+
+# Real report lines (quoted singly) with the verdicts the installed Paddle 3.3.1 CPU build gives.
+PASSING = [
+    'paddle.logit(x=Tensor([4],"float64"), )',
+    'paddle.clip(Tensor([5],"float64"), min=0, )',
+    'paddle.maximum(Tensor([872, 16],"float32"), Tensor([1],"float32"), )',
+]
+FAILING_FORWARD = 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )'
+FAILING_BACKWARD = 'paddle.clip(x=Tensor([3, 3],"float64"), min=Tensor([1],"float64"), max=None, )'
+NO_SPEC = 'paddle.nonexistent_api(x=Tensor([3],"float32"), )'
+
+
+@pytest.fixture
+def extra_specs(monkeypatch):
+    """Workers load the test-only specs (they inherit this process's environment)."""
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", EXTRA_SPECS)
+    return EXTRA_SPECS
+
+
+def make_task(number, api, configs, kernel="CPU", status="open"):
+    from tracker.models import FailingConfig, Task
+
+    task = Task.objects.create(number=number, api=api, kernel=kernel, status=status)
+    for config in configs:
+        FailingConfig.objects.create(task=task, config=config, config_hash=hashlib.sha256(config.encode()).hexdigest(),
+                                     origin_file="reports/ci_ce_cpu/error_config.txt")
+    return task

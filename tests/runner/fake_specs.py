@@ -1,0 +1,61 @@
+"""Test-only specs (loaded through APITESTER_EXTRA_SPECS=tests.runner.fake_specs).
+
+They stand for the ways a real Paddle kernel misbehaves inside a worker: it kills the
+process, never returns, needs more memory than the worker has, or dies once and then works.
+"""
+import os
+import signal
+import time
+
+from apitester.specs.base import Spec, register
+
+
+def _segfault(x):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _hang(x):
+    time.sleep(3600)
+
+
+def _die_once(x, marker):
+    # The first call leaves a marker file and dies like the real SIGILL seen on paddle.maximum;
+    # the retry in a fresh worker finds the marker and behaves.
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGILL)
+    return x * 2
+
+
+def _exit(x):
+    os._exit(3)
+
+
+register(
+    Spec(api="paddle.testonly.segfault", torch=lambda x: x, paddle=_segfault, signature=lambda x: None,
+         backward=False),
+    Spec(api="paddle.testonly.hang", torch=lambda x: x, paddle=_hang, signature=lambda x: None, backward=False),
+    Spec(api="paddle.testonly.huge", torch=lambda x: x, paddle=lambda x: x, signature=lambda x: None,
+         backward=False),
+    Spec(api="paddle.testonly.die_once", torch=lambda x, marker: x * 2, paddle=_die_once,
+         signature=lambda x, marker: None, backward=False),
+    Spec(api="paddle.testonly.exit", torch=lambda x: x, paddle=_exit, signature=lambda x: None, backward=False),
+)
+
+
+def _regressing(x, marker):
+    # Stands for a Paddle build that broke a kernel: wrong by 1 once the marker file exists.
+    return x + 1 if os.path.exists(marker) else x
+
+
+def _slow(x, seconds):
+    time.sleep(seconds)
+    return x
+
+
+register(
+    Spec(api="paddle.testonly.regressing", torch=lambda x, marker: x, paddle=_regressing,
+         signature=lambda x, marker: None, backward=False),
+    Spec(api="paddle.testonly.slow", torch=lambda x, seconds: x, paddle=_slow, signature=lambda x, seconds: None,
+         backward=False),
+)

@@ -1,0 +1,60 @@
+"""The run page's progress bar updates live (polling /api/runs/<id>) in a real browser, without reloading."""
+import os
+
+import pytest
+from django.utils import timezone
+
+from tracker.models import TestRun
+from tracker.services.runs import create_run, store_result
+
+from .conftest import PASSING, make_task
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def page():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls from the test body beside playwright's loop
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.js_errors = errors
+        yield page
+        browser.close()
+
+
+def test_progress_bar_follows_the_run_without_reload(live_server, page):
+    task = make_task(3, "paddle.clip", PASSING + ['paddle.clip(Tensor([5, 2],"float64"), min=0.0, )'])
+    run = create_run("task", tasks=[3], lane="cpu")
+    configs = list(task.failing_configs.all())
+    TestRun.objects.filter(pk=run.pk).update(state="running", started_at=timezone.now(), done=1,
+                                             heartbeat_at=timezone.now(), paddle_version="3.3.1")
+    store_result(run, configs[0], {"status": "pass"}, 0.1)
+
+    page.goto(f"{live_server.url}/runs/{run.pk}")
+    assert page.text_content("#run-done") == "1" and page.text_content("#run-total") == "4"
+    page.evaluate("window.__notReloaded = true")
+
+    for config in configs[1:3]:
+        store_result(run, config, {"status": "accuracy_error", "direction": "forward", "max_abs": 0.5}, 0.1)
+    TestRun.objects.filter(pk=run.pk).update(done=3)
+    page.wait_for_function("document.getElementById('run-done').textContent === '3'", timeout=15000)
+    assert page.evaluate("document.getElementById('run-progress').value") == 3
+    assert "accuracy_error: 2" in page.text_content("#run-counts")
+    assert page.text_content("#run-rate").endswith("configs/s")  # three results within the last minute
+    assert page.text_content("#run-eta") != "—"
+
+    store_result(run, configs[3], {"status": "pass"}, 0.1)
+    TestRun.objects.filter(pk=run.pk).update(done=4, state="done", finished_at=timezone.now())
+    page.wait_for_function("document.getElementById('run-state').textContent === 'done'", timeout=15000)
+    assert page.evaluate("window.__notReloaded") is True
+    assert page.js_errors == []

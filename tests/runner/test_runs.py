@@ -1,0 +1,145 @@
+"""Runs executed in-process through real worker processes (real paddle and torch), stored in the test DB."""
+from importlib.metadata import version
+
+import pytest
+from django.contrib.auth.models import User
+
+from apitester.pool import TimeBudget
+from tracker.models import ConfigResult, Event, TestRun, WorkerHeartbeat
+from tracker.selectors.runs import regressions, task_verification
+from tracker.services.runs import RunError, create_run, execute_run, start_run
+
+from .conftest import FAILING_BACKWARD, FAILING_FORWARD, NO_SPEC, PASSING, make_task
+
+pytestmark = pytest.mark.django_db
+
+# Generous enough for a real config on a loaded 2-core CI machine; the hang spec still times out.
+FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
+
+
+def _by_config(run):
+    return {r.failing_config.config: r for r in ConfigResult.objects.filter(run=run).select_related("failing_config")}
+
+
+def test_run_isolates_misbehaving_kernels_and_verifies_real_ones(extra_specs, tmp_path, client):
+    die_once = f'paddle.testonly.die_once(x=Tensor([3],"float32"), marker="{tmp_path / "died"}", )'
+    bad = {
+        'paddle.testonly.segfault(x=Tensor([3],"float32"), )': "crash",
+        'paddle.testonly.hang(x=Tensor([3],"float32"), )': "timeout",
+        'paddle.testonly.huge(x=Tensor([100000, 100000],"float32"), )': "skipped_too_large",
+        die_once: "flaky_crash",
+    }
+    fixed = make_task(1, "paddle.clip", PASSING[:2])
+    failing = make_task(2, "paddle.clip", [PASSING[2], FAILING_BACKWARD, FAILING_FORWARD])
+    gap = make_task(3, "paddle.nonexistent_api", [NO_SPEC, PASSING[0].replace("Tensor([4]", "Tensor([5]")])
+    misbehaving = make_task(4, "paddle.testonly", list(bad))
+
+    run = create_run("tasks", tasks=[1, 2, 3, 4], lane="cpu")
+    report = execute_run(run.pk, workers=2, options=FAST)
+    run.refresh_from_db()
+
+    assert run.state == "done" and run.total == run.done == 11
+    assert report.executed == 11
+    assert run.paddle_version == version("paddlepaddle")
+    assert run.torch_version.startswith(version("torch").split("+")[0])
+    results = _by_config(run)
+    assert len(results) == 11
+    for config, status in bad.items():
+        assert results[config].status == status, (config, results[config].message)
+    assert "SIGSEGV" in results['paddle.testonly.segfault(x=Tensor([3],"float32"), )'].message
+    flaky = results[die_once]
+    assert "SIGILL" in flaky.message and "retry gave pass" in flaky.message
+    for config in PASSING:
+        assert results[config].status == "pass"
+    assert results[FAILING_BACKWARD].status == "accuracy_error"
+    assert results[FAILING_BACKWARD].direction == "backward"
+    assert results[FAILING_BACKWARD].max_abs > 1.0
+    assert results[FAILING_FORWARD].status == "accuracy_error" and results[FAILING_FORWARD].direction == "forward"
+    assert results[NO_SPEC].status == "unsupported"
+
+    # Verification per task and lane, and the event for the verified fix.
+    assert task_verification(fixed).text == f"fix verified on Paddle {run.paddle_version}"
+    assert task_verification(failing).text == "still failing 2 of 3"
+    assert task_verification(gap).kind == "engine_gap"
+    assert task_verification(misbehaving).text == "still failing 3 of 4"  # skipped_too_large is no Paddle verdict
+    assert Event.objects.filter(task=fixed, kind="fix_verified").count() == 1
+    assert not Event.objects.filter(task=failing, kind="fix_verified").exists()
+
+    # GET /api/runs/<id>
+    data = client.get(f"/api/runs/{run.pk}").json()
+    assert data["state"] == "done" and data["lane"] == "cpu" and data["total"] == data["done"] == 11
+    assert data["paddle_version"] == run.paddle_version
+    assert data["counts"] == {"pass": 4, "accuracy_error": 2, "unsupported": 1, "crash": 1, "timeout": 1,
+                              "skipped_too_large": 1, "flaky_crash": 1}
+
+    # Running the finished run again does nothing (no config runs twice).
+    again = execute_run(run.pk, workers=1, options=FAST)
+    assert again.executed == 0 and ConfigResult.objects.filter(run=run).count() == 11
+
+
+def test_regression_detected_between_two_real_runs(extra_specs, tmp_path, client):
+    marker = tmp_path / "broken-build"
+    regressing = f'paddle.testonly.regressing(x=Tensor([4, 4],"float32"), marker="{marker}", )'
+    task = make_task(7, "paddle.testonly.regressing", [regressing, PASSING[1]])
+
+    first = create_run("task", tasks=[7], lane="cpu")
+    execute_run(first.pk, workers=1, options=FAST)
+    assert task_verification(task).kind == "verified"
+    assert regressions(lane="cpu") == []
+
+    marker.touch()  # the "next Paddle build" breaks the kernel
+    second = create_run("task", tasks=[7], lane="cpu")
+    execute_run(second.pk, workers=1, options=FAST)
+
+    found = regressions(lane="cpu")
+    assert [(r.config, r.passed_run_id, r.failed_run_id, r.status) for r in found] == [
+        (regressing, first.pk, second.pk, "accuracy_error")]
+    assert found[0].max_abs == pytest.approx(1.0)
+    assert task_verification(task).text == "still failing 1 of 2"
+    assert Event.objects.filter(task=task, kind="regression").count() == 1
+    assert regressions(lane="gpu") == []
+
+    page = client.get("/regressions").content.decode()
+    assert "testonly.regressing" in page and f"#{first.pk}" in page and f"#{second.pk}" in page
+    staff = User.objects.create_user("maint", password="pw", is_staff=True)
+    client.force_login(staff)
+    task_page_panel = client.get(f"/runs/{second.pk}").content.decode()
+    assert "accuracy_error" in task_page_panel
+
+
+def test_gpu_run_waits_for_a_gpu_worker(client):
+    from django_q.models import OrmQ
+
+    make_task(2, "paddle.all", ['paddle.all(Tensor([3, 4],"bool"), )'], kernel="GPU")
+    WorkerHeartbeat.objects.create(name="board@here:1", host="here", lanes=["cpu"], paddle_version="3.3.1",
+                                   last_seen=__import__("django.utils.timezone").utils.timezone.now())
+    run = start_run("task", tasks=[2], lane="gpu")
+    assert OrmQ.objects.filter(key="gpu").count() == 1  # on the GPU queue, which no CPU cluster consumes
+    assert not OrmQ.objects.filter(key="board").exists()
+
+    # Even handed to this CPU-only build directly, it produces no GPU verdict and stays queued.
+    report = execute_run(run.pk, workers=1)
+    run.refresh_from_db()
+    assert report.executed == 0 and run.state == "queued"
+    assert not ConfigResult.objects.filter(run=run).exists()
+
+    data = client.get(f"/api/runs/{run.pk}").json()
+    assert data["state"] == "queued" and data["lane"] == "gpu" and data["done"] == 0
+    assert data["waiting"] == "waiting for a GPU worker"
+    assert "waiting for a GPU worker" in client.get(f"/runs/{run.pk}").content.decode()
+
+
+def test_scope_errors_change_nothing():
+    make_task(1, "paddle.clip", PASSING[:1])
+    make_task(2, "paddle.all", ['paddle.all(Tensor([3, 4],"bool"), )'], kernel="GPU")
+    with pytest.raises(RunError, match="No.2 is a GPU task"):
+        create_run("task", tasks=[2], lane="cpu")
+    with pytest.raises(RunError, match="no task No.99"):
+        create_run("tasks", tasks=[1, 99], lane="cpu")
+    with pytest.raises(RunError, match="unknown lane"):
+        create_run("task", tasks=[1], lane="tpu")
+    with pytest.raises(RunError, match="no CPU task for paddle.nope"):
+        create_run("api", api="paddle.nope", lane="cpu")
+    assert TestRun.objects.count() == 0
+    run = create_run("all_open", lane="cpu")
+    assert run.scope == {"kind": "all_open", "tasks": [1]} and run.total == 1

@@ -1,0 +1,88 @@
+"""Run pages, start/cancel (staff only), and the task/board partials."""
+import pytest
+from django.contrib.auth.models import User
+from django.template.loader import render_to_string
+from django.test import RequestFactory
+from django_q.models import OrmQ
+
+from tracker.models import ConfigResult, TestRun
+from tracker.services.runs import create_run, store_result
+
+from .conftest import FAILING_BACKWARD, PASSING, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(client):
+    user = User.objects.create_user("maint", password="pw", is_staff=True)
+    client.force_login(user)
+    return user
+
+
+def test_staff_starts_and_cancels_a_run(client, staff):
+    make_task(5, "paddle.clip", PASSING[:2])
+    response = client.post("/runs/start", {"scope": "task", "task": "5", "lane": "cpu", "next": "/tasks/5"})
+    run = TestRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}"
+    assert run.state == "queued" and run.total == 2 and run.requested_by == "maint" and run.scope["tasks"] == [5]
+    assert OrmQ.objects.filter(key="board").count() == 1  # the CPU lane's queue
+
+    page = client.get(f"/runs/{run.pk}").content.decode()
+    assert "Cancel run" in page and f"/api/runs/{run.pk}" in page
+    assert f"/runs/{run.pk}" in client.get("/runs").content.decode()
+
+    assert client.post(f"/runs/{run.pk}/cancel").status_code == 302
+    run.refresh_from_db()
+    assert run.state == "cancelled" and "maint" in run.message
+    assert "Cancel run" not in client.get(f"/runs/{run.pk}").content.decode()
+    assert client.get(f"/api/runs/{run.pk}").json()["state"] == "cancelled"
+
+
+def test_bad_start_request_says_why_and_creates_nothing(client, staff):
+    make_task(6, "paddle.all", ['paddle.all(Tensor([3, 4],"bool"), )'], kernel="GPU")
+    response = client.post("/runs/start", {"scope": "task", "task": "6", "lane": "cpu", "next": "/tasks/6"},
+                           follow=False)
+    assert response.status_code == 302 and response["Location"] == "/tasks/6"
+    assert not TestRun.objects.exists()
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert any("No.6 is a GPU task" in m for m in messages)
+
+
+def test_non_staff_cannot_start_or_cancel(client):
+    make_task(5, "paddle.clip", PASSING[:1])
+    run = create_run("task", tasks=[5], lane="cpu")
+    client.force_login(User.objects.create_user("someone", password="pw"))
+    assert client.post("/runs/start", {"scope": "task", "task": "5", "lane": "cpu"}).status_code == 302
+    assert client.post(f"/runs/{run.pk}/cancel").status_code == 302
+    assert TestRun.objects.count() == 1 and TestRun.objects.get().state == "queued"
+    assert "Cancel run" not in client.get(f"/runs/{run.pk}").content.decode()
+
+
+def test_task_partial_shows_latest_verdicts_with_diff_numbers():
+    task = make_task(9, "paddle.clip", [PASSING[1], FAILING_BACKWARD])
+    first = create_run("task", tasks=[9], lane="cpu")
+    configs = {fc.config: fc for fc in task.failing_configs.all()}
+    store_result(first, configs[PASSING[1]], {"status": "pass", "max_abs": 0.0}, 0.1)
+    store_result(first, configs[FAILING_BACKWARD], {
+        "status": "accuracy_error", "direction": "backward", "max_abs": 1.50509, "max_rel": "inf",
+        "mismatched": 1, "total": 1, "worst_index": [0], "message": "grad min differs"}, 0.2)
+    assert store_result(first, configs[PASSING[1]], {"status": "pass"}, 0.1) is None  # one result per run+config
+    assert ConfigResult.objects.count() == 2
+
+    request = RequestFactory().get("/tasks/9")
+    request.user = User.objects.create_user("maint", is_staff=True)
+    html = render_to_string("tracker/partials/task_runs.html", {"task": task}, request=request)
+    assert "still failing 1 of 2" in html
+    assert "accuracy_error (backward)" in html and "1.50509" in html and "1/1" in html
+    assert "Re-test on the CPU lane" in html and 'value="9"' in html
+
+    request.user = User.objects.create_user("visitor")
+    html = render_to_string("tracker/partials/task_runs.html", {"task": task}, request=request)
+    assert "still failing 1 of 2" in html and "Re-test on the CPU lane" not in html
+
+    board = render_to_string("tracker/partials/board_actions.html", {}, request=request)
+    assert "Re-test all open" not in board
+    request.user = User.objects.get(username="maint")
+    board = render_to_string("tracker/partials/board_actions.html", {}, request=request)
+    assert "Re-test all open CPU tasks" in board and "no GPU worker is connected" in board

@@ -1,0 +1,35 @@
+"""JSON read API: GET /api/tasks (same filters as the board) and GET /api/tasks/<number>."""
+from django.http import JsonResponse
+from django.views.decorators.http import require_GET
+
+from .models import Task
+from .selectors import board as selectors
+
+
+@require_GET
+def tasks(request):
+    filters = selectors.BoardFilters.from_params(request.GET)
+    if filters.errors:
+        return JsonResponse({"errors": filters.errors}, status=400)
+    rows = [selectors.task_as_json(task) for task in selectors.board_tasks(filters)]
+    return JsonResponse({"count": len(rows), "tasks": rows}, json_dumps_params={"ensure_ascii": False})
+
+
+@require_GET
+def task(request, number: int):
+    try:
+        task = selectors.task_detail(number)
+    except Task.DoesNotExist:
+        return JsonResponse({"errors": [f"no task No.{number}"]}, status=404)
+    data = selectors.task_as_json(task)
+    data["failing_configs_in_latest_report"] = task.n_current_configs
+    data["claims"] = [
+        {
+            "login": claim.contributor.login, "status": claim.status, "source": claim.source,
+            "source_ref": claim.source_ref, "created": claim.created.isoformat(),
+            "withdrawn_at": claim.withdrawn_at.isoformat() if claim.withdrawn_at else None,
+        }
+        for claim in task.claims.all()
+    ]
+    data["config_categories"] = {row["category"]: row["n"] for row in selectors.task_config_categories(task)}
+    return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

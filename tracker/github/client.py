@@ -1,0 +1,181 @@
+"""A small GitHub REST client: token auth, Link pagination, ETag conditional requests, rate limits.
+
+Standard library only (urllib). The base URL is a parameter (settings.GITHUB_API_URL) so tests talk
+to a local server that plays GitHub.
+
+Rate limits: a 403/429 answer with Retry-After, or with X-RateLimit-Remaining: 0 and
+X-RateLimit-Reset, is waited out when the wait is at most `max_wait` seconds and retried; a longer
+wait raises RateLimited with the time GitHub names, so the caller can report it.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+
+_LINK = re.compile(r'<(?P<url>[^>]+)>\s*;\s*rel="(?P<rel>[^"]+)"')
+
+
+class GitHubError(Exception):
+    def __init__(self, status: int, url: str, message: str):
+        super().__init__(f"GitHub answered {status} for {url}: {message}")
+        self.status, self.url, self.message = status, url, message
+
+
+class RateLimited(GitHubError):
+    def __init__(self, status: int, url: str, wait_seconds: float, reset_at: float | None):
+        super().__init__(status, url, f"rate limited; retry in {wait_seconds:.0f}s")
+        self.wait_seconds, self.reset_at = wait_seconds, reset_at
+
+
+@dataclass
+class Response:
+    status: int
+    url: str
+    data: object = None  # parsed JSON (None for 304)
+    headers: dict = field(default_factory=dict)
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+    @property
+    def etag(self) -> str:
+        return self.headers.get("etag", "")
+
+    @property
+    def links(self) -> dict[str, str]:
+        return {m.group("rel"): m.group("url") for m in _LINK.finditer(self.headers.get("link", ""))}
+
+
+@dataclass
+class RequestLog:
+    """Counters a sync reports: requests made, 304s, rate-limit waits."""
+
+    requests: int = 0
+    not_modified: int = 0
+    rate_limit_waits: list[float] = field(default_factory=list)
+
+
+class GitHubClient:
+    def __init__(self, base_url: str, token: str = "", *, max_wait: float = 900.0, max_retries: int = 3,
+                 timeout: float = 30.0, sleep=time.sleep, user_agent: str = "accuracy-diff-board"):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.max_wait = max_wait
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.sleep = sleep
+        self.user_agent = user_agent
+        self.log = RequestLog()
+
+    def url_for(self, path: str, params: dict | None = None) -> str:
+        url = path if path.startswith(("http://", "https://")) else f"{self.base_url}/{path.lstrip('/')}"
+        if params:
+            url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
+        return url
+
+    def request(self, method: str, path: str, *, params: dict | None = None, body: dict | None = None,
+                etag: str = "") -> Response:
+        url = self.url_for(path, params)
+        headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": self.user_agent,
+        }
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if etag:
+            headers["If-None-Match"] = etag
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        for attempt in range(self.max_retries + 1):
+            self.log.requests += 1
+            request = urllib.request.Request(url, data=payload, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                    raw = answer.read()
+                    answer_headers = {k.lower(): v for k, v in answer.headers.items()}
+                    return Response(answer.status, url, json.loads(raw) if raw.strip() else None, answer_headers)
+            except urllib.error.HTTPError as error:
+                answer_headers = {k.lower(): v for k, v in error.headers.items()}
+                raw = error.read()
+                if error.code == 304:
+                    self.log.not_modified += 1
+                    return Response(304, url, None, answer_headers)
+                wait = self._rate_limit_wait(error.code, answer_headers, _error_message(raw))
+                if wait is None:
+                    raise GitHubError(error.code, url, _error_message(raw)) from None
+                reset_at = time.time() + wait
+                if wait > self.max_wait or attempt == self.max_retries:
+                    raise RateLimited(error.code, url, wait, reset_at) from None
+                self.log.rate_limit_waits.append(wait)
+                self.sleep(wait)
+            except urllib.error.URLError as error:
+                raise GitHubError(0, url, f"cannot reach GitHub: {error.reason}") from None
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _rate_limit_wait(status: int, headers: dict, message: str = "") -> float | None:
+        """Seconds to wait for a rate-limit answer; None when the answer is not a rate limit."""
+        if status not in (403, 429):
+            return None
+        retry_after = headers.get("retry-after")
+        if retry_after:
+            try:
+                return max(0.0, float(retry_after))
+            except ValueError:
+                try:
+                    return max(0.0, parsedate_to_datetime(retry_after).timestamp() - time.time())
+                except (TypeError, ValueError):
+                    pass
+        if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset"):
+            return max(0.0, float(headers["x-ratelimit-reset"]) - time.time())
+        if status == 429 or "rate limit" in message.lower():
+            # GitHub's secondary rate limit may come without headers: "wait at least one minute".
+            return 60.0
+        return None  # a plain 403: permission problem, not a rate limit
+
+    def get(self, path: str, *, params: dict | None = None, etag: str = "") -> Response:
+        return self.request("GET", path, params=params, etag=etag)
+
+    def get_pages(self, path: str, *, params: dict | None = None, etag: str = ""):
+        """Yield each page's Response, following Link rel="next". The ETag applies to the first page;
+        a 304 there yields that single 304 Response and stops."""
+        response = self.get(path, params=params, etag=etag)
+        yield response
+        while not response.not_modified and response.links.get("next"):
+            response = self.get(response.links["next"])
+            yield response
+
+    def post_issue_comment(self, repo: str, issue: int, body: str) -> dict:
+        return self.request("POST", f"repos/{repo}/issues/{issue}/comments", body={"body": body}).data
+
+
+def _error_message(raw: bytes) -> str:
+    try:
+        return json.loads(raw).get("message", "") or raw.decode(errors="replace")[:200]
+    except (ValueError, AttributeError):
+        return raw.decode(errors="replace")[:200]
+
+
+def parse_issue_ref(ref: str) -> tuple[str, int]:
+    """'PaddlePaddle/Paddle#72667' → ('PaddlePaddle/Paddle', 72667)."""
+    match = re.fullmatch(r"\s*([\w.-]+/[\w.-]+)#(\d+)\s*", ref or "")
+    if not match:
+        raise ValueError(f"not an issue reference (owner/name#number): {ref!r}")
+    return match.group(1), int(match.group(2))
+
+
+def client_from_settings(**kwargs) -> GitHubClient:
+    from django.conf import settings
+
+    kwargs.setdefault("max_wait", getattr(settings, "GITHUB_RATE_LIMIT_MAX_WAIT", 900.0))
+    return GitHubClient(settings.GITHUB_API_URL, settings.GITHUB_TOKEN, **kwargs)

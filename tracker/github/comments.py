@@ -1,0 +1,217 @@
+"""Read claims and withdrawals out of a tracking-issue comment. Django-free.
+
+People write these by hand, in Chinese and English input modes, so the reader is generous in what it
+accepts and strict in what it applies:
+
+* `【报名】: 1、2、3-5` (full- or half-width brackets, spaces inside, optional `:`/`：`) claims the
+  numbers on the same line; `【取消报名】: 4` withdraws. Only lines that start with a marker count.
+* `认领 N`, `认领 No.N`, `意向认领 task N, M` at the start of a line also claim, and so does the older
+  team form: a `【序号】：N` line together with a `【状态】：报名…` line.
+* Quoted lines (`>`), fenced code blocks, HTML comments and quoted e-mail replies (from
+  `---原始邮件---` or `On … wrote:` on) are never read.
+* Problems are reported as errors with line and column; the rest of the comment still applies.
+
+Whether the author is a bot account is for the caller to decide (it knows the settings).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .numbers import normalize_digits, scan_number_list
+
+MAX_RANGE_LENGTH = 50
+
+_LEAD = r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?[ \t]*"  # indentation, a list bullet, bold
+_OPEN = r"[【\[［〔〖]"
+_CLOSE = r"[】\]］〕〗]"
+_AFTER_MARKER = r"[ \t]*(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:(?:task|任务)[ \t]*)?"
+
+_BRACKET_MARKER = re.compile(
+    _LEAD + _OPEN + r"[ \t]*(?P<kind>取消[ \t]*报名|报名)[ \t]*" + _CLOSE + _AFTER_MARKER, re.IGNORECASE
+)
+# Plain-word forms; a line that starts with the word but carries no number is prose, not an error.
+_WORD_MARKER = re.compile(_LEAD + r"(?:意向认领|认领)" + _AFTER_MARKER, re.IGNORECASE)
+_TEAM_NUMBER = re.compile(_LEAD + _OPEN + r"[ \t]*序号[ \t]*" + _CLOSE + _AFTER_MARKER)
+_TEAM_STATUS = re.compile(_LEAD + _OPEN + r"[ \t]*状态[ \t]*" + _CLOSE + r"[ \t]*[:：]?[ \t]*(?P<status>.*)$")
+
+_QUOTE = re.compile(r"^[ \t]*>")
+_FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# Everything from the first of these lines on is a quoted e-mail reply.
+_REPLY_HEADERS = [
+    re.compile(r"^[ \t]*-{2,}[ \t]*原始邮件[ \t]*-{2,}"),
+    re.compile(r"^[ \t]*-{2,}[ \t]*Original Message[ \t]*-{2,}", re.IGNORECASE),
+    re.compile(r"^[ \t]*On\b.*\bwrote:[ \t]*$"),
+    re.compile(r"^[ \t]*在.*写道[:：][ \t]*$"),
+]
+_REPLY_HEADER_START = re.compile(r"^[ \t]*On\b")  # Gmail wraps "On …\n… wrote:" over two lines
+_REPLY_HEADER_END = re.compile(r"\bwrote:[ \t]*$")
+
+
+@dataclass
+class CommentError:
+    line: int  # 1-based line of the comment
+    column: int  # 1-based column
+    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers
+    message: str
+    numbers: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"line": self.line, "column": self.column, "code": self.code, "message": self.message,
+                "numbers": self.numbers}
+
+
+@dataclass
+class CommentParse:
+    claim: list[int]
+    withdraw: list[int]
+    errors: list[CommentError]
+
+    def as_dict(self) -> dict:
+        return {"claim": self.claim, "withdraw": self.withdraw, "errors": [e.as_dict() for e in self.errors]}
+
+
+def readable_lines(body: str) -> list[tuple[int, str]]:
+    """(line number, text) of the lines a claim may be read from."""
+    # HTML comments are blanked, keeping their line breaks so line numbers stay right.
+    body = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), body or "")
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    readable = []
+    fence = None
+    for index, line in enumerate(lines):
+        number = index + 1
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            marker = fence_match.group("fence") if fence_match else ""
+            if marker and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip().strip(marker[0]):
+                fence = None
+            continue
+        if fence_match:
+            fence = fence_match.group("fence")
+            continue
+        if any(header.match(line) for header in _REPLY_HEADERS):
+            break
+        if (_REPLY_HEADER_START.match(line) and index + 1 < len(lines)
+                and _REPLY_HEADER_END.search(lines[index + 1])):
+            break
+        if _QUOTE.match(line):
+            continue
+        readable.append((number, line))
+    return readable
+
+
+def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int, str] | None = None) -> CommentParse:
+    """Claims, withdrawals and errors of one comment.
+
+    max_task: numbers above it are not on the board (None: no upper bound). locked: task number →
+    the reason it may not be claimed.
+    """
+    locked = locked or {}
+    errors: list[CommentError] = []
+    claim: set[int] = set()
+    withdraw: set[int] = set()
+
+    def apply(kind: str, numbers: list[int], line_no: int, column: int):
+        for n in numbers:
+            if kind == "claim":
+                claim.add(n)
+                withdraw.discard(n)
+            else:
+                withdraw.add(n)
+                claim.discard(n)
+
+    def read_list(text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
+        """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
+        items, _ = scan_number_list(text, pos)
+        if not items:
+            return None
+        numbers: list[int] = []
+        for item in items:
+            column = item.column + 1
+            if item.start > item.end:
+                errors.append(CommentError(line_no, column, "reversed_range",
+                                           f"range {item.start}-{item.end} is reversed (did you mean {item.end}-{item.start}?)",
+                                           [item.start, item.end]))
+                continue
+            if item.end - item.start + 1 > MAX_RANGE_LENGTH:
+                errors.append(CommentError(line_no, column, "range_too_long",
+                                           f"range {item.start}-{item.end} covers {item.end - item.start + 1} tasks; "
+                                           f"at most {MAX_RANGE_LENGTH} in one range",
+                                           [item.start, item.end]))
+                continue
+            missing = [n for n in range(item.start, item.end + 1)
+                       if n < 1 or (max_task is not None and n > max_task)]
+            if missing:
+                bound = f"1-{max_task}" if max_task is not None else "numbers from 1"
+                errors.append(CommentError(line_no, column, "not_on_board",
+                                           f"task {_format_numbers(missing)} is not on the board ({bound})", missing))
+            for n in range(item.start, item.end + 1):
+                if n in missing:
+                    continue
+                if kind == "claim" and n in locked:
+                    errors.append(CommentError(line_no, column, "locked",
+                                               f"task {n} is locked and cannot be claimed: {locked[n]}", [n]))
+                    continue
+                numbers.append(n)
+        return numbers
+
+    team_numbers: tuple[list[int], int] | None = None  # numbers of a 【序号】 line waiting for its 【状态】
+    team_status: str | None = None  # a 【状态】 line that came before its 【序号】 line
+
+    def team_kind(status: str) -> str | None:
+        status = status.strip()
+        if re.match(r"取消\s*报名", status):
+            return "withdraw"
+        if status.startswith("报名"):
+            return "claim"
+        return None  # 提交RFC, 完成… are progress reports, not claims
+
+    for line_no, raw_line in readable_lines(body):
+        line = normalize_digits(raw_line)
+        marker = _BRACKET_MARKER.match(line)
+        if marker:
+            kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
+            numbers = read_list(line, marker.end(), line_no, kind)
+            if numbers is None:
+                errors.append(CommentError(line_no, marker.end() + 1, "no_numbers",
+                                           f"{marker.group('kind').replace(' ', '')} line without task numbers"))
+            else:
+                apply(kind, numbers, line_no, marker.end() + 1)
+            continue
+        word = _WORD_MARKER.match(line)
+        if word:
+            items, _ = scan_number_list(line, word.end())
+            if items:
+                apply("claim", read_list(line, word.end(), line_no, "claim"), line_no, word.end() + 1)
+            continue
+        number_line = _TEAM_NUMBER.match(line)
+        if number_line:
+            team_numbers = (read_list(line, number_line.end(), line_no, "claim") or [], line_no)
+            if team_status is not None:
+                kind = team_kind(team_status)
+                if kind:
+                    apply(kind, team_numbers[0], line_no, 1)
+                team_numbers, team_status = None, None
+            continue
+        status_line = _TEAM_STATUS.match(line)
+        if status_line:
+            if team_numbers is not None:
+                kind = team_kind(status_line.group("status"))
+                if kind:
+                    apply(kind, team_numbers[0], team_numbers[1], 1)
+                team_numbers = None
+            else:
+                team_status = status_line.group("status")
+            continue
+
+    return CommentParse(sorted(claim), sorted(withdraw), errors)
+
+
+def _format_numbers(numbers: list[int]) -> str:
+    if len(numbers) == 1:
+        return str(numbers[0])
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"{numbers[0]}-{numbers[-1]}"
+    return ", ".join(map(str, numbers))

@@ -1,0 +1,65 @@
+"""Task-number lists as people type them: `1、2、3-5`, `55-56, 76-77`, `１２ 和 １３`, `No.11、144`.
+
+Shared by the claim-comment parser and the PR-title parser. Django-free.
+
+A list is read greedily from a start position and stops at the first thing that is not a number, a
+range or a separator; whatever follows (a remark, a parenthesis) is the caller's to ignore, so digits
+inside `（和14一起修）` are never read as task numbers.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Full-width digits (common in Chinese input mode) read as ASCII digits.
+FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+
+# One item: optional "No." / "No" / "NO." before a number, optionally a range to a second number.
+_ITEM = re.compile(
+    r"(?:No\.?\s*)?(?P<a>\d+)(?:\s*[-~～–—−－﹣]\s*(?:No\.?\s*)?(?P<b>\d+))?(?![\dA-Za-z])",
+    re.IGNORECASE,
+)
+# Separators between items; "and" only as a word. Spaces alone also separate.
+_SEPARATOR = re.compile(r"(?:\s*(?:[、,，;；&]|\band\b|和|及)\s*|\s+)+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NumberItem:
+    start: int  # first number
+    end: int  # last number (== start for a single number)
+    column: int  # 0-based position of the item in the scanned text
+    text: str
+
+    @property
+    def is_range(self) -> bool:
+        return self.start != self.end
+
+
+def normalize_digits(text: str) -> str:
+    """Same length as the input, so columns still point into the original text."""
+    return text.translate(FULL_WIDTH_DIGITS)
+
+
+def scan_number_list(text: str, pos: int = 0) -> tuple[list[NumberItem], int]:
+    """Read a number list starting exactly at `pos` (after optional spaces).
+
+    Returns the items and the position just after the last item read. `text` should already have
+    gone through normalize_digits.
+    """
+    items: list[NumberItem] = []
+    lead = re.compile(r"\s*").match(text, pos)
+    pos = lead.end()
+    while True:
+        match = _ITEM.match(text, pos)
+        if not match:
+            break
+        first = int(match.group("a"))
+        last = int(match.group("b")) if match.group("b") is not None else first
+        items.append(NumberItem(first, last, match.start(), match.group(0)))
+        pos = match.end()
+        separator = _SEPARATOR.match(text, pos)
+        # A separator counts only when another item follows it ("36 and I'll also…" stops at 36).
+        if not separator or not _ITEM.match(text, separator.end()):
+            break
+        pos = separator.end()
+    return items, pos

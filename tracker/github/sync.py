@@ -1,0 +1,131 @@
+"""The poller: read the tracking issue's comments and the board's PRs from GitHub's REST API.
+
+Comments come from `GET /repos/{repo}/issues/{n}/comments?since=…` (Link pagination); PRs from the
+search API (`is:pr in:title "<prefix>"` per configured repo, `updated:>=` the last sync). Each
+resource keeps its `since` and ETag in a SyncCursor, so an unchanged resource costs one 304. Every
+comment / PR is applied in its own transaction; a failure leaves the cursor where it was.
+
+`full=True` lists every comment and withdraws the claims of comments that no longer exist (the
+REST API has no record of deletions, so only a full listing can notice them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+
+from ..models import IssueComment, SyncCursor
+from ..services.claims import apply_comment, delete_comment, parse_github_time
+from ..services.pull_requests import apply_pull_request
+from .client import GitHubClient
+
+
+@dataclass
+class SyncReport:
+    comments_seen: int = 0
+    comments_changed: int = 0
+    comments_deleted: int = 0
+    prs_seen: int = 0
+    prs_changed: int = 0
+    not_modified: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"comments: {self.comments_seen} read, {self.comments_changed} changed the board, "
+            f"{self.comments_deleted} deleted",
+            f"pull requests: {self.prs_seen} read, {self.prs_changed} changed the board",
+        ]
+        out += [f"not modified (304): {key}" for key in self.not_modified]
+        out += [f"error: {e}" for e in self.errors]
+        return out
+
+
+def _github_time(value) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncReport, *, full: bool = False):
+    key = f"comments:{repo}#{issue}"
+    cursor, _ = SyncCursor.objects.get_or_create(key=key)
+    params = {"per_page": 100}
+    if cursor.since and not full:
+        params["since"] = _github_time(cursor.since)
+    newest = cursor.since
+    seen_ids: set[int] = set()
+    first_etag = ""
+    for page_number, page in enumerate(client.get_pages(f"repos/{repo}/issues/{issue}/comments", params=params,
+                                                          etag="" if full else cursor.etag)):
+        if page.not_modified:
+            report.not_modified.append(key)
+            return
+        if page_number == 0:
+            first_etag = page.etag
+        for comment in page.data or []:
+            report.comments_seen += 1
+            seen_ids.add(int(comment["id"]))
+            with transaction.atomic():
+                result = apply_comment(comment)
+            if result.changes:
+                report.comments_changed += 1
+            updated = parse_github_time(comment.get("updated_at"))
+            if updated and (newest is None or updated > newest):
+                newest = updated
+    if full:
+        for stored in IssueComment.objects.filter(
+                deleted=False, url__contains=f"/{repo}/issues/{issue}#").exclude(comment_id__in=seen_ids):
+            with transaction.atomic():
+                delete_comment({"id": stored.comment_id})
+            report.comments_deleted += 1
+    cursor.since = newest
+    cursor.etag = first_etag
+    cursor.save()
+
+
+def sync_pull_requests(client: GitHubClient, repo: str, prefix: str, report: SyncReport, *, full: bool = False):
+    key = f"pulls:{repo}:{prefix}"
+    cursor, _ = SyncCursor.objects.get_or_create(key=key)
+    query = f'repo:{repo} is:pr in:title "{prefix}"'
+    if cursor.since and not full:
+        # A minute of overlap: search indexes lag a little behind updated_at.
+        query += f" updated:>={_github_time(cursor.since - timedelta(minutes=1))}"
+    params = {"q": query, "sort": "updated", "order": "asc", "per_page": 100}
+    newest = cursor.since
+    first_etag = ""
+    for page_number, page in enumerate(client.get_pages("search/issues", params=params,
+                                                          etag="" if full else cursor.etag)):
+        if page.not_modified:
+            report.not_modified.append(key)
+            return
+        if page_number == 0:
+            first_etag = page.etag
+        for item in (page.data or {}).get("items", []):
+            if "pull_request" not in item:
+                continue
+            report.prs_seen += 1
+            try:
+                with transaction.atomic():
+                    result = apply_pull_request(item, repo=repo, prefix=prefix)
+            except ValueError as error:
+                report.errors.append(str(error))
+                continue
+            if result.changes:
+                report.prs_changed += 1
+            updated = parse_github_time(item.get("updated_at"))
+            if updated and (newest is None or updated > newest):
+                newest = updated
+    cursor.since = newest
+    cursor.etag = first_etag
+    cursor.save()
+
+
+def sync_github(client: GitHubClient, *, repo: str, issue: int, pr_repos: list[str], prefix: str,
+                full: bool = False, comments: bool = True, pulls: bool = True) -> SyncReport:
+    report = SyncReport()
+    if comments:
+        sync_comments(client, repo, issue, report, full=full)
+    if pulls:
+        for pr_repo in pr_repos:
+            sync_pull_requests(client, pr_repo.strip(), prefix, report, full=full)
+    return report

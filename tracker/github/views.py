@@ -1,0 +1,100 @@
+"""HTTP side of the GitHub sync: the webhook endpoint, site claiming and the profile page."""
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponseNotAllowed, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from ..models import Task
+from ..services import site_claims
+from .webhook import BadDelivery, handle_delivery, signature_is_valid
+
+
+@csrf_exempt
+def webhook(request):
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    body = request.body
+    if not signature_is_valid(settings.GITHUB_WEBHOOK_SECRET, body, request.headers.get("X-Hub-Signature-256")):
+        return JsonResponse({"error": "missing or invalid X-Hub-Signature-256"}, status=401)
+    event = request.headers.get("X-GitHub-Event", "")
+    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+    if not event or not delivery_id:
+        return JsonResponse({"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, status=400)
+    try:
+        if request.content_type == "application/x-www-form-urlencoded":
+            # GitHub's "application/x-www-form-urlencoded" content type sends the JSON as `payload=`.
+            raw = urllib.parse.parse_qs(body.decode("utf-8")).get("payload", [""])[0]
+        else:
+            raw = body.decode("utf-8")
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as error:
+        return JsonResponse({"error": f"malformed JSON payload: {error}"}, status=400)
+    if not isinstance(payload, dict):
+        return JsonResponse({"error": "malformed payload: expected a JSON object"}, status=400)
+    try:
+        status, answer = handle_delivery(event, delivery_id, payload)
+    except BadDelivery as error:
+        return JsonResponse({"error": f"malformed {event} payload: {error}"}, status=400)
+    return JsonResponse(answer, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+@login_required
+@require_POST
+def claim(request, number: int):
+    task = get_object_or_404(Task, number=number)
+    outcome = site_claims.claim_on_site(request.user, task)
+    _report(request, outcome)
+    return redirect(_back_to(request))
+
+
+@login_required
+@require_POST
+def withdraw(request, number: int):
+    task = get_object_or_404(Task, number=number)
+    outcome = site_claims.withdraw_on_site(request.user, task)
+    _report(request, outcome)
+    return redirect(_back_to(request))
+
+
+def _back_to(request) -> str:
+    """The page the form was on (the task page), never another site."""
+    for candidate in (request.POST.get("next"), request.headers.get("Referer")):
+        if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
+                                                         require_https=request.is_secure()):
+            return candidate
+    return "/"
+
+
+def _report(request, outcome: site_claims.SiteOutcome):
+    level = messages.SUCCESS if outcome.ok else messages.ERROR
+    messages.add_message(request, level, outcome.message)
+    if outcome.comment_to_paste:
+        request.session["github_comment_to_paste"] = {
+            "task": outcome.task_number, "body": outcome.comment_to_paste, "issue_url": outcome.issue_url,
+        }
+    else:
+        request.session.pop("github_comment_to_paste", None)
+
+
+@login_required
+def profile(request):
+    if request.method == "POST":
+        outcome = site_claims.set_github_login(request.user, request.POST.get("github_login", ""))
+        messages.add_message(request, messages.SUCCESS if outcome.ok else messages.ERROR, outcome.message)
+        if outcome.ok:
+            return redirect("github:profile")
+    contributor = getattr(request.user, "contributor", None)
+    claims = contributor.claims.select_related("task").order_by("task__number") if contributor else []
+    return render(request, "tracker/github_profile.html", {
+        "contributor": contributor, "claims": claims, "title": _("GitHub profile"),
+    })

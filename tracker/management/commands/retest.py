@@ -1,0 +1,96 @@
+"""Start a re-test run: python manage.py retest [--task N ...|--api NAME|--all] --lane cpu [--wait]."""
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from tracker.models import TestRun
+from tracker.selectors.runs import run_summary
+from tracker.services import runs as run_service
+
+
+def progress_line(summary: dict, width: int = 30) -> str:
+    total, done = summary["total"], summary["done"]
+    filled = int(width * done / total) if total else 0
+    text = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {summary['state']}"
+    if summary.get("rate"):
+        text += f"  {summary['rate']:.2f} configs/s"
+    if summary.get("eta_seconds") is not None:
+        text += f"  ETA {int(summary['eta_seconds'] // 60)}m{int(summary['eta_seconds'] % 60):02d}s"
+    if summary.get("waiting"):
+        text += f"  ({summary['waiting']})"
+    return text
+
+
+class Command(BaseCommand):
+    help = "Re-test the failing configs of tasks on the installed Paddle build (queued for qcluster)."
+
+    def add_arguments(self, parser):
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N", help="task number(s)")
+        scope.add_argument("--api", metavar="NAME", help="every task of this API (on the lane's kernel)")
+        scope.add_argument("--all", action="store_true", help="every task not yet completed")
+        scope.add_argument("--resume", action="store_true",
+                           help="put runs left running by a dead executor back on their queue")
+        parser.add_argument("--lane", choices=["cpu", "gpu"], default="cpu")
+        parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
+        parser.add_argument("--inline", action="store_true",
+                            help="execute in this process instead of queueing for qcluster (implies --wait)")
+        parser.add_argument("--run", type=int, metavar="ID", help="with --inline: execute/resume this existing run")
+        parser.add_argument("--workers", type=int, help="worker processes for --inline (default RUNNER_WORKERS)")
+
+    def handle(self, *args, **options):
+        if options["resume"]:
+            resumed = run_service.resume_orphaned_runs(enqueue=not options["inline"])
+            self.stdout.write(f"resumed runs: {resumed or 'none'}")
+            for run_id in resumed if options["inline"] else []:
+                self._inline(run_id, options)
+            return
+        if options["run"]:
+            if not options["inline"]:
+                raise CommandError("--run needs --inline")
+            return self._inline(options["run"], options)
+        if options["task"]:
+            kind, kwargs = ("task" if len(options["task"]) == 1 else "tasks"), {"tasks": options["task"]}
+        elif options["api"]:
+            kind, kwargs = "api", {"api": options["api"]}
+        elif options["all"]:
+            kind, kwargs = "all_open", {}
+        else:
+            raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
+        try:
+            if options["inline"]:
+                run = run_service.create_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
+            else:
+                run = run_service.start_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
+        except run_service.RunError as exc:
+            raise CommandError(str(exc))
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
+        self.stdout.flush()
+        if options["inline"]:
+            return self._inline(run.pk, options)
+        if options["wait"]:
+            self._wait(run.pk)
+
+    def _inline(self, run_id, options):
+        report = run_service.execute_run(run_id, workers=options.get("workers"))
+        summary = run_summary(TestRun.objects.get(pk=run_id))
+        self.stdout.write(progress_line(summary))
+        self.stdout.write(f"run {run_id} {report.state}: executed {report.executed} configs here "
+                          f"({report.skipped_existing} already had results); counts {summary['counts']}")
+
+    def _wait(self, run_id):
+        tty = sys.stdout.isatty()
+        last = ""
+        while True:
+            run = TestRun.objects.get(pk=run_id)
+            line = progress_line(run_summary(run))
+            if line != last:
+                self.stdout.write(("\r" + line) if tty else line, ending="" if tty else "\n")
+                self.stdout.flush()
+                last = line
+            if run.state not in (TestRun.State.QUEUED, TestRun.State.RUNNING):
+                self.stdout.write("")
+                self.stdout.write(f"run {run_id} {run.state}: counts {run_summary(run)['counts']}")
+                return
+            time.sleep(1.0)

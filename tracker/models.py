@@ -1,0 +1,301 @@
+"""The board's data model.
+
+A Task is one API×kernel row of the tracking issue. People claim tasks (Claim) and link pull requests
+(PullRequest); PaddleAPITest's reports give each task its failing configs (FailingConfig); re-test runs
+(TestRun) store one ConfigResult per config. Every change is written as an Event with its source so a
+task's history can be audited.
+"""
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Kernel(models.TextChoices):
+    CPU = "CPU", "CPU"
+    GPU = "GPU", "GPU"
+
+
+class TaskStatus(models.TextChoices):
+    OPEN = "open", _("open")
+    CLAIMED = "claimed", _("claimed")
+    PR_SUBMITTED = "pr_submitted", _("PR submitted")
+    COMPLETED = "completed", _("completed")
+    LOCKED = "locked", _("locked")
+
+
+class ClaimStatus(models.TextChoices):
+    """A person's status on a task, as the community bot's badges name it (ordered by progress)."""
+
+    CLAIMED = "报名", _("claimed")
+    RFC = "提交RFC", _("RFC submitted")
+    DESIGN_DOC = "完成设计文档", _("design doc done")
+    PR_SUBMITTED = "提交PR", _("PR submitted")
+    PARTIAL = "部分完成", _("partially completed")
+    COMPLETED = "完成任务", _("completed")
+
+
+# Progress order: a person's status never moves backwards because events arrive out of order.
+CLAIM_STATUS_RANK = {status.value: rank for rank, status in enumerate(ClaimStatus)}
+
+
+class Source(models.TextChoices):
+    SEED = "seed", _("board import")
+    IMPORT = "import", _("report import")
+    COMMENT = "comment", _("issue comment")
+    PR = "pr", _("pull request")
+    WEB = "web", _("web user")
+    RUN = "run", _("re-test run")
+    ADMIN = "admin", _("admin")
+
+
+class Contributor(models.Model):
+    login = models.CharField(max_length=100, unique=True)
+    # The site account that speaks for this GitHub login (set on the profile) — may be empty.
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="contributor"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["login"]
+
+    def __str__(self):
+        return self.login
+
+
+class Task(models.Model):
+    number = models.PositiveIntegerField(unique=True)
+    api = models.CharField(max_length=200, db_index=True)
+    kernel = models.CharField(max_length=3, choices=Kernel.choices)
+    # Non-empty means the task is not claimable (e.g. "output dtype类型不同，暂不要报名").
+    locked_reason = models.CharField(max_length=300, blank=True, default="")
+    # Denormalised from claims and PRs by tracker.services so the board can filter and sort in SQL.
+    status = models.CharField(max_length=20, choices=TaskStatus.choices, default=TaskStatus.OPEN, db_index=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["number"]
+
+    def __str__(self):
+        return f"No.{self.number} {self.api} {self.kernel}"
+
+    @property
+    def locked(self) -> bool:
+        return bool(self.locked_reason)
+
+
+class Claim(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="claims")
+    contributor = models.ForeignKey(Contributor, on_delete=models.CASCADE, related_name="claims")
+    status = models.CharField(max_length=20, choices=ClaimStatus.choices, default=ClaimStatus.CLAIMED)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    # Where the claim came from: a comment URL, a delivery id, a file:line of an import, a user name.
+    source_ref = models.CharField(max_length=500, blank=True, default="")
+    created = models.DateTimeField()
+    updated = models.DateTimeField(auto_now=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task__number", "created", "id"]
+        constraints = [models.UniqueConstraint(fields=["task", "contributor"], name="one_claim_per_person_and_task")]
+
+    def __str__(self):
+        return f"{self.contributor} → No.{self.task.number} ({self.status})"
+
+    @property
+    def active(self) -> bool:
+        return self.withdrawn_at is None
+
+
+class PullRequest(models.Model):
+    class State(models.TextChoices):
+        OPEN = "open", _("open")
+        CLOSED = "closed", _("closed")
+        MERGED = "merged", _("merged")
+        UNKNOWN = "unknown", _("unknown")
+
+    repo = models.CharField(max_length=200)  # owner/name
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=500, blank=True, default="")
+    author = models.ForeignKey(Contributor, null=True, blank=True, on_delete=models.SET_NULL, related_name="pull_requests")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.UNKNOWN)
+    part = models.BooleanField(default=False)  # "-part" in the title: partial completion
+    created_at = models.DateTimeField(null=True, blank=True)
+    merged_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # GitHub's updated_at of the newest event applied; older events never overwrite newer state.
+    github_updated_at = models.DateTimeField(null=True, blank=True)
+    tasks = models.ManyToManyField(Task, related_name="pull_requests", blank=True)
+
+    class Meta:
+        ordering = ["repo", "number"]
+        constraints = [models.UniqueConstraint(fields=["repo", "number"], name="unique_pr_per_repo")]
+
+    def __str__(self):
+        return f"{self.repo}#{self.number}"
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repo}/pull/{self.number}"
+
+
+class FailingConfig(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="failing_configs")
+    config = models.TextField()
+    # Hash of `config` so (task, config) can be unique on every database (TextField can't be indexed on all).
+    config_hash = models.CharField(max_length=64)
+    # Newest report file the config appears in (relative to the reports dir), its date and category
+    # (e.g. "accuracy", "amp", "dtype_diff", "grads_diff", "uncertain").
+    origin_file = models.CharField(max_length=300)
+    origin_date = models.DateField(null=True, blank=True)
+    category = models.CharField(max_length=50, blank=True, default="")
+    # Every report file that lists the config: [{"file", "date", "category"}, ...]
+    origins = models.JSONField(default=list)
+    # From history/: first and last version of error_config.txt that listed it.
+    first_seen = models.DateField(null=True, blank=True)
+    last_seen = models.DateField(null=True, blank=True)
+    # False when the config has vanished from the newest report ("gone from the report on DATE").
+    in_latest_report = models.BooleanField(default=True)
+    gone_since = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task__number", "id"]
+        constraints = [models.UniqueConstraint(fields=["task", "config_hash"], name="unique_config_per_task")]
+
+    def __str__(self):
+        return self.config[:120]
+
+
+class Event(models.Model):
+    task = models.ForeignKey(Task, null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=50, db_index=True)  # e.g. task_created, claimed, withdrawn, pr_linked, pr_state, verified
+    source = models.CharField(max_length=20, choices=Source.choices)
+    source_ref = models.CharField(max_length=500, blank=True, default="")  # comment URL, delivery id, PR URL, run id, user
+    actor = models.CharField(max_length=100, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"{self.created:%Y-%m-%d} {self.kind} {self.message[:60]}"
+
+
+class TestRun(models.Model):
+    __test__ = False  # not a pytest test class
+
+    class Lane(models.TextChoices):
+        CPU = "cpu", "CPU"
+        GPU = "gpu", "GPU"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        CANCELLED = "cancelled", _("cancelled")
+        FAILED = "failed", _("failed")
+
+    # {"kind": "task"|"tasks"|"api"|"all_open", "tasks": [numbers], "api": name}
+    scope = models.JSONField(default=dict)
+    lane = models.CharField(max_length=3, choices=Lane.choices, default=Lane.CPU)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED, db_index=True)
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    paddle_commit = models.CharField(max_length=64, blank=True, default="")
+    torch_version = models.CharField(max_length=50, blank=True, default="")
+    host = models.CharField(max_length=200, blank=True, default="")
+    requested_by = models.CharField(max_length=150, blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True, default="")
+    # Who is executing the run ("host:pid") and when it last reported: a running run whose executor
+    # died (kill -9, lost host) is found by these and resumed where it stopped.
+    executor = models.CharField(max_length=200, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self):
+        return f"run {self.pk} ({self.lane}, {self.state})"
+
+
+class ConfigResult(models.Model):
+    run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="results")
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="results")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="config_results")
+    status = models.CharField(max_length=30, db_index=True)
+    direction = models.CharField(max_length=10, blank=True, default="")  # forward | backward
+    statistical = models.BooleanField(default=False)
+    max_abs = models.FloatField(null=True, blank=True)
+    max_rel = models.FloatField(null=True, blank=True)
+    mismatched = models.BigIntegerField(null=True, blank=True)
+    total_elements = models.BigIntegerField(null=True, blank=True)
+    worst_index = models.JSONField(null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+    seconds = models.FloatField(default=0.0)
+    diff_map = models.JSONField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            # Config first: the regression scan reads each config's verdicts in run order off this index.
+            models.UniqueConstraint(fields=["failing_config", "run"], name="one_result_per_config_and_run")
+        ]
+        indexes = [models.Index(fields=["task", "run"], name="result_task_run")]
+
+    def __str__(self):
+        return f"run {self.run_id} cfg {self.failing_config_id}: {self.status}"
+
+
+class WebhookDelivery(models.Model):
+    """One GitHub webhook delivery, kept so a redelivered X-GitHub-Delivery is applied only once."""
+
+    delivery_id = models.CharField(max_length=100, unique=True)
+    event = models.CharField(max_length=50)
+    action = models.CharField(max_length=50, blank=True, default="")
+    received = models.DateTimeField(auto_now_add=True)
+    outcome = models.CharField(max_length=200, blank=True, default="")
+
+    def __str__(self):
+        return f"{self.event}/{self.action} {self.delivery_id}"
+
+
+class SyncCursor(models.Model):
+    """Poller state per GitHub resource: the `since` timestamp and the ETag of the last response."""
+
+    key = models.CharField(max_length=300, unique=True)
+    since = models.DateTimeField(null=True, blank=True)
+    etag = models.CharField(max_length=200, blank=True, default="")
+    updated = models.DateTimeField(auto_now=True)
+
+
+class IssueComment(models.Model):
+    """A tracking-issue comment as last seen, so an edit or deletion can withdraw claims it no longer makes."""
+
+    comment_id = models.BigIntegerField(unique=True)
+    author = models.CharField(max_length=100)
+    url = models.CharField(max_length=500, blank=True, default="")
+    body = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+    deleted = models.BooleanField(default=False)
+    # Task numbers this comment currently claims, and the parse errors it produced.
+    claimed = models.JSONField(default=list)
+    errors = models.JSONField(default=list)
+
+
+class WorkerHeartbeat(models.Model):
+    """A qcluster worker host advertising which lanes it can run (gpu only with a CUDA Paddle build)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    host = models.CharField(max_length=200)
+    lanes = models.JSONField(default=list)  # ["cpu"] or ["cpu", "gpu"]
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    last_seen = models.DateTimeField()

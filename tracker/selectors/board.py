@@ -1,0 +1,210 @@
+"""Read paths of the board: the filtered, sorted task list, one task, one contributor.
+
+Counts come from correlated subqueries rather than JOIN + COUNT so that claims, PRs and the ~46k failing
+configs never multiply each other's rows; claimants and PRs are prefetched (a fixed number of queries for
+all 183 rows).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils.translation import gettext as _
+
+from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
+
+# sort key → ORDER BY (the task number breaks ties so the order is stable)
+SORT_FIELDS = {
+    "number": ("number",),
+    "api": ("api", "number"),
+    "kernel": ("kernel", "number"),
+    "status": ("status", "number"),
+    "claimants": ("n_claimants", "number"),
+    "prs": ("n_prs", "number"),
+    "configs": ("n_configs", "number"),
+}
+
+
+class FilterError(ValueError):
+    pass
+
+
+@dataclass
+class BoardFilters:
+    kernel: str = ""
+    status: str = ""
+    contributor: str = ""
+    q: str = ""
+    open_only: bool = False
+    sort: str = "number"
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_params(cls, params) -> "BoardFilters":
+        """Read filters from a QueryDict; unknown values are collected in `errors` and ignored."""
+        filters = cls()
+        kernel = params.get("kernel", "").strip().upper()
+        if kernel:
+            if kernel in Kernel.values:
+                filters.kernel = kernel
+            else:
+                filters.errors.append(_("Unknown kernel %(value)r: use CPU or GPU.") % {"value": params.get("kernel")})
+        status = params.get("status", "").strip().lower()
+        if status:
+            if status in TaskStatus.values:
+                filters.status = status
+            else:
+                filters.errors.append(
+                    _("Unknown status %(value)r: use one of %(choices)s.") % {"value": params.get("status"), "choices": ", ".join(TaskStatus.values)}
+                )
+        filters.contributor = params.get("contributor", "").strip().lstrip("@")
+        filters.q = params.get("q", "").strip()
+        filters.open_only = params.get("open", "").strip().lower() in {"1", "true", "yes", "on"}
+        sort = params.get("sort", "").strip() or "number"
+        if sort.lstrip("-") in SORT_FIELDS:
+            filters.sort = sort
+        else:
+            filters.errors.append(_("Unknown sort %(value)r: use one of %(choices)s.") % {"value": sort, "choices": ", ".join(SORT_FIELDS)})
+        return filters
+
+
+def _count(model, **filters):
+    subquery = (
+        model.objects.filter(**filters).order_by().values(next(iter(filters)).split("__")[0])
+        .annotate(n=Count("pk")).values("n")
+    )
+    return Coalesce(Subquery(subquery, output_field=IntegerField()), Value(0))
+
+
+def active_claims_prefetch() -> Prefetch:
+    return Prefetch(
+        "claims",
+        queryset=Claim.objects.filter(withdrawn_at__isnull=True).select_related("contributor").order_by("created", "id"),
+        to_attr="active_claims",
+    )
+
+
+def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
+    filters = filters or BoardFilters()
+    # Only the total per task here: counting the configs still in the newest report needs the wide rows of
+    # all ~46k configs (the task_id index alone answers the total) and would triple the board's query time.
+    tasks = Task.objects.annotate(
+        n_configs=_count(FailingConfig, task=OuterRef("pk")),
+        n_claimants=_count(Claim, task=OuterRef("pk"), withdrawn_at__isnull=True),
+        n_prs=_count(PullRequest.tasks.through, task=OuterRef("pk")),
+    ).prefetch_related(
+        active_claims_prefetch(),
+        Prefetch("pull_requests", queryset=PullRequest.objects.select_related("author").order_by("repo", "number")),
+    )
+    if filters.kernel:
+        tasks = tasks.filter(kernel=filters.kernel)
+    if filters.status:
+        tasks = tasks.filter(status=filters.status)
+    if filters.contributor:
+        claimed = Claim.objects.filter(contributor__login__iexact=filters.contributor, withdrawn_at__isnull=True).values("task_id")
+        authored = PullRequest.tasks.through.objects.filter(pullrequest__author__login__iexact=filters.contributor).values("task_id")
+        tasks = tasks.filter(Q(pk__in=claimed) | Q(pk__in=authored))
+    if filters.q:
+        text = Q(api__icontains=filters.q)
+        if filters.q.lstrip("#").isdigit():
+            text |= Q(number=int(filters.q.lstrip("#")))
+        tasks = tasks.filter(text)
+    if filters.open_only:
+        # open for claiming: nobody holds an active claim and the task is not locked
+        tasks = tasks.filter(locked_reason="").exclude(pk__in=Claim.objects.filter(withdrawn_at__isnull=True).values("task_id"))
+    descending = filters.sort.startswith("-")
+    order = SORT_FIELDS[filters.sort.lstrip("-")]
+    return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])
+
+
+def board_totals() -> dict:
+    """Counts per status and kernel for the board's header."""
+    rows = Task.objects.values("kernel", "status").annotate(n=Count("pk")).order_by()
+    by_status = {status: 0 for status in TaskStatus.values}
+    by_kernel = {kernel: 0 for kernel in Kernel.values}
+    for row in rows:
+        by_status[row["status"]] += row["n"]
+        by_kernel[row["kernel"]] += row["n"]
+    status_rows = [(status.value, status.label, by_status[status.value]) for status in TaskStatus]
+    return {"total": sum(by_kernel.values()), "by_status": by_status, "by_kernel": by_kernel, "status_rows": status_rows}
+
+
+def latest_report_import() -> Event | None:
+    """The newest report import's summary: which APIs had configs but no task on the board."""
+    return Event.objects.filter(task__isnull=True, kind="report_import").order_by("-created", "-id").first()
+
+
+def task_detail(number: int) -> Task:
+    """One task with its claims (active and withdrawn), PRs and config counts; raises Task.DoesNotExist."""
+    return (
+        Task.objects.annotate(
+            n_configs=_count(FailingConfig, task=OuterRef("pk")),
+            n_current_configs=_count(FailingConfig, task=OuterRef("pk"), in_latest_report=True),
+        )
+        .prefetch_related(
+            Prefetch("claims", queryset=Claim.objects.select_related("contributor").order_by("created", "id")),
+            active_claims_prefetch(),
+            Prefetch("pull_requests", queryset=PullRequest.objects.select_related("author").order_by("repo", "number")),
+        )
+        .get(number=number)
+    )
+
+
+def task_configs(task: Task, *, category: str = "", gone: str = "") -> QuerySet:
+    configs = task.failing_configs.order_by("-in_latest_report", "category", "id")
+    if category:
+        configs = configs.filter(category=category)
+    if gone == "1":
+        configs = configs.filter(in_latest_report=False)
+    elif gone == "0":
+        configs = configs.filter(in_latest_report=True)
+    return configs
+
+
+def task_config_categories(task: Task) -> list[dict]:
+    return list(task.failing_configs.values("category").annotate(n=Count("pk")).order_by("-n", "category"))
+
+
+def task_events(task: Task, limit: int = 200) -> list[Event]:
+    return list(task.events.order_by("-created", "-id")[:limit])
+
+
+def contributor_detail(login: str) -> tuple[Contributor, list[tuple[str, list[Claim]]], list[Claim], list[PullRequest]]:
+    """(contributor, [(claim status, active claims)] by progress, withdrawn claims, authored PRs)."""
+    contributor = Contributor.objects.get(login__iexact=login)
+    claims = list(contributor.claims.select_related("task").order_by("task__number"))
+    groups: dict[str, list[Claim]] = {}
+    for claim in claims:
+        if claim.withdrawn_at is None:
+            groups.setdefault(claim.status, []).append(claim)
+    ordered = sorted(groups.items(), key=lambda item: -CLAIM_STATUS_RANK.get(item[0], -1))
+    withdrawn = [c for c in claims if c.withdrawn_at is not None]
+    prs = list(contributor.pull_requests.prefetch_related("tasks").order_by("repo", "number"))
+    return contributor, ordered, withdrawn, prs
+
+
+def claim_status_label(status: str) -> str:
+    try:
+        return ClaimStatus(status).label
+    except ValueError:
+        return status
+
+
+def task_as_json(task: Task) -> dict:
+    """The JSON shape of a task (board rows need `board_tasks` annotations and prefetches)."""
+    return {
+        "number": task.number,
+        "api": task.api,
+        "kernel": task.kernel,
+        "status": task.status,
+        "locked": task.locked,
+        "locked_reason": task.locked_reason,
+        "claimants": [claim.contributor.login for claim in task.active_claims],
+        "prs": [
+            {"repo": pr.repo, "number": pr.number, "state": pr.state, "url": pr.url,
+             "author": pr.author.login if pr.author_id else None}
+            for pr in task.pull_requests.all()
+        ],
+        "failing_configs": task.n_configs,
+    }

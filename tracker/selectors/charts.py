@@ -1,0 +1,346 @@
+"""Read paths behind the chart pages: plain numbers (lists and dicts), no plotly here.
+
+Every figure in tracker/charts.py is drawn from these values and every page shows the same values
+as a table, so the tests check these numbers against the database directly.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from statistics import median
+
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, Max, Min, OuterRef, Q, Subquery
+
+from ..models import (
+    CLAIM_STATUS_RANK,
+    Claim,
+    ClaimStatus,
+    ConfigResult,
+    Event,
+    FailingConfig,
+    PullRequest,
+    Task,
+    TaskStatus,
+    TestRun,
+)
+from ..verdicts import FAILING, PASSING
+
+KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
+
+FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified")
+# How far each board status has come along the funnel (locked tasks are outside it).
+_STATUS_DEPTH = {
+    TaskStatus.OPEN: 0,
+    TaskStatus.CLAIMED: 1,
+    TaskStatus.PR_SUBMITTED: 2,
+    TaskStatus.COMPLETED: 3,
+}
+
+
+# --- verification -------------------------------------------------------------------------------
+
+def verified_task_ids() -> set[int]:
+    """Tasks whose fix is verified in their own lane (CPU task → cpu lane), by the runner's rule."""
+    from .runs import verifications_in_own_lane
+
+    return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == "verified"}
+
+
+# --- overview: funnel and burn-down -------------------------------------------------------------
+
+def funnel() -> dict[str, dict[str, int]]:
+    """Tasks that reached each stage, overall and per kernel; locked tasks are not claimable, so excluded."""
+    verified = verified_task_ids()
+    result = {scope: dict.fromkeys(FUNNEL_STAGES, 0) for scope in ("all", "CPU", "GPU")}
+    for task_id, kernel, status in Task.objects.values_list("id", "kernel", "status"):
+        if status == TaskStatus.LOCKED:
+            continue
+        depth = _STATUS_DEPTH.get(status, 0)
+        for scope in ("all", kernel):
+            counts = result[scope]
+            counts["open"] += 1
+            if depth >= 1:
+                counts["claimed"] += 1
+            if depth >= 2:
+                counts["pr_submitted"] += 1
+            if depth >= 3:
+                counts["completed"] += 1
+            if task_id in verified:
+                counts["verified"] += 1
+    return result
+
+
+# Event kinds written by the board, GitHub sync and runner, grouped into the burn-down's series.
+BURNDOWN_EVENT_KINDS = {
+    "claims": ("claimed", "claim_added"),
+    "prs": ("pr_linked", "pr_opened"),
+    "merged": ("pr_merged",),
+    "verified": ("fix_verified", "verified"),
+}
+
+
+def burndown_from_events() -> dict[str, list]:
+    """Cumulative count of distinct tasks per day that got a claim, a PR, a merge, a verification."""
+    kind_to_series = {kind: series for series, kinds in BURNDOWN_EVENT_KINDS.items() for kind in kinds}
+    first_day: dict[str, dict[int, date]] = defaultdict(dict)
+    events = Event.objects.filter(kind__in=kind_to_series, task__isnull=False).values_list("kind", "task_id", "created")
+    for kind, task_id, created in events:
+        series = kind_to_series[kind]
+        day = created.date()
+        seen = first_day[series]
+        if task_id not in seen or day < seen[task_id]:
+            seen[task_id] = day
+    days = sorted({d for seen in first_day.values() for d in seen.values()})
+    out: dict[str, list] = {"days": [d.isoformat() for d in days]}
+    open_tasks = Task.objects.exclude(status=TaskStatus.LOCKED).count()
+    for series in BURNDOWN_EVENT_KINDS:
+        per_day = Counter(first_day[series].values())
+        running, values = 0, []
+        for d in days:
+            running += per_day.get(d, 0)
+            values.append(running)
+        out[series] = values
+    # Tasks still without a claim, as the board burns down.
+    out["unclaimed"] = [open_tasks - c for c in out["claims"]]
+    return out
+
+
+def report_history() -> dict[str, dict[str, list]]:
+    """Failing configs listed per report version, per kernel (from first_seen/last_seen of history/)."""
+    out: dict[str, dict[str, list]] = {}
+    for kernel in ("CPU", "GPU"):
+        spans = list(
+            FailingConfig.objects.filter(task__kernel=kernel, first_seen__isnull=False)
+            .values_list("first_seen", "last_seen")
+        )
+        days = sorted({d for span in spans for d in span if d})
+        counts = [sum(1 for first, last in spans if first <= d <= (last or first)) for d in days]
+        out[kernel] = {"days": [d.isoformat() for d in days], "configs": counts}
+    return out
+
+
+# --- heatmap: tasks × runs ----------------------------------------------------------------------
+
+@dataclass
+class TaskRunMatrix:
+    tasks: list[dict] = field(default_factory=list)      # [{"number", "api", "kernel"}] in row order
+    columns: list[dict] = field(default_factory=list)    # [{"id", "label", "lane", "paddle_version"}]
+    fail_fraction: list[list] = field(default_factory=list)   # rows × columns, None = not run
+    log10_rel: list[list] = field(default_factory=list)
+    counts: list[list] = field(default_factory=list)     # "failing/total" strings for hover and table
+
+
+def task_run_matrix(max_runs: int = 30) -> TaskRunMatrix:
+    runs = list(
+        TestRun.objects.filter(Exists(ConfigResult.objects.filter(run=OuterRef("pk"))))
+        .order_by("-created", "-id")[:max_runs]
+        .values("id", "lane", "paddle_version", "created")
+    )
+    runs.reverse()
+    run_index = {run["id"]: i for i, run in enumerate(runs)}
+    tasks = list(Task.objects.order_by("kernel", "number").values("id", "number", "api", "kernel"))
+    task_index = {task["id"]: i for i, task in enumerate(tasks)}
+    matrix = TaskRunMatrix(
+        tasks=[{k: t[k] for k in ("number", "api", "kernel")} for t in tasks],
+        columns=[
+            {
+                "id": run["id"],
+                "label": f"#{run['id']} {run['lane']} {run['created']:%m-%d}",
+                "lane": run["lane"],
+                "paddle_version": run["paddle_version"],
+            }
+            for run in runs
+        ],
+    )
+    matrix.fail_fraction = [[None] * len(runs) for _ in tasks]
+    matrix.log10_rel = [[None] * len(runs) for _ in tasks]
+    matrix.counts = [[""] * len(runs) for _ in tasks]
+    rows = (
+        ConfigResult.objects.filter(run_id__in=run_index)
+        .values("task_id", "run_id")
+        .annotate(
+            total=Count("id"),
+            failing=Count("id", filter=Q(status__in=FAILING)),
+            worst_rel=Max("max_rel", filter=Q(status__in=FAILING)),
+        )
+    )
+    for row in rows:
+        r, c = task_index[row["task_id"]], run_index[row["run_id"]]
+        matrix.fail_fraction[r][c] = round(row["failing"] / row["total"], 4) if row["total"] else None
+        worst = row["worst_rel"]
+        matrix.log10_rel[r][c] = round(math.log10(worst), 3) if worst and worst > 0 and math.isfinite(worst) else None
+        matrix.counts[r][c] = f"{row['failing']}/{row['total']}"
+    return matrix
+
+
+# --- one task: configs × runs, latest verdicts, diff maps ---------------------------------------
+
+def task_config_matrix(task: Task, max_configs: int = 150, max_runs: int = 20) -> dict:
+    runs = list(
+        TestRun.objects.filter(results__task=task).distinct().order_by("-created", "-id")[:max_runs]
+        .values("id", "lane", "paddle_version", "created")
+    )
+    runs.reverse()
+    run_ids = [run["id"] for run in runs]
+    results = list(
+        ConfigResult.objects.filter(task=task, run_id__in=run_ids)
+        .values("failing_config_id", "run_id", "status", "max_rel")
+    )
+    # Show the configs that fail most often first; a task can have thousands of configs.
+    fail_count = Counter(r["failing_config_id"] for r in results if r["status"] in FAILING)
+    seen_ids = {r["failing_config_id"] for r in results}
+    config_ids = sorted(seen_ids, key=lambda cid: (-fail_count[cid], cid))[:max_configs]
+    index = {cid: i for i, cid in enumerate(config_ids)}
+    configs = dict(FailingConfig.objects.filter(id__in=config_ids).values_list("id", "config"))
+    col = {rid: i for i, rid in enumerate(run_ids)}
+    status_grid = [[None] * len(run_ids) for _ in config_ids]
+    value_grid = [[None] * len(run_ids) for _ in config_ids]
+    for r in results:
+        i = index.get(r["failing_config_id"])
+        if i is None:
+            continue
+        status_grid[i][col[r["run_id"]]] = r["status"]
+        value_grid[i][col[r["run_id"]]] = 1 if r["status"] in FAILING else (0 if r["status"] in PASSING else 0.5)
+    return {
+        "runs": [{"id": run["id"], "label": f"#{run['id']} {run['lane']}", "paddle_version": run["paddle_version"]} for run in runs],
+        "configs": [{"id": cid, "config": configs.get(cid, "")} for cid in config_ids],
+        "status": status_grid,
+        "value": value_grid,
+        "hidden_configs": max(0, len(seen_ids) - len(config_ids)),
+    }
+
+
+def latest_results_for_task(task: Task, limit: int = 200) -> list[ConfigResult]:
+    """The newest ConfigResult of each config of the task (one query, newest run first)."""
+    newest: dict[int, ConfigResult] = {}
+    qs = (
+        ConfigResult.objects.filter(task=task)
+        .select_related("run", "failing_config")
+        .defer("diff_map")
+        .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField()))
+        .order_by("-run__created", "-run_id")
+    )
+    for result in qs.iterator():
+        if result.failing_config_id not in newest:
+            newest[result.failing_config_id] = result
+    ordered = sorted(newest.values(), key=lambda r: (r.status in PASSING, -(r.max_rel or 0)))
+    return ordered[:limit]
+
+
+def diff_map_for(result_id: int) -> dict | None:
+    row = ConfigResult.objects.filter(id=result_id).values("diff_map", "failing_config__config", "status").first()
+    if not row or not row["diff_map"]:
+        return None
+    return {"config": row["failing_config__config"], "status": row["status"], "diff_map": row["diff_map"]}
+
+
+# --- contributors -------------------------------------------------------------------------------
+
+def contributor_stats() -> list[dict]:
+    """Per contributor: tasks claimed / PR submitted / completed / verified and median lead times (days)."""
+    verified = verified_task_ids()
+    stats: dict[str, dict] = {}
+    claims = Claim.objects.filter(withdrawn_at__isnull=True).exclude(task__status=TaskStatus.LOCKED)
+    for login, task_id, status, created in claims.values_list("contributor__login", "task_id", "status", "created"):
+        entry = stats.setdefault(
+            login, {"login": login, "claimed": 0, "pr_submitted": 0, "completed": 0, "verified": 0,
+                    "_claimed_at": {}, "claim_to_pr": [], "pr_to_merge": []},
+        )
+        entry["claimed"] += 1
+        rank = CLAIM_STATUS_RANK.get(status, 0)
+        if rank >= CLAIM_STATUS_RANK[ClaimStatus.PR_SUBMITTED]:
+            entry["pr_submitted"] += 1
+        if status == ClaimStatus.COMPLETED:
+            entry["completed"] += 1
+        if task_id in verified:
+            entry["verified"] += 1
+        entry["_claimed_at"][task_id] = created
+    prs = PullRequest.objects.filter(author__isnull=False, created_at__isnull=False).prefetch_related("tasks")
+    for pr in prs.select_related("author"):
+        entry = stats.get(pr.author.login)
+        if not entry:
+            continue
+        for task in pr.tasks.all():
+            claimed_at = entry["_claimed_at"].get(task.id)
+            if claimed_at and pr.created_at >= claimed_at:
+                entry["claim_to_pr"].append((pr.created_at - claimed_at).total_seconds() / 86400)
+        if pr.merged_at:
+            entry["pr_to_merge"].append((pr.merged_at - pr.created_at).total_seconds() / 86400)
+    rows = []
+    for entry in stats.values():
+        entry.pop("_claimed_at")
+        entry["median_claim_to_pr_days"] = round(median(entry["claim_to_pr"]), 1) if entry["claim_to_pr"] else None
+        entry["median_pr_to_merge_days"] = round(median(entry["pr_to_merge"]), 1) if entry["pr_to_merge"] else None
+        del entry["claim_to_pr"], entry["pr_to_merge"]
+        rows.append(entry)
+    rows.sort(key=lambda e: (-e["completed"], -e["pr_submitted"], -e["claimed"], e["login"]))
+    return rows
+
+
+# --- regressions --------------------------------------------------------------------------------
+
+@dataclass
+class Regression:
+    task_number: int
+    api: str
+    config_id: int
+    config: str
+    lane: str
+    passed_run: int
+    passed_version: str
+    passed_at: datetime
+    failed_run: int
+    failed_version: str
+    failed_at: datetime
+    failed_status: str
+
+
+def regressions(task: Task | None = None, limit: int | None = None) -> list[Regression]:
+    """Configs that passed in a run of a lane and fail in the next judged run of that lane.
+
+    Only pass/fail verdicts count: an engine gap between two runs neither makes nor hides a
+    regression. One pass over the judged results, ordered by config then run (runs are numbered in
+    creation order); the lane comes from a small run table instead of a join.
+    """
+    runs = {r["id"]: r for r in TestRun.objects.values("id", "lane", "paddle_version", "created")}
+    judged = ConfigResult.objects.filter(status__in=PASSING | FAILING)
+    if task is not None:
+        judged = judged.filter(task=task)
+    # Only configs with a failure after their first pass can hold a regression; the database finds
+    # them in one aggregate so the scan below reads a few rows instead of every verdict.
+    candidates = (
+        judged.values("failing_config_id")
+        .annotate(first_pass=Min("run_id", filter=Q(status__in=PASSING)),
+                  last_fail=Max("run_id", filter=Q(status__in=FAILING)))
+        .filter(last_fail__gt=F("first_pass"))
+        .values("failing_config_id")
+    )
+    judged = judged.filter(failing_config_id__in=Subquery(candidates))
+    rows = judged.order_by("failing_config_id", "run_id").values_list("failing_config_id", "run_id", "status", "task_id")
+    hits = []
+    last: dict[str, tuple[int, int, str]] = {}  # lane -> (config id, run id, status) of the previous verdict
+    for config_id, run_id, status, task_id in rows.iterator(chunk_size=5000):
+        lane = runs[run_id]["lane"]
+        previous = last.get(lane)
+        if previous and previous[0] == config_id and previous[2] in PASSING and status in FAILING:
+            hits.append((config_id, lane, previous[1], run_id, status, task_id))
+        last[lane] = (config_id, run_id, status)
+    if not hits:
+        return []
+    configs = dict(FailingConfig.objects.filter(id__in={h[0] for h in hits}).values_list("id", "config"))
+    tasks = {t["id"]: t for t in Task.objects.filter(id__in={h[5] for h in hits}).values("id", "number", "api")}
+    out = [
+        Regression(
+            task_number=tasks[task_id]["number"], api=tasks[task_id]["api"], config_id=config_id,
+            config=configs.get(config_id, ""), lane=lane,
+            passed_run=passed_run, passed_version=runs[passed_run]["paddle_version"],
+            passed_at=runs[passed_run]["created"],
+            failed_run=failed_run, failed_version=runs[failed_run]["paddle_version"],
+            failed_at=runs[failed_run]["created"], failed_status=status,
+        )
+        for config_id, lane, passed_run, failed_run, status, task_id in hits
+    ]
+    out.sort(key=lambda r: (r.failed_at, r.task_number, r.config_id), reverse=True)
+    return out[:limit] if limit else out

@@ -1,0 +1,226 @@
+"""Read paths for runs: progress, latest verdict per config, verification per task and lane, regressions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Count, Max
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
+from ..verdicts import FAILING, NO_VERDICT
+
+PASS = "pass"
+# Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
+# or not on this machine.
+GAP_STATUSES = tuple(sorted(NO_VERDICT))
+HEARTBEAT_FRESH = timedelta(minutes=3)
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def status_counts(run: TestRun) -> dict[str, int]:
+    rows = ConfigResult.objects.filter(run=run).values("status").annotate(n=Count("id")).order_by("status")
+    return {row["status"]: row["n"] for row in rows}
+
+
+def recent_rate(run: TestRun, window_seconds: int = 60) -> float | None:
+    """Configs per second over the last minute of results (None before two results)."""
+    since = timezone.now() - timedelta(seconds=window_seconds)
+    times = list(ConfigResult.objects.filter(run=run, created__gte=since).order_by("created")
+                 .values_list("created", flat=True))
+    if len(times) < 2:
+        return None
+    span = (timezone.now() - times[0]).total_seconds()
+    return len(times) / span if span > 0 else None
+
+
+def lane_workers(lane: str) -> list[WorkerHeartbeat]:
+    """Workers that advertised this lane recently."""
+    fresh = timezone.now() - HEARTBEAT_FRESH
+    return [w for w in WorkerHeartbeat.objects.filter(last_seen__gte=fresh) if lane in (w.lanes or [])]
+
+
+def waiting_reason(run: TestRun) -> str:
+    if run.state != TestRun.State.QUEUED:
+        return ""
+    if run.lane == TestRun.Lane.GPU and not lane_workers("gpu"):
+        return _("waiting for a GPU worker")
+    if not lane_workers(run.lane):
+        return _("waiting for a worker (start: python manage.py qcluster)")
+    return _("queued")
+
+
+def run_summary(run: TestRun) -> dict:
+    """The JSON of GET /api/runs/<id>."""
+    rate = recent_rate(run) if run.state == TestRun.State.RUNNING else None
+    remaining = max(0, run.total - run.done)
+    return {
+        "id": run.pk,
+        "state": run.state,
+        "lane": run.lane,
+        "scope": run.scope,
+        "paddle_version": run.paddle_version,
+        "paddle_commit": run.paddle_commit,
+        "torch_version": run.torch_version,
+        "host": run.host,
+        "total": run.total,
+        "done": run.done,
+        "counts": status_counts(run),
+        "rate": rate,
+        "eta_seconds": remaining / rate if rate else None,
+        "waiting": waiting_reason(run),
+        "message": run.message,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }
+
+
+# ----------------------------------------------------------------------------- verdicts per config
+
+
+def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
+    """failing_config_id -> its newest ConfigResult in the lane."""
+    qs = ConfigResult.objects.filter(run__lane=lane).select_related("run", "task", "failing_config")
+    if task is not None:
+        qs = qs.filter(task=task)
+    if config_ids is not None:
+        qs = qs.filter(failing_config_id__in=list(config_ids))
+    latest: dict[int, ConfigResult] = {}
+    for result in qs.order_by("failing_config_id", "-run_id"):
+        latest.setdefault(result.failing_config_id, result)
+    return latest
+
+
+@dataclass
+class Verification:
+    kind: str  # verified | failing | engine_gap | partial | untested
+    text: str
+    failing: int = 0
+    total: int = 0
+    gaps: int = 0
+    paddle_version: str = ""
+
+
+def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verification:
+    """The verdict on a task from the newest (status, run id, paddle version) of each re-tested config."""
+    if not latest:
+        return Verification("untested", _("not re-tested yet"), total=total)
+    failing = sum(1 for status, _run, _version in latest if status in FAILING)
+    gaps = sum(1 for status, _run, _version in latest if status in NO_VERDICT)
+    untested = total - len(latest)
+    version = max(latest, key=lambda item: item[1])[2]
+    if failing:
+        text = _("still failing %(a)d of %(b)d") % {"a": failing, "b": total}
+        return Verification("failing", text, failing, total, gaps, version)
+    if untested:
+        text = _("%(n)d of %(b)d configs not re-tested yet") % {"n": untested, "b": total}
+        return Verification("partial", text, 0, total, gaps, version)
+    if gaps:
+        text = _("engine gap: %(n)d of %(b)d configs can't be run by the engine here; the rest pass") % {
+            "n": gaps, "b": total}
+        return Verification("engine_gap", text, 0, total, gaps, version)
+    return Verification("verified", _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
+
+
+def task_verification(task: Task, lane: str | None = None) -> Verification:
+    """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
+    lane = lane or task.kernel.lower()
+    total = FailingConfig.objects.filter(task=task).count()
+    latest = [(r.status, r.run_id, r.run.paddle_version) for r in latest_results(lane=lane, task=task).values()]
+    return _verification(total, latest)
+
+
+def verifications_in_own_lane() -> dict[int, Verification]:
+    """task id -> its Verification in its own kernel's lane, for every re-tested task at once.
+
+    Same rule as task_verification, in three queries whatever the board size: the newest run of each
+    config per lane comes from one aggregate, then only the results of those runs are read.
+    """
+    newest = {
+        (row["failing_config_id"], row["run__lane"]): row["newest"]
+        for row in ConfigResult.objects.values("failing_config_id", "run__lane").annotate(newest=Max("run_id"))
+    }
+    if not newest:
+        return {}
+    kernel_lane = {task_id: kernel.lower() for task_id, kernel in Task.objects.values_list("id", "kernel")}
+    versions = dict(TestRun.objects.values_list("id", "paddle_version"))
+    latest: dict[int, list[tuple[str, int, str]]] = {}
+    rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
+        "failing_config_id", "task_id", "run_id", "run__lane", "status")
+    for config_id, task_id, run_id, lane, status in rows:
+        if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
+            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, "")))
+    totals = dict(
+        FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
+    )
+    return {task_id: _verification(totals.get(task_id, 0), items) for task_id, items in latest.items()}
+
+
+def task_config_rows(task: Task, lane: str | None = None) -> list[dict]:
+    lane = lane or task.kernel.lower()
+    latest = latest_results(lane=lane, task=task)
+    return [{"config": fc, "result": latest.get(fc.id)} for fc in FailingConfig.objects.filter(task=task)]
+
+
+# ----------------------------------------------------------------------------- regressions
+
+
+@dataclass
+class Regression:
+    task: Task
+    failing_config_id: int
+    config: str
+    status: str
+    passed_run_id: int
+    passed_version: str
+    failed_run_id: int
+    failed_version: str
+    max_abs: float | None = None
+
+
+def regressions(*, lane: str | None = None, task: Task | None = None, run: TestRun | None = None) -> list[Regression]:
+    """Configs whose newest verdict in a lane fails although an earlier run of that lane passed them.
+
+    With `run`, only the configs that run failed (the regressions that run found).
+    """
+    lanes = [lane] if lane else [c.value for c in TestRun.Lane]
+    found: list[Regression] = []
+    for lane_name in lanes:
+        passed = ConfigResult.objects.filter(run__lane=lane_name, status=PASS)
+        if task is not None:
+            passed = passed.filter(task=task)
+        last_pass: dict[int, tuple[int, str]] = {}
+        for cfg_id, run_id, version in passed.order_by("run_id").values_list(
+                "failing_config_id", "run_id", "run__paddle_version"):
+            last_pass[cfg_id] = (run_id, version)
+        if not last_pass:
+            continue
+        latest = latest_results(lane=lane_name, config_ids=last_pass.keys())
+        for cfg_id, result in latest.items():
+            if result.status not in FAILING:
+                continue
+            pass_run, pass_version = last_pass[cfg_id]
+            if pass_run >= result.run_id:
+                continue
+            if run is not None and result.run_id != run.pk:
+                continue
+            found.append(Regression(
+                task=result.task, failing_config_id=cfg_id, config=result.failing_config.config,
+                status=result.status, passed_run_id=pass_run, passed_version=pass_version,
+                failed_run_id=result.run_id, failed_version=result.run.paddle_version, max_abs=result.max_abs))
+    found.sort(key=lambda r: (-r.failed_run_id, r.task.number, r.failing_config_id))
+    return found
+
+
+def run_list(limit: int = 200):
+    return TestRun.objects.all()[:limit]
+
+
+def run_results(run: TestRun, status: str | None = None, limit: int = 500):
+    qs = ConfigResult.objects.filter(run=run).select_related("task", "failing_config").order_by("task__number", "id")
+    if status:
+        qs = qs.filter(status=status)
+    return qs[:limit]

@@ -1,0 +1,164 @@
+"""Link pull requests to tasks by title and move their authors' status forward.
+
+open → 提交PR; merged → 完成任务 (部分完成 with `-part` in the title); closed without merge → the
+author's claim stays and the PR shows as closed. Events that arrive out of order (an older `opened`
+after `closed`) are recognised by GitHub's updated_at and change nothing; a person's status never
+moves backwards (advance_claim_status).
+"""
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+from django.db import transaction
+
+from ..github.pr_titles import parse_pr_title
+from ..models import Claim, ClaimStatus, PullRequest, Source, Task
+from .claims import ApplyResult, claim_task, contributor_for, parse_github_time
+from .events import record_event
+from .status import advance_claim_status, refresh_task_status
+
+_REPO_FROM_URL = re.compile(r"github\.com/(?P<repo>[^/]+/[^/]+)/(?:pull|issues)/\d+")
+_REPO_FROM_API_URL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+?)/?$")
+
+
+def normalize_pull_request(payload: dict, repo: str | None = None) -> dict:
+    """One shape for a webhook `pull_request`, a REST pull and a search-API issue item."""
+    if not repo:
+        repo = ((payload.get("base") or {}).get("repo") or {}).get("full_name")
+    if not repo and payload.get("repository_url"):
+        match = _REPO_FROM_API_URL.search(payload["repository_url"])
+        repo = match and match.group("repo")
+    if not repo and payload.get("html_url"):
+        match = _REPO_FROM_URL.search(payload["html_url"])
+        repo = match and match.group("repo")
+    if not repo:
+        raise ValueError(f"pull request #{payload.get('number')}: cannot tell its repository")
+    merged_at = payload.get("merged_at") or (payload.get("pull_request") or {}).get("merged_at")
+    merged = bool(payload.get("merged")) or bool(merged_at)
+    state = payload.get("state") or "open"
+    if merged:
+        state = PullRequest.State.MERGED
+    elif state == "closed":
+        state = PullRequest.State.CLOSED
+    else:
+        state = PullRequest.State.OPEN
+    return {
+        "repo": repo,
+        "number": int(payload["number"]),
+        "title": payload.get("title") or "",
+        "login": (payload.get("user") or {}).get("login") or "",
+        "state": state,
+        "html_url": payload.get("html_url") or f"https://github.com/{repo}/pull/{payload['number']}",
+        "created_at": parse_github_time(payload.get("created_at")),
+        "updated_at": parse_github_time(payload.get("updated_at")),
+        "closed_at": parse_github_time(payload.get("closed_at")),
+        "merged_at": parse_github_time(merged_at),
+    }
+
+
+def target_claim_status(pr: PullRequest) -> str | None:
+    if pr.state == PullRequest.State.MERGED:
+        return ClaimStatus.PARTIAL if pr.part else ClaimStatus.COMPLETED
+    if pr.state == PullRequest.State.OPEN:
+        return ClaimStatus.PR_SUBMITTED
+    return None  # closed without merge: the claim stays as it is
+
+
+def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: str = "",
+                       prefix: str | None = None) -> ApplyResult:
+    info = normalize_pull_request(payload, repo)
+    prefix = prefix or settings.GITHUB_PR_TITLE_PREFIX
+    parsed = parse_pr_title(info["title"], prefix)
+    result = ApplyResult()
+    source_ref = info["html_url"]
+    data = {"pr": f"{info['repo']}#{info['number']}", **({"delivery": delivery_id} if delivery_id else {})}
+    when = info["updated_at"]
+
+    pr = PullRequest.objects.select_for_update().filter(repo=info["repo"], number=info["number"]).first()
+    if pr is None and not parsed.tasks:
+        result.skipped = "title names no task of this board"
+        return result
+    if pr is not None and pr.github_updated_at and when and when < pr.github_updated_at:
+        result.skipped = "older than the state already applied"
+        return result
+
+    author = contributor_for(info["login"]) if info["login"] else None
+    old_title_tasks = set(parse_pr_title(pr.title, prefix).tasks) if pr is not None and pr.title else set()
+    created = pr is None
+    if created:
+        pr = PullRequest(repo=info["repo"], number=info["number"])
+    old_state = pr.state
+    fields = {
+        "title": info["title"], "author": author or pr.author, "state": info["state"], "part": parsed.part,
+        "created_at": info["created_at"] or pr.created_at, "merged_at": info["merged_at"],
+        "closed_at": info["closed_at"], "github_updated_at": when or pr.github_updated_at,
+    }
+    dirty = created or any(getattr(pr, name) != value for name, value in fields.items())
+    for name, value in fields.items():
+        setattr(pr, name, value)
+    if dirty:
+        pr.save()
+        result.changes += 1
+
+    linked = {t.number: t for t in pr.tasks.all()}
+    title_tasks = {t.number: t for t in Task.objects.filter(number__in=parsed.tasks)}
+    missing = sorted(set(parsed.tasks) - set(title_tasks))
+    if missing and (created or old_title_tasks != set(parsed.tasks)):
+        result.errors.append({"code": "not_on_board", "numbers": missing,
+                              "message": f"{pr}: task {', '.join(map(str, missing))} is not on the board"})
+        record_event(task=None, kind="pr_unknown_task", source=Source.PR, source_ref=source_ref,
+                     actor=info["login"], message=result.errors[-1]["message"], data=data, when=when)
+    touched: dict[int, Task] = {}
+    for number, task in title_tasks.items():
+        if number not in linked:
+            pr.tasks.add(task)
+            linked[number] = task
+            touched[number] = task
+            result.changes += 1
+            record_event(task=task, kind="pr_linked", source=Source.PR, source_ref=source_ref, actor=info["login"],
+                         message=f"{pr} linked: {info['title']}", data=data, when=when)
+    # Links an earlier title made and the edited title no longer makes; links from elsewhere stay.
+    for number in sorted(old_title_tasks - set(parsed.tasks)):
+        task = linked.pop(number, None)
+        if task is not None:
+            pr.tasks.remove(task)
+            touched[number] = task
+            result.changes += 1
+            record_event(task=task, kind="pr_unlinked", source=Source.PR, source_ref=source_ref,
+                         actor=info["login"], message=f"{pr} no longer names No.{number}: {info['title']}",
+                         data=data, when=when)
+    if not created and old_state != pr.state:
+        for task in linked.values():
+            record_event(task=task, kind="pr_state", source=Source.PR, source_ref=source_ref, actor=info["login"],
+                         message=f"{pr} {old_state} → {pr.state}", data=data, when=when)
+
+    target = target_claim_status(pr)
+    for number, task in sorted(linked.items()):
+        touched[number] = task
+        if author is None or task.locked:
+            continue
+        if author.claims.filter(task=task, withdrawn_at__isnull=True).exists() is False:
+            # The author works on the task: the PR claims it (again) for them, as the bot does.
+            if claim_task(task, author, source=Source.PR, source_ref=source_ref, when=when, data=data):
+                result.claimed.append(number)
+                result.changes += 1
+        if target is None:
+            continue
+        claim = Claim.objects.get(task=task, contributor=author)
+        new_status = advance_claim_status(claim.status, target)
+        if new_status != claim.status:
+            record_event(task=task, kind="claim_status", source=Source.PR, source_ref=source_ref,
+                         actor=info["login"], message=f"@{author.login} on No.{number}: {claim.status} → {new_status}",
+                         data={**data, "from": claim.status, "to": new_status}, when=when)
+            claim.status = new_status
+            claim.save(update_fields=["status", "updated"])
+            result.changes += 1
+    for task in touched.values():
+        refresh_task_status(task)
+    return result
+
+
+@transaction.atomic
+def apply_pull_request_atomic(payload: dict, **kwargs) -> ApplyResult:
+    return apply_pull_request(payload, **kwargs)

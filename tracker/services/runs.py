@@ -1,0 +1,355 @@
+"""Re-test runs: create a run for a scope and lane, execute it through apitester.pool, store each
+config's verdict as it finishes, resume runs whose executor died, and record verification and
+regression events when a run ends.
+
+A run is claimed by one executor at a time (an atomic UPDATE on state/executor), so a redelivered
+queue message or a second cluster never runs a config twice; the (run, failing_config) unique
+constraint is the last line of defence.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
+from .events import record_event
+
+log = logging.getLogger(__name__)
+
+SCOPE_KINDS = ("task", "tasks", "api", "all_open")
+LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
+ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
+
+
+class RunError(ValueError):
+    """A run request that can't be honoured (unknown task, wrong lane, nothing to run)."""
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def _setting(name: str, default, cast=float):
+    value = getattr(settings, name, None)
+    if value is None:
+        value = os.environ.get(name)
+    return default if value in (None, "") else cast(value)
+
+
+def runner_workers() -> int:
+    return _setting("RUNNER_WORKERS", os.cpu_count() or 1, int)
+
+
+def stale_after() -> timedelta:
+    """A running run whose executor hasn't reported for this long is orphaned."""
+    return timedelta(seconds=_setting("RUNNER_STALE_SECONDS", 120.0))
+
+
+def pool_options() -> dict:
+    from apitester.pool import TimeBudget
+
+    budget_mb = _setting("RUNNER_MEMORY_BUDGET_MB", 0, int)
+    return {
+        "time_budget": TimeBudget(
+            base=_setting("RUNNER_TIME_BASE", 60.0),
+            per_million_elements=_setting("RUNNER_TIME_PER_MELEMENT", 5.0),
+            maximum=_setting("RUNNER_TIME_MAX", 900.0),
+        ),
+        "memory_budget": budget_mb * 2**20 if budget_mb else None,
+    }
+
+
+def executor_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# ----------------------------------------------------------------------------- creating runs
+
+
+def _lane_kernel(lane: str) -> str:
+    return "GPU" if lane == TestRun.Lane.GPU else "CPU"
+
+
+def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu") -> list[Task]:
+    """The tasks a scope names, checked against the lane (a CPU task's configs run on the cpu lane)."""
+    if lane not in LANES:
+        raise RunError(f"unknown lane {lane!r}: use one of {', '.join(LANES)}")
+    if kind not in SCOPE_KINDS:
+        raise RunError(f"unknown scope {kind!r}: use one of {', '.join(SCOPE_KINDS)}")
+    kernel = _lane_kernel(lane)
+    if kind in ("task", "tasks"):
+        numbers = [int(n) for n in (tasks or [])]
+        if not numbers:
+            raise RunError("name at least one task number")
+        if kind == "task" and len(numbers) != 1:
+            raise RunError("scope 'task' takes exactly one task number")
+        found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
+        missing = [n for n in numbers if n not in found]
+        if missing:
+            raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
+        wrong = [found[n] for n in numbers if found[n].kernel != kernel]
+        if wrong:
+            raise RunError(
+                f"No.{wrong[0].number} is a {wrong[0].kernel} task; its configs run on the "
+                f"{wrong[0].kernel.lower()} lane, not {lane}")
+        return [found[n] for n in dict.fromkeys(numbers)]
+    if kind == "api":
+        if not api:
+            raise RunError("name an API, e.g. paddle.clip")
+        found = list(Task.objects.filter(api=api, kernel=kernel))
+        if not found:
+            raise RunError(f"no {kernel} task for {api} on the board")
+        return found
+    # all_open: every task whose fix isn't completed yet (locked ones too: they still fail).
+    return list(Task.objects.filter(kernel=kernel).exclude(status=TaskStatus.COMPLETED))
+
+
+def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu", requested_by: str = "") -> TestRun:
+    chosen = resolve_scope(kind, tasks=tasks, api=api, lane=lane)
+    total = FailingConfig.objects.filter(task__in=chosen).count()
+    if total == 0:
+        raise RunError("the scope has no failing configs to run (is the board imported?)")
+    scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
+    if api:
+        scope["api"] = api
+    return TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by)
+
+
+def run_configs(run: TestRun):
+    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
+
+
+def start_run(kind: str, *, tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
+    """Create and enqueue for the lane's qcluster."""
+    from ..tasks import enqueue_run
+
+    run = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
+    enqueue_run(run)
+    return run
+
+
+def cancel_run(run: TestRun, *, by: str = "") -> bool:
+    """Cancel a queued or running run; its executor sees the state and stops."""
+    updated = TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
+        state=TestRun.State.CANCELLED, finished_at=timezone.now(),
+        message=f"cancelled by {by}" if by else "cancelled")
+    run.refresh_from_db()
+    return bool(updated)
+
+
+# ----------------------------------------------------------------------------- executing
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def executor_dead(run: TestRun, *, now=None) -> bool:
+    """True when the run's executor is gone: its process on this host has exited, or it fell silent."""
+    now = now or timezone.now()
+    host, _, pid = run.executor.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)):
+        return True
+    return run.heartbeat_at is None or now - run.heartbeat_at > stale_after()
+
+
+def _claim(run: TestRun, me: str) -> bool:
+    """Take the run for this executor: queued, or running under a dead executor."""
+    now = timezone.now()
+    fields = {"state": TestRun.State.RUNNING, "executor": me, "heartbeat_at": now}
+    if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(**fields):
+        return True
+    run.refresh_from_db()
+    if run.state == TestRun.State.RUNNING and run.executor != me and executor_dead(run, now=now):
+        # Conditional on the executor we judged dead, so two resumers can't both win.
+        return bool(TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=run.executor,
+                                           heartbeat_at=run.heartbeat_at).update(**fields))
+    return False
+
+
+def _float(value):
+    """Finite float or None (the engine encodes NaN/inf as strings; the message keeps them)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1):
+    """Write one config's verdict; a second write for the same (run, config) is ignored."""
+    message = verdict.get("message") or ""
+    extras = []
+    for key in ("max_abs", "max_rel"):
+        if isinstance(verdict.get(key), str):  # "nan" / "inf" / "-inf"
+            extras.append(f"{key}={verdict[key]}")
+    if verdict.get("output"):
+        extras.append(f"output: {verdict['output']}")
+    if extras:
+        message = (message + "\n" if message else "") + "; ".join(extras)
+    try:
+        with transaction.atomic():
+            return ConfigResult.objects.create(
+                run=run, failing_config=failing_config, task_id=failing_config.task_id,
+                status=verdict.get("status", "unsupported"), direction=verdict.get("direction") or "",
+                statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
+                max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
+                total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
+                message=message[:5000], seconds=float(seconds or 0.0), diff_map=verdict.get("diff_map"),
+            )
+    except IntegrityError:
+        return None
+
+
+@dataclass
+class ExecutionReport:
+    run_id: int
+    state: str
+    executed: int = 0  # configs this call ran (a resume runs only the ones without a result)
+    skipped_existing: int = 0
+    worker_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    statuses: dict = field(default_factory=dict)
+
+
+def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None) -> ExecutionReport:
+    """Run every config of the run that has no result yet; returns what this call did.
+
+    Safe to call twice or concurrently: only the executor that claims the run works on it.
+    """
+    from apitester.pool import PoolError
+
+    started = time.monotonic()
+    run = TestRun.objects.get(pk=run_id)
+    report = ExecutionReport(run_id, run.state)
+    if run.state not in ACTIVE_STATES:
+        return report
+    me = executor_name()
+    if run.state == TestRun.State.RUNNING and not executor_dead(run):
+        return report  # someone alive is on it (e.g. the queue redelivered the message)
+
+    opts = {**pool_options(), **(options or {})}
+    try:
+        return _execute(run, me, report, started, workers, opts)
+    except PoolError as exc:
+        # Paddle/torch can't even start here: say so on the run instead of leaving it silently queued.
+        TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
+            state=TestRun.State.FAILED, finished_at=timezone.now(), message=f"workers could not start: {exc}")
+        report.state = TestRun.State.FAILED
+        return report
+
+
+def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts) -> ExecutionReport:
+    from apitester.pool import WorkerPool
+
+    with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
+        info = pool.wait_ready()
+        if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
+            # Never a GPU verdict from a CPU build: leave it queued for a GPU worker.
+            TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+                message=f"waiting for a GPU worker (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
+        if not _claim(run, me):
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
+        configs = list(run_configs(run))
+        done_ids = set(ConfigResult.objects.filter(run=run).values_list("failing_config_id", flat=True))
+        pending = [fc for fc in configs if fc.id not in done_ids]
+        report.skipped_existing = len(configs) - len(pending)
+        TestRun.objects.filter(pk=run.pk).update(
+            paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
+            torch_version=info.get("torch_version", ""), host=socket.gethostname(),
+            started_at=run.started_at or timezone.now(), total=len(configs), done=len(done_ids), message="")
+        by_id = {fc.id: fc for fc in pending}
+
+        last_beat = [time.monotonic()]
+        cancelled = [False]
+
+        def should_stop() -> bool:
+            # Heartbeat and cancel check, every few seconds even while a slow config runs.
+            if time.monotonic() - last_beat[0] < 2.0:
+                return cancelled[0]
+            last_beat[0] = time.monotonic()
+            TestRun.objects.filter(pk=run.pk, executor=me).update(heartbeat_at=timezone.now())
+            state, executor = TestRun.objects.values_list("state", "executor").get(pk=run.pk)
+            cancelled[0] = state != TestRun.State.RUNNING or executor != me
+            return cancelled[0]
+
+        for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop):
+            if should_stop():
+                break
+            if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts):
+                report.executed += 1
+                report.worker_seconds += result.seconds
+                report.statuses[result.status] = report.statuses.get(result.status, 0) + 1
+                TestRun.objects.filter(pk=run.pk).update(
+                    done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now())
+
+    run.refresh_from_db()
+    if run.state == TestRun.State.RUNNING and run.executor == me:
+        done = ConfigResult.objects.filter(run=run).count()
+        TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=me).update(
+            state=TestRun.State.DONE, finished_at=timezone.now(), done=done)
+        run.refresh_from_db()
+        record_run_outcomes(run)
+    report.state = run.state
+    report.wall_seconds = time.monotonic() - started
+    return report
+
+
+def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
+    """Runs left `running` by a dead executor go back to `queued` (and onto their lane's queue)."""
+    resumed = []
+    for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
+        if not executor_dead(run):
+            continue
+        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=run.executor,
+                                  heartbeat_at=run.heartbeat_at).update(
+                state=TestRun.State.QUEUED, message=f"resumed after its executor {run.executor} died"):
+            resumed.append(run.pk)
+            if enqueue:
+                from ..tasks import enqueue_run
+
+                enqueue_run(run)
+    return resumed
+
+
+# ----------------------------------------------------------------------------- outcomes
+
+
+def record_run_outcomes(run: TestRun) -> None:
+    """Events for fixes verified and regressions found by this run (once per task and version)."""
+    from ..selectors.runs import regressions, task_verification
+
+    tasks = Task.objects.filter(number__in=run.scope.get("tasks", []))
+    for task in tasks:
+        verification = task_verification(task, run.lane)
+        if verification.kind == "verified" and not task.events.filter(
+                kind="fix_verified", data__lane=run.lane, data__paddle_version=verification.paddle_version).exists():
+            record_event(task=task, kind="fix_verified", source=Source.RUN, source_ref=f"run {run.pk}",
+                         message=verification.text, data={"lane": run.lane, "run": run.pk,
+                                                          "paddle_version": verification.paddle_version})
+    for item in regressions(lane=run.lane, run=run):
+        record_event(task=item.task, kind="regression", source=Source.RUN, source_ref=f"run {run.pk}",
+                     message=f"config {item.failing_config_id} passed in run {item.passed_run_id} "
+                             f"(Paddle {item.passed_version}) and is {item.status} in run {item.failed_run_id} "
+                             f"(Paddle {item.failed_version})",
+                     data={"lane": run.lane, "run": run.pk, "failing_config": item.failing_config_id,
+                           "passed_run": item.passed_run_id, "status": item.status})

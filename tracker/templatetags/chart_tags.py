@@ -1,0 +1,26 @@
+"""Task-page charts as an inclusion tag, so the board's task view stays unaware of them."""
+from django import template
+
+from .. import charts
+from ..selectors import charts as sel
+
+register = template.Library()
+
+
+@register.inclusion_tag("charts/_task_charts.html", takes_context=True)
+def task_charts(context, task):
+    matrix = sel.task_config_matrix(task)
+    latest = sel.latest_results_for_task(task)
+    return {
+        "task": task,
+        "matrix": matrix,
+        "latest": latest,
+        "figure_json": charts.figure_json(charts.task_config_heatmap(matrix)) if matrix["runs"] else "",
+        "request": context.get("request"),
+    }
+
+
+@register.simple_tag
+def repro_command(config: str) -> str:
+    """The command a contributor runs locally to reproduce a config (PaddleAPITest's flags)."""
+    return "python -m apitester --accuracy=True --api_config='" + config.replace("'", "'\\''") + "'"

@@ -1,0 +1,37 @@
+"""Inclusion tags the task page and the board use for the runner's panels."""
+from django import template
+
+from ..models import TestRun
+from ..selectors import runs as run_selectors
+
+register = template.Library()
+
+
+@register.inclusion_tag("tracker/runs/task_runs_panel.html", takes_context=True)
+def task_runs_panel(context, task):
+    lane = task.kernel.lower()
+    request = context.get("request")
+    return {
+        "task": task,
+        "lane": lane,
+        "verification": run_selectors.task_verification(task, lane),
+        "rows": run_selectors.task_config_rows(task, lane),
+        "regressions": run_selectors.regressions(task=task),
+        # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
+        "active_runs": [r for r in TestRun.objects.filter(state__in=["queued", "running"])
+                        if task.number in r.scope.get("tasks", [])],
+        "is_staff": bool(request and request.user.is_staff),
+        "request": request,
+        "csrf_token": context.get("csrf_token"),
+    }
+
+
+@register.inclusion_tag("tracker/runs/board_actions_panel.html", takes_context=True)
+def board_run_actions(context):
+    request = context.get("request")
+    return {
+        "is_staff": bool(request and request.user.is_staff),
+        "request": request,
+        "csrf_token": context.get("csrf_token"),
+        "gpu_waiting": not run_selectors.lane_workers("gpu"),
+    }

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import api, views
+
+app_name = "tracker"
+
+urlpatterns = [
+    path("", views.board, name="board"),
+    path("tasks/<int:number>", views.task_page, name="task"),
+    path("contributors/<str:login>", views.contributor_page, name="contributor"),
+    path("api/tasks", api.tasks, name="api_tasks"),
+    path("api/tasks/<int:number>", api.task, name="api_task"),
+]

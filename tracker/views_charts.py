@@ -1,0 +1,70 @@
+"""Chart pages: thin views over tracker.selectors.charts and tracker.charts."""
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from . import charts
+from .models import ConfigResult, Task
+from .selectors import charts as sel
+
+
+# The timeline shows every regression; the table lists the newest ones (the page must stay fast).
+REGRESSION_TABLE_ROWS = 200
+
+
+def overview(request):
+    funnel = sel.funnel()
+    burndown = sel.burndown_from_events()
+    history = sel.report_history()
+    stages = [(stage, charts.stage_label(stage)) for stage in sel.FUNNEL_STAGES]
+    return render(request, "charts/overview.html", {
+        "funnel": funnel,
+        "funnel_rows": [(label, [funnel[scope][stage] for scope in ("all", "CPU", "GPU")]) for stage, label in stages],
+        "funnel_json": charts.figure_json(charts.funnel_figure(funnel)),
+        "burndown": burndown,
+        "burndown_rows": list(zip(burndown["days"], burndown["unclaimed"], burndown["claims"], burndown["prs"],
+                                  burndown["merged"], burndown["verified"])),
+        "history_rows": [(kernel, day, n) for kernel, series in history.items()
+                         for day, n in zip(series["days"], series["configs"])],
+        "burndown_json": charts.figure_json(charts.burndown_figure(burndown, history)),
+    })
+
+
+def heatmap(request):
+    metric = "log10rel" if request.GET.get("metric") == "log10rel" else "fraction"
+    matrix = sel.task_run_matrix()
+    values = matrix.fail_fraction if metric == "fraction" else matrix.log10_rel
+    return render(request, "charts/heatmap.html", {
+        "metric": metric,
+        "matrix": matrix,
+        "table_body": charts.heatmap_table_body(matrix, values),
+        "figure_json": charts.figure_json(charts.task_run_heatmap(matrix, metric)) if matrix.columns else "",
+    })
+
+
+def contributors(request):
+    rows = sel.contributor_stats()
+    return render(request, "charts/contributors.html", {
+        "rows": rows,
+        "figure_json": charts.figure_json(charts.contributors_figure(rows)),
+    })
+
+
+def regressions(request):
+    items = sel.regressions()
+    return render(request, "charts/regressions.html", {
+        "items": items[:REGRESSION_TABLE_ROWS],
+        "total": len(items),
+        "figure_json": charts.figure_json(charts.regressions_timeline(items)) if items else "",
+    })
+
+
+def diff_map(request, number: int, result_id: int):
+    task = get_object_or_404(Task, number=number)
+    result = get_object_or_404(ConfigResult.objects.select_related("failing_config", "run"), id=result_id, task=task)
+    if not result.diff_map:
+        raise Http404("this result has no diff map")
+    figure = charts.diff_map_heatmap(result.diff_map, f"|paddle − torch| · run #{result.run_id}")
+    return render(request, "charts/diff_map.html", {
+        "task": task, "result": result, "figure_json": charts.figure_json(figure),
+        "values": charts.normalise_diff_map(result.diff_map)[0],
+    })

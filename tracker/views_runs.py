@@ -1,0 +1,77 @@
+"""Run pages: list, detail with live progress, cancel, start (staff), regressions, GET /api/runs/<id>."""
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from .models import TestRun
+from .selectors import runs as run_selectors
+from .services import runs as run_service
+
+
+@require_GET
+def run_list(request):
+    runs = list(run_selectors.run_list())
+    return render(request, "tracker/runs/run_list.html", {"runs": runs})
+
+
+@require_GET
+def run_detail(request, run_id):
+    run = get_object_or_404(TestRun, pk=run_id)
+    status = request.GET.get("status") or None
+    return render(request, "tracker/runs/run_detail.html", {
+        "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
+        "results": run_selectors.run_results(run, status=status),
+    })
+
+
+@require_GET
+def api_run(request, run_id):
+    run = get_object_or_404(TestRun, pk=run_id)
+    return JsonResponse(run_selectors.run_summary(run))
+
+
+@require_GET
+def regression_list(request):
+    lane = request.GET.get("lane") or None
+    if lane not in (None, "cpu", "gpu"):
+        lane = None
+    return render(request, "tracker/runs/regressions.html",
+                  {"regressions": run_selectors.regressions(lane=lane), "lane": lane})
+
+
+@staff_member_required
+@require_POST
+def cancel(request, run_id):
+    run = get_object_or_404(TestRun, pk=run_id)
+    if run_service.cancel_run(run, by=request.user.get_username()):
+        messages.success(request, _("Run %(id)s cancelled.") % {"id": run.pk})
+    else:
+        messages.warning(request, _("Run %(id)s had already ended.") % {"id": run.pk})
+    return redirect("runs:detail", run_id=run.pk)
+
+
+@staff_member_required
+@require_POST
+def start(request):
+    kind = request.POST.get("scope", "")
+    lane = request.POST.get("lane", "cpu")
+    numbers = [n for n in request.POST.getlist("task") if n.strip()]
+    try:
+        tasks = [int(n) for n in numbers]
+    except ValueError:
+        tasks = None
+    back = request.POST.get("next") or "/"
+    if tasks is None:
+        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
+        return redirect(back if back.startswith("/") else "/")
+    try:
+        run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
+                                    requested_by=request.user.get_username())
+    except run_service.RunError as exc:
+        messages.error(request, str(exc))
+        return redirect(back if back.startswith("/") else "/")
+    messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
+    return redirect("runs:detail", run_id=run.pk)
