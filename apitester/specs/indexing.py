@@ -257,7 +257,6 @@ def _strided_slice(x, axes, starts, ends, strides, **_):
 register(
     Spec(
         api="paddle.Tensor.__getitem__",
-        aliases=("paddle.Tensor.getitem",),
         torch=_getitem,
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "

@@ -127,7 +127,9 @@ def _matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, **_):
     def as_tensor(v):
         # Paddle casts tolerance tensors to x's (real) dtype; Torch wants atol and rtol
         # both tensors or both floats
-        return None if v is None else torch.as_tensor(v, dtype=real)
+        if v is None:
+            return None
+        return v.to(real) if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=real)
 
     if tol is not None:
         atol, rtol = tol, 0.0

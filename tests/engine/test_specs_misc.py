@@ -30,6 +30,34 @@ def verdict_of(config):
     return v
 
 
+# The board's task names served by the cov-misc family files (linalg, indexing, fused,
+# signal, geometric, vision), as written on the board.
+BOARD_APIS = """
+paddle.linalg.cond paddle.linalg.eigh paddle.linalg.eigvals paddle.linalg.eigvalsh
+paddle.linalg.lstsq paddle.linalg.matrix_rank paddle.linalg.norm paddle.linalg.pinv
+paddle.linalg.svd_lowrank paddle.Tensor.cholesky_solve paddle.Tensor.getitem paddle.Tensor.set_
+paddle.Tensor.fill_diagonal_ paddle.Tensor.fill_diagonal_tensor paddle.Tensor.put_along_axis
+paddle.index_put paddle.diagonal_scatter paddle.scatter paddle.strided_slice
+paddle.incubate.nn.functional.fused_bias_act
+paddle.incubate.nn.functional.fused_bias_dropout_residual_layer_norm
+paddle.incubate.nn.functional.fused_layer_norm paddle.incubate.nn.functional.fused_linear
+paddle.incubate.nn.functional.fused_linear_activation
+paddle.incubate.nn.functional.fused_multi_head_attention
+paddle.incubate.nn.functional.fused_rotary_position_embedding
+paddle.incubate.nn.functional.variable_length_memory_efficient_attention
+paddle.incubate.softmax_mask_fuse paddle.signal.istft paddle.geometric.send_ue_recv
+paddle.geometric.send_uv paddle.vision.ops.deform_conv2d paddle.vision.ops.roi_align
+paddle.vision.ops.distribute_fpn_proposals
+""".split()
+
+
+def test_every_board_api_of_these_families_has_a_spec():
+    from apitester.reports import TASK_NAME_ALIASES
+
+    missing = [api for api in BOARD_APIS if get_spec(TASK_NAME_ALIASES.get(api, api)) is None]
+    assert missing == []
+
+
 def test_istft_report_config_passes():
     # the CPU task (fixed upstream): torch.istft with the same arguments agrees
     (config,) = configs("paddle.signal.istft")
