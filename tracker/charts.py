@@ -12,15 +12,17 @@ import plotly.io as pio
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from .selectors import charts as sel
 
 STAGE_LABELS = {
-    "open": "open",
-    "claimed": "claimed",
-    "pr_submitted": "PR submitted",
-    "completed": "completed",
-    "verified": "fix verified",
+    # Not "open": on the board "open" means unclaimed, while this stage counts every unlocked task.
+    "open": gettext_noop("not locked"),
+    "claimed": gettext_noop("claimed"),
+    "pr_submitted": gettext_noop("PR submitted"),
+    "completed": gettext_noop("completed"),
+    "verified": gettext_noop("fix verified"),
 }
 # The figures are built here from values we produced, so plotly's per-property validation only costs
 # page time (≈140 ms for a 183×20 heatmap against ≈4 ms without it).
@@ -46,8 +48,19 @@ def heatmap_table_body(matrix: sel.TaskRunMatrix, values: list[list]) -> str:
     return mark_safe("".join(rows))
 
 
+def _title_objects(node):
+    """plotly.js 3+ dropped string titles ({"title": "x"} draws nothing); figures built without
+    validation keep the strings, so turn every title into {"text": …} here."""
+    if isinstance(node, dict):
+        return {key: ({"text": value} if key == "title" and isinstance(value, str) else _title_objects(value))
+                for key, value in node.items()}
+    if isinstance(node, list):
+        return [_title_objects(item) for item in node]
+    return node
+
+
 def figure_json(fig: go.Figure) -> str:
-    text = pio.to_json(fig, validate=False)
+    text = pio.to_json(_title_objects(fig.to_plotly_json()), validate=False)
     # The JSON is embedded in a <script> element: config strings must not be able to close it.
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
@@ -66,7 +79,7 @@ def funnel_figure(funnel: dict[str, dict[str, int]]) -> go.Figure:
                 textinfo="value+percent initial",
             )
         )
-    fig.update_layout(title=_("Task funnel (locked tasks excluded)"), **_LAYOUT)
+    fig.update_layout(title=_("Task funnel (locked tasks excluded)"), yaxis=dict(automargin=True), **_LAYOUT)
     return fig
 
 
@@ -92,7 +105,7 @@ def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list
     fig.update_layout(
         title=_("Burn-down: board events and the report history"),
         yaxis=dict(title=_("tasks")),
-        yaxis2=dict(title=_("failing configs"), overlaying="y", side="right", rangemode="tozero"),
+        yaxis2=dict(title=_("failing configs"), overlaying="y", side="right", rangemode="tozero", automargin=True),
         legend=dict(orientation="h", y=-0.2),
         **_LAYOUT,
     )
@@ -122,23 +135,25 @@ def task_run_heatmap(matrix: sel.TaskRunMatrix, metric: str = "fraction") -> go.
     )
     fig.update_layout(
         title=_("Tasks × re-test runs"), height=max(400, 14 * len(y) + 120),
-        yaxis=dict(autorange="reversed", tickfont=dict(size=9)), **_LAYOUT,
+        yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True), **_LAYOUT,
     )
     return fig
 
 
 def task_config_heatmap(matrix: dict) -> go.Figure:
-    y = [f"{i + 1}. {c['config'][:70]}" for i, c in enumerate(matrix["configs"])]
+    # Short tick labels (a config is often 150+ characters); the whole config is in the hover.
+    y = [f"{i + 1}. {c['config'][:45]}" for i, c in enumerate(matrix["configs"])]
+    full = [[c["config"][:300]] * len(matrix["runs"]) for c in matrix["configs"]]
     x = [r["label"] for r in matrix["runs"]]
     fig = go.Figure(
         **NO_VALIDATION, data=go.Heatmap(**NO_VALIDATION,
-            z=matrix["value"], x=x, y=y, text=matrix["status"], zmin=0, zmax=1,
+            z=matrix["value"], x=x, y=y, text=matrix["status"], customdata=full, zmin=0, zmax=1,
             colorscale=[[0, "#2ecc71"], [0.5, "#bdc3c7"], [1, "#e74c3c"]], showscale=False,
-            hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>", xgap=1, ygap=1,
+            hovertemplate="%{customdata}<br>%{x}<br>%{text}<extra></extra>", xgap=1, ygap=1,
         )
     )
     fig.update_layout(title=_("Configs × runs (red: failing, green: pass, grey: no verdict)"),
-                      height=max(300, 16 * len(y) + 120), yaxis=dict(autorange="reversed", tickfont=dict(size=9)),
+                      height=max(160, 18 * len(y) + 110), yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True),
                       **_LAYOUT)
     return fig
 

@@ -6,8 +6,9 @@ against the same database/broker; without one, GPU runs simply stay queued and t
 "waiting for a GPU worker".
 
 When a qcluster worker process starts it (1) advertises the lanes it can serve in WorkerHeartbeat
-(gpu only when its Paddle is compiled with CUDA) and keeps that fresh, and (2) resumes runs left
-`running` by a dead executor (kill -9 of a previous cluster).
+(gpu only when its Paddle is compiled with CUDA) and keeps that fresh, (2) resumes runs left
+`running` by a dead executor (kill -9 of a previous cluster), and (3) on a CUDA build, puts back on
+the GPU queue the GPU runs a CPU-only cluster received and declined.
 """
 from __future__ import annotations
 
@@ -94,14 +95,29 @@ def _worker_lanes() -> tuple[list[str], str]:
 def _heartbeat_loop(stop: threading.Event) -> None:
     from django.db import close_old_connections
 
+    from .services.runs import resume_orphaned_runs
+
     try:
         lanes, version = _worker_lanes()
     except Exception:
         log.exception("cannot probe paddle for the worker heartbeat")
         return
+    if "gpu" in lanes:
+        try:
+            from .services.runs import requeue_declined_gpu_runs
+
+            requeued = requeue_declined_gpu_runs()
+            if requeued:
+                log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
+        except Exception:
+            log.exception("requeueing declined GPU runs failed")
     while True:
         try:
             advertise(lanes, version)
+            # Also the periodic sweep for runs whose executor fell silent (e.g. its host was lost).
+            resumed = resume_orphaned_runs()
+            if resumed:
+                log.info("resumed runs %s left by a dead executor", resumed)
         except Exception:
             log.exception("worker heartbeat failed")
         finally:

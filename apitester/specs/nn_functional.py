@@ -1,9 +1,881 @@
-"""paddle.nn.functional APIs."""
+"""paddle.nn.functional: pooling, convolution, normalisation, losses, sampling, resizing.
+
+References follow Paddle's documented semantics and are written with torch.nn.functional
+where it matches; where Torch has no single equivalent (asymmetric or "SAME" padding,
+Paddle's `align_mode=1` resize, Paddle's cross-entropy weighting rules, RNN-T loss,
+dice loss, temporal shift, ...) the reference composes Torch ops and the entry's `note`
+says what it composes.
+
+Output dtypes are Torch's own (pooling masks int64, one_hot int64): several board tasks
+are precisely "the output dtype differs from Torch" and must not be hidden by a cast.
+"""
 
 from __future__ import annotations
 
-from .base import Spec, register
+import math
+from typing import Any, Sequence
 
+import numpy as np
+
+from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
+from .base import Spec, register, torch_dtype
+
+# torch is imported lazily inside references (spec modules import without torch).
+
+
+def _torch():
+    import torch
+    import torch.nn.functional as F
+
+    return torch, F
+
+
+# ---------------------------------------------------------------- layout & padding helpers
+
+_CHANNEL_LAST = ("NLC", "NWC", "NHWC", "NDHWC")
+
+
+def _channel_last(data_format: Any) -> bool:
+    return isinstance(data_format, str) and data_format.upper() in _CHANNEL_LAST
+
+
+def _first(x):
+    """Channel-last -> channel-first."""
+    return x.movedim(-1, 1)
+
+
+def _last(x):
+    """Channel-first -> channel-last."""
+    return x.movedim(1, -1)
+
+
+def _ntuple(value: Any, n: int, what: str = "value") -> tuple[int, ...]:
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) != n:
+            raise ValueError(f"{what} needs {n} values, got {value!r}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int],
+          kernel: Sequence[int], stride: Sequence[int]) -> tuple[list[tuple[int, int]], str]:
+    """Paddle's padding forms -> per spatial dim (before, after), and the algorithm.
+
+    Forms (paddle's _update_padding_nd): "SAME"/"VALID"; an int; [p_d1, ...];
+    [before_d1, after_d1, before_d2, ...]; [[0,0],[0,0],[b,a],...] (batch & channel
+    pairs included).  "SAME" pads like TensorFlow: output = ceil(in / stride), the odd
+    pixel goes after (the kernel sees the raw kernel size: Paddle sets dilation to 1).
+    """
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo == "VALID":
+            return [(0, 0)] * n, algo
+        if algo != "SAME":
+            raise ValueError(f"unknown padding {padding!r}")
+        pads = []
+        for size, k, s in zip(sizes, kernel, stride):
+            out = -(-int(size) // s)
+            total = max((out - 1) * s + k - int(size), 0)
+            pads.append((total // 2, total - total // 2))
+        return pads, algo
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == n + 2 and isinstance(padding[0], (list, tuple)):
+            pairs = padding[1:-1] if channel_last else padding[2:]
+            return [(int(a), int(b)) for a, b in pairs], "EXPLICIT"
+        if len(padding) == 2 * n and n > 1 or (n == 1 and len(padding) == 2):
+            return [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(n)], "EXPLICIT"
+        return [(p, p) for p in _ntuple(padding, n, "padding")], "EXPLICIT"
+    return [(int(padding), int(padding))] * n, "EXPLICIT"
+
+
+def _flat_pad(pads: list[tuple[int, int]]) -> list[int]:
+    """(before, after) per spatial dim -> torch F.pad order (last dim first)."""
+    return [p for pair in reversed(pads) for p in pair]
+
+
+def _promote(*tensors):
+    torch, _ = _torch()
+    present = [t for t in tensors if t is not None]
+    dtype = present[0].dtype
+    for t in present[1:]:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return [None if t is None else t.to(dtype) for t in tensors]
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"unknown reduction {reduction!r}")
+
+
+def _label_as_data(api: str, reference, names: tuple[str, ...] = ("label",), **spec_kwargs) -> Spec:
+    """A Spec whose two sides both treat ``names`` as data, not as inputs to differentiate.
+
+    Paddle's loss kernels (bce_loss, sigmoid_cross_entropy_with_logits, kldiv_loss,
+    cross_entropy_with_softmax) define no gradient for the label, and some Paddle
+    wrappers leak a partial one through the ops around the kernel.  Both sides detach
+    these params, so the backward comparison covers the differentiable inputs only.
+    """
+
+    def detach(kwargs):
+        return {k: (v.detach() if k in names and hasattr(v, "detach") else v) for k, v in kwargs.items()}
+
+    def torch_side(**kwargs):
+        return reference(**detach(kwargs))
+
+    def paddle_side(**kwargs):
+        import paddle
+
+        fn = paddle
+        for part in api.split(".")[1:]:
+            fn = getattr(fn, part)
+        return fn(**detach(kwargs))
+
+    torch_side.__name__ = getattr(reference, "__name__", "reference")
+    note = spec_kwargs.pop("note", "")
+    note = (note + "; " if note else "") + f"{', '.join(names)} treated as data (no gradient) on both sides"
+    return Spec(api, torch_side, paddle=paddle_side, note=note, **spec_kwargs)
+
+
+# ---------------------------------------------------------------- input domains
+
+
+def _labels_below(of: str, axis: Any = -1, exclude: str | None = None):
+    """Integer class labels in [0, C) where C = shape[axis] of argument ``of``.
+
+    ``axis`` is an int or the name of the argument holding it; ``exclude`` names an
+    argument whose value (e.g. CTC's blank) is never drawn.  Float label tensors get
+    probabilities along the class axis instead (soft labels).
+    """
+
+    def domain(ctx):
+        spec = ctx.args.get(of)
+        ax = ctx.args.get(axis, -1) if isinstance(axis, str) else axis
+        classes = int(spec.shape[ax]) if spec is not None and getattr(spec, "shape", None) else 1
+        if ctx.dtype not in INT_DTYPES:
+            lab_ax = ax if len(ctx.shape) == len(spec.shape) else -1
+            return probabilities(axis=lab_ax)(ctx)
+        skip = ctx.args.get(exclude) if exclude else None
+        if skip is not None and 0 <= int(skip) < classes and classes > 1:
+            values = ctx.rng.integers(0, classes - 1, ctx.shape)
+            values = values + (values >= int(skip))
+        else:
+            values = ctx.rng.integers(0, max(classes, 1), ctx.shape)
+        return values.astype(numpy_dtype(ctx.dtype))
+
+    return domain
+
+
+def _grid(ctx):
+    """Sampling grid in [-1, 1], kept 1e-3 pixels away from the points where bilinear's
+    gradient jumps (integer source coordinates) and nearest's choice flips (half-integers):
+    there the gradient is undefined and float32 rounding alone decides which side each
+    framework takes."""
+    values = ctx.rng.uniform(-1.0, 1.0, ctx.shape)
+    x_spec = ctx.args.get("x")
+    if x_spec is not None and len(values.shape) >= 1 and values.size:
+        sizes = list(x_spec.shape[2:])[::-1]  # grid[..., 0] indexes W, [..., 1] H, [..., 2] D
+        corners = bool(ctx.args.get("align_corners", True))
+        for i, size in enumerate(sizes[: values.shape[-1]]):
+            g = values[..., i]
+            src = (g + 1) / 2 * (size - 1) if corners else ((g + 1) * size - 1) / 2
+            frac = src * 2 - np.floor(src * 2)  # position within a half-pixel
+            near = (frac < 2e-3) | (frac > 1 - 2e-3)
+            src = np.where(near, src + 2e-3, src)
+            values[..., i] = (src * 2 / (size - 1) - 1) if corners and size > 1 else ((src * 2 + 1) / size - 1)
+    return values.astype(numpy_dtype(ctx.dtype))
+
+
+def _embedding_ids(ctx):
+    rows = int(ctx.args["weight"].shape[0])
+    return ctx.rng.integers(0, max(rows, 1), ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+
+def _resize_size(ctx):
+    """A `size` given as a tensor: positive output sizes."""
+    return ctx.rng.integers(1, 17, ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+
+def _one_hot_ids(ctx):
+    classes = ctx.args.get("num_classes", -1)
+    classes = 10 if classes is None or int(classes) <= 0 else int(classes)
+    return ctx.rng.integers(0, classes, ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+
+def _filled(value_of):
+    """A tensor filled with one value computed from the other arguments' shapes."""
+
+    def domain(ctx):
+        return np.full(ctx.shape, value_of(ctx.args), dtype=numpy_dtype(ctx.dtype))
+
+    return domain
+
+
+def _ctc_label_lengths(ctx):
+    """Feasible CTC label lengths: a path needs len + repeats <= T, so keep len <= T // 2."""
+    steps = int(ctx.args["log_probs"].shape[0])
+    width = int(ctx.args["labels"].shape[1]) if len(ctx.args["labels"].shape) > 1 else 1
+    top = max(1, min(width, steps // 2))
+    return ctx.rng.integers(1, top + 1, ctx.shape).astype(numpy_dtype(ctx.dtype))
+
+
+def _ce_input(ctx):
+    """cross_entropy input: probabilities when use_softmax=False (it is taken as softmax output)."""
+    if ctx.args.get("use_softmax", True) is False:
+        return probabilities(axis=ctx.args.get("axis", -1))(ctx)
+    return range_(-2.0, 2.0)(ctx)
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def _pool_setup(x, n, kernel_size, stride, padding, data_format):
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    kernel = _ntuple(kernel_size, n, "kernel_size")
+    strides = kernel if stride is None else _ntuple(stride, n, "stride")
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    return x, channel_last, kernel, strides, pads, algo
+
+
+def _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode):
+    """Drop ceil-mode windows that would start inside the trailing padding.
+
+    Torch's documented rule ("sliding windows that start in the right padded region are
+    ignored"); pooling an explicitly padded map would otherwise keep them.
+    """
+    if not ceil_mode:
+        return out
+    index = [slice(None), slice(None)]
+    for size, k, s, (before, after) in zip(sizes, kernel, strides, pads):
+        count = -(-(size + before + after - k) // s) + 1
+        if (count - 1) * s >= size + before:
+            count -= 1
+        index.append(slice(0, count))
+    return out[tuple(index)]
+
+
+def _max_pool(n: int):
+    def reference(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
+                  data_format=None, **_):
+        torch, F = _torch()
+        x, channel_last, kernel, strides, pads, algo = _pool_setup(
+            x, n, kernel_size, stride, padding, data_format)
+        if algo == "SAME":
+            ceil_mode = False  # the SAME pads already give ceil(in / stride) windows
+        sizes = tuple(x.shape[2:])
+        flat = _flat_pad(pads)
+        xp = F.pad(x, flat, value=-math.inf) if any(flat) else x
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[n - 1]
+        out, index = pool(xp, kernel, strides, 0, 1, ceil_mode, True)
+        out = _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode)
+        index = _keep_torch_windows(index, sizes, kernel, strides, pads, ceil_mode)
+        if any(flat):  # indices into the padded map -> indices into the input map
+            padded = tuple(xp.shape[2:])
+            coords, rest = [], index
+            for size in reversed(padded):
+                coords.append(rest % size)
+                rest = rest // size
+            coords.reverse()
+            index = torch.zeros_like(index)
+            for coord, (before, _after), size in zip(coords, pads, sizes):
+                index = index * size + (coord - before)
+        if channel_last:
+            out, index = _last(out), _last(index)
+        return (out, index) if return_mask else out
+
+    return reference
+
+
+def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
+                         divisor_override=None, data_format="NCDHW", **_):
+    torch, F = _torch()
+    x, channel_last, kernel, strides, pads, algo = _pool_setup(
+        x, 3, kernel_size, stride, padding, data_format)
+    if algo == "SAME":
+        ceil_mode = False
+    flat = _flat_pad(pads)
+    xp = F.pad(x, flat) if any(flat) else x
+
+    def window_sum(t):
+        return F.avg_pool3d(t, kernel, strides, 0, ceil_mode, True, 1)
+
+    total = window_sum(xp)
+    if divisor_override:
+        out = total / divisor_override
+    else:
+        ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+        if exclusive:  # count only the input's own cells
+            count = window_sum(F.pad(ones, flat) if any(flat) else ones)
+        else:          # padding cells count, the ceil-mode overhang does not (Torch's rule)
+            count = window_sum(torch.ones((1, 1, *xp.shape[2:]), dtype=x.dtype))
+        out = total / count
+    out = _keep_torch_windows(out, tuple(x.shape[2:]), kernel, strides, pads, ceil_mode)
+    return _last(out) if channel_last else out
+
+
+def _adaptive_avg(n: int):
+    def reference(x, output_size, data_format=None, **_):
+        _, F = _torch()
+        channel_last = _channel_last(data_format)
+        if channel_last:
+            x = _first(x)
+        size = list(output_size) if isinstance(output_size, (list, tuple)) else output_size
+        out = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[n - 1](x, size)
+        return _last(out) if channel_last else out
+
+    return reference
+
+
+def _adaptive_max(n: int):
+    def reference(x, output_size, return_mask=False, **_):
+        _, F = _torch()
+        size = list(output_size) if isinstance(output_size, (list, tuple)) else output_size
+        pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
+        out, index = pool(x, size, return_indices=True)
+        return (out, index) if return_mask else out
+
+    return reference
+
+
+# ---------------------------------------------------------------- convolution
+
+
+def _conv(n: int):
+    def reference(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format=None, **_):
+        _, F = _torch()
+        channel_last = _channel_last(data_format)
+        if channel_last:
+            x = _first(x)
+        out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
+        x, weight, bias = _promote(x, weight, bias)
+        strides = _ntuple(stride, n, "stride")
+        dilations = _ntuple(dilation, n, "dilation")
+        kernel = tuple(weight.shape[2:])
+        pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+        if algo == "SAME":
+            dilations = (1,) * n
+        flat = _flat_pad(pads)
+        if any(flat):
+            x = F.pad(x, flat)
+        conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+        out = conv(x, weight, bias, strides, 0, dilations, groups).to(out_dtype)
+        return _last(out) if channel_last else out
+
+    return reference
+
+
+def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                               groups=1, output_size=None, data_format="NCHW", **_):
+    _, F = _torch()
+    n = 2
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
+    x, weight, bias = _promote(x, weight, bias)
+    strides = _ntuple(stride, n, "stride")
+    dilations = _ntuple(dilation, n, "dilation")
+    kernel = tuple(weight.shape[2:])
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    if algo == "SAME":
+        dilations = (1,) * n
+    extra = _ntuple(output_padding, n, "output_padding")
+    # the full transposed convolution, then Paddle's (possibly asymmetric) crop
+    full = F.conv_transpose2d(x, weight, None, strides, 0, 0, groups, dilations)
+    sizes = []
+    for i, (before, after) in enumerate(pads):
+        natural = (x.shape[2 + i] - 1) * strides[i] - before - after + dilations[i] * (kernel[i] - 1) + 1
+        sizes.append(natural + extra[i])
+    if output_size is not None:
+        sizes = list(_ntuple(output_size, n, "output_size"))
+    grow = [max(0, pads[i][0] + sizes[i] - full.shape[2 + i]) for i in range(n)]
+    if any(grow):
+        full = F.pad(full, [0, grow[1], 0, grow[0]])
+    out = full[:, :, pads[0][0]:pads[0][0] + sizes[0], pads[1][0]:pads[1][0] + sizes[1]]
+    if bias is not None:
+        out = out + bias.view(1, -1, 1, 1)
+    out = out.to(out_dtype)
+    return _last(out) if channel_last else out
+
+
+def linear_reference(x, weight, bias=None, **_):
+    """Paddle's weight is [in_features, out_features]: y = x @ W + b."""
+    torch, _ = _torch()
+    x, weight, bias = _promote(x, weight, bias)
+    out = torch.matmul(x, weight)
+    return out + bias if bias is not None else out
+
+
+# ---------------------------------------------------------------- normalisation & activations
+
+
+def batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
+                         epsilon=1e-5, data_format="NCHW", use_global_stats=None, **_):
+    _, F = _torch()
+    # Paddle: use_global_stats=None means "global statistics unless training"; an explicit
+    # True/False wins over `training` (training=False, use_global_stats=False normalises
+    # with the batch statistics).
+    global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    # running statistics are buffers, not differentiable inputs (Paddle gives no gradient)
+    mean = running_mean.detach().clone()
+    var = running_var.detach().clone()
+    out = F.batch_norm(x, mean, var, weight, bias, training=not global_stats,
+                       momentum=1.0 - momentum, eps=epsilon)
+    return _last(out) if channel_last else out
+
+
+def log_softmax_reference(x, axis=-1, dtype=None, **_):
+    _, F = _torch()
+    return F.log_softmax(x, dim=axis, dtype=torch_dtype(dtype))
+
+
+def cosine_similarity_reference(x1, x2, axis=1, eps=1e-8, **_):
+    _, F = _torch()
+    x1, x2 = _promote(x1, x2)
+    return F.cosine_similarity(x1, x2, dim=axis, eps=eps)
+
+
+def gumbel_softmax_reference(x, temperature=1.0, hard=False, axis=-1, **_):
+    _, F = _torch()
+    return F.gumbel_softmax(x, tau=temperature, hard=hard, dim=axis)
+
+
+def gumbel_softmax_check(paddle_out, torch_out, args):
+    """Both sides are random samples: compare shapes, range, sums along axis, one-hotness."""
+    axis = args.get("axis", -1)
+    hard = bool(args.get("hard", False))
+    problems = []
+    for side, out in (("paddle", paddle_out), ("torch", torch_out)):
+        out = np.asarray(out, dtype=np.float64)
+        if not np.all(np.isfinite(out)):
+            problems.append(f"{side}: non-finite values")
+            continue
+        if out.min(initial=0.0) < -1e-6 or out.max(initial=0.0) > 1 + 1e-6:
+            problems.append(f"{side}: values outside [0, 1]")
+        if out.ndim:
+            sums = out.sum(axis=axis)
+            if not np.allclose(sums, 1.0, atol=1e-3):
+                problems.append(f"{side}: sums along axis {axis} not 1 (max dev {np.abs(sums - 1).max():.3g})")
+            if hard:
+                ones = np.isclose(out, 1.0, atol=1e-6).sum(axis=axis)
+                zeros_or_ones = np.isclose(out, 0.0, atol=1e-6) | np.isclose(out, 1.0, atol=1e-6)
+                if not (np.all(ones == 1) and np.all(zeros_or_ones)):
+                    problems.append(f"{side}: hard=True output is not one-hot along axis {axis}")
+    if np.shape(paddle_out) != np.shape(torch_out):
+        problems.append(f"shape {np.shape(paddle_out)} vs torch {np.shape(torch_out)}")
+    if problems:
+        return False, "; ".join(problems)
+    return True, "statistical check: shape, range [0,1], sums to 1" + (", one-hot" if hard else "")
+
+
+def _rrelu_paddle(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
+    import paddle
+
+    return paddle.nn.functional.rrelu(x, lower, upper, training), x
+
+
+def rrelu_reference(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
+    _, F = _torch()
+    return F.rrelu(x, lower, upper, training), x
+
+
+def rrelu_check(paddle_out, torch_out, args):
+    """Training mode draws a slope in [lower, upper] per negative element; eval mode is exact."""
+    lower, upper = float(args.get("lower", 0.125)), float(args.get("upper", 1.0 / 3.0))
+    training = bool(args.get("training", True))
+    problems = []
+    for side, (out, x) in (("paddle", paddle_out), ("torch", torch_out)):
+        out = np.asarray(out, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
+        if out.shape != x.shape:
+            problems.append(f"{side}: output shape {out.shape} != input shape {x.shape}")
+            continue
+        pos = x >= 0
+        if not np.allclose(out[pos], x[pos], rtol=1e-3, atol=1e-6):
+            problems.append(f"{side}: non-negative inputs changed")
+        neg = ~pos
+        if np.any(neg):
+            slope = out[neg] / x[neg]
+            tol = 1e-3 * max(abs(upper), 1.0)
+            if training:
+                if slope.min() < lower - tol or slope.max() > upper + tol:
+                    problems.append(f"{side}: slopes outside [{lower}, {upper}] "
+                                    f"(seen [{slope.min():.4g}, {slope.max():.4g}])")
+            elif not np.allclose(slope, (lower + upper) / 2, rtol=1e-3, atol=1e-6):
+                problems.append(f"{side}: eval-mode slope is not (lower + upper) / 2")
+    if not training and not problems:
+        p, t = np.asarray(paddle_out[0], np.float64), np.asarray(torch_out[0], np.float64)
+        if not np.allclose(p, t, rtol=1e-2, atol=1e-2):
+            problems.append("eval-mode outputs differ")
+    if problems:
+        return False, "; ".join(problems)
+    return True, ("statistical check: x>=0 kept, slopes of x<0 in [lower, upper]" if training
+                  else "eval mode: deterministic slope (lower+upper)/2 matches")
+
+
+def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", **_):
+    """Shift 1/ratio of the channels one segment back, the next slice one forward, zero-filled."""
+    torch, _ = _torch()
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // seg_num, seg_num, c, h, w)
+    c1, c2 = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    zero = v.new_zeros
+    first = torch.cat([zero((v.shape[0], 1, c1, h, w)), v[:, :-1, :c1]], 1)
+    second = torch.cat([v[:, 1:, c1:c2], zero((v.shape[0], 1, c2 - c1, h, w))], 1)
+    out = torch.cat([first, second, v[:, :, c2:]], 2).reshape(nt, c, h, w)
+    return _last(out) if channel_last else out
+
+
+# ---------------------------------------------------------------- embedding / one_hot
+
+
+def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
+                        scale_grad_by_freq=False, **_):
+    _, F = _torch()
+    rows = weight.shape[0]
+    pad = None if padding_idx is None else (padding_idx if padding_idx >= 0 else rows + padding_idx)
+    # F.embedding renormalises its weight in place; work on a non-leaf copy so the
+    # gradient still reaches the input weight (Paddle renormalises in place as well).
+    table = weight.clone() if max_norm else weight
+    out = F.embedding(x.long(), table, padding_idx=pad, max_norm=max_norm, norm_type=norm_type,
+                      scale_grad_by_freq=scale_grad_by_freq)
+    if pad is not None:
+        # Paddle documents an all-zero output row wherever the id equals padding_idx
+        out = out * (x != pad).unsqueeze(-1).to(out.dtype)
+    return out
+
+
+def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
+                      scale_grad_by_freq=False, **_):
+    """Paddle's embedding with a dense weight gradient.
+
+    sparse=True only changes how Paddle stores the weight gradient (SelectedRows holding
+    the looked-up rows), which cannot be compared element-wise with a dense gradient;
+    composing ops on that gradient crashes Paddle 3.3.1.  The forward is the same.
+    """
+    import paddle
+
+    return paddle.nn.functional.embedding(x, weight, padding_idx=padding_idx, max_norm=max_norm,
+                                          norm_type=norm_type, sparse=False,
+                                          scale_grad_by_freq=scale_grad_by_freq)
+
+
+def one_hot_reference(x, num_classes=-1, **_):
+    _, F = _torch()
+    return F.one_hot(x.long(), int(num_classes))
+
+
+# ---------------------------------------------------------------- losses
+
+
+def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", **_):
+    """-(y log x + (1-y) log(1-x)) with logs clamped at -100 (as both frameworks do), * weight.
+
+    Composed so the weight gets a gradient (torch's fused op does not differentiate it).
+    """
+    torch, _ = _torch()
+    input, label, weight = _promote(input, label, weight)
+    loss = -(label * torch.log(input).clamp(min=-100) + (1 - label) * torch.log1p(-input).clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def bce_with_logits_reference(logit, label, weight=None, reduction="mean", pos_weight=None, **_):
+    """(1-y)*x + (1 + (pos_weight-1)*y) * log(1 + exp(-x)), * weight (torch's stable formula,
+    composed so that weight is differentiable as in Paddle)."""
+    torch, _ = _torch()
+    logit, label, weight, pos_weight = _promote(logit, label, weight, pos_weight)
+    softplus_neg = torch.log1p(torch.exp(-logit.abs())) + (-logit).clamp(min=0)  # log(1 + exp(-x))
+    scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * label
+    loss = (1 - label) * logit + scale * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
+                            axis=-1, use_softmax=True, label_smoothing=0.0, **_):
+    """Paddle's cross_entropy (python/paddle/nn/functional/loss.py) in Torch ops.
+
+    Loss per position: -sum(label * log p) (soft) or -log p[label] (hard, 0 where
+    label == ignore_index), p = softmax(input) or input itself (use_softmax=False).
+    label_smoothing > 0 turns hard labels into (1-eps)*one_hot + eps/C soft labels.
+    weight: hard labels scale by weight[label]; soft labels by label @ weight.
+    mean: sum / sum of gathered weights (weights), sum / count of labels != ignore_index
+    (ignore_index >= 0), plain mean otherwise.  reduction='none' keeps the class axis
+    as size 1 unless the label came without it (hard labels of rank input-1).
+    """
+    torch, F = _torch()
+    nd = input.dim()
+    ax = axis % nd
+    classes = input.shape[ax]
+    squeezed = label.dim() == nd - 1
+    logp = F.log_softmax(input, dim=ax) if use_softmax else torch.log(input)
+    if label_smoothing and label_smoothing > 0:
+        soft_label = True
+        if squeezed:
+            label = F.one_hot(label.long(), classes).movedim(-1, ax)
+        label = label.to(input.dtype) * (1 - label_smoothing) + label_smoothing / classes
+        squeezed = False
+    if soft_label:
+        label = label.to(logp.dtype)
+        out = -(label * logp).sum(dim=ax, keepdim=True)
+        gathered = None
+        if weight is not None:
+            gathered = (label.movedim(ax, -1).to(weight.dtype) @ weight).unsqueeze(-1).movedim(-1, ax)
+            out = out * gathered
+        valid = None
+    else:
+        lab = label.long() if squeezed is False else label.long().unsqueeze(ax)
+        valid = lab != ignore_index
+        safe = torch.where(valid, lab, torch.zeros_like(lab))
+        out = -logp.gather(ax, safe) * valid.to(logp.dtype)
+        gathered = None
+        if weight is not None:
+            gathered = weight[safe] * valid.to(weight.dtype)
+            out = out * gathered
+    if reduction == "sum":
+        return out.sum()
+    if reduction == "mean":
+        if ignore_index >= 0:
+            mask = (label != ignore_index) if valid is None else valid
+            if gathered is None:
+                count = mask.to(out.dtype).sum()
+            else:
+                count = (mask.to(gathered.dtype) * gathered).sum()
+            return out.sum() / (count + (count == 0).to(count.dtype))
+        if gathered is not None:
+            total = gathered.sum()
+            return out.sum() / (total + (total == 0).to(total.dtype))
+        return out.mean()
+    return out.squeeze(ax) if squeezed else out
+
+
+def softmax_with_cross_entropy_reference(logits, label, soft_label=False, ignore_index=-100,
+                                         numeric_stable_mode=True, return_softmax=False, axis=-1, **_):
+    """-sum(label * log_softmax) or -log_softmax[label] (0 at ignore_index), class axis kept."""
+    torch, F = _torch()
+    nd = logits.dim()
+    ax = axis % nd
+    logp = F.log_softmax(logits, dim=ax)
+    if soft_label:
+        loss = -(label.to(logp.dtype) * logp).sum(dim=ax, keepdim=True)
+    else:
+        lab = label.long() if label.dim() == nd else label.long().unsqueeze(ax)
+        valid = lab != ignore_index
+        safe = torch.where(valid, lab, torch.zeros_like(lab))
+        loss = -logp.gather(ax, safe) * valid.to(logp.dtype)
+    return (loss, logp.exp()) if return_softmax else loss
+
+
+def dice_loss_reference(input, label, epsilon=1e-5, **_):
+    """1 - 2|X∩Y| / (|X|+|Y|+eps) per sample over one_hot(label), averaged over the batch."""
+    _, F = _torch()
+    onehot = F.one_hot(label.squeeze(-1).long(), input.shape[-1]).to(input.dtype)
+    dims = list(range(1, input.dim()))
+    inter = (input * onehot).sum(dims)
+    denom = input.sum(dims) + onehot.sum(dims)
+    return (1 - inter * 2 / (denom + epsilon)).mean()
+
+
+def kl_div_reference(input, label, reduction="mean", log_target=False, **_):
+    _, F = _torch()
+    input, label = _promote(input, label)
+    if reduction == "batchmean" and input.dim() == 0:
+        return F.kl_div(input, label, reduction="sum", log_target=log_target)
+    return F.kl_div(input, label, reduction=reduction, log_target=log_target)
+
+
+def smooth_l1_loss_reference(input, label, reduction="mean", delta=1.0, is_huber=True, **_):
+    """Paddle computes the Huber loss; is_huber=False divides it by delta (= smooth L1, beta=delta)."""
+    _, F = _torch()
+    input, label = _promote(input, label)
+    if is_huber:
+        return F.huber_loss(input, label, reduction=reduction, delta=delta)
+    return F.smooth_l1_loss(input, label, reduction=reduction, beta=delta)
+
+
+def sigmoid_focal_loss_reference(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", **_):
+    """alpha_t * (1 - p_t)^gamma * BCE-with-logits, / normalizer, then reduced (default sum)."""
+    torch, F = _torch()
+    logit, label, normalizer = _promote(logit, label, normalizer)
+    bce = F.binary_cross_entropy_with_logits(logit, label, reduction="none")
+    pred = torch.sigmoid(logit)
+    p_t = pred * label + (1 - pred) * (1 - label)
+    alpha_t = alpha * label + (1 - alpha) * (1 - label)
+    loss = alpha_t * bce * (1 - p_t) ** gamma
+    if normalizer is not None:
+        loss = loss / normalizer
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss_reference(input, label, p=1, margin=1.0, weight=None, reduction="mean", **_):
+    """sum_{j != y} w[y] * max(0, margin - x[y] + x[j])^p / C per sample (torch's formula,
+    composed so that weight is differentiable as in Paddle)."""
+    torch, _ = _torch()
+    lab = label.long().reshape(-1, 1)
+    target = input.gather(1, lab)
+    terms = (margin - target + input).clamp(min=0) ** p
+    terms = terms * (torch.arange(input.shape[1]).view(1, -1) != lab).to(input.dtype)
+    if weight is not None:
+        terms = terms * weight[lab]
+    return _reduce(terms.sum(1) / input.shape[1], reduction)
+
+
+def gaussian_nll_loss_reference(input, label, variance, full=False, epsilon=1e-6, reduction="mean", **_):
+    _, F = _torch()
+    return F.gaussian_nll_loss(input, label, variance, full=full, eps=epsilon, reduction=reduction)
+
+
+def _scale_grad(x, scale):
+    """Forward value x, gradient multiplied by scale (broadcast)."""
+    return x * scale + (x - x * scale).detach()
+
+
+def ctc_loss_reference(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean",
+                       norm_by_times=False, zero_infinity=False, **_):
+    """warp-ctc normalises its input with softmax itself: torch.ctc_loss(log_softmax(x))."""
+    _, F = _torch()
+    x = log_probs
+    if norm_by_times:  # warp-ctc divides each sequence's gradient by its length
+        x = _scale_grad(x, (1.0 / input_lengths.to(x.dtype)).view(1, -1, 1))
+    loss = F.ctc_loss(F.log_softmax(x, dim=-1), labels.long(), input_lengths.long(), label_lengths.long(),
+                      blank=blank, reduction="none", zero_infinity=zero_infinity)
+    if reduction == "mean":
+        return (loss / label_lengths.to(loss.dtype)).mean()
+    return _reduce(loss, reduction)
+
+
+def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fastemit_lambda=0.001,
+                        reduction="mean", **_):
+    """RNN-T loss by the forward (alpha) recursion over the T x (U+1) lattice.
+
+    Paddle documents `input` as the log-probabilities [B, T, U+1, V] and its warp-rnnt
+    kernel uses them as given (unlike torchaudio's default fused log_softmax), so:
+    alpha[0,0] = 0, alpha[t,u] = logaddexp(alpha[t-1,u] + blank[t-1,u], alpha[t,u-1] + emit[t,u-1]),
+    loss_b = -(alpha[T_b-1, U_b] + blank[T_b-1, U_b]); mean = sum / batch size.
+    FastEmit (lambda) leaves the loss value unchanged and scales the gradient of the
+    emission terms by (1 + lambda).
+    """
+    torch, F = _torch()
+    batch, steps, width, vocab = input.shape
+    lab = label.long().clamp(0, vocab - 1)
+    if lab.shape[1] < width - 1:  # labels narrower than the lattice: pad with blank
+        lab = F.pad(lab, [0, width - 1 - lab.shape[1]], value=blank)
+    lab = lab[:, : width - 1]
+    index = lab[:, None, :, None].expand(batch, steps, width - 1, 1)
+    emit = input[:, :, : width - 1, :].gather(-1, index).squeeze(-1)
+    if fastemit_lambda:
+        emit = emit * (1 + fastemit_lambda) - emit.detach() * fastemit_lambda
+    blank_lp = input[..., blank]
+    rows = []
+    prev = None
+    for t in range(steps):
+        row = []
+        for u in range(width):
+            if t == 0 and u == 0:
+                a = input.new_zeros(batch)
+            elif t == 0:
+                a = row[u - 1] + emit[:, 0, u - 1]
+            elif u == 0:
+                a = prev[u] + blank_lp[:, t - 1, 0]
+            else:
+                a = torch.logaddexp(prev[u] + blank_lp[:, t - 1, u], row[u - 1] + emit[:, t, u - 1])
+            row.append(a)
+        rows.append(torch.stack(row, 1))
+        prev = row
+    alpha = torch.stack(rows, 1)  # [B, T, U+1]
+    b = torch.arange(batch)
+    t_last = input_lengths.long() - 1
+    u_last = label_lengths.long()
+    loss = -(alpha[b, t_last, u_last] + blank_lp[b, t_last, u_last])
+    if reduction == "mean":
+        return loss.sum() / batch
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- sampling & resizing
+
+
+def grid_sample_reference(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, **_):
+    _, F = _torch()
+    return F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+
+
+def _resize_axis_asymmetric(x, dim, out_len, ratio):
+    """Paddle's align_mode=1 linear resize along one axis: src = dst * ratio (no half-pixel)."""
+    torch, _ = _torch()
+    length = x.shape[dim]
+    if out_len == length:  # both frameworks copy when the size does not change
+        return x
+    src = (torch.arange(out_len, dtype=torch.float64) * ratio).clamp(min=0)
+    lo = src.floor().long().clamp(max=length - 1)
+    hi = (lo + 1).clamp(max=length - 1)
+    frac = (src - lo.to(torch.float64)).to(x.dtype)
+    shape = [1] * x.dim()
+    shape[dim] = out_len
+    frac = frac.view(shape)
+    return x.index_select(dim, lo) * (1 - frac) + x.index_select(dim, hi) * frac
+
+
+def interpolate_reference(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
+                          data_format=None, recompute_scale_factor=None, antialias=False, **_):
+    """torch.nn.functional.interpolate, plus Paddle's align_mode=1 (src = dst * scale) for
+    the linear modes when align_corners=False, written per axis; area = adaptive avg pool."""
+    _, F = _torch()
+    n = x.dim() - 2
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    mode = mode.lower()
+    if hasattr(size, "tolist"):  # a tensor
+        size = size.reshape(-1).tolist()
+    if hasattr(scale_factor, "tolist"):
+        scale_factor = scale_factor.reshape(-1).tolist()
+        scale_factor = scale_factor[0] if len(scale_factor) == 1 else scale_factor
+    if size is not None and not isinstance(size, (list, tuple)):
+        size = [size] * n
+    if size is not None:
+        size = [int(s) for s in size]
+    scales = None
+    if scale_factor is not None:
+        scales = [float(s) for s in scale_factor] if isinstance(scale_factor, (list, tuple)) else [float(scale_factor)] * n
+    if mode == "area":
+        out = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[n - 1](x, size)
+    elif mode in ("linear", "bilinear", "trilinear") and not align_corners and align_mode == 1:
+        out = x
+        for i in range(n):
+            length = x.shape[2 + i]
+            out_len = size[i] if size is not None else int(math.floor(length * scales[i]))
+            if scales is not None and not recompute_scale_factor:
+                ratio = 1.0 / scales[i]
+            else:
+                ratio = length / out_len
+            out = _resize_axis_asymmetric(out, 2 + i, out_len, ratio)
+    else:
+        out = F.interpolate(x, size=size, scale_factor=None if size is not None else scales, mode=mode,
+                            align_corners=None if mode in ("nearest", "area") else align_corners,
+                            recompute_scale_factor=recompute_scale_factor,
+                            antialias=bool(antialias))
+    return _last(out) if channel_last else out
+
+
+# ---------------------------------------------------------------- registry
 
 def _hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
     import torch
@@ -12,10 +884,110 @@ def _hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
     return torch.clamp(x * slope + offset, 0.0, 1.0)
 
 
+
+_NN = "paddle.nn.functional."
+_LOW = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
+
 register(
     Spec(
         api="paddle.nn.functional.hardsigmoid",
         torch=_hardsigmoid,
         note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)",
     ),
+    # ---- pooling
+    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2)),
+    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3)),
+    Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+    Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+    Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+    Spec(_NN + "avg_pool3d", avg_pool3d_reference,
+         note="explicit zero padding (asymmetric/SAME allowed) + window sums / counts; "
+              "exclusive=True divides by the input cells in the window"),
+    Spec(_NN + "max_pool1d", _max_pool(1),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+    Spec(_NN + "max_pool2d", _max_pool(2),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+    Spec(_NN + "max_pool3d", _max_pool(3),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+    # ---- convolution & linear
+    Spec(_NN + "conv1d", _conv(1),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
+              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)"),
+    Spec(_NN + "conv2d", _conv(2),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d"),
+    Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
+         note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias"),
+    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]"),
+    # ---- normalisation & activations
+    Spec(_NN + "batch_norm", batch_norm_reference,
+         domains={"running_var": positive(0.5, 2.0)},
+         note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum"),
+    Spec(_NN + "log_softmax", log_softmax_reference),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference),
+    Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
+         note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard"),
+    Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
+         note="random in training: both sides return (out, x); x>=0 kept, slopes of x<0 within "
+              "[lower, upper]; eval mode compared exactly"),
+    Spec(_NN + "temporal_shift", temporal_shift_reference,
+         note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled"),
+    # ---- lookups
+    Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
+         note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
+              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)"),
+    Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False,
+         note="Torch returns int64, Paddle float32 (the board's dtype task)"),
+    # ---- losses
+    _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,
+                   domains={"input": unit_open(), "label": unit_open(0.0), "weight": positive()}),
+    _label_as_data(_NN + "binary_cross_entropy_with_logits", bce_with_logits_reference, ("label", "pos_weight"),
+                   domains={"logit": range_(-4.0, 4.0), "label": unit_open(0.0), "weight": positive(),
+                            "pos_weight": positive()}),
+    _label_as_data(_NN + "cross_entropy", cross_entropy_reference,
+                   domains={"input": _ce_input, "label": _labels_below("input", "axis"), "weight": positive()},
+                   note="Paddle's weighting / ignore_index / label_smoothing / reduction rules in torch ops"),
+    _label_as_data(_NN + "softmax_with_cross_entropy", softmax_with_cross_entropy_reference,
+                   domains={"logits": range_(-2.0, 2.0), "label": _labels_below("logits", "axis")},
+                   note="-log_softmax gathered at the label (class axis kept); soft labels: -sum(label * log_softmax)"),
+    Spec(_NN + "dice_loss", dice_loss_reference,
+         domains={"input": probabilities(-1), "label": _labels_below("input", -1)},
+         note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch"),
+    _label_as_data(_NN + "kl_div", kl_div_reference,
+                   domains={"label": unit_open()},
+                   note="torch kl_div; float32/float64 mixes promoted as Paddle does; 0-d batchmean = sum"),
+    Spec(_NN + "smooth_l1_loss", smooth_l1_loss_reference,
+         note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)"),
+    _label_as_data(_NN + "sigmoid_focal_loss", sigmoid_focal_loss_reference,
+                   domains={"label": unit_open(0.0), "normalizer": range_(1.0, 10.0)},
+                   note="alpha_t * (1-p_t)^gamma * BCE-with-logits / normalizer, reduced (default sum)"),
+    Spec(_NN + "multi_margin_loss", multi_margin_loss_reference,
+         domains={"label": _labels_below("input", 1), "weight": positive()}),
+    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()}),
+    Spec(_NN + "ctc_loss", ctc_loss_reference,
+         domains={
+             "labels": _labels_below("log_probs", -1, exclude="blank"),
+             "input_lengths": _filled(lambda a: a["log_probs"].shape[0]),
+             "label_lengths": _ctc_label_lengths,
+         },
+         note="warp-ctc applies softmax itself: torch ctc_loss(log_softmax(x)); mean divides by label "
+              "lengths then averages; norm_by_times scales the gradient by 1/T"),
+    Spec(_NN + "rnnt_loss", rnnt_loss_reference,
+         domains={
+             "label": _labels_below("input", -1, exclude="blank"),
+             "input_lengths": _filled(lambda a: a["input"].shape[1]),
+             "label_lengths": _filled(lambda a: a["input"].shape[2] - 1),
+         },
+         note="torchaudio is not available: alpha recursion over the RNN-T lattice in torch ops; "
+              "input taken as log-probabilities as Paddle documents (no fused log_softmax, unlike "
+              "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms"),
+    # ---- sampling & resizing
+    Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
+         note="torch grid_sample; grid kept off the non-differentiable cell boundaries"),
+    Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+         note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis"),
+    Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+         note="same reference as interpolate"),
 )

@@ -1,6 +1,4 @@
 """The run page's progress bar updates live (polling /api/runs/<id>) in a real browser, without reloading."""
-import os
-
 import pytest
 from django.utils import timezone
 
@@ -11,25 +9,14 @@ from .conftest import PASSING, make_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-
 
 @pytest.fixture
-def page():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls from the test body beside playwright's loop
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        page = browser.new_page()
-        errors = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.js_errors = errors
-        yield page
-        browser.close()
+def page(page):
+    """The shared page (tests/conftest.py), collecting uncaught page errors under the name this test uses."""
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
 
 
 def test_progress_bar_follows_the_run_without_reload(live_server, page):

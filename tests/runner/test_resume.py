@@ -47,14 +47,15 @@ def query(env, sql, *params):
         return conn.execute(sql, params).fetchall()
 
 
-def wait_for(predicate, timeout, what):
+def wait_for(predicate, timeout, what, log=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
+    tail = Path(log).read_text(errors="replace")[-3000:] if log and Path(log).exists() else ""
+    raise AssertionError(f"timed out waiting for {what}\n{tail}")
 
 
 def results_of(env, run_id):
@@ -103,16 +104,20 @@ def test_kill_minus_9_of_a_retest_process_then_resume(env):
     assert forward == [("accuracy_error", "forward")]
 
 
-def test_qcluster_killed_mid_run_resumes_on_restart_and_gpu_run_stays_queued(env):
+def test_qcluster_killed_mid_run_resumes_on_restart_and_gpu_run_stays_queued(env, tmp_path):
+    log = tmp_path / "qcluster.log"
+
     def start_cluster():
-        return subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=REPO, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        with open(log, "a") as out:
+            return subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=REPO,
+                                    env={**env, "LOG_LEVEL": "INFO"}, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
 
     cluster = start_cluster()
     try:
         cpu_run = int(re.match(r"run (\d+):", manage(env, "retest", "--task", "1", "--lane", "cpu")).group(1))
         gpu_run = int(re.match(r"run (\d+):", manage(env, "retest", "--task", "2", "--lane", "gpu")).group(1))
-        wait_for(lambda: len(results_of(env, cpu_run)) >= 3, 300, "the cluster to store three results")
+        wait_for(lambda: len(results_of(env, cpu_run)) >= 3, 600, "the cluster to store three results", log)
         os.killpg(cluster.pid, signal.SIGKILL)  # the whole cluster: sentinel, workers, pool workers
         cluster.wait(30)
         before_kill = results_of(env, cpu_run)
@@ -121,7 +126,7 @@ def test_qcluster_killed_mid_run_resumes_on_restart_and_gpu_run_stays_queued(env
 
         cluster = start_cluster()  # its worker finds the orphaned run and puts it back on the queue
         wait_for(lambda: query(env, "SELECT state FROM tracker_testrun WHERE id=?", cpu_run) == [("done",)],
-                 300, "the resumed run to finish")
+                 600, "the resumed run to finish", log)
         assert_complete_without_duplicates(env, cpu_run, before_kill)
 
         gpu = summary(env, gpu_run)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import Count, Max
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -118,6 +118,9 @@ def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verificatio
     if untested:
         text = _("%(n)d of %(b)d configs not re-tested yet") % {"n": untested, "b": total}
         return Verification("partial", text, 0, total, gaps, version)
+    if gaps == total:
+        text = _("engine gap: the engine can't run any of the %(b)d configs here (not a Paddle bug)") % {"b": total}
+        return Verification("engine_gap", text, 0, total, gaps, version)
     if gaps:
         text = _("engine gap: %(n)d of %(b)d configs can't be run by the engine here; the rest pass") % {
             "n": gaps, "b": total}
@@ -159,10 +162,28 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     return {task_id: _verification(totals.get(task_id, 0), items) for task_id, items in latest.items()}
 
 
-def task_config_rows(task: Task, lane: str | None = None) -> list[dict]:
+def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) -> dict:
+    """The newest verdict of each re-tested config of a task in a lane, failing ones first.
+
+    Only re-tested configs are listed (a task can have 15 000 configs, nearly all untested), at most
+    `limit` of them; the counts say what is left out. Diff maps are not loaded, only whether one exists.
+    """
     lane = lane or task.kernel.lower()
-    latest = latest_results(lane=lane, task=task)
-    return [{"config": fc, "result": latest.get(fc.id)} for fc in FailingConfig.objects.filter(task=task)]
+    qs = (ConfigResult.objects.filter(run__lane=lane, task=task).select_related("run", "failing_config")
+          .defer("diff_map")
+          .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
+    latest: dict[int, ConfigResult] = {}
+    for result in qs.order_by("failing_config_id", "-run_id"):
+        latest.setdefault(result.failing_config_id, result)
+
+    def rank(result: ConfigResult):
+        group = 2 if result.status == PASS else (1 if result.status in GAP_STATUSES else 0)
+        return group, -(result.max_rel or 0), result.failing_config_id
+
+    rows = sorted(latest.values(), key=rank)
+    total = FailingConfig.objects.filter(task=task).count()
+    return {"rows": rows[:limit], "tested": len(rows), "hidden": max(0, len(rows) - limit),
+            "untested": max(0, total - len(rows)), "total": total}
 
 
 # ----------------------------------------------------------------------------- regressions

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 SCOPE_KINDS = ("task", "tasks", "api", "all_open")
 LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
 ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
+# Start of the message a CPU-only executor leaves on a GPU run it received and declined.
+GPU_DECLINED = "waiting for a GPU worker"
 
 
 class RunError(ValueError):
@@ -155,7 +157,12 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        # A killed process nobody has reaped yet (a zombie) still answers kill(pid, 0).
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def executor_dead(run: TestRun, *, now=None) -> bool:
@@ -192,6 +199,14 @@ def _float(value):
     return number if math.isfinite(number) else None
 
 
+def _diff_map(verdict: dict) -> dict | None:
+    """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them."""
+    if verdict.get("diff_map") is None:
+        return None
+    return {"values": verdict["diff_map"], "mask": verdict.get("diff_map_nonfinite"),
+            "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
+
+
 def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1):
     """Write one config's verdict; a second write for the same (run, config) is ignored."""
     message = verdict.get("message") or ""
@@ -211,7 +226,7 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                 statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
                 max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
                 total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
-                message=message[:5000], seconds=float(seconds or 0.0), diff_map=verdict.get("diff_map"),
+                message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
             )
     except IntegrityError:
         return None
@@ -261,9 +276,10 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
         info = pool.wait_ready()
         if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
-            # Never a GPU verdict from a CPU build: leave it queued for a GPU worker.
+            # Never a GPU verdict from a CPU build: leave it queued for a GPU worker. Its queue message is
+            # consumed now, so the message below marks the run for requeue_declined_gpu_runs().
             TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
-                message=f"waiting for a GPU worker (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
+                message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
         if not _claim(run, me):
@@ -312,6 +328,24 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     report.state = run.state
     report.wall_seconds = time.monotonic() - started
     return report
+
+
+def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
+    """GPU runs whose queue message a CPU-only cluster consumed (a CPU host started on the GPU queue) and
+    declined go back on the GPU queue; a worker that can serve the GPU lane calls this when it starts.
+    Without it such a run would stay queued forever: no message is left for any GPU worker to receive."""
+    requeued = []
+    for run in TestRun.objects.filter(lane=TestRun.Lane.GPU, state=TestRun.State.QUEUED,
+                                      message__startswith=GPU_DECLINED):
+        # Conditional on the message we saw, so two starting workers don't both enqueue it.
+        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, message=run.message).update(
+                message="requeued for a GPU worker"):
+            requeued.append(run.pk)
+            if enqueue:
+                from ..tasks import enqueue_run
+
+                enqueue_run(run)
+    return requeued
 
 
 def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:

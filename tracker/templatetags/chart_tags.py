@@ -1,4 +1,6 @@
-"""Task-page charts as an inclusion tag, so the board's task view stays unaware of them."""
+"""Task-page charts as an inclusion tag, so the board's task view stays unaware of them.
+
+The heatmap sits inside the runner's re-test panel, above its one latest-verdict table."""
 from django import template
 
 from .. import charts
@@ -10,11 +12,9 @@ register = template.Library()
 @register.inclusion_tag("charts/_task_charts.html", takes_context=True)
 def task_charts(context, task):
     matrix = sel.task_config_matrix(task)
-    latest = sel.latest_results_for_task(task)
     return {
         "task": task,
         "matrix": matrix,
-        "latest": latest,
         "figure_json": charts.figure_json(charts.task_config_heatmap(matrix)) if matrix["runs"] else "",
         "request": context.get("request"),
     }

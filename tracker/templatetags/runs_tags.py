@@ -15,12 +15,14 @@ def task_runs_panel(context, task):
         "task": task,
         "lane": lane,
         "verification": run_selectors.task_verification(task, lane),
-        "rows": run_selectors.task_config_rows(task, lane),
+        "latest": run_selectors.task_latest_verdicts(task, lane),
         "regressions": run_selectors.regressions(task=task),
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
-        "active_runs": [r for r in TestRun.objects.filter(state__in=["queued", "running"])
+        "active_runs": [{"run": r, "waiting": run_selectors.waiting_reason(r)}
+                        for r in TestRun.objects.filter(state__in=["queued", "running"])
                         if task.number in r.scope.get("tasks", [])],
         "is_staff": bool(request and request.user.is_staff),
+        "no_lane_worker": lane == "gpu" and not run_selectors.lane_workers("gpu"),
         "request": request,
         "csrf_token": context.get("csrf_token"),
     }
@@ -35,3 +37,9 @@ def board_run_actions(context):
         "csrf_token": context.get("csrf_token"),
         "gpu_waiting": not run_selectors.lane_workers("gpu"),
     }
+
+
+@register.simple_tag
+def run_state_labels() -> dict[str, str]:
+    """Run states in the page's language, for the run page's script that polls /api/runs/<id>."""
+    return {value: str(label) for value, label in TestRun.State.choices}

@@ -1,3 +1,8 @@
+"""Fixtures shared by every test directory.
+
+The browser is session-scoped and defined once here: Playwright's sync API runs an event loop, and a
+second sync_playwright() started while another is alive fails, so all browser tests share this one.
+"""
 import os
 
 import pytest
@@ -28,6 +33,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
+    """A fresh 1400×1000 context; console errors and page errors collect in page.console_errors."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     errors: list[str] = []
