@@ -1,9 +1,21 @@
-"""Indexing, gather & scatter APIs."""
+"""Indexing, gather & scatter APIs.
+
+Writes through duplicate indices have no defined winner in Torch (and on Paddle's GPU
+kernels): where a config allows it, the index domains draw distinct write positions so the
+comparison is well defined; where the API documents a sequential order (paddle.scatter's
+overwrite mode: the last update of a repeated index wins) the reference implements that
+order explicitly instead of relying on Torch's unspecified one.
+"""
 
 from __future__ import annotations
 
+import math
+import zlib
+
+import numpy as np
+
 from ..inputs import indices
-from .base import Spec, register
+from .base import Spec, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
 
@@ -45,5 +57,258 @@ register(
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
         note="torch.scatter / scatter_reduce after Paddle's broadcast rules",
+    ),
+)
+
+
+# ======================================================== cov-misc entries
+
+# ---------------------------------------------------------------- input domains
+
+
+def _shape(value):
+    return tuple(getattr(value, "shape", ()) or ())
+
+
+def getitem_index(ctx):
+    """Valid integer indices for paddle.Tensor.__getitem__.
+
+    A list index is one advanced index over axis 0 (Paddle stacks it, as numpy does); in a
+    tuple index the k-th element indexes axis k.
+    """
+    x_shape = _shape(ctx.args["x"])
+    item = ctx.args.get("item")
+    axis = (ctx.index or 0) if isinstance(item, tuple) else 0
+    if ctx.dtype == "bool":
+        return ctx.rng.random(ctx.shape) < 0.5
+    size = x_shape[axis] if axis < len(x_shape) else 1
+    return ctx.rng.integers(0, max(size, 1), ctx.shape).astype(ctx.dtype)
+
+
+def _shared_rng(ctx, salt: str) -> np.random.Generator:
+    """One generator for all elements of a list argument (elements must agree jointly)."""
+    key = f"{salt}|{sorted((k, repr(v)) for k, v in ctx.args.items())}"
+    return np.random.default_rng(zlib.crc32(key.encode()))
+
+
+def index_put_indices(ctx):
+    """Indices for paddle.index_put: integer index tensors jointly address DISTINCT
+    positions (accumulate=False has no defined winner for a repeated position), and a
+    bool index selects exactly as many elements as the integer indices broadcast to along
+    their last dim, so the indexed shape matches `value`."""
+    x_shape = _shape(ctx.args["x"])
+    specs = list(ctx.args["indices"])
+    pos = ctx.index or 0
+    # the x dim each element starts at (a bool mask of rank d consumes d dims)
+    starts, dim = [], 0
+    for spec in specs:
+        starts.append(dim)
+        dim += len(_shape(spec)) if spec.dtype == "bool" else 1
+    ints = [i for i, s in enumerate(specs) if s.dtype != "bool"]
+    bshape = np.broadcast_shapes(*(_shape(specs[i]) for i in ints)) if ints else ()
+    if ctx.dtype == "bool":
+        n = math.prod(ctx.shape)
+        k = bshape[-1] if bshape else int(ctx.rng.integers(1, max(n, 1) + 1))
+        k = min(k, n)
+        mask = np.zeros(n, dtype=bool)
+        mask[ctx.rng.permutation(n)[:k]] = True
+        return mask.reshape(ctx.shape)
+    sizes = [x_shape[starts[i]] if starts[i] < len(x_shape) else 1 for i in ints]
+    count, combos = math.prod(bshape), math.prod(sizes)
+    if tuple(ctx.shape) != tuple(bshape) or count > combos:
+        return ctx.rng.integers(0, max(sizes[ints.index(pos)], 1), ctx.shape).astype(ctx.dtype)
+    rng = _shared_rng(ctx, "index_put")
+    if combos <= 10_000_000:
+        flat = rng.choice(combos, count, replace=False)
+    else:
+        flat = np.unique(rng.integers(0, combos, 2 * count))[:count]
+        rng.shuffle(flat)
+    coords = np.unravel_index(flat, sizes)
+    return coords[ints.index(pos)].reshape(ctx.shape).astype(ctx.dtype)
+
+
+def scatter_index(ctx):
+    """Row indices for paddle.scatter: distinct when there are no more updates than rows
+    (overwrite mode has no defined winner on GPU), otherwise any valid row."""
+    rows = _shape(ctx.args["x"])[0] if _shape(ctx.args["x"]) else 1
+    n = math.prod(ctx.shape)
+    if n <= rows:
+        return ctx.rng.permutation(rows)[:n].reshape(ctx.shape).astype(ctx.dtype)
+    return ctx.rng.integers(0, rows, ctx.shape).astype(ctx.dtype)
+
+
+# ---------------------------------------------------------------- references
+
+
+def _torch_index(item):
+    """Paddle's index rules in Torch terms: a Python list is ONE advanced index (Paddle calls
+    paddle.to_tensor on it, like numpy >= 1.23), where Torch would read a list of
+    sequences as a tuple of indices."""
+    import torch
+
+    if isinstance(item, list):
+        if any(isinstance(v, torch.Tensor) for v in item):
+            return torch.stack([torch.as_tensor(v).long() for v in item])
+        return torch.as_tensor(item)
+    if isinstance(item, tuple):
+        return tuple(_torch_index(v) for v in item)
+    if isinstance(item, torch.Tensor) and item.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        return item.long()
+    return item
+
+
+def _getitem(x, item, **_):
+    return x[_torch_index(item)]
+
+
+def _set_(x, source=None, shape=None, stride=None, offset=0, **_):
+    """x becomes a view of source's storage: as_strided with Paddle's offset, which is in
+    BYTES (Torch's storage_offset counts elements)."""
+    import torch
+
+    if source is None:
+        return torch.empty(0, dtype=x.dtype)
+    shape = list(source.shape) if shape is None else list(shape)
+    if stride is None:
+        stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    itemsize = source.element_size()
+    if offset % itemsize:
+        raise ValueError(f"offset {offset} is not a multiple of the element size {itemsize}")
+    start = offset // itemsize
+    last = start + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else start - 1
+    if last >= source.numel():
+        raise ValueError(
+            f"the view (shape {shape}, stride {stride}, offset {offset} bytes) reads element "
+            f"{last} of a source with {source.numel()} elements: out of bounds"
+        )
+    return torch.as_strided(source.detach().contiguous().reshape(-1), shape, stride, start)
+
+
+def _fill_diagonal_(x, value, offset=0, wrap=False, **_):
+    """torch's fill_diagonal_ (numpy's rule: flat positions k*(sum of strides); `wrap`
+    restarts after a gap on tall matrices) extended with Paddle's `offset`: each position
+    is shifted `offset` columns and skipped when that leaves its row."""
+    import torch
+
+    out = x.clone()
+    if x.ndim < 2 or x.numel() == 0:
+        return out
+    last = x.shape[-1]
+    step = sum(math.prod(x.shape[i + 1:]) for i in range(x.ndim))
+    limit = x.numel() if (wrap and x.ndim == 2) else min(x.numel(), last ** 2 if x.ndim == 2 else x.numel())
+    positions = [
+        i + offset for i in range(0, limit, step) if 0 <= i % last + offset < last
+    ]
+    if not positions:
+        return out
+    flat = out.reshape(-1)
+    index = torch.tensor(positions, dtype=torch.long)
+    filled = flat.index_fill(0, index, value)
+    return filled.reshape(x.shape)
+
+
+def _fill_diagonal_paddle(x, value, offset=0, wrap=False, **_):
+    """The in-place method on a copy: Paddle refuses in-place writes to a leaf that
+    requires grad, and the gradient then flows through the copy to x."""
+    return x.clone().fill_diagonal_(value, offset=offset, wrap=wrap)
+
+
+def _index_put(x, indices, value, accumulate=False, **_):
+    import torch
+
+    idx = tuple(i if i.dtype == torch.bool else i.long() for i in indices)
+    return torch.index_put(x, idx, value, accumulate=accumulate)
+
+
+def _scatter(x, index, updates, overwrite=True, **_):
+    """Paddle's documented loop: overwrite -> x[index[i]] = updates[i] in order (the last
+    update of a repeated row wins); accumulate -> the indexed rows are zeroed, then every
+    update is added."""
+    import torch
+
+    index = index.reshape(-1).long()
+    if overwrite:
+        n = index.shape[0]
+        order = torch.arange(n)
+        last = torch.full((x.shape[0],), -1, dtype=torch.long).scatter_reduce(
+            0, index, order, reduce="amax", include_self=True
+        )
+        keep = last[index] == order
+        return x.index_copy(0, index[keep], updates[keep])
+    zeroed = x.index_fill(0, index, 0)
+    return zeroed.index_add(0, index, updates)
+
+
+def _strided_slice(x, axes, starts, ends, strides, **_):
+    """Python slicing per axis (start/end clamped, negative strides walk backwards); Torch
+    has no negative-step slices, so the kept positions are gathered with index_select."""
+    import torch
+
+    out = x
+    for axis, start, end, step in zip(axes, starts, ends, strides):
+        axis = int(axis) % x.ndim
+        positions = range(*slice(int(start), int(end), int(step)).indices(x.shape[axis]))
+        out = out.index_select(axis, torch.tensor(list(positions), dtype=torch.long))
+    return out
+
+
+# ---------------------------------------------------------------- entries
+
+register(
+    Spec(
+        api="paddle.Tensor.__getitem__",
+        torch=_getitem,
+        domains={"item": getitem_index},
+        note="Tensor indexing with Paddle's rule that a list index is a single advanced "
+        "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
+        "so the reference stacks it first.",
+    ),
+    Spec(
+        api="paddle.Tensor.set_",
+        torch=_set_,
+        backward=False,
+        note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
+        "is in bytes. A view reaching past the source's elements is refused (torch_error) "
+        "rather than compared on out-of-bounds memory.",
+    ),
+    Spec(
+        api="paddle.Tensor.fill_diagonal_",
+        torch=_fill_diagonal_,
+        paddle=_fill_diagonal_paddle,
+        note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
+        "(diagonal shifted by offset columns, positions leaving their row skipped), "
+        "on a clone.",
+    ),
+    Spec(
+        api="paddle.Tensor.fill_diagonal_tensor",
+        torch=torch_call("torch.diagonal_scatter", x="input", y="src"),
+        note="torch.diagonal_scatter(x, y, offset, dim1, dim2).",
+    ),
+    Spec(
+        api="paddle.index_put",
+        torch=_index_put,
+        domains={"indices": index_put_indices},
+        note="torch.index_put (int indices as int64). Integer indices are drawn to address "
+        "distinct positions so accumulate=False is well defined; a bool index selects as "
+        "many elements as the integer indices' last dim.",
+    ),
+    Spec(
+        api="paddle.diagonal_scatter",
+        torch=torch_call("torch.diagonal_scatter", x="input", y="src", axis1="dim1", axis2="dim2"),
+        note="torch.diagonal_scatter(x, y, offset, dim1=axis1, dim2=axis2).",
+    ),
+    Spec(
+        api="paddle.scatter",
+        torch=_scatter,
+        domains={"index": scatter_index},
+        note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
+        "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
+        "index_fill 0 then index_add. Indices drawn distinct when there are no more "
+        "updates than rows.",
+    ),
+    Spec(
+        api="paddle.strided_slice",
+        torch=_strided_slice,
+        note="Python slice semantics per axis via index_select (Torch has no negative steps).",
     ),
 )

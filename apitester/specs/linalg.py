@@ -1,11 +1,16 @@
-"""paddle.linalg and matrix APIs."""
+"""paddle.linalg and matrix APIs.
+
+Decompositions whose outputs are only defined up to a gauge (eigenvector sign / phase,
+eigenvalue order of a general matrix, the random sketch of svd_lowrank) are compared on
+their invariants; each entry's ``note`` says which.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..inputs import numpy_dtype
-from .base import Spec, register
+from .base import Spec, register, torch_call
 
 
 def cholesky_factor(upper: str = "upper"):
@@ -39,5 +44,354 @@ register(
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
         note="y is a Cholesky factor (triangular, positive diagonal) of a well-conditioned SPD matrix",
+    ),
+)
+
+
+# ======================================================== cov-misc entries
+
+# ---------------------------------------------------------------- input domains
+
+
+def _uniform(ctx, shape=None):
+    """Uniform [-1, 1) of ctx.dtype (complex: both parts), as float64/complex128."""
+    shape = tuple(ctx.shape if shape is None else shape)
+    values = ctx.rng.uniform(-1.0, 1.0, size=shape)
+    if str(ctx.dtype).startswith("complex"):
+        values = values + 1j * ctx.rng.uniform(-1.0, 1.0, size=shape)
+    return values
+
+
+def _cast(values, dtype):
+    if str(dtype) == "bfloat16":
+        return values.astype(np.float32)  # the engine stores bfloat16 as float32 values
+    return values.astype(dtype)
+
+
+def hermitian(ctx):
+    """A Hermitian (real: symmetric) matrix over the last two dims."""
+    values = _uniform(ctx)
+    if len(ctx.shape) >= 2 and ctx.shape[-1] == ctx.shape[-2]:
+        values = (values + np.conj(np.swapaxes(values, -1, -2))) / 2
+    return _cast(values, ctx.dtype)
+
+
+def hermitian_if_flagged(ctx):
+    """Hermitian when the call says ``hermitian=True`` (the API only reads one triangle then)."""
+    if ctx.args.get("hermitian"):
+        return hermitian(ctx)
+    return _cast(_uniform(ctx), ctx.dtype)
+
+
+def tolerance(ctx):
+    """Non-negative tolerances in [0, 0.5): a negative tolerance has no documented meaning."""
+    return _cast(ctx.rng.uniform(0.0, 0.5, size=tuple(ctx.shape)), ctx.dtype)
+
+
+# ---------------------------------------------------------------- references
+
+
+def _norm(x, p=None, axis=None, keepdim=False, out=None, dtype=None, **_):
+    """paddle.linalg.norm: a 2-element axis (or a string p) is a matrix norm, otherwise a
+    vector norm over `axis` (None: the flattened tensor) — Paddle's dispatch, not Torch's
+    (torch.linalg.norm with ord=2, dim=None on a matrix would take the spectral norm)."""
+    import torch
+
+    from .base import torch_dtype
+
+    if dtype is not None:
+        x = x.to(torch_dtype(dtype))
+    if isinstance(axis, tuple):
+        axis = list(axis)
+    elif isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if isinstance(p, str):
+        if p == "fro" and (axis is None or isinstance(axis, int)):
+            return torch.linalg.vector_norm(x, 2, dim=axis, keepdim=keepdim)
+        if axis is None:
+            axis = list(range(x.ndim))
+        return torch.linalg.matrix_norm(x, p, dim=tuple(axis), keepdim=keepdim)
+    p = 2.0 if p is None else p
+    if isinstance(axis, list) and len(axis) == 2:
+        return torch.linalg.matrix_norm(x, p, dim=tuple(axis), keepdim=keepdim)
+    return torch.linalg.vector_norm(x, p, dim=axis, keepdim=keepdim)
+
+
+def _matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, **_):
+    """Paddle's `tol` is an absolute threshold (Torch's atol with rtol=0); atol/rtol follow
+    the same rules as torch.linalg.matrix_rank (rtol defaults to eps*max(m, n) unless atol > 0)."""
+    import torch
+
+    real = x.real.dtype if x.is_complex() else x.dtype
+
+    def as_tensor(v):
+        # Paddle casts tolerance tensors to x's (real) dtype; Torch wants atol and rtol
+        # both tensors or both floats
+        if v is None:
+            return None
+        return v.to(real) if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=real)
+
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    if isinstance(atol, torch.Tensor) or isinstance(rtol, torch.Tensor):
+        atol, rtol = as_tensor(atol), as_tensor(rtol)
+    return torch.linalg.matrix_rank(x, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
+def _hermitian_part(x):
+    """(x + x^H) / 2: equal to x for the Hermitian inputs drawn, and it maps any
+    gradient G onto its Hermitian part (G + G^H) / 2 — the only part a function of a
+    Hermitian matrix determines (Paddle returns a Hermitian gradient, Torch one whose
+    off-diagonal split between the triangles is arbitrary)."""
+    if hasattr(x, "mH"):  # torch
+        return (x + x.mH) / 2
+    perm = [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2]  # paddle
+    return (x + x.conj().transpose(perm)) / 2
+
+
+def _pinv(x, rcond=1e-15, hermitian=False, **_):
+    import torch
+
+    if hermitian:
+        x = _hermitian_part(x)
+    return torch.linalg.pinv(x, rtol=rcond, hermitian=hermitian)
+
+
+def _pinv_paddle(x, rcond=1e-15, hermitian=False, **_):
+    import paddle
+
+    if hermitian:
+        x = _hermitian_part(x)
+    return paddle.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+
+
+def _eigh(x, UPLO="L", **_):
+    import torch
+
+    return tuple(torch.linalg.eigh(_hermitian_part(x), UPLO=UPLO))
+
+
+def _eigh_paddle(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigh(_hermitian_part(x), UPLO=UPLO)
+
+
+def _eigvalsh(x, UPLO="L", **_):
+    import torch
+
+    return torch.linalg.eigvalsh(_hermitian_part(x), UPLO=UPLO)
+
+
+def _eigvalsh_paddle(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigvalsh(_hermitian_part(x), UPLO=UPLO)
+
+
+def _lstsq(x, y, rcond=None, driver=None, **_):
+    import torch
+
+    # Paddle's CPU default driver is gelsy, the same as Torch's.
+    return tuple(torch.linalg.lstsq(x, y, rcond=rcond, driver=driver))
+
+
+def _eigh_invariants(out):
+    """(eigenvalues, |eigenvectors|): eigenvectors are unique only up to a sign (real) or a
+    unit phase (complex) per column, so their moduli are compared, not the raw columns."""
+    values, vectors = out
+    return values, abs(vectors)
+
+
+def _sorted_eigenvalues(out):
+    """Eigenvalues of a general matrix come in no defined order: both sides are sorted by
+    (real, imag) (a real matrix's conjugate pairs share the exact real part, so the pair
+    is ordered by imag) and returned as a tensor of the same framework and dtype (no
+    gradient is compared for eigvals)."""
+    is_torch = type(out).__module__.startswith("torch")
+    values = np.asarray(out.detach().numpy() if is_torch else out.numpy())
+    if values.ndim == 0 or values.size == 0:
+        return out
+    flat = values.reshape(-1, values.shape[-1])
+    ordered = np.stack([row[np.lexsort((row.imag, row.real))] for row in flat]).reshape(values.shape)
+    if is_torch:
+        import torch
+
+        return torch.from_numpy(ordered)
+    import paddle
+
+    return paddle.to_tensor(ordered)
+
+
+_SKETCH_RUNS = 5
+
+
+def _median_run(runs):
+    """The (u, s, v) run with the median reconstruction error (runs: [(err, (u, s, v))])."""
+    runs = sorted(runs, key=lambda r: r[0])
+    return runs[len(runs) // 2][1]
+
+
+def _svd_lowrank(x, q=None, niter=2, M=None, **_):
+    """(U, S, V, A): the factors plus the matrix they approximate (A = x - M), so the check
+    can measure the reconstruction (a check sees outputs, not inputs). The sketch is
+    random with a heavy-tailed error on small matrices, so each side runs it 5 times with
+    fixed seeds and reports its median run."""
+    import torch
+
+    m, n = x.shape[-2:]
+    if q is None:
+        q = min(6, m, n)  # Paddle's default (Torch's is a flat 6)
+    target = x if M is None else x - M
+    runs = []
+    with torch.random.fork_rng():
+        for seed in range(_SKETCH_RUNS):
+            torch.manual_seed(seed)
+            u, s, v = torch.svd_lowrank(x, q=q, niter=niter, M=M)
+            err = float(torch.linalg.norm((target - (u * s[..., None, :]) @ v.mH).reshape(-1)))
+            runs.append((err, (u, s, v)))
+    return (*_median_run(runs), target)
+
+
+def _svd_lowrank_paddle(x, q=None, niter=2, M=None, **_):
+    import paddle
+
+    target = x if M is None else x - M
+    perm = [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2]
+    state = paddle.get_rng_state()
+    runs = []
+    try:
+        for seed in range(_SKETCH_RUNS):
+            paddle.seed(seed)
+            u, s, v = paddle.linalg.svd_lowrank(x, q=q, niter=niter, M=M)
+            approx = paddle.matmul(u * s.unsqueeze(-2), v.conj().transpose(perm))
+            runs.append((float(paddle.linalg.norm((target - approx).flatten())), (u, s, v)))
+    finally:
+        paddle.set_rng_state(state)
+    return (*_median_run(runs), target)
+
+
+def _check_svd_lowrank(paddle_out, torch_out, args):
+    """Randomised: U, S, V differ from run to run.  Deterministic facts checked instead:
+    shapes; S real, non-negative, descending, and never above the true singular values
+    (a projection cannot increase them); U and V with orthonormal columns; and the
+    reconstruction error ||A - U diag(S) V^H||_F of Paddle's median run (of 5) no worse
+    than Torch's median run by more than 10% (plus a rounding floor)."""
+    u, s, v, x = (np.asarray(t) for t in paddle_out)
+    tu, ts, tv, _ = (np.asarray(t) for t in torch_out)
+    for name, a, b in (("U", u, tu), ("S", s, ts), ("V", v, tv)):
+        if a.shape != b.shape:
+            return False, f"{name} shape {a.shape} != torch {b.shape}"
+    if s.size == 0:
+        return True, "empty factors"
+    eps = 1e-3 if u.dtype == np.float32 else 1e-8
+    if np.iscomplexobj(s) or (s < -eps).any():
+        return False, "S is not real non-negative"
+    if (np.diff(s, axis=-1) > eps * max(1.0, float(np.abs(s).max()))).any():
+        return False, "S is not sorted descending"
+    true_s = np.linalg.svd(x, compute_uv=False)[..., : s.shape[-1]]
+    if (s > true_s * (1 + 1e-3) + eps).any():
+        return False, f"S exceeds the true singular values by {float((s - true_s).max()):.3g}"
+    eye = np.eye(s.shape[-1])
+    for name, f in (("U", u), ("V", v)):
+        gram = np.conj(np.swapaxes(f, -1, -2)) @ f
+        err = float(np.abs(gram - eye).max())
+        if err > 1e-2:
+            return False, f"{name} columns not orthonormal (max |{name}^H {name} - I| = {err:.3g})"
+
+    def recon_error(uu, ss, vv):
+        approx = (uu * ss[..., None, :]) @ np.conj(np.swapaxes(vv, -1, -2))
+        return float(np.linalg.norm((x - approx).reshape(-1)))
+
+    mine, ref = recon_error(u, s, v), recon_error(tu, ts, tv)
+    scale = float(np.linalg.norm(x.reshape(-1))) or 1.0
+    if mine > ref * 1.10 + 1e-3 * scale:
+        return False, f"median reconstruction error {mine:.4g} > torch's {ref:.4g} (+10%)"
+    return True, f"reconstruction error {mine:.4g} vs torch {ref:.4g}"
+
+
+# ---------------------------------------------------------------- entries
+
+register(
+    Spec(
+        api="paddle.Tensor.cholesky_solve",
+        torch=_cholesky_solve,
+        domains={"y": cholesky_factor()},
+        note="The method form of paddle.linalg.cholesky_solve (same reference and domain): "
+        "y is a Cholesky factor of a well-conditioned SPD matrix.",
+    ),
+    Spec(
+        api="paddle.linalg.cond",
+        torch=torch_call("torch.linalg.cond", x="input"),
+        note="torch.linalg.cond(A, p).",
+    ),
+    Spec(
+        api="paddle.linalg.eigh",
+        torch=_eigh,
+        paddle=_eigh_paddle,
+        domains={"x": hermitian},
+        outputs=_eigh_invariants,
+        note="torch.linalg.eigh(A, UPLO). Eigenvectors are defined only up to sign/phase per "
+        "column: compared as (eigenvalues, |eigenvectors|); distinct eigenvalues assumed "
+        "(random inputs). x is drawn Hermitian and both sides get (x + x^H)/2 (same values) "
+        "so gradients are compared on their Hermitian part.",
+    ),
+    Spec(
+        api="paddle.linalg.eigvals",
+        torch=torch_call("torch.linalg.eigvals", x="input"),
+        outputs=_sorted_eigenvalues,
+        backward=False,
+        note="torch.linalg.eigvals(A); the eigenvalue order of a general matrix is undefined, "
+        "so both sides are sorted by (real, imag) before comparing. No backward (Paddle's "
+        "eigvals has no gradient).",
+    ),
+    Spec(
+        api="paddle.linalg.eigvalsh",
+        torch=_eigvalsh,
+        paddle=_eigvalsh_paddle,
+        domains={"x": hermitian},
+        note="torch.linalg.eigvalsh(A, UPLO) (ascending, both sides); x drawn Hermitian and "
+        "fed as (x + x^H)/2 so gradients are compared on their Hermitian part.",
+    ),
+    Spec(
+        api="paddle.linalg.lstsq",
+        torch=_lstsq,
+        note="torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, "
+        "singular_values); the CPU default driver is gelsy on both sides.",
+    ),
+    Spec(
+        api="paddle.linalg.matrix_rank",
+        torch=_matrix_rank,
+        domains={"tol": tolerance, "atol": tolerance, "rtol": tolerance},
+        backward=False,
+        note="torch.linalg.matrix_rank; Paddle's legacy `tol` is an absolute threshold "
+        "(atol=tol, rtol=0). Tolerance tensors drawn in [0, 0.5).",
+    ),
+    Spec(
+        api="paddle.linalg.norm",
+        torch=_norm,
+        note="Paddle's dispatch: 2-element axis or string p -> torch.linalg.matrix_norm, "
+        "otherwise torch.linalg.vector_norm over axis (None = flattened).",
+    ),
+    Spec(
+        api="paddle.linalg.pinv",
+        torch=_pinv,
+        paddle=_pinv_paddle,
+        domains={"x": hermitian_if_flagged},
+        note="torch.linalg.pinv(A, rtol=rcond, hermitian). With hermitian=True, x is drawn "
+        "Hermitian and both sides are fed (x + x^H)/2 (the same values), so gradients are "
+        "compared on their Hermitian part, the part a Hermitian-input function defines.",
+    ),
+    Spec(
+        api="paddle.linalg.svd_lowrank",
+        torch=_svd_lowrank,
+        paddle=_svd_lowrank_paddle,
+        random=True,
+        check=_check_svd_lowrank,
+        backward=False,
+        note="Randomised on both sides (torch.svd_lowrank with Paddle's q default "
+        "min(6, m, n)): checks shapes, S real/non-negative/descending and bounded by the "
+        "true singular values, orthonormal U and V, and the median reconstruction error "
+        "of 5 seeded runs within 10% of Torch's median.",
     ),
 )

@@ -1,0 +1,24 @@
+"""Signal-processing specs (paddle.signal.*)."""
+
+from __future__ import annotations
+
+from .base import Spec, register, torch_call
+
+
+def window_values(ctx):
+    """Window samples in [0.1, 1): a window near zero everywhere violates the NOLA
+    condition (the overlap-add envelope istft divides by), which both APIs reject or
+    amplify into noise; real windows (hann, hamming, ...) are positive like these."""
+    values = ctx.rng.uniform(0.1, 1.0, ctx.shape)
+    return values.astype("float32" if ctx.dtype == "bfloat16" else ctx.dtype)
+
+
+register(
+    Spec(
+        api="paddle.signal.istft",
+        torch=torch_call("torch.istft", x="input"),
+        domains={"window": window_values},
+        note="torch.istft with the same parameters (x -> input); the window is drawn "
+        "positive so the overlap-add envelope is well conditioned.",
+    ),
+)
