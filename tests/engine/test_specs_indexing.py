@@ -5,28 +5,12 @@ expected verdict was checked by hand and the reason is written beside it.
 """
 
 import numpy as np
-import pytest
 
 from apitester.config import parse_config
-from apitester.execute import run_config
 from apitester.inputs import materialise
-from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import get_spec
 
-REPORTS = reports_dir() / "reports"
-
-
-def configs(api: str, lane: str = "cpu") -> list[str]:
-    found = sorted({line for _, _, line in iter_config_lines([REPORTS / f"ci_ce_{lane}"]) if line.startswith(api + "(")})
-    if not found:
-        pytest.skip(f"no {api} config under {REPORTS}/ci_ce_{lane}")
-    return found
-
-
-def verdict_of(config):
-    v = run_config(config)
-    assert not v.engine_error, v.message
-    return v
+from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
 
 
 def test_getitem_list_index_is_one_advanced_index():

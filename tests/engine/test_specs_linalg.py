@@ -5,26 +5,10 @@ expected verdict was checked by hand and the reason is written beside it.
 """
 
 import numpy as np
-import pytest
 
-from apitester.execute import run_config
-from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import get_spec
 
-CPU = reports_dir() / "reports" / "ci_ce_cpu"
-
-
-def configs(api: str, contains: str = "") -> list[str]:
-    found = sorted({line for _, _, line in iter_config_lines([CPU]) if line.startswith(api + "(") and contains in line})
-    if not found:
-        pytest.skip(f"no {api} config with {contains!r} under {CPU}")
-    return found
-
-
-def verdict_of(config):
-    v = run_config(config)
-    assert not v.engine_error, v.message
-    return v
+from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
 
 
 def test_eigh_invariants_pass_for_every_report_config():

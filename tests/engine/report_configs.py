@@ -1,0 +1,32 @@
+"""Real configs for engine tests, read from the PaddleAPITest reports at run time (never copied)."""
+from functools import lru_cache
+
+import pytest
+
+from apitester.execute import run_config
+from apitester.reports import iter_config_lines, reports_dir
+
+REPORTS = reports_dir() / "reports"
+
+
+@lru_cache(maxsize=None)
+def _lines(lane: str) -> tuple[str, ...]:
+    return tuple(sorted({line for _, _, line in iter_config_lines([REPORTS / f"ci_ce_{lane}"])}))
+
+
+def configs(api: str, contains: str = "", *, lane: str = "cpu", max_len: int | None = None) -> list[str]:
+    """Distinct configs of `api` in the lane's reports containing `contains`, sorted.
+
+    Missing data fails the test: a test that silently skips would hide the engine breaking."""
+    found = [line for line in _lines(lane)
+             if line.startswith(api + "(") and contains in line and (max_len is None or len(line) < max_len)]
+    if not found:
+        pytest.fail(f"no {api} config containing {contains!r} under {REPORTS}/ci_ce_{lane} "
+                    "(set PADDLEAPITEST_REPORTS to the PaddleAPITest data)")
+    return found
+
+
+def verdict_of(config: str):
+    verdict = run_config(config)
+    assert not verdict.engine_error, verdict.message
+    return verdict
