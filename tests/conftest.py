@@ -42,3 +42,15 @@ def page(browser):
     page.console_errors = errors
     yield page
     context.close()
+
+
+def pytest_sessionstart(session):
+    """In CI the PaddleAPITest data must be there: tests that need it skip on a developer's machine
+    without it, but a CI run that silently skipped them would prove nothing."""
+    if os.environ.get("CI", "").lower() not in {"1", "true", "yes"}:
+        return
+    from apitester.reports import reports_dir
+
+    reports = reports_dir() / "reports"
+    if not reports.is_dir():
+        raise pytest.UsageError(f"CI run without the PaddleAPITest reports at {reports} (set PADDLEAPITEST_REPORTS)")
