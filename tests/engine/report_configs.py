@@ -30,3 +30,10 @@ def verdict_of(config: str):
     verdict = run_config(config)
     assert not verdict.engine_error, verdict.message
     return verdict
+
+
+def report_line(api: str, *fragments: str, lane: str = "cpu") -> str:
+    """The one config of `api` in the lane's reports that contains every fragment (read at run time)."""
+    found = [line for line in configs(api, lane=lane) if all(f in line for f in fragments)]
+    assert len(found) == 1, f"{api} with {fragments}: {len(found)} report configs match, expected exactly 1"
+    return found[0]
