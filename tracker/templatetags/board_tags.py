@@ -1,6 +1,5 @@
 """Template helpers of the board: sortable column links, nav links to other areas, labels."""
 from django import template
-from django.urls import Resolver404, resolve
 
 from ..models import ClaimStatus
 
@@ -27,18 +26,6 @@ def page_url(context, page: int) -> str:
     params = context["request"].GET.copy()
     params["page"] = page
     return "?" + params.urlencode()
-
-
-@register.simple_tag
-def first_route(*paths: str) -> str:
-    """The first of `paths` that this site serves, or '' — nav links to areas other streams may not have yet."""
-    for path in paths:
-        try:
-            resolve(path)
-        except Resolver404:
-            continue
-        return path
-    return ""
 
 
 @register.filter
