@@ -10,28 +10,15 @@ checked against the compositions their Paddle docstrings give, built from Paddle
 import numpy as np
 import pytest
 
-from apitester.execute import run_config
-from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import get_spec
+from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
 
-REPORTS = reports_dir() / "reports"
 F = "paddle.incubate.nn.functional."
 
 
 def first_config(api: str, lane: str = "gpu", contains: str = "") -> str:
-    found = sorted(
-        line for _, _, line in iter_config_lines([REPORTS / f"ci_ce_{lane}"])
-        if line.startswith(api + "(") and contains in line and len(line) < 400
-    )
-    if not found:
-        pytest.skip(f"no {api} config under {REPORTS}/ci_ce_{lane}")
-    return min(found, key=len)
-
-
-def verdict_of(config):
-    v = run_config(config)
-    assert not v.engine_error, v.message
-    return v
+    """The shortest report config of `api` (read at run time)."""
+    return min(configs(api, contains, lane=lane, max_len=400), key=len)
 
 
 @pytest.mark.parametrize("api", [

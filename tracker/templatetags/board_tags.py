@@ -1,4 +1,4 @@
-"""Template helpers of the board: sortable column links, nav links to other areas, labels."""
+"""Template helpers of the board: sortable column links, page links, labels."""
 from django import template
 
 from ..models import ClaimStatus
