@@ -1,0 +1,52 @@
+"""Per-release Paddle environments: python manage.py paddle_envs add 3.0.0 [3.2.2 ...] | list | remove 3.0.0."""
+from django.core.management.base import BaseCommand, CommandError
+
+from tracker.services import paddle_envs
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+class Command(BaseCommand):
+    help = "Add, list or remove isolated Paddle environments (one per release) that re-test runs can use."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        add = sub.add_parser("add", help="build the env of each release (idempotent)")
+        add.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 3.0.0 3.2.2 (none: nothing to do)")
+        add.add_argument("--tool", choices=["uv", "pip"], help="default: uv when its binary is found, else venv+pip")
+        sub.add_parser("list", help="installed envs with versions and disk used")
+        remove = sub.add_parser("remove", help="delete the env of each release")
+        remove.add_argument("versions", nargs="+", metavar="VERSION")
+
+    def handle(self, *args, **options):
+        action = options["action"]
+        if action == "list":
+            return self._list()
+        failed = []
+        for version in options["versions"]:
+            try:
+                if action == "add":
+                    env, created = paddle_envs.add(version, tool=options.get("tool"))
+                    if created:
+                        self.stdout.write(f"Paddle {version}: built with {env.tool} in {env.build_seconds:.0f} s at "
+                                          f"{env.path} ({_size(env.disk_bytes())}; paddle {env.paddle_version} "
+                                          f"{env.paddle_commit[:10]}, torch {env.torch_version}, numpy {env.numpy_version})")
+                    else:
+                        self.stdout.write(f"Paddle {version}: already installed at {env.path}")
+                else:
+                    paddle_envs.remove(version)
+                    self.stdout.write(f"Paddle {version}: removed")
+            except paddle_envs.EnvError as exc:
+                failed.append(f"Paddle {version}: {exc}")
+        if failed:
+            raise CommandError("\n".join(failed))
+
+    def _list(self):
+        main = paddle_envs.main_env()
+        self.stdout.write(f"{'release':<9} {'disk':>10}  {'paddle (full, commit)':<32} {'torch':<14} path")
+        self.stdout.write(f"{main.version:<9} {'(main)':>10}  {main.version:<32} {'':<14} {main.path}")
+        for env in paddle_envs.installed():
+            self.stdout.write(f"{env.version:<9} {_size(env.disk_bytes()):>10}  "
+                              f"{(env.paddle_version + ' ' + env.paddle_commit[:10]):<32} {env.torch_version:<14} {env.path}")

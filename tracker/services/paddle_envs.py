@@ -1,0 +1,272 @@
+"""Per-release Paddle environments: one isolated virtualenv per Paddle release under PADDLE_ENVS_DIR
+(default ``var/paddle-envs/<version>/``), holding that ``paddlepaddle`` plus the project's own torch and
+numpy, so a run can re-test a task on Paddle 3.0.0 while the main ``.venv`` keeps 3.3.1.
+
+Environments are built with uv (one wheel cache shared by every env, so a second env of the same torch
+costs a link, not a download); plain ``venv`` + pip is the fallback when no uv binary is found. The project
+itself is not installed into them: workers started with an env's interpreter get the repo root on
+PYTHONPATH (apitester needs only numpy, paddle and torch).
+
+An env is built in a temporary directory next to its final place, probed (its paddle must report the
+release asked for), described in ``paddle-env.json`` and only then renamed into place: a failed or
+interrupted install leaves no half-made env behind, and an env without its description is not an env.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from django.conf import settings
+
+MARKER = "paddle-env.json"
+# What PyPI serves for CPython 3.11 (checked 2026-12); used when the index can't be asked.
+KNOWN_RELEASES = ("3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.2.1", "3.2.2", "3.3.0", "3.3.1")
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+_PROBE = (
+    "import json, numpy, paddle, torch;"
+    "print(json.dumps({'paddle_version': paddle.version.full_version,"
+    " 'paddle_commit': paddle.version.commit, 'torch_version': torch.__version__,"
+    " 'numpy_version': numpy.__version__}))"
+)
+
+
+class EnvError(RuntimeError):
+    """A paddle env request that can't be honoured (unknown release, failed install, missing env)."""
+
+
+@dataclass
+class PaddleEnv:
+    version: str
+    path: str
+    python: str
+    paddle_version: str = ""
+    paddle_commit: str = ""
+    torch_version: str = ""
+    numpy_version: str = ""
+    tool: str = ""
+    build_seconds: float = 0.0
+    created: str = ""
+    main: bool = False
+
+    def disk_bytes(self) -> int:
+        if self.main:
+            return 0
+        total = 0
+        for root, _dirs, files in os.walk(self.path):
+            for name in files:
+                try:
+                    st = os.lstat(os.path.join(root, name))
+                except OSError:
+                    continue
+                total += st.st_size
+        return total
+
+
+def envs_dir() -> Path:
+    return Path(getattr(settings, "PADDLE_ENVS_DIR", "") or Path(settings.BASE_DIR) / "var" / "paddle-envs")
+
+
+def version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])
+
+
+@lru_cache(maxsize=1)
+def main_version() -> str:
+    """The Paddle release installed in the main environment (this process's)."""
+    try:
+        return metadata.version("paddlepaddle")
+    except metadata.PackageNotFoundError:
+        try:
+            return metadata.version("paddlepaddle-gpu")
+        except metadata.PackageNotFoundError:
+            return ""
+
+
+def main_env() -> PaddleEnv:
+    return PaddleEnv(version=main_version(), path=sys.prefix, python=sys.executable, main=True, tool="main .venv")
+
+
+def installed() -> list[PaddleEnv]:
+    """Envs under PADDLE_ENVS_DIR that finished building (they have their description), oldest release first."""
+    found = []
+    root = envs_dir()
+    if root.is_dir():
+        for child in root.iterdir():
+            marker = child / MARKER
+            if child.name.startswith(".") or not marker.is_file():
+                continue
+            try:
+                data = json.loads(marker.read_text())
+            except (OSError, ValueError):
+                continue
+            data.update(path=str(child), python=str(child / "bin" / "python"))
+            found.append(PaddleEnv(**{k: v for k, v in data.items() if k in PaddleEnv.__dataclass_fields__}))
+    return sorted(found, key=lambda e: version_key(e.version))
+
+
+def releases() -> list[str]:
+    """Every release this host can run: the main env's and each installed env's, oldest first."""
+    versions = {env.version for env in installed()}
+    if main_version():
+        versions.add(main_version())
+    return sorted(versions, key=version_key)
+
+
+def interpreter_for(release: str) -> str:
+    """The python executable whose paddle is ``release`` ("" = the main env)."""
+    if not release or release == main_version():
+        return sys.executable
+    for env in installed():
+        if env.version == release:
+            return env.python
+    raise EnvError(unknown_release_message(release))
+
+
+def is_main(release: str) -> bool:
+    return not release or release == main_version()
+
+
+def available_on_pypi(*, timeout: float = 60.0) -> tuple[list[str], str]:
+    """Releases of paddlepaddle the package index offers this Python, and where the answer came from."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "paddlepaddle"],
+                             capture_output=True, text=True, timeout=timeout)
+        match = re.search(r"Available versions:\s*(.+)", out.stdout)
+        if match:
+            found = [v.strip() for v in match.group(1).split(",") if _VERSION.match(v.strip())]
+            # The 2.x line predates the task's kernels and doesn't run with numpy 2: offer 3.x only.
+            return sorted((v for v in found if version_key(v) >= (3, 0, 0)), key=version_key), "PyPI"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return list(KNOWN_RELEASES), "built-in list (the index could not be asked)"
+
+
+def unknown_release_message(release: str) -> str:
+    have = ", ".join(releases()) or "none"
+    return (f"no Paddle environment for release {release!r} on this host (installed: {have}); "
+            f"PyPI offers {', '.join(KNOWN_RELEASES)} — add one with: python manage.py paddle_envs add {release}")
+
+
+def check_release_name(release: str) -> None:
+    if not _VERSION.match(release or ""):
+        raise EnvError(f"{release!r} is not a Paddle release number (like 3.0.0)")
+
+
+def _uv() -> str | None:
+    candidate = Path(sys.executable).parent / "uv"
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    return shutil.which("uv")
+
+
+def _base_python() -> str:
+    return getattr(sys, "_base_executable", "") or sys.executable
+
+
+def _pins() -> list[str]:
+    """The main env's torch and numpy (the project's pins), so only Paddle differs between lanes."""
+    torch_version = metadata.version("torch").split("+")[0]
+    return [f"torch=={torch_version}", f"numpy=={metadata.version('numpy')}"]
+
+
+def _find_links() -> list[str]:
+    links = os.environ.get("PIP_FIND_LINKS") or ("/opt/wheels" if os.path.isdir("/opt/wheels") else "")
+    return links.split() if links else []
+
+
+def _run(cmd: list[str], log: list[str], timeout: float) -> None:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    log.append("$ " + " ".join(cmd) + "\n" + out.stdout[-2000:] + out.stderr[-4000:])
+    if out.returncode != 0:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-8:]
+        raise EnvError(f"{Path(cmd[0]).name} failed (exit {out.returncode}): " + " | ".join(tail))
+
+
+def _build(version: str, target: Path, *, tool: str, timeout: float) -> None:
+    log: list[str] = []
+    packages = [f"paddlepaddle=={version}", *_pins()]
+    if tool == "uv":
+        uv = _uv()
+        _run([uv, "venv", "--quiet", "--relocatable", "--python", _base_python(), str(target)], log, timeout)
+        cmd = [uv, "pip", "install", "--quiet", "--python", str(target / "bin" / "python")]
+        for link in _find_links():
+            cmd += ["--find-links", link]
+        _run(cmd + packages, log, timeout)
+    else:
+        _run([_base_python(), "-m", "venv", str(target)], log, timeout)
+        cmd = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        for link in _find_links():
+            cmd += ["--find-links", link]
+        _run(cmd + packages, log, timeout)
+
+
+def probe(python: str, *, timeout: float = 300.0) -> dict:
+    """Versions as the env's own interpreter reports them (the repo is not needed for this)."""
+    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
+                         env={**os.environ, "GLOG_minloglevel": "2", "PYTHONPATH": ""})
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise EnvError(f"the env's python cannot import paddle/torch/numpy: {out.stderr.strip()[-500:]}")
+
+
+def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check_index: bool = True) -> tuple[PaddleEnv, bool]:
+    """Build the env for ``version``; returns (env, created). Already there → (env, False), nothing done."""
+    check_release_name(version)
+    for env in installed():
+        if env.version == version:
+            return env, False
+    if check_index:
+        offered, source = available_on_pypi()
+        if version not in offered:
+            raise EnvError(f"paddlepaddle {version} is not offered for this Python ({source} has: "
+                           f"{', '.join(offered)}); installed here: {', '.join(releases()) or 'none'}")
+    tool = tool or ("uv" if _uv() else "pip")
+    root = envs_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / version
+    if final.exists():  # a directory without its description: a leftover, not an env
+        shutil.rmtree(final)
+    building = root / f".building-{version}-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    started = time.monotonic()
+    try:
+        _build(version, building, tool=tool, timeout=timeout)
+        found = probe(str(building / "bin" / "python"))
+        if found["paddle_version"] != version:
+            raise EnvError(f"the env's paddle reports {found['paddle_version']}, not {version}")
+        env = PaddleEnv(version=version, path=str(final), python=str(final / "bin" / "python"), tool=tool,
+                        build_seconds=round(time.monotonic() - started, 1),
+                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **found)
+        data = {k: v for k, v in asdict(env).items() if k not in ("path", "python", "main")}
+        (building / MARKER).write_text(json.dumps(data, indent=2) + "\n")
+        os.rename(building, final)
+    except BaseException as exc:
+        shutil.rmtree(building, ignore_errors=True)
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise EnvError(f"installing paddlepaddle {version} took longer than {timeout:.0f} s") from exc
+        raise
+    return env, True
+
+
+def remove(version: str) -> bool:
+    check_release_name(version)
+    if version == main_version() and not (envs_dir() / version).exists():
+        raise EnvError(f"Paddle {version} is the main environment (.venv); it is not removed by paddle_envs")
+    target = envs_dir() / version
+    if not target.exists():
+        raise EnvError(f"no env for Paddle {version} (installed: {', '.join(e.version for e in installed()) or 'none'})")
+    # Rename first so a half-deleted tree is never taken for an env.
+    doomed = envs_dir() / f".removing-{version}-{os.getpid()}"
+    os.rename(target, doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
+    return True
