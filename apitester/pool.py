@@ -77,6 +77,9 @@ class PoolResult:
     seconds: float  # in-worker execution time (0 for configs that never ran)
     attempts: int = 1
     worker_pid: int | None = None
+    # The build that produced the verdict, as its worker reported it when ready
+    # ({"paddle_version", "paddle_commit", "torch_version", ...}); empty for verdicts made without a worker.
+    build: dict = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -201,6 +204,7 @@ class WorkerPool:
         seed: int = 0,
         env: dict[str, str] | None = None,
         startup_timeout: float = 300.0,
+        python: str | None = None,
     ):
         self.workers = max(1, workers or os.cpu_count() or 1)
         cores = os.cpu_count() or 1
@@ -211,6 +215,8 @@ class WorkerPool:
         self.atol, self.rtol, self.seed = atol, rtol, seed
         self.extra_env = dict(env or {})
         self.startup_timeout = startup_timeout
+        # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
+        self.python = python or sys.executable
         self._workers: list[_Worker] = []
         self._selector = selectors.DefaultSelector()
         self._tmpdir = tempfile.TemporaryDirectory(prefix="apitester-pool-")
@@ -245,6 +251,12 @@ class WorkerPool:
             env[name] = threads
         # The worker imports the same code (and test-only spec modules) as this process.
         paths = [str(_REPO_ROOT), *[p for p in sys.path if p]]
+        # (abspath, not realpath: every venv python is a symlink to the same base interpreter)
+        if os.path.abspath(self.python) != os.path.abspath(sys.executable):
+            # Another env's interpreter: its own paddle/torch/numpy must win, so none of this process's
+            # installed packages (its prefix) go on the path — only the repo and test-only directories.
+            mine = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+            paths = [p for p in paths if not os.path.realpath(p).startswith(mine)]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         env.setdefault("GLOG_minloglevel", "2")
         env.update(self.extra_env)
@@ -257,7 +269,7 @@ class WorkerPool:
         stderr_path = os.path.join(self._tmpdir.name, f"worker-{self._spawned}.log")
         with open(stderr_path, "wb") as stderr:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "apitester.pool", "--worker", str(job_read), str(result_write),
+                [self.python, "-m", "apitester.pool", "--worker", str(job_read), str(result_write),
                  str(self.threads_per_worker)],
                 stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=self._worker_env(),
                 pass_fds=(job_read, result_write), cwd=str(_REPO_ROOT),
@@ -301,6 +313,11 @@ class WorkerPool:
                 pass  # no job is in flight, so nothing can be yielded here
         return self.info
 
+    @property
+    def build(self) -> dict:
+        """The build of this pool's workers (from the first ready worker; {} before one is ready)."""
+        return _build_of(self.info)
+
     # -- running
 
     def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None) -> Iterator[PoolResult]:
@@ -317,7 +334,7 @@ class WorkerPool:
                 yield PoolResult(key, config, _pool_verdict(
                     SKIPPED_TOO_LARGE,
                     f"estimated {need / 2**20:.0f} MiB exceeds the worker budget of {self.memory_budget / 2**20:.0f} MiB",
-                    estimated_bytes=need), 0.0, attempts=0)
+                    estimated_bytes=need), 0.0, attempts=0, build=dict(self.build))
             else:
                 pending.append(_Job(key, config))
         # Largest first (elements as a proxy for time): the slow configs don't form a tail at the end
@@ -378,7 +395,7 @@ class WorkerPool:
                            message=f"worker {job.first_death_detail} on the first try; the retry gave "
                                    f"{retry_status}" + (f": {verdict.get('message')}" if verdict.get("message") else ""))
         return PoolResult(job.key, job.config, verdict, message["seconds"], attempts=job.attempt,
-                          worker_pid=worker.proc.pid)
+                          worker_pid=worker.proc.pid, build=_build_of(worker.info))
 
     def _died(self, worker: _Worker, pending: deque | None) -> Iterator[PoolResult]:
         job = worker.job
@@ -406,7 +423,7 @@ class WorkerPool:
         if tail:
             message += f" (stderr: {tail[-300:]})"
         yield PoolResult(job.key, job.config, _pool_verdict(CRASH, message, signal=first), 0.0,
-                         attempts=job.attempt, worker_pid=worker.proc.pid)
+                         attempts=job.attempt, worker_pid=worker.proc.pid, build=dict(self.build))
 
     def _expire(self, pending: deque) -> Iterator[PoolResult]:
         now = time.monotonic()
@@ -419,7 +436,11 @@ class WorkerPool:
                 self._spawn()
                 yield PoolResult(job.key, job.config, _pool_verdict(
                     TIMEOUT, f"no verdict within the {budget:.0f} s budget; worker replaced", budget_seconds=budget),
-                    budget, attempts=job.attempt, worker_pid=pid)
+                    budget, attempts=job.attempt, worker_pid=pid, build=dict(self.build))
+
+
+def _build_of(info: dict) -> dict:
+    return {key: info[key] for key in ("paddle_version", "paddle_commit", "torch_version") if key in (info or {})}
 
 
 # ------------------------------------------------------------------------------- the worker
@@ -470,11 +491,13 @@ def _worker_main(job_fd: int, result_fd: int, threads: int) -> None:
     _warm_up(paddle, torch)
     info = {
         "pid": os.getpid(),
-        "paddle_version": paddle.__version__,
+        # The full version and commit identify the build a verdict came from (a release lane stores them).
+        "paddle_version": getattr(paddle.version, "full_version", paddle.__version__),
         "paddle_commit": getattr(paddle.version, "commit", ""),
         "torch_version": torch.__version__,
         "cuda": bool(paddle.is_compiled_with_cuda()),
         "threads": threads,
+        "python": sys.executable,
     }
     results.write((json.dumps({"ready": info}) + "\n").encode())
     for line in jobs:
@@ -489,16 +512,16 @@ def _worker_main(job_fd: int, result_fd: int, threads: int) -> None:
         results.write((json.dumps({"verdict": verdict, "seconds": seconds}) + "\n").encode())
 
 
-def probe_capabilities(timeout: float = 120.0) -> dict:
+def probe_capabilities(timeout: float = 120.0, python: str | None = None) -> dict:
     """Versions and CUDA support of the installed Paddle, asked of a separate process."""
     code = (
         "import json, paddle, torch;"
-        "print(json.dumps({'paddle_version': paddle.__version__,"
+        "print(json.dumps({'paddle_version': getattr(paddle.version, 'full_version', paddle.__version__),"
         " 'paddle_commit': getattr(paddle.version, 'commit', ''),"
         " 'torch_version': torch.__version__, 'cuda': bool(paddle.is_compiled_with_cuda())}))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                         env={**os.environ, "GLOG_minloglevel": "2"})
+    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                         env={**os.environ, "GLOG_minloglevel": "2", **({"PYTHONPATH": ""} if python else {})})
     for line in reversed(out.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)

@@ -201,6 +201,12 @@ class TestRun(models.Model):
     # {"kind": "task"|"tasks"|"api"|"all_open", "tasks": [numbers], "api": name}
     scope = models.JSONField(default=dict)
     lane = models.CharField(max_length=3, choices=Lane.choices, default=Lane.CPU)
+    # The Paddle release the run must be executed on ("" = the main environment's, whatever it is). Only
+    # a worker whose Paddle reports exactly this version stores verdicts for it.
+    release = models.CharField(max_length=50, blank=True, default="", db_index=True)
+    # A matrix run (one scope on several releases) is a parent with one child run per release; the
+    # parent is never executed itself, its progress is its children's.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="lanes")
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED, db_index=True)
     paddle_version = models.CharField(max_length=50, blank=True, default="")
     paddle_commit = models.CharField(max_length=64, blank=True, default="")
@@ -240,6 +246,10 @@ class ConfigResult(models.Model):
     message = models.TextField(blank=True, default="")
     seconds = models.FloatField(default=0.0)
     diff_map = models.JSONField(null=True, blank=True)
+    # The build that produced this verdict, as the worker reported it (paddle.version.full_version / commit).
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    paddle_commit = models.CharField(max_length=64, blank=True, default="")
+    torch_version = models.CharField(max_length=50, blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -298,4 +308,6 @@ class WorkerHeartbeat(models.Model):
     host = models.CharField(max_length=200)
     lanes = models.JSONField(default=list)  # ["cpu"] or ["cpu", "gpu"]
     paddle_version = models.CharField(max_length=50, blank=True, default="")
+    # Every Paddle release this worker can run (its main env's and each installed paddle env's).
+    releases = models.JSONField(default=list)
     last_seen = models.DateTimeField()

@@ -67,13 +67,16 @@ def _cluster_name() -> str:
     return Conf.CLUSTER_NAME
 
 
-def advertise(lanes: list[str], paddle_version: str, name: str | None = None):
+def advertise(lanes: list[str], paddle_version: str, name: str | None = None, releases: list[str] | None = None):
     from .models import WorkerHeartbeat
 
     host = socket.gethostname()
     name = name or f"{_cluster_name()}@{host}:{os.getpid()}"
+    # The releases this worker serves: its main env's Paddle plus every installed paddle env.
+    releases = releases if releases is not None else ([paddle_version] if paddle_version else [])
     WorkerHeartbeat.objects.update_or_create(
-        name=name, defaults={"host": host, "lanes": lanes, "paddle_version": paddle_version, "last_seen": timezone.now()})
+        name=name, defaults={"host": host, "lanes": lanes, "paddle_version": paddle_version, "releases": releases,
+                             "last_seen": timezone.now()})
     return name
 
 
@@ -97,11 +100,24 @@ def _heartbeat_loop(stop: threading.Event) -> None:
 
     from .services.runs import resume_orphaned_runs
 
+    from .services import paddle_envs
+
     try:
         lanes, version = _worker_lanes()
     except Exception:
         log.exception("cannot probe paddle for the worker heartbeat")
         return
+    # Every release it has an env for (probed when the env was built: paddle-env.json).
+    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""},
+                      key=paddle_envs.version_key)
+    try:
+        from .services.runs import requeue_declined_release_runs
+
+        requeued = requeue_declined_release_runs(releases)
+        if requeued:
+            log.info("requeued runs %s that a worker without their Paddle release had declined", requeued)
+    except Exception:
+        log.exception("requeueing declined release runs failed")
     if "gpu" in lanes:
         try:
             from .services.runs import requeue_declined_gpu_runs
@@ -113,7 +129,7 @@ def _heartbeat_loop(stop: threading.Event) -> None:
             log.exception("requeueing declined GPU runs failed")
     while True:
         try:
-            advertise(lanes, version)
+            advertise(lanes, version, releases=releases)
             # Also the periodic sweep for runs whose executor fell silent (e.g. its host was lost).
             resumed = resume_orphaned_runs()
             if resumed:

@@ -37,6 +37,19 @@ def recent_rate(run: TestRun, window_seconds: int = 60) -> float | None:
     return len(times) / span if span > 0 else None
 
 
+def advertised_releases() -> list[str]:
+    """Paddle releases that fresh worker heartbeats say they can run."""
+    fresh = timezone.now() - HEARTBEAT_FRESH
+    found = set()
+    for releases in WorkerHeartbeat.objects.filter(last_seen__gte=fresh).values_list("releases", flat=True):
+        found.update(releases or [])
+    return sorted(found)
+
+
+def release_workers(lane: str, release: str) -> list[WorkerHeartbeat]:
+    return [w for w in lane_workers(lane) if release in (w.releases or [])]
+
+
 def lane_workers(lane: str) -> list[WorkerHeartbeat]:
     """Workers that advertised this lane recently."""
     fresh = timezone.now() - HEARTBEAT_FRESH
@@ -48,13 +61,35 @@ def waiting_reason(run: TestRun) -> str:
         return ""
     if run.lane == TestRun.Lane.GPU and not lane_workers("gpu"):
         return _("waiting for a GPU worker")
+    if run.release and run.release != "matrix" and not release_workers(run.lane, run.release):
+        return _("waiting for a worker with Paddle %(v)s") % {"v": run.release}
     if not lane_workers(run.lane):
         return _("waiting for a worker (start: python manage.py qcluster)")
     return _("queued")
 
 
 def run_summary(run: TestRun) -> dict:
-    """The JSON of GET /api/runs/<id>."""
+    """The JSON of GET /api/runs/<id> (a matrix run: its totals plus one summary per release lane)."""
+    lanes = list(run.lanes.order_by("id")) if run.pk else []
+    if lanes:
+        summaries = [run_summary(child) for child in lanes]
+        counts: dict[str, int] = {}
+        for item in summaries:
+            for status, n in item["counts"].items():
+                counts[status] = counts.get(status, 0) + n
+        rates = [item["rate"] for item in summaries if item["rate"]]
+        total, done = sum(i["total"] for i in summaries), sum(i["done"] for i in summaries)
+        rate = sum(rates) if rates else None
+        return {
+            "id": run.pk, "state": run.state, "lane": run.lane, "scope": run.scope, "release": "matrix",
+            "releases": [child.release for child in lanes], "paddle_version": "", "paddle_commit": "",
+            "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "rate": rate,
+            "eta_seconds": max(0, total - done) / rate if rate else None,
+            "waiting": "; ".join(f"{i['release']}: {i['waiting']}" for i in summaries if i["waiting"]),
+            "message": run.message, "lanes": summaries,
+            "started_at": run.started_at.isoformat() if run.started_at else None,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        }
     rate = recent_rate(run) if run.state == TestRun.State.RUNNING else None
     remaining = max(0, run.total - run.done)
     return {
@@ -62,6 +97,8 @@ def run_summary(run: TestRun) -> dict:
         "state": run.state,
         "lane": run.lane,
         "scope": run.scope,
+        "release": run.release,
+        "parent": run.parent_id,
         "paddle_version": run.paddle_version,
         "paddle_commit": run.paddle_commit,
         "torch_version": run.torch_version,
@@ -81,9 +118,17 @@ def run_summary(run: TestRun) -> dict:
 # ----------------------------------------------------------------------------- verdicts per config
 
 
+def main_release_q(prefix: str = "run__") -> Q:
+    """Runs on the main environment's Paddle ("" or its version). The board's verification and regression
+    readings use only these: a matrix run on an older release is a look back, not the newest verdict."""
+    from ..services.paddle_envs import main_version
+
+    return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
+
+
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
     """failing_config_id -> its newest ConfigResult in the lane."""
-    qs = ConfigResult.objects.filter(run__lane=lane).select_related("run", "task", "failing_config")
+    qs = ConfigResult.objects.filter(main_release_q(), run__lane=lane).select_related("run", "task", "failing_config")
     if task is not None:
         qs = qs.filter(task=task)
     if config_ids is not None:
@@ -144,7 +189,8 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     """
     newest = {
         (row["failing_config_id"], row["run__lane"]): row["newest"]
-        for row in ConfigResult.objects.values("failing_config_id", "run__lane").annotate(newest=Max("run_id"))
+        for row in ConfigResult.objects.filter(main_release_q()).values("failing_config_id", "run__lane")
+        .annotate(newest=Max("run_id"))
     }
     if not newest:
         return {}
@@ -169,7 +215,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
     `limit` of them; the counts say what is left out. Diff maps are not loaded, only whether one exists.
     """
     lane = lane or task.kernel.lower()
-    qs = (ConfigResult.objects.filter(run__lane=lane, task=task).select_related("run", "failing_config")
+    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, task=task).select_related("run", "failing_config")
           .defer("diff_map")
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
     latest: dict[int, ConfigResult] = {}
@@ -209,7 +255,7 @@ def regressions(*, lane: str | None = None, task: Task | None = None, run: TestR
     the configs whose newest run in a lane comes after their last pass; only those results are read
     (a board holds tens of thousands of results, of which a handful regress).
     """
-    results = ConfigResult.objects.all()
+    results = ConfigResult.objects.filter(main_release_q())
     if lane:
         results = results.filter(run__lane=lane)
     if task is not None:

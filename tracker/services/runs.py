@@ -30,6 +30,8 @@ LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
 ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
 # Start of the message a CPU-only executor leaves on a GPU run it received and declined.
 GPU_DECLINED = "waiting for a GPU worker"
+# Start of the message an executor without the run's Paddle release leaves on the run it declined.
+RELEASE_DECLINED = "waiting for a worker with Paddle"
 
 
 class RunError(ValueError):
@@ -114,7 +116,45 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
     return list(Task.objects.filter(kernel=kernel).exclude(status=TaskStatus.COMPLETED))
 
 
-def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu", requested_by: str = "") -> TestRun:
+def known_releases() -> list[str]:
+    """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise."""
+    from ..selectors.runs import advertised_releases
+    from . import paddle_envs
+
+    return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=paddle_envs.version_key)
+
+
+def check_release(release: str) -> str:
+    """The release a run is asked for, normalised ("" = main env); unknown → RunError naming what exists."""
+    from . import paddle_envs
+
+    release = (release or "").strip()
+    if not release:
+        return ""
+    if release not in known_releases():
+        raise RunError(paddle_envs.unknown_release_message(release))
+    return release
+
+
+def parse_releases(value: str) -> list[str]:
+    """--releases "all" | "3.0.0,3.3.1" → the releases, oldest first, each checked."""
+    from . import paddle_envs
+
+    value = (value or "").strip()
+    if value == "all":
+        found = known_releases()
+    else:
+        found = [part for part in value.replace(" ", ",").split(",") if part]
+    if not found:
+        raise RunError("name at least one release (e.g. 3.0.0,3.3.1) or 'all'")
+    for release in found:
+        check_release(release)
+    return sorted(dict.fromkeys(found), key=paddle_envs.version_key)
+
+
+def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu", requested_by: str = "",
+               release: str = "", parent: TestRun | None = None) -> TestRun:
+    release = check_release(release)
     chosen = resolve_scope(kind, tasks=tasks, api=api, lane=lane)
     total = FailingConfig.objects.filter(task__in=chosen).count()
     if total == 0:
@@ -122,7 +162,51 @@ def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cp
     scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
     if api:
         scope["api"] = api
-    return TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by)
+    return TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
+                                  parent=parent)
+
+
+def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = "cpu",
+                      requested_by: str = "") -> TestRun:
+    """One run of a scope on several releases: a parent run and one child (lane) run per release."""
+    releases = [check_release(r) for r in releases]
+    if not releases:
+        raise RunError("name at least one release")
+    with transaction.atomic():
+        first = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
+        parent = TestRun.objects.create(scope={**first.scope, "releases": releases}, lane=lane,
+                                        total=first.total * len(releases), requested_by=requested_by,
+                                        release="matrix")
+        first.delete()
+        children = [create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, release=r,
+                               parent=parent) for r in releases]
+    parent.children_created = children
+    return parent
+
+
+def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
+    from ..tasks import enqueue_run
+
+    parent = create_matrix_run(kind, releases=releases, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
+    for child in parent.lanes.order_by("id"):
+        enqueue_run(child)
+    return parent
+
+
+def refresh_matrix(parent: TestRun) -> None:
+    """A matrix parent's totals and state follow its children (called when a child ends or is cancelled)."""
+    children = list(parent.lanes.all())
+    if not children:
+        return
+    states = {c.state for c in children}
+    fields = {"total": sum(c.total for c in children), "done": sum(c.done for c in children)}
+    if states & {TestRun.State.RUNNING}:
+        fields["state"] = TestRun.State.RUNNING
+    elif states <= {TestRun.State.DONE, TestRun.State.CANCELLED, TestRun.State.FAILED}:
+        fields["state"] = (TestRun.State.DONE if states == {TestRun.State.DONE} else
+                           TestRun.State.FAILED if TestRun.State.FAILED in states else TestRun.State.CANCELLED)
+        fields["finished_at"] = max((c.finished_at for c in children if c.finished_at), default=timezone.now())
+    TestRun.objects.filter(pk=parent.pk).update(**fields)
 
 
 def run_configs(run: TestRun):
@@ -139,10 +223,13 @@ def start_run(kind: str, *, tasks=None, api=None, lane="cpu", requested_by="") -
 
 
 def cancel_run(run: TestRun, *, by: str = "") -> bool:
-    """Cancel a queued or running run; its executor sees the state and stops."""
-    updated = TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
+    """Cancel a queued or running run (a matrix run: every lane of it); its executor sees the state and stops."""
+    ids = [run.pk, *run.lanes.values_list("pk", flat=True)]
+    updated = TestRun.objects.filter(pk__in=ids, state__in=ACTIVE_STATES).update(
         state=TestRun.State.CANCELLED, finished_at=timezone.now(),
         message=f"cancelled by {by}" if by else "cancelled")
+    if run.parent_id:
+        refresh_matrix(run.parent)
     run.refresh_from_db()
     return bool(updated)
 
@@ -207,8 +294,31 @@ def _diff_map(verdict: dict) -> dict | None:
             "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
 
 
-def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1):
-    """Write one config's verdict; a second write for the same (run, config) is ignored."""
+class WrongBuild(RuntimeError):
+    """A verdict from a Paddle build other than the run's release: never stored."""
+
+
+def expected_paddle(run: TestRun) -> str:
+    from . import paddle_envs
+
+    return run.release or paddle_envs.main_version()
+
+
+def check_build(run: TestRun, build: dict) -> None:
+    expected = expected_paddle(run)
+    got = (build or {}).get("paddle_version", "")
+    if expected and got != expected:
+        raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
+
+
+def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1,
+                 build: dict | None = None):
+    """Write one config's verdict; a second write for the same (run, config) is ignored.
+
+    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release.
+    """
+    check_build(run, build or {})
+    build = build or {}
     message = verdict.get("message") or ""
     extras = []
     for key in ("max_abs", "max_rel"):
@@ -227,6 +337,8 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                 max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
                 total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
                 message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
+                paddle_version=build.get("paddle_version", ""), paddle_commit=build.get("paddle_commit", ""),
+                torch_version=build.get("torch_version", ""),
             )
     except IntegrityError:
         return None
@@ -250,23 +362,37 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     """
     from apitester.pool import PoolError
 
+    from . import paddle_envs
+
     started = time.monotonic()
     run = TestRun.objects.get(pk=run_id)
     report = ExecutionReport(run_id, run.state)
     if run.state not in ACTIVE_STATES:
         return report
+    if run.lanes.exists():
+        return report  # a matrix parent: its lanes are the runs that execute
+    try:
+        python = paddle_envs.interpreter_for(run.release)
+    except paddle_envs.EnvError:
+        # Not a release this host has: leave it queued for a worker that has it (never the wrong build).
+        TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+            message=f"{RELEASE_DECLINED} {run.release} (this host has: {', '.join(paddle_envs.releases())})")
+        report.state = TestRun.objects.get(pk=run.pk).state
+        return report
     me = executor_name()
     if run.state == TestRun.State.RUNNING and not executor_dead(run):
         return report  # someone alive is on it (e.g. the queue redelivered the message)
 
-    opts = {**pool_options(), **(options or {})}
+    opts = {**pool_options(), "python": python, **(options or {})}
     try:
         return _execute(run, me, report, started, workers, opts)
     except PoolError as exc:
-        # Paddle/torch can't even start here: say so on the run instead of leaving it silently queued.
+        # Paddle/torch can't even start here (e.g. a broken env): say so on the run, store nothing.
         TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
             state=TestRun.State.FAILED, finished_at=timezone.now(), message=f"workers could not start: {exc}")
         report.state = TestRun.State.FAILED
+        if run.parent_id:
+            refresh_matrix(run.parent)
         return report
 
 
@@ -274,12 +400,20 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     from apitester.pool import WorkerPool
 
     with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
+        # Its first ready worker's build; check_build below refuses a build other than the run's release.
         info = pool.wait_ready()
         if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
             # Never a GPU verdict from a CPU build: leave it queued for a GPU worker. Its queue message is
             # consumed now, so the message below marks the run for requeue_declined_gpu_runs().
             TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
                 message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
+        try:
+            check_build(run, pool.build)
+        except WrongBuild as exc:
+            TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+                message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
         if not _claim(run, me):
@@ -293,6 +427,8 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
             paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
             torch_version=info.get("torch_version", ""), host=socket.gethostname(),
             started_at=run.started_at or timezone.now(), total=len(configs), done=len(done_ids), message="")
+        if run.parent_id:
+            refresh_matrix(run.parent)
         by_id = {fc.id: fc for fc in pending}
 
         last_beat = [time.monotonic()]
@@ -311,7 +447,8 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
         for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop):
             if should_stop():
                 break
-            if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts):
+            if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts,
+                            build=result.build or pool.build):
                 report.executed += 1
                 report.worker_seconds += result.seconds
                 report.statuses[result.status] = report.statuses.get(result.status, 0) + 1
@@ -325,6 +462,8 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
             state=TestRun.State.DONE, finished_at=timezone.now(), done=done)
         run.refresh_from_db()
         record_run_outcomes(run)
+    if run.parent_id:
+        refresh_matrix(run.parent)
     report.state = run.state
     report.wall_seconds = time.monotonic() - started
     return report
@@ -340,6 +479,22 @@ def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
         # Conditional on the message we saw, so two starting workers don't both enqueue it.
         if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, message=run.message).update(
                 message="requeued for a GPU worker"):
+            requeued.append(run.pk)
+            if enqueue:
+                from ..tasks import enqueue_run
+
+                enqueue_run(run)
+    return requeued
+
+
+def requeue_declined_release_runs(releases: list[str], *, enqueue: bool = True) -> list[int]:
+    """Runs a worker without their Paddle release declined go back on the queue when a worker that has
+    the release starts (their queue message was consumed by the declining worker)."""
+    requeued = []
+    for run in TestRun.objects.filter(state=TestRun.State.QUEUED, release__in=releases,
+                                      message__startswith=RELEASE_DECLINED):
+        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, message=run.message).update(
+                message=f"requeued for a worker with Paddle {run.release}"):
             requeued.append(run.pk)
             if enqueue:
                 from ..tasks import enqueue_run

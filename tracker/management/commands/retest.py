@@ -33,6 +33,9 @@ class Command(BaseCommand):
         scope.add_argument("--resume", action="store_true",
                            help="put runs left running by a dead executor back on their queue")
         parser.add_argument("--lane", choices=["cpu", "gpu"], default="cpu")
+        parser.add_argument("--releases", metavar="all|X,Y",
+                            help="one matrix run on several Paddle releases: 'all' (every release with an env "
+                                 "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -59,12 +62,30 @@ class Command(BaseCommand):
         else:
             raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
         try:
-            if options["inline"]:
+            if options["releases"]:
+                releases = run_service.parse_releases(options["releases"])
+                make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
+                run = make(kind, releases=releases, lane=options["lane"], requested_by="retest command", **kwargs)
+            elif options["inline"]:
                 run = run_service.create_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
             else:
                 run = run_service.start_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
         except run_service.RunError as exc:
             raise CommandError(str(exc))
+        if options["releases"]:
+            lanes = list(run.lanes.order_by("id"))
+            self.stdout.write(f"run {run.pk}: {run.total} configs on {len(lanes)} releases "
+                              f"({', '.join(f'{c.release}: run {c.pk}' for c in lanes)}), lane {run.lane}")
+            self.stdout.flush()
+            if options["inline"]:
+                for child in lanes:
+                    self._inline(child.pk, options)
+                run.refresh_from_db()
+                self.stdout.write(f"run {run.pk} {run.state}: {progress_line(run_summary(run))}")
+                return
+            if options["wait"]:
+                self._wait(run.pk)
+            return
         self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
         self.stdout.flush()
         if options["inline"]:

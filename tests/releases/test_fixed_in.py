@@ -1,0 +1,64 @@
+"""The "fixed in / partly / regressed / never" answer, computed from synthetic configs × releases grids."""
+from tracker.selectors.releases import describe, fixed_in
+
+R = ["3.0.0", "3.1.0", "3.2.0", "3.3.1"]
+
+
+def grid(*rows):
+    """rows of statuses, one per config, aligned with R ('' = not tested on that release)."""
+    return {i: {r: s for r, s in zip(R, row) if s} for i, row in enumerate(rows)}
+
+
+def test_fixed_in_the_first_release_of_the_final_all_pass_stretch():
+    g = grid(*[["accuracy_error", "pass", "pass", "pass"]] * 8)
+    answer = fixed_in(g)
+    assert (answer.kind, answer.release, answer.before, answer.failing_before) == ("fixed", "3.1.0", "3.0.0", 8)
+    assert describe(answer) == "fixed in Paddle 3.1.0 (all 8 configs pass from 3.1.0 on; 8 fail on 3.0.0)"
+
+
+def test_releases_are_ordered_by_version_not_by_text_or_insertion():
+    g = {1: {"3.10.0": "pass", "3.2.0": "crash", "3.9.0": "pass"}}
+    assert fixed_in(g).release == "3.9.0"
+
+
+def test_partly_fixed_counts_the_newest_release():
+    g = grid(*([["accuracy_error"] * 3 + ["pass"]] * 5 + [["accuracy_error"] * 4] * 3))
+    answer = fixed_in(g)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest, answer.latest) == ("partly", 5, 8, "3.3.1")
+    assert describe(answer) == "partly fixed: 5 of 8 pass on 3.3.1"
+
+
+def test_failing_everywhere():
+    answer = fixed_in(grid(["accuracy_error", "paddle_error", "crash", "timeout"]))
+    assert answer.kind == "never"
+    assert describe(answer).startswith("failing on every release tested")
+
+
+def test_regressed_names_the_release_that_broke_it():
+    g = grid(["pass", "pass", "accuracy_error", "accuracy_error"], ["pass", "pass", "pass", "pass"])
+    answer = fixed_in(g)
+    assert (answer.kind, answer.release, answer.before) == ("regressed", "3.2.0", "3.1.0")
+    assert describe(answer).startswith("regressed in 3.2.0")
+
+
+def test_fixed_after_a_regression_is_fixed_from_the_last_stretch():
+    answer = fixed_in(grid(["accuracy_error", "pass", "crash", "pass"]))
+    assert (answer.kind, answer.release, answer.before) == ("fixed", "3.3.1", "3.2.0")
+
+
+def test_engine_gaps_say_nothing_about_a_release():
+    # An unsupported verdict neither passes nor fails: the 3.3.1 column judges only the other config.
+    g = grid(["accuracy_error", "", "", "unsupported"], ["accuracy_error", "", "", "pass"])
+    answer = fixed_in(g)
+    assert (answer.kind, answer.release, answer.judged_latest) == ("fixed", "3.3.1", 1)
+
+
+def test_passing_everywhere_and_untested():
+    assert fixed_in(grid(["pass", "pass", "", "pass"])).kind == "passing"
+    assert fixed_in(grid(["unsupported", "skipped_too_large", "", ""])).kind == "untested"
+    assert fixed_in({}).kind == "untested"
+
+
+def test_only_the_strict_pass_counts_as_passing():
+    # flaky_crash on the newest release is a failure (tracker.verdicts), so nothing is fixed yet.
+    assert fixed_in(grid(["accuracy_error", "", "", "flaky_crash"])).kind == "never"

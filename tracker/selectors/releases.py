@@ -1,0 +1,192 @@
+"""Per-release verdicts: the configs × releases grid of a task and where its fix landed.
+
+``fixed_in`` is a pure function of a grid {config: {release: status}} — the answer to "did the fix land,
+and in which release?" — so it is tested on synthetic grids; the readers below build grids from stored
+verdicts, keyed by the Paddle version each verdict records (the build that produced it).
+A config *passes* or *fails* by the strict rule of tracker/verdicts.py; statuses that are neither (engine
+gaps) say nothing about a release and are left out of the counts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from django.utils.translation import gettext as _
+
+from ..models import ConfigResult, FailingConfig, Task
+from ..verdicts import is_failing, is_passing
+
+
+def version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version or "")[:3])
+
+
+@dataclass
+class FixedIn:
+    kind: str  # fixed | partly | regressed | never | passing | untested
+    release: str = ""  # fixed in / regressed in this release
+    latest: str = ""  # newest release with a verdict
+    passing_latest: int = 0  # configs passing on `latest`
+    judged_latest: int = 0  # configs with a pass/fail verdict on `latest`
+    before: str = ""  # the release before `release`
+    failing_before: int = 0  # configs failing on `before`
+    releases: list[str] = field(default_factory=list)  # releases with a verdict, oldest first
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "text": describe(self)}
+
+
+def fixed_in(grid: dict) -> FixedIn:
+    """Where the fix landed, from {config: {release: status}} (releases in any order, any subset per config).
+
+    * fixed in R: every judged config passes on R and on every newer release, and the release before R had
+      failures (R is the first of that final all-pass stretch);
+    * passing: every judged config passes on every release tested;
+    * regressed in R: a config fails on the newest release after passing on an older one; R is the earliest
+      release that starts such a config's final failing stretch;
+    * partly fixed: some, not all, configs pass on the newest release;
+    * never: no config passes on any release tested.
+    """
+    releases = sorted({r for row in grid.values() for r, s in row.items() if is_passing(s) or is_failing(s)},
+                      key=version_key)
+    if not releases:
+        return FixedIn("untested")
+    passing = {r: sum(1 for row in grid.values() if is_passing(row.get(r, ""))) for r in releases}
+    failing = {r: sum(1 for row in grid.values() if is_failing(row.get(r, ""))) for r in releases}
+    all_pass = {r: failing[r] == 0 and passing[r] > 0 for r in releases}
+    latest = releases[-1]
+    base = dict(latest=latest, passing_latest=passing[latest], judged_latest=passing[latest] + failing[latest],
+                releases=releases)
+    if all_pass[latest]:
+        start = len(releases) - 1
+        while start > 0 and all_pass[releases[start - 1]]:
+            start -= 1
+        if start == 0:
+            return FixedIn("passing", **base)
+        before = releases[start - 1]
+        return FixedIn("fixed", release=releases[start], before=before, failing_before=failing[before], **base)
+    broke_at = []
+    for row in grid.values():
+        judged = [(r, row[r]) for r in releases if r in row and (is_passing(row[r]) or is_failing(row[r]))]
+        if not judged or not is_failing(judged[-1][1]):
+            continue
+        i = len(judged) - 1
+        while i > 0 and is_failing(judged[i - 1][1]):
+            i -= 1
+        if i > 0:  # it passed on judged[i-1] and fails from judged[i] on
+            broke_at.append(judged[i][0])
+    if broke_at:
+        release = min(broke_at, key=version_key)
+        before = releases[releases.index(release) - 1]
+        return FixedIn("regressed", release=release, before=before, failing_before=failing[before], **base)
+    if passing[latest]:
+        return FixedIn("partly", **base)
+    return FixedIn("never", **base)
+
+
+def describe(answer: FixedIn) -> str:
+    if answer.kind == "fixed":
+        return _("fixed in Paddle %(r)s (all %(n)d configs pass from %(r)s on; %(f)d fail on %(b)s)") % {
+            "r": answer.release, "n": answer.judged_latest, "f": answer.failing_before, "b": answer.before}
+    if answer.kind == "passing":
+        return _("passing on every release tested (%(rs)s)") % {"rs": ", ".join(answer.releases)}
+    if answer.kind == "regressed":
+        return _("regressed in %(r)s (passed on %(b)s; %(p)d of %(n)d pass on %(l)s)") % {
+            "r": answer.release, "b": answer.before, "p": answer.passing_latest, "n": answer.judged_latest,
+            "l": answer.latest}
+    if answer.kind == "partly":
+        return _("partly fixed: %(p)d of %(n)d pass on %(l)s") % {
+            "p": answer.passing_latest, "n": answer.judged_latest, "l": answer.latest}
+    if answer.kind == "never":
+        return _("failing on every release tested (%(rs)s)") % {"rs": ", ".join(answer.releases)}
+    return _("not tested on any release yet")
+
+
+# ----------------------------------------------------------------------------- reading stored verdicts
+
+
+@dataclass
+class Cell:
+    status: str
+    max_abs: float | None
+    max_rel: float | None
+    run_id: int
+    paddle_commit: str = ""
+    torch_version: str = ""
+
+
+def _release_of(paddle_version: str, run_version: str) -> str:
+    return paddle_version or run_version or ""
+
+
+def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, dict[str, Cell]]]]:
+    """(releases oldest first, [(config, {release: newest Cell})]) for the task's re-tested configs, own lane."""
+    rows = (ConfigResult.objects.filter(task=task, run__lane=task.kernel.lower())
+            .values_list("failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status",
+                         "max_abs", "max_rel", "paddle_commit", "torch_version")
+            .order_by("failing_config_id", "run_id"))
+    cells: dict[int, dict[str, Cell]] = {}
+    for config_id, version, run_version, run_id, status, max_abs, max_rel, commit, torch in rows:
+        release = _release_of(version, run_version)
+        if release:
+            cells.setdefault(config_id, {})[release] = Cell(status, max_abs, max_rel, run_id, commit, torch)
+    releases = sorted({r for row in cells.values() for r in row}, key=version_key)
+    configs = {fc.id: fc for fc in FailingConfig.objects.filter(id__in=cells).defer("origins")}
+    return releases, [(configs[cid], cells[cid]) for cid in sorted(cells)]
+
+
+def task_fixed_in(task: Task) -> FixedIn:
+    _releases, rows = task_release_grid(task)
+    return fixed_in({fc.id: {r: c.status for r, c in row.items()} for fc, row in rows})
+
+
+def fixed_in_by_task() -> dict[int, FixedIn]:
+    """task id → its FixedIn for every task with verdicts on more than one release (one query)."""
+    kernels = dict(Task.objects.values_list("id", "kernel"))
+    grids: dict[int, dict[int, dict[str, str]]] = {}
+    rows = (ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version",
+                                             "run__paddle_version", "run__lane", "status").order_by("run_id"))
+    for task_id, config_id, version, run_version, lane, status in rows:
+        release = _release_of(version, run_version)
+        if release and lane == (kernels.get(task_id) or "").lower():
+            grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
+    answers = {}
+    for task_id, grid in grids.items():
+        if len({r for row in grid.values() for r in row}) > 1:
+            answers[task_id] = fixed_in(grid)
+    return answers
+
+
+def release_matrix() -> dict:
+    """For /charts/releases: per release the tasks fixed in it (by kernel) and the configs passing, and the
+    tasks × releases grid of the fraction of judged configs passing."""
+    kernels = dict(Task.objects.values_list("id", "kernel"))
+    numbers = dict(Task.objects.values_list("id", "number"))
+    grids: dict[int, dict[int, dict[str, str]]] = {}
+    for task_id, config_id, version, run_version, lane, status in (
+            ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version", "run__paddle_version",
+                                             "run__lane", "status").order_by("run_id")):
+        release = _release_of(version, run_version)
+        if release and lane == (kernels.get(task_id) or "").lower():
+            grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
+    releases = sorted({r for g in grids.values() for row in g.values() for r in row}, key=version_key)
+    fixed = {kernel: {r: 0 for r in releases} for kernel in ("CPU", "GPU")}
+    passing_configs = {r: 0 for r in releases}
+    judged_configs = {r: 0 for r in releases}
+    tasks = []
+    for task_id in sorted(grids, key=lambda t: numbers.get(t, 0)):
+        grid = grids[task_id]
+        answer = fixed_in(grid)
+        if answer.kind == "fixed":
+            fixed[kernels[task_id]][answer.release] += 1
+        fractions = []
+        for r in releases:
+            p = sum(1 for row in grid.values() if is_passing(row.get(r, "")))
+            f = sum(1 for row in grid.values() if is_failing(row.get(r, "")))
+            passing_configs[r] += p
+            judged_configs[r] += p + f
+            fractions.append(round(p / (p + f), 3) if p + f else None)
+        tasks.append({"number": numbers[task_id], "kernel": kernels[task_id], "fractions": fractions,
+                      "fixed_in": answer.as_dict()})
+    return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,
+            "judged_configs": judged_configs, "tasks": tasks}
