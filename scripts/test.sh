@@ -9,6 +9,9 @@ if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "WenQuanYi"; t
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei) >/dev/null
 fi
 bash scripts/ensure_services.sh
+# The release tests need a second Paddle next to the main .venv's: 3.0.0 in var/paddle-envs (uv, shared
+# wheel cache; a no-op when it is already there).
+.venv/bin/python manage.py paddle_envs add 3.0.0
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

@@ -1,0 +1,98 @@
+"""A real two-release matrix run: the main .venv's Paddle and the 3.0.0 env, through real workers."""
+import sys
+from importlib.metadata import version
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from apitester.pool import TimeBudget
+from tracker.models import ConfigResult, TestRun
+from tracker.selectors.releases import task_fixed_in, task_release_grid
+from tracker.selectors.runs import run_summary, task_verification
+from tracker.services.runs import RunError, create_matrix_run, create_run, execute_run
+
+from ..runner.conftest import make_task
+from .conftest import CLIP, CRASH_ON_OLD, OLD_RELEASE
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=60.0, per_million_elements=5.0)}
+MAIN = version("paddlepaddle")
+
+
+def test_clip_is_fixed_between_3_0_0_and_the_main_release(old_env, monkeypatch):
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.releases.fake_specs")
+    task = make_task(11, "paddle.clip", [CLIP, CRASH_ON_OLD])
+    parent = create_matrix_run("task", tasks=[11], releases=[OLD_RELEASE, MAIN])
+    old, new = parent.lanes.order_by("id")
+    assert (old.release, new.release, parent.total) == (OLD_RELEASE, MAIN, 4)
+
+    for child in (old, new):
+        execute_run(child.pk, workers=1, options=FAST)
+    parent.refresh_from_db()
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert parent.state == old.state == new.state == "done"
+
+    results = {(r.run_id, r.failing_config.config): r for r in ConfigResult.objects.select_related("failing_config")}
+    clip_old, clip_new = results[(old.pk, CLIP)], results[(new.pk, CLIP)]
+    # 3.0.0 clips float64 to the float32 maximum: a forward accuracy error, fixed by the main release.
+    assert (clip_old.status, clip_old.direction) == ("accuracy_error", "forward")
+    assert clip_old.max_abs > 1e30
+    assert clip_new.status == "pass"
+    # Each verdict records the build that produced it.
+    assert (clip_old.paddle_version, clip_old.paddle_commit) == (OLD_RELEASE, old_env.paddle_commit)
+    assert clip_new.paddle_version == MAIN and clip_new.paddle_commit and clip_new.paddle_commit != old_env.paddle_commit
+    assert clip_old.torch_version == clip_new.torch_version == old_env.torch_version
+    assert old.paddle_version == OLD_RELEASE and new.paddle_version == MAIN
+    # A config that kills the 3.0.0 worker is a crash there only.
+    assert results[(old.pk, CRASH_ON_OLD)].status == "crash"
+    assert results[(new.pk, CRASH_ON_OLD)].status == "pass"
+
+    releases, rows = task_release_grid(task)
+    assert releases == [OLD_RELEASE, MAIN]
+    answer = task_fixed_in(task)
+    assert (answer.kind, answer.release, answer.before, answer.failing_before) == ("fixed", MAIN, OLD_RELEASE, 2)
+    # The board's verification reads the main release only: the older run finishing later changes nothing.
+    assert task_verification(task).kind == "verified"
+
+    summary = run_summary(parent)
+    assert summary["releases"] == [OLD_RELEASE, MAIN] and summary["done"] == summary["total"] == 4
+    assert [lane["counts"] for lane in summary["lanes"]] == [{"accuracy_error": 1, "crash": 1}, {"pass": 2}]
+
+
+def test_a_worker_of_another_build_stores_nothing(old_env):
+    make_task(11, "paddle.clip", [CLIP])
+    run = create_run("task", tasks=[11], release=OLD_RELEASE)
+    # Force the main interpreter onto a 3.0.0 run: the build check must refuse it.
+    report = execute_run(run.pk, workers=1, options={**FAST, "python": sys.executable})
+    run.refresh_from_db()
+    assert run.state == "queued" and report.executed == 0
+    assert run.message.startswith(f"waiting for a worker with Paddle {OLD_RELEASE}")
+    assert ConfigResult.objects.count() == 0
+
+
+def test_unknown_release_is_a_clear_error_and_changes_nothing(old_env):
+    make_task(11, "paddle.clip", [CLIP])
+    with pytest.raises(RunError, match=r"no Paddle environment for release '2\.9\.9'.*installed: .*3\.0\.0.*PyPI offers"):
+        create_run("task", tasks=[11], release="2.9.9")
+    with pytest.raises(CommandError, match="2.9.9"):
+        call_command("retest", "--task", "11", "--releases", f"{OLD_RELEASE},2.9.9")
+    assert TestRun.objects.count() == 0
+
+
+def test_a_run_for_a_release_nobody_serves_waits_and_says_so(old_env, settings, tmp_path):
+    from tracker.models import WorkerHeartbeat
+    from django.utils import timezone
+
+    make_task(11, "paddle.clip", [CLIP])
+    WorkerHeartbeat.objects.create(name="other@host", host="host", lanes=["cpu"], releases=["3.2.2"],
+                                   paddle_version=MAIN, last_seen=timezone.now())
+    run = create_run("task", tasks=[11], release="3.2.2")  # advertised by a worker elsewhere: accepted
+    assert run_summary(run)["waiting"] == "queued"
+    WorkerHeartbeat.objects.all().delete()
+    assert run_summary(run)["waiting"] == "waiting for a worker with Paddle 3.2.2"
+    report = execute_run(run.pk, workers=1)  # this host has no 3.2.2 env: declines, stores nothing
+    run.refresh_from_db()
+    assert run.state == "queued" and report.executed == 0 and ConfigResult.objects.count() == 0
+    assert run.message.startswith("waiting for a worker with Paddle 3.2.2")
