@@ -67,9 +67,15 @@ def start(request):
     if tasks is None:
         messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
         return redirect(back if back.startswith("/") else "/")
+    releases = request.POST.get("releases", "").strip()
     try:
-        run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
-                                    requested_by=request.user.get_username())
+        if releases:  # "all" or "3.0.0,3.3.1": one matrix run with a lane per release
+            run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
+                                               api=request.POST.get("api") or None, lane=lane,
+                                               requested_by=request.user.get_username())
+        else:
+            run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
+                                        requested_by=request.user.get_username())
     except run_service.RunError as exc:
         messages.error(request, str(exc))
         return redirect(back if back.startswith("/") else "/")

@@ -294,7 +294,9 @@ def run_list(limit: int = 200):
 
 
 def run_results(run: TestRun, status: str | None = None, limit: int = 500):
-    qs = ConfigResult.objects.filter(run=run).select_related("task", "failing_config").order_by("task__number", "id")
+    # A matrix run lists its lanes' results (each row says its release).
+    qs = (ConfigResult.objects.filter(Q(run=run) | Q(run__parent=run)).select_related("task", "failing_config", "run")
+          .order_by("task__number", "failing_config_id", "run_id"))
     if status:
         qs = qs.filter(status=status)
     return qs[:limit]
