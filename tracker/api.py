@@ -4,6 +4,7 @@ from django.views.decorators.http import require_GET
 
 from .models import Task
 from .selectors import board as selectors
+from .selectors import releases as release_selectors
 
 
 @require_GET
@@ -31,5 +32,17 @@ def task(request, number: int):
         }
         for claim in task.claims.all()
     ]
+    releases, rows = release_selectors.task_release_grid(task)
+    data["releases"] = {
+        "releases": releases,
+        "verdicts": [
+            {"config": fc.config, "failing_config": fc.id,
+             "by_release": {r: {"status": c.status, "max_abs": c.max_abs, "max_rel": c.max_rel, "run": c.run_id,
+                                "paddle_commit": c.paddle_commit, "torch_version": c.torch_version}
+                            for r, c in cells.items()}}
+            for fc, cells in rows
+        ],
+        "fixed_in": release_selectors.fixed_in({fc.id: {r: c.status for r, c in cells.items()} for fc, cells in rows}).as_dict(),
+    }
     data["config_categories"] = {row["category"]: row["n"] for row in selectors.task_config_categories(task)}
     return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .selectors import board as selectors
+from .selectors.releases import fixed_in_by_task
 
 CONFIGS_PER_PAGE = 50
 
@@ -13,6 +14,9 @@ CONFIGS_PER_PAGE = 50
 def board(request):
     filters = selectors.BoardFilters.from_params(request.GET)
     tasks = list(selectors.board_tasks(filters))
+    fixed_in = fixed_in_by_task()
+    for task in tasks:
+        task.fixed_in = fixed_in.get(task.id)
     return render(request, "tracker/board.html", {
         "tasks": tasks,
         "filters": filters,

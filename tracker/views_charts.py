@@ -58,6 +58,22 @@ def regressions(request):
     })
 
 
+def releases(request):
+    from .charts_releases import configs_passing_figure, fixed_per_release_figure, task_release_heatmap
+    from .selectors.releases import release_matrix
+
+    matrix = release_matrix()
+    has = bool(matrix["releases"])
+    return render(request, "charts/releases.html", {
+        "matrix": matrix,
+        "fixed_rows": [(r, matrix["fixed"]["CPU"][r], matrix["fixed"]["GPU"][r], matrix["passing_configs"][r],
+                        matrix["judged_configs"][r]) for r in matrix["releases"]],
+        "fixed_json": charts.figure_json(fixed_per_release_figure(matrix)) if has else "",
+        "passing_json": charts.figure_json(configs_passing_figure(matrix)) if has else "",
+        "heatmap_json": charts.figure_json(task_release_heatmap(matrix)) if has else "",
+    })
+
+
 def diff_map(request, number: int, result_id: int):
     task = get_object_or_404(Task, number=number)
     result = get_object_or_404(ConfigResult.objects.select_related("failing_config", "run"), id=result_id, task=task)

@@ -37,6 +37,9 @@ class BoardFilters:
     contributor: str = ""
     q: str = ""
     open_only: bool = False
+    # "fixed upstream, task still open": every judged config passes on the newest release tested, the task
+    # isn't completed (the list maintainers close).
+    fixed_upstream: bool = False
     sort: str = "number"
     errors: list[str] = field(default_factory=list)
 
@@ -61,6 +64,7 @@ class BoardFilters:
         filters.contributor = params.get("contributor", "").strip().lstrip("@")
         filters.q = params.get("q", "").strip()
         filters.open_only = params.get("open", "").strip().lower() in {"1", "true", "yes", "on"}
+        filters.fixed_upstream = params.get("fixed_upstream", "").strip().lower() in {"1", "true", "yes", "on"}
         sort = params.get("sort", "").strip() or "number"
         if sort.lstrip("-") in SORT_FIELDS:
             filters.sort = sort
@@ -113,6 +117,11 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
     if filters.open_only:
         # open for claiming: nobody holds an active claim and the task is not locked
         tasks = tasks.filter(locked_reason="").exclude(pk__in=Claim.objects.filter(withdrawn_at__isnull=True).values("task_id"))
+    if filters.fixed_upstream:
+        from .releases import fixed_in_by_task
+
+        fixed = [task_id for task_id, answer in fixed_in_by_task().items() if answer.kind in ("fixed", "passing")]
+        tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])

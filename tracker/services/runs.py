@@ -25,7 +25,7 @@ from .events import record_event
 
 log = logging.getLogger(__name__)
 
-SCOPE_KINDS = ("task", "tasks", "api", "all_open")
+SCOPE_KINDS = ("task", "tasks", "api", "all_open", "all")
 LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
 ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
 # Start of the message a CPU-only executor leaves on a GPU run it received and declined.
@@ -112,6 +112,8 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
         if not found:
             raise RunError(f"no {kernel} task for {api} on the board")
         return found
+    if kind == "all":  # every task of the lane's kernel (the first start's re-test)
+        return list(Task.objects.filter(kernel=kernel))
     # all_open: every task whose fix isn't completed yet (locked ones too: they still fail).
     return list(Task.objects.filter(kernel=kernel).exclude(status=TaskStatus.COMPLETED))
 

@@ -36,6 +36,9 @@ def board_run_actions(context):
         "request": request,
         "csrf_token": context.get("csrf_token"),
         "gpu_waiting": not run_selectors.lane_workers("gpu"),
+        # Runs in progress (e.g. the first start's re-test of every CPU task), for everyone to watch.
+        "active_runs": [run_selectors.run_summary(run) for run in
+                        TestRun.objects.filter(state__in=["queued", "running"], parent__isnull=True)[:3]],
     }
 
 

@@ -30,6 +30,9 @@ class Command(BaseCommand):
         scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N", help="task number(s)")
         scope.add_argument("--api", metavar="NAME", help="every task of this API (on the lane's kernel)")
         scope.add_argument("--all", action="store_true", help="every task not yet completed")
+        scope.add_argument("--first-start", action="store_true",
+                           help="on a board with no runs yet, queue a re-test of every CPU task on the main env "
+                                "(scripts/run.sh does this unless AUTO_RETEST=0)")
         scope.add_argument("--resume", action="store_true",
                            help="put runs left running by a dead executor back on their queue")
         parser.add_argument("--lane", choices=["cpu", "gpu"], default="cpu")
@@ -43,6 +46,17 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, help="worker processes for --inline (default RUNNER_WORKERS)")
 
     def handle(self, *args, **options):
+        if options["first_start"]:
+            if TestRun.objects.exists():
+                self.stdout.write("first start: the board already has runs; nothing queued")
+                return
+            try:
+                run = run_service.start_run("all", lane="cpu", requested_by="first start")
+            except run_service.RunError as exc:
+                self.stdout.write(f"first start: nothing queued ({exc})")
+                return
+            self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
+            return
         if options["resume"]:
             resumed = run_service.resume_orphaned_runs(enqueue=not options["inline"])
             self.stdout.write(f"resumed runs: {resumed or 'none'}")
