@@ -96,3 +96,14 @@ def test_a_run_for_a_release_nobody_serves_waits_and_says_so(old_env, settings, 
     run.refresh_from_db()
     assert run.state == "queued" and report.executed == 0 and ConfigResult.objects.count() == 0
     assert run.message.startswith("waiting for a worker with Paddle 3.2.2")
+
+
+def test_store_result_refuses_a_verdict_from_another_build(old_env):
+    from tracker.services.runs import WrongBuild, store_result
+
+    task = make_task(11, "paddle.clip", [CLIP])
+    run = create_run("task", tasks=[11], release=OLD_RELEASE)
+    with pytest.raises(WrongBuild, match="for Paddle 3.0.0 but the worker runs Paddle 3.3.1"):
+        store_result(run, task.failing_configs.get(), {"status": "pass"}, 0.1,
+                     build={"paddle_version": "3.3.1", "paddle_commit": "x", "torch_version": "2.13.0"})
+    assert ConfigResult.objects.count() == 0

@@ -142,13 +142,13 @@ def task_fixed_in(task: Task) -> FixedIn:
 
 def fixed_in_by_task() -> dict[int, FixedIn]:
     """task id → its FixedIn for every task with verdicts on more than one release (one query)."""
-    kernels = dict(Task.objects.values_list("id", "kernel"))
     grids: dict[int, dict[int, dict[str, str]]] = {}
     rows = (ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version",
-                                             "run__paddle_version", "run__lane", "status").order_by("run_id"))
-    for task_id, config_id, version, run_version, lane, status in rows:
+                                             "run__paddle_version", "run__lane", "status", "task__kernel")
+            .order_by("run_id"))
+    for task_id, config_id, version, run_version, lane, status, kernel in rows:
         release = _release_of(version, run_version)
-        if release and lane == (kernels.get(task_id) or "").lower():
+        if release and lane == kernel.lower():
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
     answers = {}
     for task_id, grid in grids.items():

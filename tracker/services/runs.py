@@ -317,9 +317,11 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                  build: dict | None = None):
     """Write one config's verdict; a second write for the same (run, config) is ignored.
 
-    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release.
+    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release
+    (the executor always passes it; None only for verdicts that no worker produced, e.g. synthetic data).
     """
-    check_build(run, build or {})
+    if build is not None:
+        check_build(run, build)
     build = build or {}
     message = verdict.get("message") or ""
     extras = []
