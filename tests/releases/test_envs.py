@@ -1,0 +1,64 @@
+"""manage.py paddle_envs: idempotent add, clear errors, no half-made env; a broken env stores nothing."""
+import json
+import os
+import sys
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tracker.models import ConfigResult
+from tracker.services import paddle_envs
+from tracker.services.runs import create_run, execute_run
+
+from ..runner.conftest import make_task
+from .conftest import CLIP, OLD_RELEASE
+
+pytestmark = pytest.mark.django_db
+
+
+def test_add_of_an_installed_release_does_nothing_and_list_shows_disk(old_env, capsys):
+    before = os.stat(old_env.path).st_mtime_ns
+    call_command("paddle_envs", "add", OLD_RELEASE)
+    call_command("paddle_envs", "list")
+    out = capsys.readouterr().out
+    assert f"Paddle {OLD_RELEASE}: already installed at {old_env.path}" in out
+    assert os.stat(old_env.path).st_mtime_ns == before
+    line = next(row for row in out.splitlines() if row.startswith(OLD_RELEASE + " "))
+    assert "GiB" in line and old_env.paddle_commit[:10] in line
+    assert 1 << 30 < old_env.disk_bytes() < 4 << 30
+
+
+def test_unknown_release_names_what_is_installed_and_offered(old_env, settings, tmp_path):
+    with pytest.raises(CommandError) as err:
+        call_command("paddle_envs", "add", "2.9.9", "x.y")
+    text = str(err.value)
+    assert "paddlepaddle 2.9.9 is not offered for this Python" in text and "3.0.0, 3.1.0" in text
+    assert "installed here: " in text and OLD_RELEASE in text.split("installed here: ")[1]
+    assert "'x.y' is not a Paddle release number" in text
+    assert not any("2.9.9" in p.name or "x.y" in p.name for p in paddle_envs.envs_dir().iterdir())
+
+
+def test_a_failed_install_leaves_nothing_behind(settings, tmp_path, monkeypatch):
+    settings.PADDLE_ENVS_DIR = str(tmp_path / "envs")
+    # numpy 0.0.1 does not exist: the real uv resolver fails after the venv was made.
+    monkeypatch.setattr(paddle_envs, "_pins", lambda: ["numpy==0.0.1"])
+    with pytest.raises(paddle_envs.EnvError, match="uv failed"):
+        paddle_envs.add("3.0.0", check_index=False)
+    assert list((tmp_path / "envs").iterdir()) == []
+    assert paddle_envs.installed() == []
+
+
+def test_a_broken_env_fails_its_run_with_the_error_and_stores_nothing(settings, tmp_path):
+    # An env whose interpreter has no paddle (as if its install had been damaged after it was built).
+    env = tmp_path / "envs" / "3.1.0"
+    (env / "bin").mkdir(parents=True)
+    os.symlink(getattr(sys, "_base_executable", sys.executable), env / "bin" / "python")
+    (env / paddle_envs.MARKER).write_text(json.dumps({"version": "3.1.0", "paddle_version": "3.1.0"}))
+    settings.PADDLE_ENVS_DIR = str(tmp_path / "envs")
+    make_task(11, "paddle.clip", [CLIP])
+    run = create_run("task", tasks=[11], release="3.1.0")
+    execute_run(run.pk, workers=1)
+    run.refresh_from_db()
+    assert run.state == "failed"
+    assert "workers could not start" in run.message and "No module named" in run.message
+    assert ConfigResult.objects.count() == 0
