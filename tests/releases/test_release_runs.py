@@ -107,3 +107,29 @@ def test_store_result_refuses_a_verdict_from_another_build(old_env):
         store_result(run, task.failing_configs.get(), {"status": "pass"}, 0.1,
                      build={"paddle_version": "3.3.1", "paddle_commit": "x", "torch_version": "2.13.0"})
     assert ConfigResult.objects.count() == 0
+
+
+def test_a_declined_run_goes_back_on_the_queue_when_a_worker_with_its_release_starts(old_env):
+    from django_q.models import OrmQ
+
+    from tracker.services.runs import requeue_declined_release_runs
+
+    make_task(11, "paddle.clip", [CLIP])
+    run = create_run("task", tasks=[11], release=OLD_RELEASE)
+    TestRun.objects.filter(pk=run.pk).update(message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
+    assert requeue_declined_release_runs(["3.3.1"]) == []
+    assert requeue_declined_release_runs([OLD_RELEASE, "3.3.1"]) == [run.pk]
+    assert OrmQ.objects.count() == 1
+    assert requeue_declined_release_runs([OLD_RELEASE]) == []  # once only
+
+
+def test_first_start_queues_every_cpu_task_once(capsys):
+    make_task(11, "paddle.clip", [CLIP])
+    make_task(12, "paddle.cumsum", ['paddle.cumsum(Tensor([3],"float64"), )'], status="completed")
+    make_task(13, "paddle.exp", ['paddle.exp(Tensor([3],"float32"), )'], kernel="GPU")
+    call_command("retest", "--first-start")
+    run = TestRun.objects.get()
+    assert run.scope["kind"] == "all" and run.scope["tasks"] == [11, 12] and run.lane == "cpu" and run.release == ""
+    call_command("retest", "--first-start")
+    assert TestRun.objects.count() == 1
+    assert "already has runs; nothing queued" in capsys.readouterr().out
