@@ -58,9 +58,13 @@ class PaddleEnv:
     main: bool = False
 
     def disk_bytes(self) -> int:
+        return self.disk_usage()[0]
+
+    def disk_usage(self) -> tuple[int, int]:
+        """(bytes of the env's files, of which hard-linked: shared with uv's cache and the other envs)."""
         if self.main:
-            return 0
-        total = 0
+            return 0, 0
+        total = shared = 0
         for root, _dirs, files in os.walk(self.path):
             for name in files:
                 try:
@@ -68,7 +72,9 @@ class PaddleEnv:
                 except OSError:
                     continue
                 total += st.st_size
-        return total
+                if st.st_nlink > 1:
+                    shared += st.st_size
+        return total, shared
 
 
 def envs_dir() -> Path:

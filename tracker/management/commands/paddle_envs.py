@@ -45,8 +45,10 @@ class Command(BaseCommand):
 
     def _list(self):
         main = paddle_envs.main_env()
-        self.stdout.write(f"{'release':<9} {'disk':>10}  {'paddle (full, commit)':<32} {'torch':<14} path")
-        self.stdout.write(f"{main.version:<9} {'(main)':>10}  {main.version:<32} {'':<14} {main.path}")
+        # "shared": files hard-linked from uv's cache, stored once for every env that holds them.
+        self.stdout.write(f"{'release':<9} {'disk':>10} {'shared':>10}  {'paddle (full, commit)':<32} {'torch':<14} path")
+        self.stdout.write(f"{main.version:<9} {'(main)':>10} {'':>10}  {main.version:<32} {'':<14} {main.path}")
         for env in paddle_envs.installed():
-            self.stdout.write(f"{env.version:<9} {_size(env.disk_bytes()):>10}  "
+            total, shared = env.disk_usage()
+            self.stdout.write(f"{env.version:<9} {_size(total):>10} {_size(shared):>10}  "
                               f"{(env.paddle_version + ' ' + env.paddle_commit[:10]):<32} {env.torch_version:<14} {env.path}")
