@@ -103,8 +103,30 @@ def main(argv=None) -> None:
     print("\nCPU tasks (one config each) by answer:")
     for kind, n in sorted(fixed.items()):
         print(f"  {kind}: {n}")
+    print()
+    print(markdown_table(out, wanted))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
+
+
+def markdown_table(out: dict, releases: list[str]) -> str:
+    """The README's "CPU tasks fixed per release" table from a finished measurement."""
+    tasks = out["tasks"]
+    fixed_here = Counter()
+    for label in tasks:
+        answer = fixed_in({label: {r: out["releases"][r]["verdicts"][label] for r in releases}})
+        if answer.kind == "fixed":
+            fixed_here[answer.release] += 1
+    rows = ["| Paddle release (commit) | sample configs passing | CPU tasks fixed in this release | env build | disk | "
+            "configs/s | wall ÷ Σ in-worker |", "|---|---|---|---|---|---|---|"]
+    for r in releases:
+        m = out["releases"][r]
+        passing = sum(1 for label in tasks if m["verdicts"][label] == "pass")
+        build = "main .venv" if m["main"] else f"{m['build_seconds']:.0f} s"
+        disk = "—" if m["main"] else f"{m['disk_bytes'] / 2**30:.2f} GiB"
+        rows.append(f"| {r} ({m['build'].get('paddle_commit', '')[:10]}) | {passing} / {len(tasks)} | "
+                    f"{fixed_here.get(r, 0)} | {build} | {disk} | {m['rate']:.2f} | {m['ratio']:.2f} |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
