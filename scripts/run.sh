@@ -8,9 +8,7 @@ $PY manage.py migrate --noinput
 $PY manage.py bootstrap_board          # board fixture + PaddleAPITest reports when ../shared is there
 $PY manage.py compilemessages >/dev/null 2>&1 || true   # .mo files are committed; this only refreshes them
 # Extra Paddle releases to re-test on (e.g. PADDLE_RELEASES="3.0.0 3.2.2"); the main .venv's is always there.
-if [ -n "${PADDLE_RELEASES:-}" ]; then
-  $PY manage.py paddle_envs add ${PADDLE_RELEASES//,/ }
-fi
+$PY manage.py paddle_envs add          # reads PADDLE_RELEASES; idempotent, a no-op when it is empty
 # A new board with no runs yet re-tests every CPU task on the main env at once (AUTO_RETEST=0: don't).
 if [ "${AUTO_RETEST:-1}" != "0" ]; then
   $PY manage.py retest --first-start

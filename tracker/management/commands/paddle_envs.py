@@ -1,4 +1,5 @@
 """Per-release Paddle environments: python manage.py paddle_envs add 3.0.0 [3.2.2 ...] | list | remove 3.0.0."""
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.services import paddle_envs
@@ -14,7 +15,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
         add = sub.add_parser("add", help="build the env of each release (idempotent)")
-        add.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 3.0.0 3.2.2 (none: nothing to do)")
+        add.add_argument("versions", nargs="*", metavar="VERSION",
+                         help="e.g. 3.0.0 3.2.2 (none: the PADDLE_RELEASES setting / environment variable)")
         add.add_argument("--tool", choices=["uv", "pip"], help="default: uv when its binary is found, else venv+pip")
         sub.add_parser("list", help="installed envs with versions and disk used")
         remove = sub.add_parser("remove", help="delete the env of each release")
@@ -25,7 +27,12 @@ class Command(BaseCommand):
         if action == "list":
             return self._list()
         failed = []
-        for version in options["versions"]:
+        versions = options["versions"]
+        if action == "add" and not versions:
+            versions = list(getattr(settings, "PADDLE_RELEASES", []))
+            if not versions:
+                self.stdout.write("no release named and PADDLE_RELEASES is empty: only the main env is used")
+        for version in versions:
             try:
                 if action == "add":
                     env, created = paddle_envs.add(version, tool=options.get("tool"))
