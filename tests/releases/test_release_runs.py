@@ -86,16 +86,16 @@ def test_a_run_for_a_release_nobody_serves_waits_and_says_so(old_env, settings, 
     from django.utils import timezone
 
     make_task(11, "paddle.clip", [CLIP])
-    WorkerHeartbeat.objects.create(name="other@host", host="host", lanes=["cpu"], releases=["3.2.2"],
+    WorkerHeartbeat.objects.create(name="other@host", host="host", lanes=["cpu"], releases=["3.9.9"],
                                    paddle_version=MAIN, last_seen=timezone.now())
-    run = create_run("task", tasks=[11], release="3.2.2")  # advertised by a worker elsewhere: accepted
+    run = create_run("task", tasks=[11], release="3.9.9")  # advertised by a worker elsewhere: accepted
     assert run_summary(run)["waiting"] == "queued"
     WorkerHeartbeat.objects.all().delete()
-    assert run_summary(run)["waiting"] == "waiting for a worker with Paddle 3.2.2"
-    report = execute_run(run.pk, workers=1)  # this host has no 3.2.2 env: declines, stores nothing
+    assert run_summary(run)["waiting"] == "waiting for a worker with Paddle 3.9.9"
+    report = execute_run(run.pk, workers=1)  # this host has no 3.9.9 env: declines, stores nothing
     run.refresh_from_db()
     assert run.state == "queued" and report.executed == 0 and ConfigResult.objects.count() == 0
-    assert run.message.startswith("waiting for a worker with Paddle 3.2.2")
+    assert run.message.startswith("waiting for a worker with Paddle 3.9.9")
 
 
 def test_store_result_refuses_a_verdict_from_another_build(old_env):
