@@ -30,6 +30,8 @@ LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
 ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
 # Start of the message a CPU-only executor leaves on a GPU run it received and declined.
 GPU_DECLINED = "waiting for a GPU worker"
+# The release of a matrix run's parent (its children carry the real releases).
+MATRIX = "matrix"
 # Start of the message an executor without the run's Paddle release leaves on the run it declined.
 RELEASE_DECLINED = "waiting for a worker with Paddle"
 
@@ -175,14 +177,12 @@ def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | 
     if not releases:
         raise RunError("name at least one release")
     with transaction.atomic():
-        first = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
-        parent = TestRun.objects.create(scope={**first.scope, "releases": releases}, lane=lane,
-                                        total=first.total * len(releases), requested_by=requested_by,
-                                        release="matrix")
-        first.delete()
+        parent = TestRun.objects.create(scope={}, lane=lane, requested_by=requested_by, release=MATRIX)
         children = [create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, release=r,
                                parent=parent) for r in releases]
-    parent.children_created = children
+        TestRun.objects.filter(pk=parent.pk).update(scope={**children[0].scope, "releases": releases},
+                                                    total=sum(c.total for c in children))
+    parent.refresh_from_db()
     return parent
 
 
