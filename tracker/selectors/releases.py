@@ -3,8 +3,8 @@
 ``fixed_in`` is a pure function of a grid {config: {release: status}} — the answer to "did the fix land,
 and in which release?" — so it is tested on synthetic grids; the readers below build grids from stored
 verdicts, keyed by the Paddle version each verdict records (the build that produced it).
-A config *passes* or *fails* by the strict rule of tracker/verdicts.py; statuses that are neither (engine
-gaps) say nothing about a release and are left out of the counts.
+A config *passes* only by the strict rule of tracker/verdicts.py (is_passing); every other status except
+the engine gaps (NO_VERDICT, which say nothing about a release and are left out) counts as not fixed.
 """
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ from dataclasses import asdict, dataclass, field
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task
-from ..verdicts import is_failing, is_passing
+from ..verdicts import NO_VERDICT, is_passing
+
+
+def is_failing(status: str) -> bool:
+    """Judged and not a strict pass. Besides the failures of tracker/verdicts.py this includes every other
+    status that says something about Paddle without passing (e.g. a documented difference): "fixed" follows
+    the strict rule, so such a config keeps its task from being fixed. Engine gaps are not judged."""
+    return bool(status) and not is_passing(status) and status not in NO_VERDICT
 
 
 def version_key(version: str) -> tuple:
