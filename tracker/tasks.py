@@ -1,9 +1,9 @@
 """django-q2 entry points for re-test runs, and the hooks that make a qcluster a runner worker.
 
-Routing: CPU runs go to the queue RUNNER_CPU_QUEUE (default: the site's cluster name), GPU runs to
-RUNNER_GPU_QUEUE (default "gpu"). A GPU host runs ``Q_CLUSTER_NAME=gpu python manage.py qcluster``
-against the same database/broker; without one, GPU runs simply stay queued and their page says
-"waiting for a GPU worker".
+Routing lives in tracker/services/queue.py: CPU runs go to the queue RUNNER_CPU_QUEUE (default: the
+site's cluster name), GPU runs to RUNNER_GPU_QUEUE (default "gpu"). A GPU host runs
+``Q_CLUSTER_NAME=gpu python manage.py qcluster`` against the same database/broker; without one, GPU
+runs simply stay queued and their page says "waiting for a GPU worker".
 
 When a qcluster worker process starts it (1) advertises the lanes it can serve in WorkerHeartbeat
 (gpu only when its Paddle is compiled with CUDA) and keeps that fresh, (2) resumes runs left
@@ -17,44 +17,27 @@ import os
 import socket
 import threading
 
-from django.conf import settings
+from django.db import close_old_connections
 from django.utils import timezone
+
+from apitester.pool import probe_capabilities
+
+from .models import WorkerHeartbeat
+from .services.queue import gpu_queue
+from .services.runs import execute_run, requeue_declined_gpu_runs, resume_orphaned_runs
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 60
 
 
-def cpu_queue() -> str:
-    return getattr(settings, "RUNNER_CPU_QUEUE", "") or settings.Q_CLUSTER.get("name", "default")
-
-
-def gpu_queue() -> str:
-    return getattr(settings, "RUNNER_GPU_QUEUE", "") or "gpu"
-
-
-def queue_for_lane(lane: str) -> str:
-    return gpu_queue() if lane == "gpu" else cpu_queue()
-
-
-def enqueue_run(run) -> str:
-    from django_q.tasks import async_task
-
-    return async_task("tracker.tasks.execute_run_task", run.pk, cluster=queue_for_lane(run.lane),
-                      task_name=f"run-{run.pk}-{timezone.now():%H%M%S%f}", group="runs")
-
-
 def execute_run_task(run_id: int) -> dict:
-    """The queued job: execute (or resume) one run."""
-    from .services.runs import execute_run
-
+    """The queued job (services.queue.EXECUTE_RUN_TASK): execute (or resume) one run."""
     report = execute_run(run_id)
     return {"run": run_id, "state": report.state, "executed": report.executed}
 
 
 def resume_runs_task() -> list[int]:
-    from .services.runs import resume_orphaned_runs
-
     return resume_orphaned_runs()
 
 
@@ -68,8 +51,6 @@ def _cluster_name() -> str:
 
 
 def advertise(lanes: list[str], paddle_version: str, name: str | None = None):
-    from .models import WorkerHeartbeat
-
     host = socket.gethostname()
     name = name or f"{_cluster_name()}@{host}:{os.getpid()}"
     WorkerHeartbeat.objects.update_or_create(
@@ -79,8 +60,6 @@ def advertise(lanes: list[str], paddle_version: str, name: str | None = None):
 
 def _worker_lanes() -> tuple[list[str], str]:
     """Lanes this cluster serves: its queue's lane, gpu only with a CUDA build of Paddle."""
-    from apitester.pool import probe_capabilities
-
     caps = probe_capabilities()
     if _cluster_name() == gpu_queue():
         lanes = ["gpu"] if caps.get("cuda") else []
@@ -93,10 +72,6 @@ def _worker_lanes() -> tuple[list[str], str]:
 
 
 def _heartbeat_loop(stop: threading.Event) -> None:
-    from django.db import close_old_connections
-
-    from .services.runs import resume_orphaned_runs
-
     try:
         lanes, version = _worker_lanes()
     except Exception:
@@ -104,8 +79,6 @@ def _heartbeat_loop(stop: threading.Event) -> None:
         return
     if "gpu" in lanes:
         try:
-            from .services.runs import requeue_declined_gpu_runs
-
             requeued = requeue_declined_gpu_runs()
             if requeued:
                 log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
@@ -131,8 +104,6 @@ def on_worker_spawn(sender=None, proc_name=None, **kwargs) -> None:
     stop = threading.Event()
     threading.Thread(target=_heartbeat_loop, args=(stop,), name="runner-heartbeat", daemon=True).start()
     try:
-        from .services.runs import resume_orphaned_runs
-
         resumed = resume_orphaned_runs()
         if resumed:
             log.info("resumed runs %s left by a dead executor", resumed)

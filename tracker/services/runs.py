@@ -20,8 +20,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apitester.pool import PoolError, TimeBudget, WorkerPool
+
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
+from ..selectors.runs import regressions, task_verification
 from .events import record_event
+from .queue import enqueue_run
 
 log = logging.getLogger(__name__)
 
@@ -39,31 +43,22 @@ class RunError(ValueError):
 # ----------------------------------------------------------------------------- settings
 
 
-def _setting(name: str, default, cast=float):
-    value = getattr(settings, name, None)
-    if value is None:
-        value = os.environ.get(name)
-    return default if value in (None, "") else cast(value)
-
-
 def runner_workers() -> int:
-    return _setting("RUNNER_WORKERS", os.cpu_count() or 1, int)
+    return settings.RUNNER_WORKERS
 
 
 def stale_after() -> timedelta:
     """A running run whose executor hasn't reported for this long is orphaned."""
-    return timedelta(seconds=_setting("RUNNER_STALE_SECONDS", 120.0))
+    return timedelta(seconds=settings.RUNNER_STALE_SECONDS)
 
 
 def pool_options() -> dict:
-    from apitester.pool import TimeBudget
-
-    budget_mb = _setting("RUNNER_MEMORY_BUDGET_MB", 0, int)
+    budget_mb = settings.RUNNER_MEMORY_BUDGET_MB
     return {
         "time_budget": TimeBudget(
-            base=_setting("RUNNER_TIME_BASE", 60.0),
-            per_million_elements=_setting("RUNNER_TIME_PER_MELEMENT", 5.0),
-            maximum=_setting("RUNNER_TIME_MAX", 900.0),
+            base=settings.RUNNER_TIME_BASE,
+            per_million_elements=settings.RUNNER_TIME_PER_MELEMENT,
+            maximum=settings.RUNNER_TIME_MAX,
         ),
         "memory_budget": budget_mb * 2**20 if budget_mb else None,
     }
@@ -131,8 +126,6 @@ def run_configs(run: TestRun):
 
 def start_run(kind: str, *, tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
     """Create and enqueue for the lane's qcluster."""
-    from ..tasks import enqueue_run
-
     run = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
     enqueue_run(run)
     return run
@@ -248,8 +241,6 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
     Safe to call twice or concurrently: only the executor that claims the run works on it.
     """
-    from apitester.pool import PoolError
-
     started = time.monotonic()
     run = TestRun.objects.get(pk=run_id)
     report = ExecutionReport(run_id, run.state)
@@ -271,8 +262,6 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
 
 def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts) -> ExecutionReport:
-    from apitester.pool import WorkerPool
-
     with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
         info = pool.wait_ready()
         if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
@@ -342,8 +331,6 @@ def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
                 message="requeued for a GPU worker"):
             requeued.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return requeued
 
@@ -359,8 +346,6 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
                 state=TestRun.State.QUEUED, message=f"resumed after its executor {run.executor} died"):
             resumed.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return resumed
 
@@ -370,8 +355,6 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
 
 def record_run_outcomes(run: TestRun) -> None:
     """Events for fixes verified and regressions found by this run (once per task and version)."""
-    from ..selectors.runs import regressions, task_verification
-
     tasks = Task.objects.filter(number__in=run.scope.get("tasks", []))
     for task in tasks:
         verification = task_verification(task, run.lane)
