@@ -5,10 +5,11 @@ site's cluster name), GPU runs to RUNNER_GPU_QUEUE (default "gpu"). A GPU host r
 ``Q_CLUSTER_NAME=gpu python manage.py qcluster`` against the same database/broker; without one, GPU
 runs simply stay queued and their page says "waiting for a GPU worker".
 
-When a qcluster worker process starts it (1) advertises the lanes it can serve in WorkerHeartbeat
-(gpu only when its Paddle is compiled with CUDA) and keeps that fresh, (2) resumes runs left
-`running` by a dead executor (kill -9 of a previous cluster), and (3) on a CUDA build, puts back on
-the GPU queue the GPU runs a CPU-only cluster received and declined.
+When a qcluster worker process starts (django-q2's post_spawn), one heartbeat thread (1) resumes runs
+left `running` by a dead executor (kill -9 of a previous cluster) — at start and then periodically,
+(2) advertises the lanes the worker can serve in WorkerHeartbeat (gpu only when its Paddle is compiled
+with CUDA) and keeps that fresh, and (3) on a CUDA build, puts back on the GPU queue the GPU runs a
+CPU-only cluster received and declined. The thread stops when the worker process exits.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import logging
 import os
 import socket
 import threading
+from multiprocessing.util import Finalize
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from apitester.pool import probe_capabilities
@@ -72,43 +74,62 @@ def _worker_lanes() -> tuple[list[str], str]:
 
 
 def _heartbeat_loop(stop: threading.Event) -> None:
+    """This worker's one resume path and its advertisement: right away, then every HEARTBEAT_SECONDS until
+    `stop` is set. Each round puts runs left `running` by a dead executor back on their queue (at start:
+    a killed previous cluster; later: an executor whose host was lost) and advertises the lanes served."""
+    lanes = version = None
     try:
-        lanes, version = _worker_lanes()
+        while True:
+            try:
+                resumed = resume_orphaned_runs()
+                if resumed:
+                    log.info("resumed runs %s left by a dead executor", resumed)
+                if lanes is None:  # probed once (it starts paddle and torch in a subprocess)
+                    lanes, version = _worker_lanes()
+                    if "gpu" in lanes:
+                        _requeue_declined_gpu_runs()
+                advertise(lanes, version)
+            except Exception:
+                log.exception("worker heartbeat failed")
+            finally:
+                close_old_connections()
+            if stop.wait(HEARTBEAT_SECONDS):
+                return
+    finally:
+        connections.close_all()  # this thread's own database connection
+
+
+def _requeue_declined_gpu_runs() -> None:
+    try:
+        requeued = requeue_declined_gpu_runs()
+        if requeued:
+            log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
     except Exception:
-        log.exception("cannot probe paddle for the worker heartbeat")
-        return
-    if "gpu" in lanes:
-        try:
-            requeued = requeue_declined_gpu_runs()
-            if requeued:
-                log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
-        except Exception:
-            log.exception("requeueing declined GPU runs failed")
-    while True:
-        try:
-            advertise(lanes, version)
-            # Also the periodic sweep for runs whose executor fell silent (e.g. its host was lost).
-            resumed = resume_orphaned_runs()
-            if resumed:
-                log.info("resumed runs %s left by a dead executor", resumed)
-        except Exception:
-            log.exception("worker heartbeat failed")
-        finally:
-            close_old_connections()
-        if stop.wait(HEARTBEAT_SECONDS):
-            return
+        log.exception("requeueing declined GPU runs failed")
+
+
+def _stop_heartbeat(stop: threading.Event, thread: threading.Thread) -> None:
+    stop.set()
+    thread.join(timeout=30)
+    if thread.is_alive():
+        log.warning("%s did not stop within 30 s", thread.name)
+    else:
+        log.info("%s stopped", thread.name)
 
 
 def on_worker_spawn(sender=None, proc_name=None, **kwargs) -> None:
-    """post_spawn receiver (connected in TrackerConfig.ready)."""
+    """post_spawn receiver (connected in TrackerConfig.ready): start this worker process's heartbeat.
+
+    django-q2 sends no signal when a worker stops. A worker leaves its task loop (STOP from a cluster
+    that is shutting down, or recycling) and returns through multiprocessing's process bootstrap, which
+    runs the process's finalizers: that is where the heartbeat's stop event is set and the thread joined,
+    so it never dies in the middle of a database write.
+    """
     stop = threading.Event()
-    threading.Thread(target=_heartbeat_loop, args=(stop,), name="runner-heartbeat", daemon=True).start()
-    try:
-        resumed = resume_orphaned_runs()
-        if resumed:
-            log.info("resumed runs %s left by a dead executor", resumed)
-    except Exception:
-        log.exception("resuming orphaned runs failed")
+    thread = threading.Thread(target=_heartbeat_loop, args=(stop,), name=f"runner-heartbeat-{proc_name or os.getpid()}",
+                              daemon=True)
+    thread.start()
+    Finalize(None, _stop_heartbeat, args=(stop, thread), exitpriority=10)
 
 
 def connect_signals() -> None:
