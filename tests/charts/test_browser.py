@@ -29,7 +29,7 @@ def filled_board(db):
 
 def test_chart_pages_load_without_console_errors_and_draw_data(live_server, page, filled_board):
     for path, figures in (("/charts/overview", ["funnel", "burndown"]), ("/charts/heatmap", ["task-heatmap"]),
-                          ("/charts/contributors", ["contributors"]), ("/charts/regressions", ["regressions"])):
+                          ("/charts/contributors", ["contributors"]), ("/charts/pass-fail-transitions", ["pass-fail-transitions"])):
         page.goto(live_server.url + path)
         wait_for_figures(page, len(figures))
         for figure_id in figures:

@@ -79,17 +79,17 @@ def test_heatmap_fraction_is_the_share_of_failing_configs():
     assert matrix.log10_rel[row][0] == 2.0
 
 
-def test_regression_is_pass_then_fail_in_the_same_lane():
+def test_pass_fail_transition_is_pass_then_fail_in_the_same_lane():
     task = make_task(9)
     cfg, steady = make_config(task, 0), make_config(task, 1)
     r1, r2, r3 = make_run(days_ago=3, version="3.3.0"), make_run(days_ago=2, version="3.3.1"), make_run(days_ago=1, version="3.3.2")
     gpu = make_run("gpu", days_ago=0)
     result(r1, cfg, "pass"), result(r2, cfg, "accuracy_error", 5.0), result(r3, cfg, "accuracy_error", 5.0)
     result(r1, steady, "accuracy_error"), result(r2, steady, "pass")
-    result(gpu, steady, "accuracy_error")  # different lane: not a regression of the cpu pass
-    found = sel.regressions()
-    assert [(r.config_id, r.passed_version, r.failed_version) for r in found] == [(cfg.id, "3.3.0", "3.3.1")]
-    assert sel.regressions(task)[0].task_number == 9
+    result(gpu, steady, "accuracy_error")  # different lane: not a transition from the cpu pass
+    found = sel.pass_fail_transitions()
+    assert [(r.failing_config_id, r.passed_version, r.failed_version) for r in found] == [(cfg.id, "3.3.0", "3.3.1")]
+    assert sel.pass_fail_transitions(task)[0].task_number == 9
 
 
 def test_contributor_stats_count_active_claims_on_claimable_tasks():
@@ -123,7 +123,7 @@ def test_burndown_counts_each_task_once_on_its_first_day():
 def test_pages_render_with_tables(client):
     generate_results(runs=4, results=400, seed=1)
     for url, table in (("/charts/overview", "funnel-table"), ("/charts/heatmap", "heatmap-table"),
-                       ("/charts/contributors", "contributors-table"), ("/charts/regressions", "regressions-table"),
+                       ("/charts/contributors", "contributors-table"), ("/charts/pass-fail-transitions", "pass-fail-transitions-table"),
                        ("/charts/heatmap?metric=log10rel", "heatmap-table")):
         response = client.get(url)
         assert response.status_code == 200, url

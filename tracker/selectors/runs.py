@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
-from ..verdicts import FAILING, NO_VERDICT
+from ..verdicts import FAILING, NO_VERDICT, PASSING
 
 PASS = "pass"
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
@@ -187,58 +187,70 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
 
 
 # ----------------------------------------------------------------------------- regressions
+#
+# The board's one definition of a regression. tracker/selectors/charts.pass_fail_transitions() is the
+# history beside it: every pass → fail step, including the ones that passed again since (docs/runner.md).
+
+# Verdicts that judge Paddle. An engine gap (unsupported, torch_error, skipped_too_large) between two runs
+# neither makes nor hides a regression.
+JUDGED = PASSING | FAILING
 
 
 @dataclass
 class Regression:
+    """A config that fails now although an earlier run of the same lane passed it."""
     task: Task
     failing_config_id: int
     config: str
-    status: str
-    passed_run_id: int
+    lane: str
+    status: str  # its newest judged verdict in the lane (a failing one)
+    passed_run_id: int  # the last run of the lane that passed it
     passed_version: str
-    failed_run_id: int
+    failed_run_id: int  # the newest run of the lane that judged it
     failed_version: str
     max_abs: float | None = None
 
 
 def regressions(*, lane: str | None = None, task: Task | None = None, run: TestRun | None = None) -> list[Regression]:
-    """Configs whose newest verdict in a lane fails although an earlier run of that lane passed them.
+    """Configs whose newest judged verdict in a lane fails although an earlier run of that lane passed them.
 
     With `run`, only the configs that run failed (the regressions that run found). One aggregate finds
-    the configs whose newest run in a lane comes after their last pass; only those results are read
-    (a board holds tens of thousands of results, of which a handful regress).
+    the configs whose newest judged run in a lane comes after their last pass; only those results are
+    read (a board holds tens of thousands of results, of which a handful regress).
     """
-    results = ConfigResult.objects.all()
+    results = ConfigResult.objects.filter(status__in=JUDGED)
     if lane:
         results = results.filter(run__lane=lane)
     if task is not None:
         results = results.filter(task=task)
     candidates = list(
         results.values("failing_config_id", "run__lane")
-        .annotate(newest=Max("run_id"), last_pass=Max("run_id", filter=Q(status=PASS)))
+        .annotate(newest=Max("run_id"), last_pass=Max("run_id", filter=Q(status__in=PASSING)))
         .filter(last_pass__isnull=False, newest__gt=F("last_pass"))
-        .values_list("failing_config_id", "newest", "last_pass")
+        .values_list("failing_config_id", "run__lane", "newest", "last_pass")
     )
     if run is not None:
-        candidates = [c for c in candidates if c[1] == run.pk]
+        candidates = [c for c in candidates if c[2] == run.pk]
     if not candidates:
         return []
-    last_pass = {(config_id, newest): passed for config_id, newest, passed in candidates}
+    # (config, newest judged run) → (lane, last passing run); the newest judged verdict after a pass fails.
+    passed = {(config_id, newest): (run_lane, last_pass) for config_id, run_lane, newest, last_pass in candidates}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
     newest_results = (
         ConfigResult.objects.filter(failing_config_id__in={c[0] for c in candidates},
-                                    run_id__in={c[1] for c in candidates}, status__in=FAILING)
+                                    run_id__in={c[2] for c in candidates}, status__in=FAILING)
         .select_related("task", "failing_config").defer("diff_map", "failing_config__origins")
     )
-    found = [
-        Regression(
+    found = []
+    for result in newest_results:
+        if (key := (result.failing_config_id, result.run_id)) not in passed:
+            continue  # a failure of this config in a run that is another config's newest
+        run_lane, passed_run_id = passed[key]
+        found.append(Regression(
             task=result.task, failing_config_id=result.failing_config_id, config=result.failing_config.config,
-            status=result.status, passed_run_id=last_pass[key], passed_version=versions.get(last_pass[key], ""),
-            failed_run_id=result.run_id, failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs)
-        for result in newest_results
-        if (key := (result.failing_config_id, result.run_id)) in last_pass
-    ]
+            lane=run_lane, status=result.status, passed_run_id=passed_run_id,
+            passed_version=versions.get(passed_run_id, ""), failed_run_id=result.run_id,
+            failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs))
     found.sort(key=lambda r: (-r.failed_run_id, r.task.number, r.failing_config_id))
     return found
 
