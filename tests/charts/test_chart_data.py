@@ -1,4 +1,5 @@
 """Chart numbers checked against the database they are drawn from."""
+import json
 from datetime import timedelta
 
 import pytest
@@ -118,6 +119,47 @@ def test_burndown_counts_each_task_once_on_its_first_day():
     burndown = sel.burndown_from_events()
     assert burndown["claims"] == [1, 2]
     assert burndown["unclaimed"] == [1, 0]
+
+
+def _figure(page: str, figure_id: str) -> dict:
+    """The figure a chart page hands plotly.js (its JSON <script> element)."""
+    text = page.split(f'<script type="application/json" id="{figure_id}-data">', 1)[1].split("</script>", 1)[0]
+    return json.loads(text)
+
+
+def test_burndown_figure_draws_each_series_day_by_day(client):
+    from .board_history import DAYS, seed_history
+
+    done, pr_open, fresh = make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed")
+    make_task(4, "locked")  # not claimable: outside the burn-down
+    seed_history(done, pr_open, fresh)
+    figure = _figure(client.get("/charts/overview").content.decode(), "burndown")
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    expected = {
+        "tasks without a claim": [2, 1, 0],  # three unlocked tasks, claimed on days 0, 1, 2
+        "tasks claimed": [1, 2, 3],
+        "tasks with a PR": [0, 1, 2],
+        "tasks with a merged PR": [0, 0, 1],
+        "tasks with a verified fix": [0, 0, 1],
+        "failing configs in the CPU report": [1, 2, 1],
+    }
+    assert set(traces) == set(expected)
+    for name, values in expected.items():
+        assert traces[name]["x"] == DAYS and traces[name]["y"] == values, name
+    assert traces["failing configs in the CPU report"]["yaxis"] == "y2"
+
+
+def test_contributor_figure_draws_each_persons_counts(client):
+    from .board_history import seed_history
+
+    seed_history(make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed"))
+    figure = _figure(client.get("/charts/contributors").content.decode(), "contributors")
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    assert {name: trace["type"] for name, trace in traces.items()} == dict.fromkeys(
+        ("claimed", "PR submitted", "completed", "fix verified"), "bar")
+    for name, counts in (("claimed", [2, 1]), ("PR submitted", [2, 0]), ("completed", [1, 0]),
+                         ("fix verified", [1, 0])):
+        assert traces[name]["x"] == ["alice", "bob"] and traces[name]["y"] == counts, name
 
 
 def test_pages_render_with_tables(client):
