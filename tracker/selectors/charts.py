@@ -26,6 +26,7 @@ from ..models import (
     TestRun,
 )
 from ..verdicts import FAILING, PASSING
+from .runs import verifications_in_own_lane
 
 KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
 
@@ -43,8 +44,6 @@ _STATUS_DEPTH = {
 
 def verified_task_ids() -> set[int]:
     """Tasks whose fix is verified in their own lane (CPU task → cpu lane), by the runner's rule."""
-    from .runs import verifications_in_own_lane
-
     return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == "verified"}
 
 
