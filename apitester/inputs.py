@@ -24,7 +24,7 @@ FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 COMPLEX_DTYPES = ("complex64", "complex128")
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 
-_ITEMSIZE = {
+ITEMSIZE = {  # bytes per element of each config dtype name (the only item-size table)
     "bool": 1, "int8": 1, "uint8": 1, "int16": 2, "float16": 2, "bfloat16": 2, "uint16": 2,
     "int32": 4, "float32": 4, "int64": 8, "float64": 8, "complex64": 8, "complex128": 16,
 }
@@ -216,7 +216,7 @@ def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
     def domain(ctx):
         values = default_values(ctx)
         partner = ctx.arrays.get(other)
-        if not isinstance(partner, np.ndarray) or values.ndim == 0 and partner.ndim == 0 and False:
+        if not isinstance(partner, np.ndarray):
             return values
         try:
             full = np.broadcast_to(partner, np.broadcast_shapes(partner.shape, values.shape))
@@ -397,7 +397,7 @@ def estimate_bytes(call: Call) -> int:
     """Bytes of all input tensors of a call, as declared (float32 for bfloat16 generation)."""
     total = 0
     for spec in call.tensors():
-        size = _ITEMSIZE.get(spec.dtype, 8)
+        size = ITEMSIZE.get(spec.dtype, 8)
         if spec.dtype in ("bfloat16", "uint16"):
             size = 4
         total += spec.numel * size

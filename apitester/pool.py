@@ -44,13 +44,10 @@ FLAKY_CRASH = "flaky_crash"
 TIMEOUT = "timeout"
 SKIPPED_TOO_LARGE = "skipped_too_large"
 
-_ITEMSIZE = {
-    "bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2,
-    "bfloat16": 2, "uint16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16,
-}
-# Live copies of each input while a config runs: numpy source, the paddle tensor, the torch
-# tensor, and on the backward pass a gradient per side, plus outputs of the same order.
-_MEMORY_FACTOR = 6
+# The memory model (the one place it is defined): peak memory while a config runs is this many
+# live copies of its input bytes (``inputs.estimate_bytes``): the numpy source, the paddle tensor,
+# the torch tensor, and on the backward pass a gradient per side, plus outputs of the same order.
+MEMORY_FACTOR = 6
 
 
 class PoolError(RuntimeError):
@@ -112,17 +109,13 @@ def config_elements(config: str) -> int:
 def estimate_bytes(config: str) -> int:
     """Peak memory estimate for running a config: its input bytes (the engine's estimate) × copies alive."""
     from .config import parse_config
+    from .inputs import estimate_bytes as input_bytes
 
     try:
         call = parse_config(config)
     except Exception:
         return 0  # the engine reports a bad config itself
-    try:
-        from .inputs import estimate_bytes as input_bytes
-
-        return _MEMORY_FACTOR * int(input_bytes(call))
-    except ImportError:
-        return _MEMORY_FACTOR * sum(math.prod(t.shape) * _ITEMSIZE.get(str(t.dtype), 8) for t in call.tensors())
+    return MEMORY_FACTOR * int(input_bytes(call))
 
 
 def _pool_verdict(status: str, message: str, **extra) -> dict:
