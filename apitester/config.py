@@ -85,23 +85,38 @@ class Call:
     def tensors(self):
         """Every TensorSpec in the call, depth first."""
         out: list[TensorSpec] = []
+
+        def collect(value, _path):
+            if isinstance(value, TensorSpec):
+                out.append(value)
+            return value
+
         for value in (*self.args, *self.kwargs.values()):
-            _collect_tensors(value, out)
+            walk(value, collect, into=(list, tuple, slice, Constructor))
         return out
 
 
-def _collect_tensors(value: Any, out: list) -> None:
-    if isinstance(value, TensorSpec):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_tensors(item, out)
-    elif isinstance(value, slice):
-        for item in (value.start, value.stop, value.step):
-            _collect_tensors(item, out)
-    elif isinstance(value, Constructor):
-        for item in value.args:
-            _collect_tensors(item, out)
+def walk(value: Any, leaf, *, into: tuple[type, ...] = (list, tuple), path: tuple = ()) -> Any:
+    """The one walker of nested values (parsed configs and what the engine makes of them).
+
+    Rebuilds the containers whose type is in ``into`` -- list, tuple, slice, dict,
+    Constructor (its args) -- and replaces every other value by ``leaf(value, path)``.
+    ``path`` says where the value sits: list/tuple indices and slice parts (0, 1, 2) as
+    ints, dict keys as strings.  Items are visited depth first, in order.
+    """
+    if isinstance(value, list) and list in into:
+        return [walk(v, leaf, into=into, path=(*path, i)) for i, v in enumerate(value)]
+    if isinstance(value, tuple) and tuple in into:
+        return tuple(walk(v, leaf, into=into, path=(*path, i)) for i, v in enumerate(value))
+    if isinstance(value, slice) and slice in into:
+        return slice(*(walk(v, leaf, into=into, path=(*path, i))
+                       for i, v in enumerate((value.start, value.stop, value.step))))
+    if isinstance(value, dict) and dict in into:
+        return {k: walk(v, leaf, into=into, path=(*path, str(k))) for k, v in value.items()}
+    if isinstance(value, Constructor) and Constructor in into:
+        return Constructor(value.name, tuple(walk(v, leaf, into=into, path=(*path, i))
+                                             for i, v in enumerate(value.args)))
+    return leaf(value, path)
 
 
 # ---------------------------------------------------------------- tokenizer
