@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .config import Call, Constructor, Name, TensorSpec, walk
+from .config import Call, Constructor, Name, TensorSpec, complex_value, walk
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 COMPLEX_DTYPES = ("complex64", "complex128")
@@ -456,14 +456,17 @@ def estimate_bytes(call: Call) -> int:
 
 
 def plain_value(value: Any) -> Any:
-    """Non-tensor parsed values as plain Python: dtype constructors become their name."""
+    """Non-tensor parsed values as plain Python: dtype constructors become their name, named
+    constants (math.inf, -math.pi) and complex(...) written with them their number."""
 
     def leaf(item, _path):
         if isinstance(item, Constructor):
+            if item.name == "complex":  # complex(nan,math.inf): named constants inside
+                return complex_value(item)
             name = item.dtype_name
             return name if name is not None else item
         if isinstance(item, Name):
-            return item.name
+            return item.name if item.constant is None else item.constant
         return item
 
     return walk(value, leaf)
