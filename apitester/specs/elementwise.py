@@ -358,6 +358,7 @@ register(
         api="paddle.add",
         torch=torch_call("torch.add", x="input", y="other"),
         aliases=("paddle.Tensor.add",),
+        note="torch.add (mixed float16/float32 operands promote as in Paddle)",
     ),
     Spec(
         api="paddle.add_n",
@@ -381,6 +382,7 @@ register(
     Spec(
         api="paddle.combinations",
         torch=torch_call("torch.combinations", x="input"),
+        note="torch.combinations(input, r, with_replacement)",
     ),
     Spec(
         api="paddle.concat",
@@ -403,6 +405,7 @@ register(
     Spec(
         api="paddle.diagflat",
         torch=torch_call("torch.diagflat", x="input"),
+        note="torch.diagflat(input, offset)",
     ),
     Spec(
         api="paddle.dot",
@@ -425,6 +428,7 @@ register(
         api="paddle.floor",
         torch=torch_call("torch.floor", x="input"),
         aliases=("paddle.Tensor.floor",),
+        note="torch.floor (integer inputs keep their dtype)",
     ),
     Spec(
         api="paddle.frexp",
@@ -437,6 +441,7 @@ register(
         api="paddle.gammaln",
         torch=torch_call("torch.lgamma", x="input"),
         aliases=("paddle.Tensor.gammaln",),
+        note="torch.lgamma",
     ),
     Spec(
         api="paddle.heaviside",
@@ -449,6 +454,7 @@ register(
         api="paddle.kron",
         torch=_kron,
         aliases=("paddle.Tensor.kron",),
+        note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
         api="paddle.lerp",
@@ -496,17 +502,20 @@ register(
         api="paddle.pow",
         torch=torch_call("torch.pow", x="input", y="exponent"),
         aliases=("paddle.Tensor.pow",),
+        note="torch.pow(input, exponent)",
     ),
     Spec(
         api="paddle.reciprocal",
         torch=torch_call("torch.reciprocal", x="input"),
         aliases=("paddle.Tensor.reciprocal",),
+        note="torch.reciprocal",
     ),
     Spec(
         api="paddle.rsqrt",
         torch=torch_call("torch.rsqrt", x="input"),
         aliases=("paddle.Tensor.rsqrt",),
         domains={"x": positive()},
+        note="torch.rsqrt on positive inputs (rsqrt of a negative is NaN on both sides, which compares nothing)",
     ),
     Spec(
         api="paddle.scale",
@@ -538,6 +547,7 @@ register(
         api="paddle.Tensor.tile",
         torch=_tile,
         aliases=("paddle.tile",),
+        note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",

@@ -19,14 +19,14 @@ from apitester.inputs import DomainContext
 from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import base, get_spec
 from apitester.specs import reductions
+from report_configs import require_reports  # tests/engine is on sys.path (no __init__.py)
 
 REPORTS = reports_dir() / "reports"
 
 
 @lru_cache(maxsize=None)
 def _configs() -> dict[str, list[str]]:
-    if not REPORTS.is_dir():
-        pytest.skip(f"PaddleAPITest reports not found at {REPORTS} (set PADDLEAPITEST_REPORTS)")
+    require_reports()
     by_api: dict[str, list[str]] = {}
     seen: set[str] = set()
     for _path, _lineno, line in iter_config_lines([REPORTS]):
