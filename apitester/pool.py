@@ -440,7 +440,6 @@ class WorkerPool:
                     TIMEOUT, f"no verdict within the {budget:.0f} s budget; worker replaced", budget_seconds=budget),
                     budget, attempts=job.attempt, worker_pid=pid)
 
-
     def _expire_startup(self, pending: deque) -> Iterator[PoolResult]:
         """Kill workers that are not ready within startup_timeout (e.g. hung while importing)."""
         now = time.monotonic()
