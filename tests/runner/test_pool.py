@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from apitester.pool import ADDRESS_SPACE_SLACK, TimeBudget, WorkerPool, estimate_bytes
+from apitester.pool import ADDRESS_SPACE_SLACK, HARD_LIMIT_FACTOR, TimeBudget, WorkerPool, estimate_bytes
 
 from .conftest import EXTRA_SPECS, FAILING_FORWARD, PASSING
 
@@ -55,9 +55,10 @@ def test_a_config_that_allocates_past_the_hard_limit_is_a_crash_and_the_host_sur
     with WorkerPool(1, memory_budget=budget, time_budget=TimeBudget(base=60),
                     env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
         info = pool.wait_ready()
-        # The limit is the worker's size after importing paddle and torch, plus the slack, plus the budget,
+        # The limit is the worker's size after importing paddle and torch, plus the slack, plus 3x the budget,
         # and the kernel enforces it on the worker process.
-        assert info["address_space_limit"] == info["address_space_baseline"] + ADDRESS_SPACE_SLACK + budget
+        assert pool.address_space_allowance == ADDRESS_SPACE_SLACK + HARD_LIMIT_FACTOR * budget
+        assert info["address_space_limit"] == info["address_space_baseline"] + pool.address_space_allowance
         assert _limits_of(info["pid"]) == info["address_space_limit"]
         assert 0.5 * 2**30 < info["address_space_baseline"] < 4 * 2**30
         results = {r.key: r for r in pool.run([("over", over)])}
@@ -74,7 +75,8 @@ def test_a_config_that_allocates_past_the_hard_limit_is_a_crash_and_the_host_sur
 def test_normal_configs_pass_under_the_default_limit():
     with WorkerPool(1, env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
         info = pool.wait_ready()
-        assert info["address_space_limit"] == info["address_space_baseline"] + ADDRESS_SPACE_SLACK + pool.memory_budget
+        assert info["address_space_limit"] == info["address_space_baseline"] + pool.address_space_allowance
+        assert pool.address_space_allowance > ADDRESS_SPACE_SLACK + pool.memory_budget
         results = {r.key: r.status for r in pool.run([(c, c) for c in PASSING])}
     assert set(results.values()) == {"pass"}, results
 
