@@ -1,7 +1,8 @@
 """The declarative spec of one Paddle API and helpers to write references.
 
-See notes/SPEC_CONTRACT.md (the shared contract): a Spec says which Torch code is the
-reference for a Paddle API, how inputs are drawn, and how to compare.
+A Spec says which Torch code is the reference for a Paddle API, how inputs are drawn, and
+how to compare; apitester/specs/README.md ("Writing a spec") describes every field and how
+a config runs.  Helpers shared by the family modules' references live in ``_helpers.py``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ class Spec:
     paddle: Callable | None = None
     outputs: Callable | None = None
     note: str = ""
-    # Extension (not in the first contract draft): a stub whose signature stands in for
-    # Paddle's when inspect cannot read it (builtin Tensor methods such as __mul__),
-    # e.g. ``signature=lambda x, y: None``.
+    # A stub whose signature stands in for Paddle's when inspect cannot read it (builtin
+    # Tensor methods such as __mul__), e.g. ``signature=lambda x, y: None``.
     signature: Callable | None = None
 
     @property

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from ..inputs import int_range, ties_with, wide
-from .base import Spec, register, torch_dtype
+import itertools
+import math
+import zlib
+
+from ..inputs import int_range, positive, ties_with, wide
+from ._helpers import is_tensor, load_torch, promote
+from .base import Spec, register, torch_call, torch_dtype
 
 
 def _clip(x, min=None, max=None, **_):
@@ -79,55 +84,23 @@ register(
 )
 
 
-# ================================================================ coverage: elementwise family
 # References follow Paddle's documented semantics; where Torch has no single equivalent the
 # reference is a small function composing Torch ops and its ``note`` says what it composes.
-
-import itertools  # noqa: E402
-import math  # noqa: E402
-import zlib  # noqa: E402
-
-from ..inputs import positive, ties_with  # noqa: E402
-from .base import torch_call  # noqa: E402
-
-# ---------------------------------------------------------------- shared helpers
-
-
-def _torch():
-    import torch
-
-    return torch
-
-
-def _is_tensor(value) -> bool:
-    return type(value).__module__.startswith("torch") and hasattr(value, "dtype")
 
 
 def _ints(value):
     """A shape / repeat list as plain ints: a Tensor becomes its values, Tensor items their value."""
     if value is None:
         return None
-    if _is_tensor(value):
+    if is_tensor(value):
         return [int(v) for v in value.reshape(-1).tolist()]
     if isinstance(value, (list, tuple)):
-        return [int(v.item()) if _is_tensor(v) else int(v) for v in value]
+        return [int(v.item()) if is_tensor(v) else int(v) for v in value]
     return int(value)
 
 
-def _promote(*tensors):
-    """Cast tensors to their common Torch result type (Paddle promotes float16/float32 the same way)."""
-    torch = _torch()
-    real = [t for t in tensors if _is_tensor(t)]
-    if len(real) < 2:
-        return tensors
-    common = real[0].dtype
-    for t in real[1:]:
-        common = torch.promote_types(common, t.dtype)
-    return tuple(t.to(common) if _is_tensor(t) and t.dtype != common else t for t in tensors)
-
-
 def _bits(dtype) -> int:
-    torch = _torch()
+    torch = load_torch()
     return {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.int32: 32, torch.int64: 64}[dtype]
 
 
@@ -135,8 +108,8 @@ def _bits(dtype) -> int:
 
 
 def _add_n(inputs, **_):
-    torch = _torch()
-    if _is_tensor(inputs):
+    torch = load_torch()
+    if is_tensor(inputs):
         return inputs.clone()
     inputs = list(inputs)
     dtype = inputs[0].dtype
@@ -148,8 +121,8 @@ def _add_n(inputs, **_):
 
 
 def _bitwise_right_shift(x, y, is_arithmetic=True, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     bits = _bits(x.dtype)
     out_of_range = (y < 0) | (y >= bits)
     safe_y = torch.where(out_of_range, torch.zeros_like(y), y)
@@ -178,14 +151,14 @@ def _expand(x, shape, **_):
 
 
 def _concat(x, axis=0, **_):
-    torch = _torch()
-    if _is_tensor(axis):
+    torch = load_torch()
+    if is_tensor(axis):
         axis = int(axis.item())
     return torch.cat(list(x), dim=axis)
 
 
 def _diag(x, offset=0, padding_value=0, **_):
-    torch = _torch()
+    torch = load_torch()
     out = torch.diag(x, offset)
     if x.dim() == 1 and padding_value != 0:
         on_diagonal = torch.diag(torch.ones_like(x, dtype=torch.bool), offset)
@@ -195,42 +168,42 @@ def _diag(x, offset=0, padding_value=0, **_):
 
 
 def _dot(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     if x.dim() == 1 and y.dim() == 1 and x.dtype.is_floating_point:
         return torch.dot(x, y)
     return (x * y).sum(-1, dtype=x.dtype)  # integer sums keep the dtype, as Paddle's do
 
 
 def _einsum(equation, operands=(), **_):
-    torch = _torch()
-    return torch.einsum(equation, *_promote(*operands))
+    torch = load_torch()
+    return torch.einsum(equation, *promote(*operands))
 
 
 def _heaviside(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     # torch.heaviside has no derivative; Paddle's: d/dy = 1 where x == 0, d/dx = 0
     return torch.where(x == 0, y, torch.heaviside(x.detach(), y.detach()))
 
 
 def _kron(x, y, **_):
-    torch = _torch()
-    return torch.kron(*_promote(x, y))
+    torch = load_torch()
+    return torch.kron(*promote(x, y))
 
 
 def _lerp(x, y, weight, **_):
-    torch = _torch()
-    x, y, weight = _promote(x, y, weight)
-    if not _is_tensor(weight):
+    torch = load_torch()
+    x, y, weight = promote(x, y, weight)
+    if not is_tensor(weight):
         return torch.lerp(x, y, float(weight))
     shape = torch.broadcast_shapes(x.shape, y.shape, weight.shape)
     return torch.lerp(x.expand(shape), y.expand(shape), weight.expand(shape))
 
 
 def _matmul(x, y, transpose_x=False, transpose_y=False, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     if transpose_x and x.dim() >= 2:
         x = x.transpose(-1, -2)
     if transpose_y and y.dim() >= 2:
@@ -239,13 +212,13 @@ def _matmul(x, y, transpose_x=False, transpose_y=False, **_):
 
 
 def _nextafter(x, y, **_):
-    torch = _torch()
-    return torch.nextafter(*_promote(x, y))
+    torch = load_torch()
+    return torch.nextafter(*promote(x, y))
 
 
 def _outer(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     return torch.outer(x.reshape(-1), y.reshape(-1))
 
 
@@ -253,16 +226,16 @@ _ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "softmax":
 
 
 def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
-    torch = _torch()
-    if _is_tensor(scale):
+    torch = load_torch()
+    if is_tensor(scale):
         # Paddle's ScaleTensor is an attribute-like input: it gets no gradient.
         scale = scale.detach().reshape(-1)[0]
     if x.dtype.is_floating_point or x.dtype.is_complex:
-        s = scale.to(x.dtype) if _is_tensor(scale) else scale
+        s = scale.to(x.dtype) if is_tensor(scale) else scale
         b = bias
     else:
         # the integer kernel casts scale and bias to the tensor's type first
-        s = int(scale.item() if _is_tensor(scale) else scale)
+        s = int(scale.item() if is_tensor(scale) else scale)
         b = int(bias)
     out = x * s + b if bias_after_scale else (x + b) * s
     if act:
@@ -273,12 +246,12 @@ def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
 
 def _tensordot_axes(axes):
     """Paddle's axes argument as (axes_x, axes_y) lists, or an int N (last N of x, first N of y)."""
-    if _is_tensor(axes):
+    if is_tensor(axes):
         axes = axes.tolist()
     if isinstance(axes, int):
         return axes
     axes = list(axes)
-    if not axes or isinstance(axes[0], int) or (_is_tensor(axes[0]) and axes[0].dim() == 0):
+    if not axes or isinstance(axes[0], int) or (is_tensor(axes[0]) and axes[0].dim() == 0):
         axes_x, axes_y = _ints(axes), []
     else:
         axes_x = _ints(axes[0])
@@ -291,8 +264,8 @@ def _tensordot_axes(axes):
 
 
 def _tensordot(x, y, axes=2, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     axes = _tensordot_axes(axes)
     if isinstance(axes, int):
         axes = (list(range(x.dim() - axes, x.dim())), list(range(axes)))
@@ -307,7 +280,7 @@ def _tensordot(x, y, axes=2, **_):
 
 
 def _vander(x, n=None, increasing=False, **_):
-    torch = _torch()
+    torch = load_torch()
     n = x.shape[0] if n is None else int(n)
     # torch.vander's backward fails (in-place cumprod), so build the powers with an
     # out-of-place cumprod: columns x^0, x^1, ..., x^(n-1)
@@ -319,10 +292,10 @@ def _vander(x, n=None, increasing=False, **_):
 
 
 def _where(condition, x=None, y=None, **_):
-    torch = _torch()
+    torch = load_torch()
     if x is None and y is None:
         return torch.nonzero(condition, as_tuple=True)
-    x, y = _promote(x, y)
+    x, y = promote(x, y)
     return torch.where(condition, x, y)
 
 
@@ -331,7 +304,7 @@ def _tile(x, repeat_times, **_):
 
 
 def _parameters_to_vector(parameters, **_):
-    torch = _torch()
+    torch = load_torch()
     return torch.cat([p.reshape(-1) for p in parameters])
 
 
@@ -385,6 +358,7 @@ register(
         api="paddle.add",
         torch=torch_call("torch.add", x="input", y="other"),
         aliases=("paddle.Tensor.add",),
+        note="torch.add (mixed float16/float32 operands promote as in Paddle)",
     ),
     Spec(
         api="paddle.add_n",
@@ -408,6 +382,7 @@ register(
     Spec(
         api="paddle.combinations",
         torch=torch_call("torch.combinations", x="input"),
+        note="torch.combinations(input, r, with_replacement)",
     ),
     Spec(
         api="paddle.concat",
@@ -430,6 +405,7 @@ register(
     Spec(
         api="paddle.diagflat",
         torch=torch_call("torch.diagflat", x="input"),
+        note="torch.diagflat(input, offset)",
     ),
     Spec(
         api="paddle.dot",
@@ -452,6 +428,7 @@ register(
         api="paddle.floor",
         torch=torch_call("torch.floor", x="input"),
         aliases=("paddle.Tensor.floor",),
+        note="torch.floor (integer inputs keep their dtype)",
     ),
     Spec(
         api="paddle.frexp",
@@ -464,6 +441,7 @@ register(
         api="paddle.gammaln",
         torch=torch_call("torch.lgamma", x="input"),
         aliases=("paddle.Tensor.gammaln",),
+        note="torch.lgamma",
     ),
     Spec(
         api="paddle.heaviside",
@@ -476,6 +454,7 @@ register(
         api="paddle.kron",
         torch=_kron,
         aliases=("paddle.Tensor.kron",),
+        note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
         api="paddle.lerp",
@@ -523,17 +502,20 @@ register(
         api="paddle.pow",
         torch=torch_call("torch.pow", x="input", y="exponent"),
         aliases=("paddle.Tensor.pow",),
+        note="torch.pow(input, exponent)",
     ),
     Spec(
         api="paddle.reciprocal",
         torch=torch_call("torch.reciprocal", x="input"),
         aliases=("paddle.Tensor.reciprocal",),
+        note="torch.reciprocal",
     ),
     Spec(
         api="paddle.rsqrt",
         torch=torch_call("torch.rsqrt", x="input"),
         aliases=("paddle.Tensor.rsqrt",),
         domains={"x": positive()},
+        note="torch.rsqrt on positive inputs (rsqrt of a negative is NaN on both sides, which compares nothing)",
     ),
     Spec(
         api="paddle.scale",
@@ -565,6 +547,7 @@ register(
         api="paddle.Tensor.tile",
         torch=_tile,
         aliases=("paddle.tile",),
+        note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",

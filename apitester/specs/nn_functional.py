@@ -18,16 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
+from ._helpers import load_functional, load_torch, promote
 from .base import Spec, register, torch_dtype
-
-# torch is imported lazily inside references (spec modules import without torch).
-
-
-def _torch():
-    import torch
-    import torch.nn.functional as F
-
-    return torch, F
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -93,15 +85,6 @@ def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int],
 def _flat_pad(pads: list[tuple[int, int]]) -> list[int]:
     """(before, after) per spatial dim -> torch F.pad order (last dim first)."""
     return [p for pair in reversed(pads) for p in pair]
-
-
-def _promote(*tensors):
-    torch, _ = _torch()
-    present = [t for t in tensors if t is not None]
-    dtype = present[0].dtype
-    for t in present[1:]:
-        dtype = torch.promote_types(dtype, t.dtype)
-    return [None if t is None else t.to(dtype) for t in tensors]
 
 
 def _reduce(loss, reduction: str):
@@ -265,7 +248,7 @@ def _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode):
 def _max_pool(n: int):
     def reference(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                   data_format=None, **_):
-        torch, F = _torch()
+        torch, F = load_torch(), load_functional()
         x, channel_last, kernel, strides, pads, algo = _pool_setup(
             x, n, kernel_size, stride, padding, data_format)
         if algo == "SAME":
@@ -296,7 +279,7 @@ def _max_pool(n: int):
 
 def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
                          divisor_override=None, data_format="NCDHW", **_):
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     x, channel_last, kernel, strides, pads, algo = _pool_setup(
         x, 3, kernel_size, stride, padding, data_format)
     if algo == "SAME":
@@ -323,7 +306,7 @@ def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False
 
 def _adaptive_avg(n: int):
     def reference(x, output_size, data_format=None, **_):
-        _, F = _torch()
+        F = load_functional()
         channel_last = _channel_last(data_format)
         if channel_last:
             x = _first(x)
@@ -336,7 +319,7 @@ def _adaptive_avg(n: int):
 
 def _adaptive_max(n: int):
     def reference(x, output_size, return_mask=False, **_):
-        _, F = _torch()
+        F = load_functional()
         size = list(output_size) if isinstance(output_size, (list, tuple)) else output_size
         pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
         out, index = pool(x, size, return_indices=True)
@@ -348,20 +331,33 @@ def _adaptive_max(n: int):
 # ---------------------------------------------------------------- convolution
 
 
+def _conv_setup(n, x, weight, bias, stride, padding, dilation, data_format):
+    """What every convolution reference starts with: channel-first x, operands promoted to a
+    common dtype, per-dim strides / dilations, and Paddle's padding as (before, after) pairs.
+
+    Returns (x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads).
+    Mixed dtypes are computed promoted and returned in the weight's dtype (``out_dtype``);
+    "SAME" padding ignores dilation, as Paddle does.
+    """
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    out_dtype = weight.dtype
+    x, weight, bias = promote(x, weight, bias)
+    strides = _ntuple(stride, n, "stride")
+    dilations = _ntuple(dilation, n, "dilation")
+    kernel = tuple(weight.shape[2:])
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    if algo == "SAME":
+        dilations = (1,) * n
+    return x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads
+
+
 def _conv(n: int):
     def reference(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format=None, **_):
-        _, F = _torch()
-        channel_last = _channel_last(data_format)
-        if channel_last:
-            x = _first(x)
-        out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
-        x, weight, bias = _promote(x, weight, bias)
-        strides = _ntuple(stride, n, "stride")
-        dilations = _ntuple(dilation, n, "dilation")
-        kernel = tuple(weight.shape[2:])
-        pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
-        if algo == "SAME":
-            dilations = (1,) * n
+        F = load_functional()
+        x, weight, bias, channel_last, out_dtype, strides, dilations, _kernel, pads = _conv_setup(
+            n, x, weight, bias, stride, padding, dilation, data_format)
         flat = _flat_pad(pads)
         if any(flat):
             x = F.pad(x, flat)
@@ -374,19 +370,10 @@ def _conv(n: int):
 
 def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
                                groups=1, output_size=None, data_format="NCHW", **_):
-    _, F = _torch()
+    F = load_functional()
     n = 2
-    channel_last = _channel_last(data_format)
-    if channel_last:
-        x = _first(x)
-    out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
-    x, weight, bias = _promote(x, weight, bias)
-    strides = _ntuple(stride, n, "stride")
-    dilations = _ntuple(dilation, n, "dilation")
-    kernel = tuple(weight.shape[2:])
-    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
-    if algo == "SAME":
-        dilations = (1,) * n
+    x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads = _conv_setup(
+        n, x, weight, bias, stride, padding, dilation, data_format)
     extra = _ntuple(output_padding, n, "output_padding")
     # the full transposed convolution, then Paddle's (possibly asymmetric) crop
     full = F.conv_transpose2d(x, weight, None, strides, 0, 0, groups, dilations)
@@ -408,8 +395,8 @@ def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output
 
 def linear_reference(x, weight, bias=None, **_):
     """Paddle's weight is [in_features, out_features]: y = x @ W + b."""
-    torch, _ = _torch()
-    x, weight, bias = _promote(x, weight, bias)
+    torch = load_torch()
+    x, weight, bias = promote(x, weight, bias)
     out = torch.matmul(x, weight)
     return out + bias if bias is not None else out
 
@@ -419,7 +406,7 @@ def linear_reference(x, weight, bias=None, **_):
 
 def batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
                          epsilon=1e-5, data_format="NCHW", use_global_stats=None, **_):
-    _, F = _torch()
+    F = load_functional()
     # Paddle: use_global_stats=None means "global statistics unless training"; an explicit
     # True/False wins over `training` (training=False, use_global_stats=False normalises
     # with the batch statistics).
@@ -436,18 +423,18 @@ def batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, t
 
 
 def log_softmax_reference(x, axis=-1, dtype=None, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.log_softmax(x, dim=axis, dtype=torch_dtype(dtype))
 
 
 def cosine_similarity_reference(x1, x2, axis=1, eps=1e-8, **_):
-    _, F = _torch()
-    x1, x2 = _promote(x1, x2)
+    F = load_functional()
+    x1, x2 = promote(x1, x2)
     return F.cosine_similarity(x1, x2, dim=axis, eps=eps)
 
 
 def gumbel_softmax_reference(x, temperature=1.0, hard=False, axis=-1, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.gumbel_softmax(x, tau=temperature, hard=hard, dim=axis)
 
 
@@ -486,7 +473,7 @@ def _rrelu_paddle(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
 
 
 def rrelu_reference(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.rrelu(x, lower, upper, training), x
 
 
@@ -526,7 +513,7 @@ def rrelu_check(paddle_out, torch_out, args):
 
 def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", **_):
     """Shift 1/ratio of the channels one segment back, the next slice one forward, zero-filled."""
-    torch, _ = _torch()
+    torch = load_torch()
     channel_last = _channel_last(data_format)
     if channel_last:
         x = _first(x)
@@ -545,7 +532,7 @@ def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", *
 
 def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
                         scale_grad_by_freq=False, **_):
-    _, F = _torch()
+    F = load_functional()
     rows = weight.shape[0]
     pad = None if padding_idx is None else (padding_idx if padding_idx >= 0 else rows + padding_idx)
     # F.embedding renormalises its weight in place; work on a non-leaf copy so the
@@ -575,7 +562,7 @@ def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def one_hot_reference(x, num_classes=-1, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.one_hot(x.long(), int(num_classes))
 
 
@@ -587,8 +574,8 @@ def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", 
 
     Composed so the weight gets a gradient (torch's fused op does not differentiate it).
     """
-    torch, _ = _torch()
-    input, label, weight = _promote(input, label, weight)
+    torch = load_torch()
+    input, label, weight = promote(input, label, weight)
     loss = -(label * torch.log(input).clamp(min=-100) + (1 - label) * torch.log1p(-input).clamp(min=-100))
     if weight is not None:
         loss = loss * weight
@@ -598,8 +585,8 @@ def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", 
 def bce_with_logits_reference(logit, label, weight=None, reduction="mean", pos_weight=None, **_):
     """(1-y)*x + (1 + (pos_weight-1)*y) * log(1 + exp(-x)), * weight (torch's stable formula,
     composed so that weight is differentiable as in Paddle)."""
-    torch, _ = _torch()
-    logit, label, weight, pos_weight = _promote(logit, label, weight, pos_weight)
+    torch = load_torch()
+    logit, label, weight, pos_weight = promote(logit, label, weight, pos_weight)
     softplus_neg = torch.log1p(torch.exp(-logit.abs())) + (-logit).clamp(min=0)  # log(1 + exp(-x))
     scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * label
     loss = (1 - label) * logit + scale * softplus_neg
@@ -620,7 +607,7 @@ def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduct
     (ignore_index >= 0), plain mean otherwise.  reduction='none' keeps the class axis
     as size 1 unless the label came without it (hard labels of rank input-1).
     """
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     nd = input.dim()
     ax = axis % nd
     classes = input.shape[ax]
@@ -669,7 +656,7 @@ def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduct
 def softmax_with_cross_entropy_reference(logits, label, soft_label=False, ignore_index=-100,
                                          numeric_stable_mode=True, return_softmax=False, axis=-1, **_):
     """-sum(label * log_softmax) or -log_softmax[label] (0 at ignore_index), class axis kept."""
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     nd = logits.dim()
     ax = axis % nd
     logp = F.log_softmax(logits, dim=ax)
@@ -685,7 +672,7 @@ def softmax_with_cross_entropy_reference(logits, label, soft_label=False, ignore
 
 def dice_loss_reference(input, label, epsilon=1e-5, **_):
     """1 - 2|X∩Y| / (|X|+|Y|+eps) per sample over one_hot(label), averaged over the batch."""
-    _, F = _torch()
+    F = load_functional()
     onehot = F.one_hot(label.squeeze(-1).long(), input.shape[-1]).to(input.dtype)
     dims = list(range(1, input.dim()))
     inter = (input * onehot).sum(dims)
@@ -694,8 +681,8 @@ def dice_loss_reference(input, label, epsilon=1e-5, **_):
 
 
 def kl_div_reference(input, label, reduction="mean", log_target=False, **_):
-    _, F = _torch()
-    input, label = _promote(input, label)
+    F = load_functional()
+    input, label = promote(input, label)
     if reduction == "batchmean" and input.dim() == 0:
         return F.kl_div(input, label, reduction="sum", log_target=log_target)
     return F.kl_div(input, label, reduction=reduction, log_target=log_target)
@@ -703,8 +690,8 @@ def kl_div_reference(input, label, reduction="mean", log_target=False, **_):
 
 def smooth_l1_loss_reference(input, label, reduction="mean", delta=1.0, is_huber=True, **_):
     """Paddle computes the Huber loss; is_huber=False divides it by delta (= smooth L1, beta=delta)."""
-    _, F = _torch()
-    input, label = _promote(input, label)
+    F = load_functional()
+    input, label = promote(input, label)
     if is_huber:
         return F.huber_loss(input, label, reduction=reduction, delta=delta)
     return F.smooth_l1_loss(input, label, reduction=reduction, beta=delta)
@@ -712,8 +699,8 @@ def smooth_l1_loss_reference(input, label, reduction="mean", delta=1.0, is_huber
 
 def sigmoid_focal_loss_reference(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", **_):
     """alpha_t * (1 - p_t)^gamma * BCE-with-logits, / normalizer, then reduced (default sum)."""
-    torch, F = _torch()
-    logit, label, normalizer = _promote(logit, label, normalizer)
+    torch, F = load_torch(), load_functional()
+    logit, label, normalizer = promote(logit, label, normalizer)
     bce = F.binary_cross_entropy_with_logits(logit, label, reduction="none")
     pred = torch.sigmoid(logit)
     p_t = pred * label + (1 - pred) * (1 - label)
@@ -727,7 +714,7 @@ def sigmoid_focal_loss_reference(logit, label, normalizer=None, alpha=0.25, gamm
 def multi_margin_loss_reference(input, label, p=1, margin=1.0, weight=None, reduction="mean", **_):
     """sum_{j != y} w[y] * max(0, margin - x[y] + x[j])^p / C per sample (torch's formula,
     composed so that weight is differentiable as in Paddle)."""
-    torch, _ = _torch()
+    torch = load_torch()
     lab = label.long().reshape(-1, 1)
     target = input.gather(1, lab)
     terms = (margin - target + input).clamp(min=0) ** p
@@ -738,7 +725,7 @@ def multi_margin_loss_reference(input, label, p=1, margin=1.0, weight=None, redu
 
 
 def gaussian_nll_loss_reference(input, label, variance, full=False, epsilon=1e-6, reduction="mean", **_):
-    _, F = _torch()
+    F = load_functional()
     return F.gaussian_nll_loss(input, label, variance, full=full, eps=epsilon, reduction=reduction)
 
 
@@ -750,7 +737,7 @@ def _scale_grad(x, scale):
 def ctc_loss_reference(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean",
                        norm_by_times=False, zero_infinity=False, **_):
     """warp-ctc normalises its input with softmax itself: torch.ctc_loss(log_softmax(x))."""
-    _, F = _torch()
+    F = load_functional()
     x = log_probs
     if norm_by_times:  # warp-ctc divides each sequence's gradient by its length
         x = _scale_grad(x, (1.0 / input_lengths.to(x.dtype)).view(1, -1, 1))
@@ -772,7 +759,7 @@ def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fas
     FastEmit (lambda) leaves the loss value unchanged and scales the gradient of the
     emission terms by (1 + lambda).
     """
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     batch, steps, width, vocab = input.shape
     lab = label.long().clamp(0, vocab - 1)
     if lab.shape[1] < width - 1:  # labels narrower than the lattice: pad with blank
@@ -813,13 +800,13 @@ def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fas
 
 
 def grid_sample_reference(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
 
 
 def _resize_axis_asymmetric(x, dim, out_len, ratio):
     """Paddle's align_mode=1 linear resize along one axis: src = dst * ratio (no half-pixel)."""
-    torch, _ = _torch()
+    torch = load_torch()
     length = x.shape[dim]
     if out_len == length:  # both frameworks copy when the size does not change
         return x
@@ -837,7 +824,7 @@ def interpolate_reference(x, size=None, scale_factor=None, mode="nearest", align
                           data_format=None, recompute_scale_factor=None, antialias=False, **_):
     """torch.nn.functional.interpolate, plus Paddle's align_mode=1 (src = dst * scale) for
     the linear modes when align_corners=False, written per axis; area = adaptive avg pool."""
-    _, F = _torch()
+    F = load_functional()
     n = x.dim() - 2
     channel_last = _channel_last(data_format)
     if channel_last:
@@ -895,8 +882,8 @@ register(
         note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)",
     ),
     # ---- pooling
-    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2)),
-    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3)),
+    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), note="F.adaptive_avg_pool2d; channel-last moved to channel-first and back"),
+    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), note="F.adaptive_avg_pool3d; channel-last moved to channel-first and back"),
     Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1),
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
     Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2),
@@ -925,8 +912,9 @@ register(
     Spec(_NN + "batch_norm", batch_norm_reference,
          domains={"running_var": positive(0.5, 2.0)},
          note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum"),
-    Spec(_NN + "log_softmax", log_softmax_reference),
-    Spec(_NN + "cosine_similarity", cosine_similarity_reference),
+    Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)"),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference,
+         note="F.cosine_similarity(x1, x2, dim=axis, eps) after promoting x1 and x2"),
     Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
          note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard"),
     Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
@@ -964,8 +952,10 @@ register(
                    domains={"label": unit_open(0.0), "normalizer": range_(1.0, 10.0)},
                    note="alpha_t * (1-p_t)^gamma * BCE-with-logits / normalizer, reduced (default sum)"),
     Spec(_NN + "multi_margin_loss", multi_margin_loss_reference,
-         domains={"label": _labels_below("input", 1), "weight": positive()}),
-    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()}),
+         domains={"label": _labels_below("input", 1), "weight": positive()},
+         note="Torch's multi-margin formula composed so weight is differentiable, as in Paddle"),
+    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()},
+         note="F.gaussian_nll_loss(input, label, variance, full, eps=epsilon, reduction); variance positive"),
     Spec(_NN + "ctc_loss", ctc_loss_reference,
          domains={
              "labels": _labels_below("log_probs", -1, exclude="blank"),

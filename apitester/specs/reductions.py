@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
+from ..inputs import axes, int_range, unique
 from .base import Spec, register, torch_dtype
 
 # ---------------------------------------------------------------- sum / cumsum (core)
@@ -84,38 +84,6 @@ def _keep(out, dims: tuple[int, ...], keepdim: bool):
         for d in dims:
             out = out.unsqueeze(d)
     return out
-
-
-def distinct():
-    """Pairwise distinct values, so sort/top-k indices and gradients are well defined.
-
-    ``inputs.unique()`` spaces an integer grid for float16/bfloat16 tensors over 2048/256
-    elements, which the format cannot hold distinctly (float16 integers above 2048 are
-    spaced 2, 4, 8 ...).  Then the values are taken from the format's own representable
-    numbers nearest zero instead (a float16 [1, 32000] needs 32000 of its 63487 finite values).
-    """
-    grid = unique()
-
-    def domain(ctx):
-        values = grid(ctx)
-        if ctx.dtype not in ("float16", "bfloat16") or values.size < 2:
-            return values
-        stored = values.astype(np.float16) if ctx.dtype == "float16" else round_to_bfloat16(values)
-        if np.unique(stored).size == stored.size:
-            return values
-        if ctx.dtype == "float16":
-            positive = np.arange(0x7C00, dtype=np.uint16).view(np.float16).astype(np.float32)
-        else:
-            positive = (np.arange(0x7F80, dtype=np.uint32) << 16).view(np.float32)
-        everything = np.concatenate([-positive[:0:-1], positive])  # sorted, zero once
-        n = values.size
-        if n > everything.size:
-            raise ValueError(f"{ctx.dtype} has only {everything.size} distinct finite values, need {n}")
-        start = (everything.size - n) // 2
-        chosen = everything[start:start + n]
-        return ctx.rng.permutation(chosen).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
-
-    return domain
 
 
 # ---------------------------------------------------------------- logical / counting reductions
@@ -375,7 +343,7 @@ def _trace(x, offset=0, axis1=0, axis2=1, **_):
 # axis given as a Tensor (axis=Tensor([1],"int64")) holds valid dims of x
 AXIS_TENSOR = {"axis": axes(of="x")}
 
-TIES_NOTE = ("inputs pairwise distinct (distinct() domain), so indices are well defined and compared "
+TIES_NOTE = ("inputs pairwise distinct (unique() domain), so indices are well defined and compared "
              "exactly, and the gradient goes to one element per output; tie order is not exercised")
 
 register(
@@ -400,15 +368,15 @@ register(
     Spec(api="paddle.cumulative_trapezoid", aliases=("paddle.Tensor.cumulative_trapezoid",),
          torch=_trapezoid_with("cumulative_trapezoid"),
          note="torch.cumulative_trapezoid with x, else dx (default 1)"),
-    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": distinct()},
+    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": unique()},
          note="torch.sort(...).values; " + TIES_NOTE),
-    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": distinct()},
+    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": unique()},
          backward=False, note="torch.argsort; " + TIES_NOTE),
     Spec(api="paddle.topk", aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
-         domains={"x": distinct()},
+         domains={"x": unique()},
          note="torch.topk (axis=None is the last dim); sorted=False results are compared in sorted order; "
               + TIES_NOTE),
-    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": distinct()},
+    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": unique()},
          note="mode='avg': mean of the two middle sorted values, float32 unless x is float64 (Paddle's "
               "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE),
     Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,

@@ -45,6 +45,14 @@ def _hang(x):
     time.sleep(3600)
 
 
+def _die_once(x, marker):
+    # The first call leaves a marker file and kills its worker; the retry in a fresh worker behaves.
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGILL)
+    return x * 2
+
+
 def _torch_float64(x, **_):
     import torch
 
@@ -81,6 +89,8 @@ register(
     Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
          domains={"x": _broken_domain}, signature=_stub),
     Spec(api="apitester_test.segfault", paddle=_segfault, torch=lambda x, **_: x, signature=_stub),
+    Spec(api="apitester_test.die_once", paddle=_die_once, torch=lambda x, marker, **_: x * 2,
+         signature=lambda x, marker: None, backward=False),
     Spec(api="apitester_test.hang", paddle=_hang, torch=lambda x, **_: x, signature=_stub),
     Spec(api="apitester_test.dtype_differs", paddle=_paddle_tanh, torch=_torch_float64, signature=_stub),
     Spec(api="apitester_test.rand", paddle=_paddle_rand_like, torch=_torch_rand_like, random=True,

@@ -19,14 +19,14 @@ from apitester.inputs import DomainContext
 from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import base, get_spec
 from apitester.specs import reductions
+from report_configs import require_reports  # tests/engine is on sys.path (no __init__.py)
 
 REPORTS = reports_dir() / "reports"
 
 
 @lru_cache(maxsize=None)
 def _configs() -> dict[str, list[str]]:
-    if not REPORTS.is_dir():
-        pytest.skip(f"PaddleAPITest reports not found at {REPORTS} (set PADDLEAPITEST_REPORTS)")
+    require_reports()
     by_api: dict[str, list[str]] = {}
     seen: set[str] = set()
     for _path, _lineno, line in iter_config_lines([REPORTS]):
@@ -154,14 +154,27 @@ def test_wrong_indices_or_gradients_are_caught(monkeypatch):
     assert verdict.status == "accuracy_error" and verdict.direction == "backward", verdict.message
 
 
-@pytest.mark.parametrize("dtype,n", [("float16", 32000), ("bfloat16", 3000), ("float32", 50304)])
-def test_distinct_domain_gives_distinct_values_in_the_tensor_precision(dtype, n):
-    from apitester.inputs import round_to_bfloat16
+@pytest.mark.parametrize("dtype,n", [("float16", 32000), ("float16", 63487), ("bfloat16", 3000), ("float32", 50304),
+                                     ("int8", 256), ("uint8", 256)])
+def test_unique_domain_gives_distinct_values_in_the_tensor_precision(dtype, n):
+    # The sort/top-k specs draw x from inputs.unique(); it keeps its promise on its own (a float16
+    # tensor of 32000 elements, and even one with every finite float16 value).
+    from apitester.inputs import round_to_bfloat16, unique
 
     ctx = DomainContext((1, n), dtype, np.random.default_rng(0), {}, {})
-    values = reductions.distinct()(ctx)
+    values = unique()(ctx)
     stored = values.astype(np.float16) if dtype == "float16" else (
         round_to_bfloat16(values) if dtype == "bfloat16" else values.astype(dtype))
     assert stored.shape == (1, n)
     assert np.unique(stored).size == n
     assert np.isfinite(stored).all()
+
+
+@pytest.mark.parametrize("dtype,n,available", [("float16", 63488, 63487), ("bfloat16", 65281, 65279),
+                                               ("int8", 257, 256), ("bool", 3, 2)])
+def test_unique_domain_refuses_more_elements_than_the_dtype_has_values(dtype, n, available):
+    from apitester.inputs import unique
+
+    ctx = DomainContext((n,), dtype, np.random.default_rng(0), {}, {})
+    with pytest.raises(ValueError, match=f"{dtype} has only {available} distinct finite values, the tensor needs {n}"):
+        unique()(ctx)
