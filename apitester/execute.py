@@ -13,14 +13,14 @@ import re
 import time
 import traceback
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
 
 from . import inputs as inp
-from .compare import Out, Verdict, compare_outputs
+from .compare import Out, Verdict, compare_outputs, final_status, layer_of
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
@@ -351,6 +351,8 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         verdict.api = api_name(config)
     if verdict.atol is None:
         verdict.atol, verdict.rtol = atol, rtol
+    if verdict.strict is None:  # one layer: the strict layer is the verdict itself
+        verdict.strict = layer_of(verdict)
     return verdict
 
 
@@ -383,10 +385,58 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     prepared = _prepare(config, device, seed)
     if isinstance(prepared, Verdict):
         return prepared
-    forward = _forward(prepared, atol, rtol)
+    spec = prepared.spec
+    visible = spec.visible_adaptations
+    if not visible:
+        # a plain spec: one computation, the strict layer is the verdict itself
+        return _judge(prepared, atol, rtol, seed)
+    kinds = [a.kind for a in visible]
+    if not spec.has_strict_reference:
+        # no plain comparison exists (randomness, output invariants, a composed reference):
+        # the adapted check is both layers, and the verdict says so
+        verdict = _judge(prepared, atol, rtol, seed)
+        verdict.adaptations = [a.to_dict() for a in visible]
+        verdict.strict_separate = False
+        return verdict
+    # strict first, on pristine inputs (Torch shares the numpy arrays it is given)
+    strict = _judge(_strict_sides(prepared), atol, rtol, seed)
+    prepared.materialised = _copy_inputs(prepared.materialised)
+    adapted = _judge(prepared, atol, rtol, seed)
+    verdict = strict  # the top-level figures and diff map are the strict layer's
+    verdict.strict, verdict.adapted = layer_of(strict), layer_of(adapted)
+    verdict.adaptations = [a.to_dict() for a in visible]
+    verdict.status = final_status(strict.status, adapted.status, kinds)
+    reasons = "; ".join(a.reason for a in visible)
+    if verdict.status == "documented_difference":
+        verdict.message = (f"differs from Torch by design: {reasons}\n"
+                           f"strict (plain Torch call): {verdict.message}")
+    elif verdict.status == "torch_suspect":
+        verdict.evidence = (f"Paddle agrees with the higher-precision reference (max abs diff "
+                            f"{adapted.max_abs:g}, max rel diff {adapted.max_rel:g}); the plain Torch call at "
+                            f"the config's dtype is the side off it: {reasons}")
+    return verdict
+
+
+def _judge(prep: _Prepared, atol: float, rtol: float, seed: int) -> Verdict:
+    """One comparison layer: forward, then backward when the forward agrees."""
+    forward = _forward(prep, atol, rtol)
     if isinstance(forward, Verdict):
         return forward
-    return _backward(prepared, forward, seed)
+    return _backward(prep, forward, seed)
+
+
+def _strict_sides(prep: _Prepared) -> _Prepared:
+    """The same prepared config with the spec's strict reference(s) in place of the adapted."""
+    spec = prep.spec
+    return replace(
+        prep,
+        torch_side=_keyword_side(spec.strict_torch, prep.sig) if spec.strict_torch else prep.torch_side,
+        paddle_side=_keyword_side(spec.strict_paddle, prep.sig) if spec.strict_paddle else prep.paddle_side,
+    )
+
+
+def _copy_inputs(materialised: dict) -> dict:
+    return {k: _walk(v, lambda t: inp.InputTensor(t.array.copy(), t.dtype)) for k, v in materialised.items()}
 
 
 def _prepare(config: str, device: str, seed: int) -> _Prepared | Verdict:
