@@ -35,7 +35,8 @@ from .config import ConfigSyntaxError, api_name, parse_config
 from .inputs import estimate_bytes
 from .reports import TASK_NAME_ALIASES, iter_config_lines
 
-VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error")
+VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error",
+                    "documented_difference", "torch_suspect")
 OTHER_STATUSES = ("skipped_too_large", "crash", "timeout")
 
 # A run holds the inputs on both sides plus gradients and float64 comparison copies:
