@@ -208,8 +208,17 @@ def _grid(ctx):
 
 
 def _embedding_ids(ctx):
-    rows = int(ctx.args["weight"].shape[0])
-    return ctx.rng.integers(0, max(rows, 1), ctx.shape).astype(numpy_dtype(ctx.dtype))
+    """Row ids; with a padding_idx, about 1 id in 8 is that row, so the padding behaviour is
+    exercised whatever the table size (uniform ids over 33712 rows would almost never hit it,
+    and a config about padding_idx would pass without testing it)."""
+    rows = max(int(ctx.args["weight"].shape[0]), 1)
+    ids = ctx.rng.integers(0, rows, ctx.shape)
+    pad = ctx.args.get("padding_idx")
+    if pad is not None and ids.size:
+        pad = int(pad) if int(pad) >= 0 else rows + int(pad)
+        ids[ctx.rng.random(ctx.shape) < 0.125] = pad
+        ids.reshape(-1)[0] = pad  # at least once, even for a handful of ids
+    return ids.astype(numpy_dtype(ctx.dtype))
 
 
 def _resize_size(ctx):
