@@ -34,7 +34,8 @@ from .config import api_name
 from .pool import CRASH, FLAKY_CRASH, MEMORY_FACTOR, TimeBudget, WorkerPool
 from .reports import TASK_NAME_ALIASES, iter_config_lines
 
-VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error")
+VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error",
+                    "documented_difference", "torch_suspect")
 OTHER_STATUSES = ("skipped_too_large", "crash", "timeout")
 
 

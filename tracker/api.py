@@ -4,6 +4,7 @@ from django.views.decorators.http import require_GET
 
 from .models import Task
 from .selectors import board as selectors
+from .selectors import runs as run_selectors
 
 
 @require_GET
@@ -32,4 +33,5 @@ def task(request, number: int):
         for claim in task.claims.all()
     ]
     data["config_categories"] = {row["category"]: row["n"] for row in selectors.task_config_categories(task)}
+    data["retest"] = run_selectors.task_verdicts_json(task)
     return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -8,21 +8,26 @@ import zlib
 
 from ..inputs import int_range, positive, ties_with, wide
 from ._helpers import is_tensor, load_torch, promote
-from .base import Spec, register, torch_call, torch_dtype
+from .base import Adaptation, Spec, maps_arguments, register, torch_call, torch_dtype
 
 
-def _clip(x, min=None, max=None, **_):
+def _clip(x, min=None, max=None, detach_bounds=True, **_):
     import torch
 
     # Paddle treats tensor bounds as constants (clip sets min/max.stop_gradient = True):
     # no gradient flows to them.
-    if isinstance(min, torch.Tensor):
+    if isinstance(min, torch.Tensor) and detach_bounds:
         min = min.detach()
-    if isinstance(max, torch.Tensor):
+    if isinstance(max, torch.Tensor) and detach_bounds:
         max = max.detach()
     if min is None and max is None:
         return x.clone()
     return torch.clamp(x, min=min, max=max)
+
+
+def _clip_plain(**kwargs):
+    """torch.clamp as called: tensor bounds get their gradient."""
+    return _clip(**kwargs, detach_bounds=False)
 
 
 def _logit(x, eps=None, **_):
@@ -50,12 +55,16 @@ register(
         # over the dtype's whole range so such bounds are exercised.
         domains={"x": wide()},
         note="torch.clamp with tensor bounds detached (Paddle gives them no gradient); x spans the dtype's range",
+        strict_torch=_clip_plain,
+        adaptations=(Adaptation("gradient_convention",
+                                "Tensor min/max detached in the reference: Paddle's clip sets their "
+                                "stop_gradient (no gradient), torch.clamp differentiates them"),),
     ),
     Spec(
         api="paddle.logit",
         aliases=("paddle.Tensor.logit",),
         torch=_logit,
-        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN",
+        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.maximum",
@@ -63,14 +72,14 @@ register(
         torch=lambda x, y, **_: __import__("torch").maximum(x, y),
         # Some elements equal: the reported failures are gradients at ties.
         domains={"y": ties_with("x")},
-        note="torch.maximum; 10% of y ties with x to exercise the tie gradient",
+        note="torch.maximum; 10% of y ties with x to exercise the tie gradient", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.__mul__",
         aliases=("paddle.Tensor.mul", "paddle.multiply", "paddle.Tensor.multiply"),
         torch=_mul,
         signature=lambda x, y: None,
-        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature",
+        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.cast",
@@ -79,7 +88,7 @@ register(
         # Values over the whole float16 range make rounding (not just exact small ints) count.
         # PaddleAPITest's integer range: crosses float16's max, so rounding and overflow count.
         domains={"x": int_range(-65535, 65535)},
-        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest",
+        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest", adaptations=maps_arguments(),
     ),
 )
 
@@ -118,6 +127,15 @@ def _add_n(inputs, **_):
             raise TypeError(f"add_n: inputs of different dtypes ({dtype} and {t.dtype})")
     acc = torch.float64 if dtype.is_floating_point else (dtype if dtype == torch.bool else torch.int64)
     return torch.stack([t.to(acc) for t in inputs]).sum(0).to(dtype)
+
+
+def _add_n_plain(inputs, **_):
+    """The plain Torch sum of the list at the inputs' dtype (torch.stack(...).sum(0, dtype=...))."""
+    torch = load_torch()
+    if is_tensor(inputs):
+        return inputs.clone()
+    inputs = list(inputs)
+    return torch.stack(inputs).sum(0, dtype=inputs[0].dtype)
 
 
 def _bitwise_right_shift(x, y, is_arithmetic=True, **_):
@@ -187,6 +205,13 @@ def _heaviside(x, y, **_):
     return torch.where(x == 0, y, torch.heaviside(x.detach(), y.detach()))
 
 
+def _heaviside_plain(x, y, **_):
+    """torch.heaviside as called: Torch defines no derivative, so the strict layer is forward only."""
+    torch = load_torch()
+    x, y = promote(x, y)
+    return torch.heaviside(x.detach(), y.detach())
+
+
 def _kron(x, y, **_):
     torch = load_torch()
     return torch.kron(*promote(x, y))
@@ -225,11 +250,13 @@ def _outer(x, y, **_):
 _ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "softmax": "softmax"}
 
 
-def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
+def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, detach_scale=True, **_):
     torch = load_torch()
-    if is_tensor(scale):
+    if is_tensor(scale) and detach_scale:
         # Paddle's ScaleTensor is an attribute-like input: it gets no gradient.
         scale = scale.detach().reshape(-1)[0]
+    elif is_tensor(scale):
+        scale = scale.reshape(-1)[0]
     if x.dtype.is_floating_point or x.dtype.is_complex:
         s = scale.to(x.dtype) if is_tensor(scale) else scale
         b = bias
@@ -365,19 +392,23 @@ register(
         torch=_add_n,
         note="sum of the list (accumulated in float64/int64, cast back); one tensor is returned as is; "
         "inputs of different dtypes are an error, as Paddle documents one dtype for all inputs",
+        strict_torch=_add_n_plain,
+        adaptations=(Adaptation("reference_precision",
+                                "the reference accumulates in float64 and casts back; the plain "
+                                "torch.stack(inputs).sum(0) sums at the inputs' dtype"),),
     ),
     Spec(
         api="paddle.bitwise_right_shift",
         torch=_bitwise_right_shift,
         aliases=("paddle.Tensor.bitwise_right_shift",),
         note="torch >> is arithmetic only: is_arithmetic=False shifts the unsigned bit pattern "
-        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)",
+        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.broadcast_to",
         torch=_expand,
         aliases=("paddle.Tensor.broadcast_to",),
-        note="Tensor.expand(shape) (shape items may be Tensors)",
+        note="Tensor.expand(shape) (shape items may be Tensors)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.combinations",
@@ -388,7 +419,7 @@ register(
         api="paddle.concat",
         torch=_concat,
         aliases=("paddle.Tensor.concat",),
-        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype",
+        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.copysign",
@@ -400,7 +431,7 @@ register(
     Spec(
         api="paddle.diag",
         torch=_diag,
-        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype",
+        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.diagflat",
@@ -411,18 +442,18 @@ register(
         api="paddle.dot",
         torch=_dot,
         aliases=("paddle.Tensor.dot",),
-        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)",
+        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.einsum",
         torch=_einsum,
-        note="torch.einsum(equation, *operands) after float16/float32 promotion",
+        note="torch.einsum(equation, *operands) after float16/float32 promotion", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.expand",
         torch=_expand,
         aliases=("paddle.Tensor.expand",),
-        note="Tensor.expand(shape); -1 keeps a dim",
+        note="Tensor.expand(shape); -1 keeps a dim", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.floor",
@@ -449,11 +480,16 @@ register(
         aliases=("paddle.Tensor.heaviside",),
         note="torch.heaviside forward; torch has no derivative, so the gradient is Paddle's "
         "documented one through torch.where (d/dy = [x == 0], d/dx = 0)",
+        strict_torch=_heaviside_plain,
+        adaptations=(Adaptation("gradient_convention",
+                                "torch.heaviside has no derivative: the adapted layer checks Paddle's "
+                                "gradient against its documented formula (d/dy = [x == 0], d/dx = 0) "
+                                "composed with torch.where; the strict layer is forward only"),),
     ),
     Spec(
         api="paddle.kron",
         torch=_kron,
-        aliases=("paddle.Tensor.kron",),
+        aliases=("paddle.Tensor.kron",), adaptations=maps_arguments(),
         note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
@@ -461,20 +497,20 @@ register(
         torch=_lerp,
         aliases=("paddle.Tensor.lerp",),
         note="torch.lerp on the operands broadcast to one shape; Paddle's lerp gives weight no "
-        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)",
+        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.matmul",
         torch=_matmul,
         aliases=("paddle.Tensor.matmul",),
-        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands",
+        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.__matmul__",
         torch=_matmul,
         signature=lambda x, y: None,
         note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
-        "torch.matmul after float16/float32 promotion",
+        "torch.matmul after float16/float32 promotion", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.minimum",
@@ -490,13 +526,13 @@ register(
         aliases=("paddle.Tensor.nextafter",),
         backward=False,
         tolerances={"float32": (0.0, 0.0), "float64": (0.0, 0.0)},
-        note="exact comparison: a 1-ulp step is the whole result",
+        note="exact comparison: a 1-ulp step is the whole result", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.outer",
         torch=_outer,
         aliases=("paddle.Tensor.outer",),
-        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)",
+        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.pow",
@@ -523,36 +559,40 @@ register(
         aliases=("paddle.Tensor.scale",),
         note="scale*x + bias (or scale*(x + bias)), then the optional activation; a Tensor scale "
         "is taken as a constant (Paddle gives it no gradient)",
+        strict_torch=lambda **kw: _scale(**kw, detach_scale=False),
+        adaptations=(Adaptation("gradient_convention",
+                                "a Tensor scale is detached in the reference: Paddle's ScaleTensor is an "
+                                "attribute-like input with no gradient"),),
     ),
     Spec(
         api="paddle.tensordot",
         torch=_tensordot,
         domains={"axes": _tensordot_axes_domain},
         note="torch.tensordot with Paddle's axes forms (int, flat list = same axes, [axes_x, axes_y] "
-        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size",
+        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.vander",
         torch=_vander,
         note="columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod: "
-        "torch.vander's own backward fails on an in-place op",
+        "torch.vander's own backward fails on an in-place op", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.where",
         torch=_where,
         aliases=("paddle.Tensor.where",),
-        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)",
+        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.tile",
         torch=_tile,
-        aliases=("paddle.tile",),
+        aliases=("paddle.tile",), adaptations=maps_arguments(),
         note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
         torch=_parameters_to_vector,
         note="torch.cat of the flattened tensors; Paddle concatenates under no_grad and returns a "
-        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)",
+        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)", adaptations=maps_arguments(),
     ),
 )

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
 from ._helpers import load_functional, load_torch, promote
-from .base import Spec, register, torch_dtype
+from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -120,10 +120,25 @@ def _label_as_data(api: str, reference, names: tuple[str, ...] = ("label",), **s
             fn = getattr(fn, part)
         return fn(**detach(kwargs))
 
+    def paddle_plain(**kwargs):
+        import paddle
+
+        fn = paddle
+        for part in api.split(".")[1:]:
+            fn = getattr(fn, part)
+        return fn(**kwargs)
+
     torch_side.__name__ = getattr(reference, "__name__", "reference")
     note = spec_kwargs.pop("note", "")
     note = (note + "; " if note else "") + f"{', '.join(names)} treated as data (no gradient) on both sides"
-    return Spec(api, torch_side, paddle=paddle_side, note=note, **spec_kwargs)
+    adaptations = (
+        Adaptation("gradient_convention",
+                   f"{', '.join(names)} detached on both sides: Paddle's loss kernel defines no gradient for "
+                   "it, Torch's reference differentiates it; the strict layer compares that gradient too"),
+        Adaptation("argument_mapping", "Paddle's weighting / reduction rules composed in torch ops"),
+    )
+    return Spec(api, torch_side, paddle=paddle_side, note=note, strict_torch=reference,
+                strict_paddle=paddle_plain, adaptations=adaptations, **spec_kwargs)
 
 
 # ---------------------------------------------------------------- input domains
@@ -176,8 +191,17 @@ def _grid(ctx):
 
 
 def _embedding_ids(ctx):
-    rows = int(ctx.args["weight"].shape[0])
-    return ctx.rng.integers(0, max(rows, 1), ctx.shape).astype(numpy_dtype(ctx.dtype))
+    """Row ids; with a padding_idx, about 1 id in 8 is that row, so the padding behaviour is
+    exercised whatever the table size (uniform ids over 33712 rows would almost never hit it,
+    and a config about padding_idx would pass without testing it)."""
+    rows = max(int(ctx.args["weight"].shape[0]), 1)
+    ids = ctx.rng.integers(0, rows, ctx.shape)
+    pad = ctx.args.get("padding_idx")
+    if pad is not None and ids.size:
+        pad = int(pad) if int(pad) >= 0 else rows + int(pad)
+        ids[ctx.rng.random(ctx.shape) < 0.125] = pad
+        ids.reshape(-1)[0] = pad  # at least once, even for a handful of ids
+    return ids.astype(numpy_dtype(ctx.dtype))
 
 
 def _resize_size(ctx):
@@ -531,7 +555,7 @@ def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", *
 
 
 def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
-                        scale_grad_by_freq=False, **_):
+                        scale_grad_by_freq=False, zero_padding_rows=True, **_):
     F = load_functional()
     rows = weight.shape[0]
     pad = None if padding_idx is None else (padding_idx if padding_idx >= 0 else rows + padding_idx)
@@ -540,10 +564,15 @@ def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.
     table = weight.clone() if max_norm else weight
     out = F.embedding(x.long(), table, padding_idx=pad, max_norm=max_norm, norm_type=norm_type,
                       scale_grad_by_freq=scale_grad_by_freq)
-    if pad is not None:
+    if pad is not None and zero_padding_rows:
         # Paddle documents an all-zero output row wherever the id equals padding_idx
         out = out * (x != pad).unsqueeze(-1).to(out.dtype)
     return out
+
+
+def _embedding_plain(**kwargs):
+    """The plain torch.nn.functional.embedding call: the weight row at padding_idx is kept."""
+    return embedding_reference(**kwargs, zero_padding_rows=False)
 
 
 def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
@@ -565,6 +594,10 @@ def one_hot_reference(x, num_classes=-1, **_):
     F = load_functional()
     return F.one_hot(x.long(), int(num_classes))
 
+
+_RANDOM = (Adaptation("randomness", "a random API: both sides draw their own samples, so the verdict is a "
+                      "statistical check of the documented properties (the spec's check), not an "
+                      "element-wise comparison"),)
 
 # ---------------------------------------------------------------- losses
 
@@ -735,17 +768,23 @@ def _scale_grad(x, scale):
 
 
 def ctc_loss_reference(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean",
-                       norm_by_times=False, zero_infinity=False, **_):
+                       norm_by_times=False, zero_infinity=False, softmax_input=True, **_):
     """warp-ctc normalises its input with softmax itself: torch.ctc_loss(log_softmax(x))."""
     F = load_functional()
     x = log_probs
     if norm_by_times:  # warp-ctc divides each sequence's gradient by its length
         x = _scale_grad(x, (1.0 / input_lengths.to(x.dtype)).view(1, -1, 1))
-    loss = F.ctc_loss(F.log_softmax(x, dim=-1), labels.long(), input_lengths.long(), label_lengths.long(),
+    loss = F.ctc_loss(F.log_softmax(x, dim=-1) if softmax_input else x, labels.long(), input_lengths.long(), label_lengths.long(),
                       blank=blank, reduction="none", zero_infinity=zero_infinity)
     if reduction == "mean":
         return (loss / label_lengths.to(loss.dtype)).mean()
     return _reduce(loss, reduction)
+
+
+def _rnnt_loss_fused_log_softmax(input, **kwargs):
+    """torchaudio.functional.rnnt_loss's default: log_softmax over the vocabulary first."""
+    F = load_functional()
+    return rnnt_loss_reference(F.log_softmax(input, dim=-1), **kwargs)
 
 
 def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fastemit_lambda=0.001,
@@ -879,55 +918,67 @@ register(
     Spec(
         api="paddle.nn.functional.hardsigmoid",
         torch=_hardsigmoid,
-        note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)",
+        note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)", adaptations=maps_arguments(),
     ),
     # ---- pooling
-    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), note="F.adaptive_avg_pool2d; channel-last moved to channel-first and back"),
-    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), note="F.adaptive_avg_pool3d; channel-last moved to channel-first and back"),
+    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), adaptations=maps_arguments(),
+         note="F.adaptive_avg_pool2d; channel-last moved to channel-first and back"),
+    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), adaptations=maps_arguments(),
+         note="F.adaptive_avg_pool3d; channel-last moved to channel-first and back"),
     Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "avg_pool3d", avg_pool3d_reference,
          note="explicit zero padding (asymmetric/SAME allowed) + window sums / counts; "
-              "exclusive=True divides by the input cells in the window"),
+              "exclusive=True divides by the input cells in the window", adaptations=maps_arguments()),
     Spec(_NN + "max_pool1d", _max_pool(1),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     Spec(_NN + "max_pool2d", _max_pool(2),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     Spec(_NN + "max_pool3d", _max_pool(3),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     # ---- convolution & linear
     Spec(_NN + "conv1d", _conv(1),
          note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
-              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)"),
+              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=maps_arguments()),
     Spec(_NN + "conv2d", _conv(2),
-         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d"),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=maps_arguments()),
     Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
-         note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias"),
-    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]"),
+         note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias", adaptations=maps_arguments()),
+    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=maps_arguments()),
     # ---- normalisation & activations
     Spec(_NN + "batch_norm", batch_norm_reference,
          domains={"running_var": positive(0.5, 2.0)},
-         note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum"),
-    Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)"),
-    Spec(_NN + "cosine_similarity", cosine_similarity_reference,
+         note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum", adaptations=maps_arguments()),
+    Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)", adaptations=maps_arguments()),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference, adaptations=maps_arguments(),
          note="F.cosine_similarity(x1, x2, dim=axis, eps) after promoting x1 and x2"),
     Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
-         note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard"),
+         note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard", adaptations=_RANDOM),
     Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
          note="random in training: both sides return (out, x); x>=0 kept, slopes of x<0 within "
-              "[lower, upper]; eval mode compared exactly"),
+              "[lower, upper]; eval mode compared exactly", adaptations=_RANDOM),
     Spec(_NN + "temporal_shift", temporal_shift_reference,
-         note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled"),
+         note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled", adaptations=maps_arguments()),
     # ---- lookups
     Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
          note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
-              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)"),
+              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)",
+         strict_torch=_embedding_plain,
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents an all-zero output row wherever the id equals padding_idx; "
+                        "torch.nn.functional.embedding returns the weight row (it only stops its gradient). "
+                        "PaddlePaddle/Paddle#73445 proposed Torch's behaviour and was closed unmerged",
+                        "https://github.com/PaddlePaddle/Paddle/pull/73445"),
+             Adaptation("argument_mapping", "sparse=True runs dense on Paddle: it changes only how the "
+                        "weight gradient is stored"),
+         )),
     Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False,
-         note="Torch returns int64, Paddle float32 (the board's dtype task)"),
+         note="Torch returns int64, Paddle float32 (the board's dtype task)", adaptations=maps_arguments()),
     # ---- losses
     _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,
                    domains={"input": unit_open(), "label": unit_open(0.0), "weight": positive()}),
@@ -942,19 +993,20 @@ register(
                    note="-log_softmax gathered at the label (class axis kept); soft labels: -sum(label * log_softmax)"),
     Spec(_NN + "dice_loss", dice_loss_reference,
          domains={"input": probabilities(-1), "label": _labels_below("input", -1)},
-         note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch"),
+         note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch", adaptations=maps_arguments()),
     _label_as_data(_NN + "kl_div", kl_div_reference,
                    domains={"label": unit_open()},
                    note="torch kl_div; float32/float64 mixes promoted as Paddle does; 0-d batchmean = sum"),
     Spec(_NN + "smooth_l1_loss", smooth_l1_loss_reference,
-         note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)"),
+         note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)", adaptations=maps_arguments()),
     _label_as_data(_NN + "sigmoid_focal_loss", sigmoid_focal_loss_reference,
                    domains={"label": unit_open(0.0), "normalizer": range_(1.0, 10.0)},
                    note="alpha_t * (1-p_t)^gamma * BCE-with-logits / normalizer, reduced (default sum)"),
     Spec(_NN + "multi_margin_loss", multi_margin_loss_reference,
-         domains={"label": _labels_below("input", 1), "weight": positive()},
+         domains={"label": _labels_below("input", 1), "weight": positive()}, adaptations=maps_arguments(),
          note="Torch's multi-margin formula composed so weight is differentiable, as in Paddle"),
     Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()},
+         adaptations=maps_arguments(),
          note="F.gaussian_nll_loss(input, label, variance, full, eps=epsilon, reduction); variance positive"),
     Spec(_NN + "ctc_loss", ctc_loss_reference,
          domains={
@@ -963,7 +1015,16 @@ register(
              "label_lengths": _ctc_label_lengths,
          },
          note="warp-ctc applies softmax itself: torch ctc_loss(log_softmax(x)); mean divides by label "
-              "lengths then averages; norm_by_times scales the gradient by 1/T"),
+              "lengths then averages; norm_by_times scales the gradient by 1/T",
+         strict_torch=lambda **kw: ctc_loss_reference(**kw, softmax_input=False),
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents `log_probs` as unscaled probabilities: its warp-ctc kernel applies "
+                        "softmax itself, while torch.nn.functional.ctc_loss takes log-probabilities as given",
+                        "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/ctc_loss_en.html"),
+             Adaptation("argument_mapping", "mean divides by label lengths; norm_by_times (Paddle only) "
+                        "scales the gradient by 1/T"),
+         )),
     Spec(_NN + "rnnt_loss", rnnt_loss_reference,
          domains={
              "label": _labels_below("input", -1, exclude="blank"),
@@ -972,12 +1033,22 @@ register(
          },
          note="torchaudio is not available: alpha recursion over the RNN-T lattice in torch ops; "
               "input taken as log-probabilities as Paddle documents (no fused log_softmax, unlike "
-              "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms"),
+              "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms",
+         strict_torch=_rnnt_loss_fused_log_softmax,
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents `input` as log-probabilities and its warp-rnnt kernel uses them "
+                        "as given; torchaudio.functional.rnnt_loss (the plain call, fused_log_softmax=True "
+                        "by default) applies log_softmax to its input first",
+                        "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/rnnt_loss_en.html"),
+             Adaptation("argument_mapping", "torchaudio is not installed: its loss is composed as the "
+                        "alpha recursion in torch ops"),
+         )),
     # ---- sampling & resizing
     Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
-         note="torch grid_sample; grid kept off the non-differentiable cell boundaries"),
+         note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments()),
     Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
-         note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis"),
+         note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis", adaptations=maps_arguments()),
     Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
-         note="same reference as interpolate"),
+         note="same reference as interpolate", adaptations=maps_arguments()),
 )

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from apitester.specs.base import Spec, register
+from apitester.specs.base import Adaptation, Spec, register
 
 
 def _paddle_tanh(x):
@@ -97,3 +97,36 @@ register(
          check=_check_uniform, signature=_stub),
 )
 
+
+
+# ---------------------------------------------------------------- a reference-precision adaptation
+
+
+def _sum_float64(x, **_):
+    return x.double().sum().to(x.dtype)
+
+
+def _sum_accumulated_in_float16(x, **_):
+    """A real low-precision Torch computation: the sum accumulated element by element in float16
+    (each addition rounds to float16), standing in for a plain Torch call that is off."""
+    import torch
+
+    acc = torch.zeros((), dtype=torch.float16)
+    for value in x.detach().to(torch.float16).reshape(-1):
+        acc = acc + value
+    return acc.to(x.dtype)
+
+
+def _paddle_sum(x):
+    import paddle
+
+    return paddle.sum(x)
+
+
+register(
+    Spec(api="apitester_test.precise_sum", paddle=_paddle_sum, torch=_sum_float64, signature=_stub,
+         strict_torch=_sum_accumulated_in_float16, backward=False,
+         domains={"x": lambda ctx: ctx.rng.uniform(0.5, 1.0, ctx.shape).astype(ctx.dtype)},
+         adaptations=(Adaptation("reference_precision", "test-only: the reference sums in float64, "
+                                 "the 'plain' call accumulates in float16"),)),
+)

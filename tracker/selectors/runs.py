@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
-from ..verdicts import FAILING, NO_VERDICT, PASSING
+from ..verdicts import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT
 
 PASS = "pass"
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
@@ -24,6 +24,20 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 def status_counts(run: TestRun) -> dict[str, int]:
     rows = ConfigResult.objects.filter(run=run).values("status").annotate(n=Count("id")).order_by("status")
     return {row["status"]: row["n"] for row in rows}
+
+
+def layer_counts(run: TestRun) -> dict[str, dict[str, int]]:
+    """Per-status counts of the strict layer and of the adapted layer (configs whose spec adapts;
+    the others' adapted layer is their strict one)."""
+    strict: dict[str, int] = {}
+    adapted: dict[str, int] = {}
+    for status, strict_status, adapted_status in ConfigResult.objects.filter(run=run).values_list(
+            "status", "strict_status", "adapted_status"):
+        s = strict_status or status
+        strict[s] = strict.get(s, 0) + 1
+        a = adapted_status or s
+        adapted[a] = adapted.get(a, 0) + 1
+    return {"strict": dict(sorted(strict.items())), "adapted": dict(sorted(adapted.items()))}
 
 
 def recent_rate(run: TestRun, window_seconds: int = 60) -> float | None:
@@ -69,6 +83,7 @@ def run_summary(run: TestRun) -> dict:
         "total": run.total,
         "done": run.done,
         "counts": status_counts(run),
+        "layers": layer_counts(run),
         "rate": rate,
         "eta_seconds": remaining / rate if rate else None,
         "waiting": waiting_reason(run),
@@ -96,28 +111,52 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
 
 @dataclass
 class Verification:
-    kind: str  # verified | failing | engine_gap | partial | untested
+    kind: str  # verified | failing | by_design | differs | engine_gap | partial | untested
     text: str
     failing: int = 0
     total: int = 0
     gaps: int = 0
     paddle_version: str = ""
+    by_design: int = 0      # documented differences (strict fails, Paddle's documented behaviour agrees)
+    torch_suspect: int = 0  # strict fails, and the engine's evidence points at Torch
+    reasons: tuple = ()     # the documented differences' reasons
 
 
-def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verification:
-    """The verdict on a task from the newest (status, run id, paddle version) of each re-tested config."""
+def _by_design_reasons(adaptations) -> list[str]:
+    return [a.get("reason", "") for a in adaptations or [] if a.get("kind") == "documented_semantics"]
+
+
+def _verification(total: int, latest: list[tuple]) -> Verification:
+    """The verdict on a task from the newest (status, run id, paddle version, adaptations) of each
+    re-tested config.  "Fix verified" needs every config's strict layer to pass (status ``pass``)."""
     if not latest:
         return Verification("untested", _("not re-tested yet"), total=total)
-    failing = sum(1 for status, _run, _version in latest if status in FAILING)
-    gaps = sum(1 for status, _run, _version in latest if status in NO_VERDICT)
+    failing = sum(1 for status, *_rest in latest if status in FAILING)
+    gaps = sum(1 for status, *_rest in latest if status in NO_VERDICT)
+    by_design = sum(1 for status, *_rest in latest if status in BY_DESIGN)
+    suspect = sum(1 for status, *_rest in latest if status in TORCH_SUSPECT)
+    reasons = tuple(dict.fromkeys(reason for status, _run, _version, *extra in latest if status in BY_DESIGN
+                                  for reason in _by_design_reasons(extra[0] if extra else [])))
     untested = total - len(latest)
     version = max(latest, key=lambda item: item[1])[2]
+    extra = {"by_design": by_design, "torch_suspect": suspect, "reasons": reasons}
     if failing:
         text = _("still failing %(a)d of %(b)d") % {"a": failing, "b": total}
-        return Verification("failing", text, failing, total, gaps, version)
+        return Verification("failing", text, failing, total, gaps, version, **extra)
     if untested:
         text = _("%(n)d of %(b)d configs not re-tested yet") % {"n": untested, "b": total}
-        return Verification("partial", text, 0, total, gaps, version)
+        return Verification("partial", text, 0, total, gaps, version, **extra)
+    if by_design == total:
+        text = _("differs from Torch by design: %(reason)s") % {"reason": "; ".join(reasons)}
+        return Verification("by_design", text, 0, total, gaps, version, **extra)
+    if by_design or suspect:
+        parts = []
+        if by_design:
+            parts.append(_("%(n)d of %(b)d configs differ from Torch by design") % {"n": by_design, "b": total})
+        if suspect:
+            parts.append(_("%(n)d of %(b)d configs: the engine suspects the Torch reference") % {
+                "n": suspect, "b": total})
+        return Verification("differs", "; ".join(parts), 0, total, gaps, version, **extra)
     if gaps == total:
         text = _("engine gap: the engine can't run any of the %(b)d configs here (not a Paddle bug)") % {"b": total}
         return Verification("engine_gap", text, 0, total, gaps, version)
@@ -125,6 +164,7 @@ def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verificatio
         text = _("engine gap: %(n)d of %(b)d configs can't be run by the engine here; the rest pass") % {
             "n": gaps, "b": total}
         return Verification("engine_gap", text, 0, total, gaps, version)
+    # here every config is `pass`: its strict layer passed
     return Verification("verified", _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
@@ -132,7 +172,8 @@ def task_verification(task: Task, lane: str | None = None) -> Verification:
     """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
     lane = lane or task.kernel.lower()
     total = FailingConfig.objects.filter(task=task).count()
-    latest = [(r.status, r.run_id, r.run.paddle_version) for r in latest_results(lane=lane, task=task).values()]
+    latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations)
+              for r in latest_results(lane=lane, task=task).values()]
     return _verification(total, latest)
 
 
@@ -150,12 +191,12 @@ def verifications_in_own_lane() -> dict[int, Verification]:
         return {}
     kernel_lane = {task_id: kernel.lower() for task_id, kernel in Task.objects.values_list("id", "kernel")}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
-    latest: dict[int, list[tuple[str, int, str]]] = {}
+    latest: dict[int, list[tuple]] = {}
     rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
-        "failing_config_id", "task_id", "run_id", "run__lane", "status")
-    for config_id, task_id, run_id, lane, status in rows:
+        "failing_config_id", "task_id", "run_id", "run__lane", "status", "adaptations")
+    for config_id, task_id, run_id, lane, status, adaptations in rows:
         if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
-            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, "")))
+            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
     totals = dict(
         FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
     )
@@ -184,6 +225,39 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
     total = FailingConfig.objects.filter(task=task).count()
     return {"rows": rows[:limit], "tested": len(rows), "hidden": max(0, len(rows) - limit),
             "untested": max(0, total - len(rows)), "total": total}
+
+
+def result_as_json(result: ConfigResult) -> dict:
+    """One stored verdict with both layers (the adapted one only where the spec adapts)."""
+    data = {
+        "config": result.failing_config.config, "run": result.run_id, "status": result.status,
+        "direction": result.direction or None, "statistical": result.statistical,
+        "strict": {"status": result.strict, "direction": result.strict_direction or None,
+                   "max_abs": result.max_abs, "max_rel": result.max_rel, "mismatched": result.mismatched},
+        "adapted": None, "adaptations": result.adaptations or [], "layers_differ": result.layers_differ,
+    }
+    if result.adapted_status:
+        data["adapted"] = {"status": result.adapted_status, "direction": result.adapted_direction or None,
+                           "max_abs": result.adapted_max_abs, "max_rel": result.adapted_max_rel,
+                           "mismatched": result.adapted_mismatched}
+    if result.evidence:
+        data["evidence"] = result.evidence
+    return data
+
+
+def task_verdicts_json(task: Task, lane: str | None = None) -> dict:
+    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
+    lane = lane or task.kernel.lower()
+    v = task_verification(task, lane)
+    latest = task_latest_verdicts(task, lane)
+    return {
+        "lane": lane,
+        "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
+                         "documented_differences": v.by_design, "torch_suspect": v.torch_suspect,
+                         "reasons": list(v.reasons), "paddle_version": v.paddle_version},
+        "latest_verdicts": [result_as_json(r) for r in latest["rows"]],
+        "latest_verdicts_hidden": latest["hidden"],
+    }
 
 
 # ----------------------------------------------------------------------------- regressions

@@ -200,6 +200,27 @@ def _diff_map(verdict: dict) -> dict | None:
             "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
 
 
+def _layers(verdict: dict) -> dict:
+    """The strict and adapted layers of an engine verdict as ConfigResult fields.
+
+    A verdict without layers (the runner's crash / timeout, an older engine) is its own strict layer.
+    """
+    strict = verdict.get("strict") or {}
+    adapted = verdict.get("adapted") or {}
+    return {
+        "strict_status": strict.get("status") or verdict.get("status", "unsupported"),
+        "strict_direction": (strict.get("direction") if strict else verdict.get("direction")) or "",
+        "adapted_status": adapted.get("status") or "",
+        "adapted_direction": adapted.get("direction") or "",
+        "adapted_max_abs": _float(adapted.get("max_abs")),
+        "adapted_max_rel": _float(adapted.get("max_rel")),
+        "adapted_mismatched": adapted.get("mismatched"),
+        "adapted_message": (adapted.get("message") or "")[:5000],
+        "adaptations": list(verdict.get("adaptations") or []),
+        "evidence": (verdict.get("evidence") or "")[:2000],
+    }
+
+
 def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1):
     """Write one config's verdict; a second write for the same (run, config) is ignored."""
     message = verdict.get("message") or ""
@@ -220,6 +241,7 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                 max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
                 total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
                 message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
+                **_layers(verdict),
             )
     except IntegrityError:
         return None
