@@ -20,7 +20,38 @@ import numpy as np
 STATUSES = (
     "pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error",
     "torch_error", "unsupported", "crash", "flaky_crash", "timeout", "skipped_too_large",
+    "documented_difference", "torch_suspect",
 )
+
+# Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
+LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message")
+
+
+def layer_of(verdict: "Verdict") -> dict:
+    """The layer summary of a comparison's verdict (floats JSON-safe)."""
+    layer = {key: getattr(verdict, key) for key in LAYER_FIELDS}
+    for key in ("max_abs", "max_rel"):
+        layer[key] = encode_float(layer[key])
+    return layer
+
+
+def final_status(strict: str, adapted: str, kinds) -> str:
+    """The verdict's status from its two layers (docs/verdicts.md).
+
+    The strict layer decides, except where it fails and the adaptation passes:
+    a documented Paddle behaviour -> ``documented_difference`` (never ``pass``); a reference
+    at a higher precision than Torch's own call, which Paddle matches -> ``torch_suspect``
+    (Torch is the one off the exact value).  Any other adaptation does not excuse a strict failure.
+    """
+    if strict == "pass" or adapted != "pass":
+        return strict
+    if strict in ("torch_error", "unsupported"):
+        return strict  # the strict layer could not be judged: no verdict, as before
+    if "documented_semantics" in kinds:
+        return "documented_difference"
+    if "reference_precision" in kinds and strict == "accuracy_error":
+        return "torch_suspect"
+    return strict
 
 DIFF_MAP_CELLS = 128
 
@@ -59,10 +90,31 @@ class Verdict:
     config: str = ""
     atol: float | None = None
     rtol: float | None = None
+    # The two layers (LAYER_FIELDS each).  ``strict``: Paddle vs the plain Torch call on
+    # identical inputs at the config's dtypes.  ``adapted``: the comparison after the spec's
+    # result-changing adaptations, None when the spec has none (then the layers are one).
+    # ``adaptations``: those adaptations ({kind, reason, link}), shown with every verdict.
+    # ``strict_separate`` is False where no plain comparison exists (randomness, output
+    # invariants, a composed reference): the strict layer is then the adapted comparison.
+    strict: dict | None = None
+    adapted: dict | None = None
+    adaptations: list = field(default_factory=list)
+    strict_separate: bool = True
+    evidence: str = ""  # why the engine suspects Torch (torch_suspect)
 
     @property
     def ok(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def strict_status(self) -> str:
+        """The strict layer's status ("fix verified" reads this one only)."""
+        return self.strict["status"] if self.strict else self.status
+
+    @property
+    def layers_differ(self) -> bool:
+        return self.adapted is not None and self.strict is not None and (
+            self.adapted["status"] != self.strict["status"] or self.status != self.strict["status"])
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -92,7 +144,33 @@ class Verdict:
     def human(self) -> str:
         """A numpy-assert_allclose-like report."""
         head = f"[{self.status}{' ' + self.direction if self.direction else ''}] {self.config}"
-        return head + ("\n" + self.message if self.message else "")
+        lines = [head]
+        if self.message:
+            lines.append(self.message)
+        if self.adapted is not None:
+            lines.append(f"  strict  (plain Torch call): {_layer_line(self.strict)}")
+            lines.append(f"  adapted (spec's adaptation): {_layer_line(self.adapted)}")
+        for a in self.adaptations:
+            link = f" <{a['link']}>" if a.get("link") else ""
+            lines.append(f"  adaptation {a['kind']}: {a['reason']}{link}")
+        if self.adaptations and not self.strict_separate:
+            lines.append("  (no plain Torch comparison exists for this API: the strict layer is the adapted check)")
+        if self.evidence:
+            lines.append(f"  evidence: {self.evidence}")
+        return "\n".join(lines)
+
+
+def _layer_line(layer: dict | None) -> str:
+    if not layer:
+        return "-"
+    text = layer["status"] + (f" {layer['direction']}" if layer.get("direction") else "")
+    if layer.get("max_abs") is not None:
+        text += f", max abs diff {decode_float(layer['max_abs']):g}"
+    if layer.get("max_rel") is not None:
+        text += f", max rel diff {decode_float(layer['max_rel']):g}"
+    if layer.get("mismatched"):
+        text += f", {layer['mismatched']} mismatched"
+    return text
 
 
 def encode_float(value):

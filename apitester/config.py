@@ -9,9 +9,12 @@ str, bool, None, list, tuple, slice) and small dataclasses otherwise:
 
 * ``TensorSpec(shape, dtype)`` for ``Tensor([dims],"dtype")``;
 * ``Name("float16")`` for a bare (possibly dotted) identifier such as ``numpy.float64``;
+  a named constant (``math.inf``, ``np.pi``, ...) may be negated, ``-math.inf`` being
+  ``Name("math.inf", negated=True)``, and ``Name.constant`` gives its number;
 * ``Constructor(name, args)`` for any other ``Name(...)`` / ``dotted.name(...)`` form,
   e.g. ``Dtype(float16)``, ``VarType(float32)``, ``type(numpy.float64)``; the API spec
-  decides what it means.
+  decides what it means.  ``complex(nan,math.inf)`` (a named constant inside) stays a
+  ``Constructor("complex", ...)`` so it formats back as written; ``complex_value`` evaluates it.
 
 ``format_call`` writes the canonical form, which is the form PaddleAPITest writes, so
 ``format_call(parse_config(line)) == line`` for the report lines.
@@ -50,11 +53,31 @@ class TensorSpec:
         return math.prod(self.shape)
 
 
+# Named numeric constants a config may write instead of a number (``-math.inf``,
+# ``complex(nan,math.inf)``); the engine passes their value.
+NAMED_CONSTANTS = {
+    f"{module}.{name}": value
+    for module in ("math", "numpy", "np")
+    for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi), ("e", math.e), ("tau", math.tau))
+    if not (module != "math" and name == "tau")
+}
+
+
 @dataclass(frozen=True)
 class Name:
-    """A bare identifier used as a value, e.g. ``float16`` inside ``Dtype(float16)``."""
+    """A bare identifier used as a value, e.g. ``float16`` inside ``Dtype(float16)``, or a
+    named constant such as ``math.inf``; only a named constant may be negated (``-math.inf``)."""
 
     name: str
+    negated: bool = False
+
+    @property
+    def constant(self) -> float | None:
+        """The number a named constant stands for (sign applied), or None for other names."""
+        value = NAMED_CONSTANTS.get(self.name)
+        if value is None:
+            return None
+        return -value if self.negated else value
 
 
 @dataclass(frozen=True)
@@ -85,23 +108,38 @@ class Call:
     def tensors(self):
         """Every TensorSpec in the call, depth first."""
         out: list[TensorSpec] = []
+
+        def collect(value, _path):
+            if isinstance(value, TensorSpec):
+                out.append(value)
+            return value
+
         for value in (*self.args, *self.kwargs.values()):
-            _collect_tensors(value, out)
+            walk(value, collect, into=(list, tuple, slice, Constructor))
         return out
 
 
-def _collect_tensors(value: Any, out: list) -> None:
-    if isinstance(value, TensorSpec):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_tensors(item, out)
-    elif isinstance(value, slice):
-        for item in (value.start, value.stop, value.step):
-            _collect_tensors(item, out)
-    elif isinstance(value, Constructor):
-        for item in value.args:
-            _collect_tensors(item, out)
+def walk(value: Any, leaf, *, into: tuple[type, ...] = (list, tuple), path: tuple = ()) -> Any:
+    """The one walker of nested values (parsed configs and what the engine makes of them).
+
+    Rebuilds the containers whose type is in ``into`` -- list, tuple, slice, dict,
+    Constructor (its args) -- and replaces every other value by ``leaf(value, path)``.
+    ``path`` says where the value sits: list/tuple indices and slice parts (0, 1, 2) as
+    ints, dict keys as strings.  Items are visited depth first, in order.
+    """
+    if isinstance(value, list) and list in into:
+        return [walk(v, leaf, into=into, path=(*path, i)) for i, v in enumerate(value)]
+    if isinstance(value, tuple) and tuple in into:
+        return tuple(walk(v, leaf, into=into, path=(*path, i)) for i, v in enumerate(value))
+    if isinstance(value, slice) and slice in into:
+        return slice(*(walk(v, leaf, into=into, path=(*path, i))
+                       for i, v in enumerate((value.start, value.stop, value.step))))
+    if isinstance(value, dict) and dict in into:
+        return {k: walk(v, leaf, into=into, path=(*path, str(k))) for k, v in value.items()}
+    if isinstance(value, Constructor) and Constructor in into:
+        return Constructor(value.name, tuple(walk(v, leaf, into=into, path=(*path, i))
+                                             for i, v in enumerate(value.args)))
+    return leaf(value, path)
 
 
 # ---------------------------------------------------------------- tokenizer
@@ -112,7 +150,7 @@ _TOKEN = re.compile(
   | (?P<number>-?(?:inf|nan)(?![\w.])|-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)
-  | (?P<punct>[()\[\],=])
+  | (?P<punct>[()\[\],=-])
     """,
     re.VERBOSE,
 )
@@ -251,14 +289,24 @@ class _Parser:
                         raise self.error("slice(start,stop,step) with three parts")
                     return slice(*items)
                 if tok == "complex":
-                    if len(items) != 2 or not all(
-                        isinstance(v, (int, float)) and not isinstance(v, bool) for v in items
-                    ):
+                    if len(items) != 2 or not all(_is_number(v) for v in items):
                         self.i -= 1
                         raise self.error("complex(real,imag) with two numbers")
+                    if any(isinstance(v, Name) for v in items):
+                        # Kept as written (complex(nan,math.inf)) so it formats back to itself;
+                        # complex_value() gives the number.
+                        return Constructor("complex", tuple(items))
                     return complex(items[0], items[1])
                 return Constructor(tok, tuple(items))
             return Name(tok)
+        if kind == "punct" and tok == "-":
+            # Only a named constant can follow a minus sign here (a negative number is one token).
+            kind, tok, _ = self.tokens[self.i + 1]
+            if kind != "name" or tok not in NAMED_CONSTANTS:
+                self.i += 1
+                raise self.error("a number or a named constant such as math.inf after '-'")
+            self.i += 2
+            return Name(tok, negated=True)
         if kind == "punct" and tok == "[":
             # A bare list; PaddleAPITest writes list[...] but accept [...] too.
             self.i += 1
@@ -288,6 +336,19 @@ class _Parser:
             self.i += 1
         self.expect(")")
         return TensorSpec(tuple(dims), tok[1:-1])
+
+
+def _is_number(value: Any) -> bool:
+    """An int or float (not a bool), or a named numeric constant."""
+    if isinstance(value, Name):
+        return value.constant is not None
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def complex_value(value: Constructor) -> complex:
+    """The number ``complex(real,imag)`` written with named constants stands for."""
+    real, imag = (v.constant if isinstance(v, Name) else v for v in value.args)
+    return complex(real, imag)
 
 
 @lru_cache(maxsize=200_000)
@@ -327,7 +388,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, slice):
         return f"slice({format_value(value.start)},{format_value(value.stop)},{format_value(value.step)})"
     if isinstance(value, Name):
-        return value.name
+        return ("-" if value.negated else "") + value.name
     if isinstance(value, Constructor):
         return f"{value.name}({','.join(format_value(v) for v in value.args)})"
     raise TypeError(f"cannot format {type(value).__name__} as a config value")

@@ -13,13 +13,14 @@ import re
 import time
 import traceback
 import zlib
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import inputs as inp
-from .compare import Out, Verdict, compare_outputs
+from .compare import Out, Verdict, compare_outputs, final_status, layer_of
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
@@ -303,7 +304,7 @@ def _tolerance(spec: Spec, outs: list[Out], materialised: dict, atol: float, rto
     return atol, rtol
 
 
-def _grad_outputs(outs_p, outs_t, seed):
+def _grad_outputs(outs_p, outs_t):
     """Pairs of (paddle out, torch out) that carry gradients on both sides."""
     paddle, torch = frameworks()
     pairs = []
@@ -350,10 +351,100 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         verdict.api = api_name(config)
     if verdict.atol is None:
         verdict.atol, verdict.rtol = atol, rtol
+    if verdict.strict is None:  # one layer: the strict layer is the verdict itself
+        verdict.strict = layer_of(verdict)
     return verdict
 
 
+@dataclass
+class _Prepared:
+    """Step 1's result: the parsed call, its spec and the materialised inputs."""
+
+    call: Call
+    spec: Spec
+    sig: inspect.Signature
+    parsed: dict
+    materialised: dict
+    want_grad: bool
+    paddle_side: Callable  # values (by Paddle parameter name) -> Paddle's raw output
+    torch_side: Callable   # values -> the reference's raw output
+
+
+@dataclass
+class _Forward:
+    """Step 2's result when the forward outputs agree: what the backward step needs."""
+
+    verdict: Verdict
+    p_flat: list
+    t_flat: list
+    p_leaves: _Leaves
+    t_leaves: _Leaves
+
+
 def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdict:
+    prepared = _prepare(config, device, seed)
+    if isinstance(prepared, Verdict):
+        return prepared
+    spec = prepared.spec
+    visible = spec.visible_adaptations
+    if not visible:
+        # a plain spec: one computation, the strict layer is the verdict itself
+        return _judge(prepared, atol, rtol, seed)
+    kinds = [a.kind for a in visible]
+    if not spec.has_strict_reference:
+        # no plain comparison exists (randomness, output invariants, a composed reference):
+        # the adapted check is both layers, and the verdict says so
+        verdict = _judge(prepared, atol, rtol, seed)
+        verdict.adaptations = [a.to_dict() for a in visible]
+        verdict.strict_separate = False
+        return verdict
+    # strict first, on pristine inputs (Torch shares the numpy arrays it is given)
+    strict = _judge(_strict_sides(prepared), atol, rtol, seed)
+    prepared.materialised = _copy_inputs(prepared.materialised)
+    adapted = _judge(prepared, atol, rtol, seed)
+    verdict = strict  # the top-level figures and diff map are the strict layer's
+    verdict.strict, verdict.adapted = layer_of(strict), layer_of(adapted)
+    verdict.adaptations = [a.to_dict() for a in visible]
+    verdict.status = final_status(strict.status, adapted.status, kinds)
+    reasons = "; ".join(a.reason for a in visible)
+    if verdict.status == "documented_difference":
+        verdict.message = (f"differs from Torch by design: {reasons}\n"
+                           f"strict (plain Torch call): {verdict.message}")
+    elif verdict.status == "torch_suspect":
+        verdict.evidence = (f"Paddle agrees with the higher-precision reference (max abs diff "
+                            f"{adapted.max_abs:g}, max rel diff {adapted.max_rel:g}); the plain Torch call at "
+                            f"the config's dtype is the side off it: {reasons}")
+    return verdict
+
+
+def _judge(prep: _Prepared, atol: float, rtol: float, seed: int) -> Verdict:
+    """One comparison layer: forward, then backward when the forward agrees."""
+    forward = _forward(prep, atol, rtol)
+    if isinstance(forward, Verdict):
+        return forward
+    return _backward(prep, forward, seed)
+
+
+def _strict_sides(prep: _Prepared) -> _Prepared:
+    """The same prepared config with the spec's strict reference(s) in place of the adapted."""
+    spec = prep.spec
+    return replace(
+        prep,
+        torch_side=_keyword_side(spec.strict_torch, prep.sig) if spec.strict_torch else prep.torch_side,
+        paddle_side=_keyword_side(spec.strict_paddle, prep.sig) if spec.strict_paddle else prep.paddle_side,
+    )
+
+
+def _copy_inputs(materialised: dict) -> dict:
+    return {k: _walk(v, lambda t: inp.InputTensor(t.array.copy(), t.dtype)) for k, v in materialised.items()}
+
+
+def _prepare(config: str, device: str, seed: int) -> _Prepared | Verdict:
+    """Parse, find the spec, bind to Paddle's signature, draw the inputs.
+
+    Returns a Verdict when the config cannot be run (syntax, no spec, no such Paddle API,
+    arguments that do not bind).
+    """
     try:
         call = parse_config(config)
     except ConfigSyntaxError as exc:
@@ -364,8 +455,7 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     reason = _set_device(device)
     if reason:
         return Verdict("unsupported", api=call.api, message=reason)
-
-    paddle, torch = frameworks()
+    paddle_fn = None  # the spec supplies its own Paddle side
     if spec.paddle is None:
         try:
             paddle_fn = resolve_paddle(call.api)
@@ -376,69 +466,99 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     except (TypeError, ValueError) as exc:
         return Verdict("unsupported", api=call.api,
                        message=f"cannot read Paddle's signature of {call.api} ({exc}); the spec needs signature=")
+    if paddle_fn is None:
+        paddle_side = _keyword_side(spec.paddle, sig)
+    else:
+        paddle_side = _signature_side(paddle_fn, sig)
     try:
         bound_args = _bind(sig, call)
     except TypeError as exc:
         return Verdict("unsupported", api=call.api,
                        message=f"arguments do not bind to Paddle's signature {call.api}{sig}: {exc}")
-
     parsed = {k: _plain(v) for k, v in bound_args.arguments.items()}
-    materialised = inp.materialise(parsed, spec.domains, seed)
-    want_grad = spec.backward and not spec.random and not _is_inplace(call.api)
+    return _Prepared(
+        call=call, spec=spec, sig=sig, parsed=parsed,
+        materialised=inp.materialise(parsed, spec.domains, seed),
+        want_grad=spec.backward and not spec.random and not _is_inplace(call.api),
+        paddle_side=paddle_side, torch_side=_keyword_side(spec.torch, sig),
+    )
 
-    # ---- Paddle side
-    p_values, p_leaves = _convert(materialised, _to_paddle, want_grad)
+
+def _keyword_side(fn: Callable, sig: inspect.Signature) -> Callable:
+    """A reference or spec-supplied Paddle side: called with keyword arguments."""
+    return lambda values: fn(**_reference_kwargs(values, sig))
+
+
+def _signature_side(fn: Callable, sig: inspect.Signature) -> Callable:
+    """Paddle's own API: positional parameters passed positionally (builtins take no kwargs)."""
+    return lambda values: _call_with_signature(fn, sig, values)
+
+
+def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
+    """Run both sides and compare their outputs.
+
+    Returns the final Verdict when the forward step decides it (an error on either side, a
+    random API's statistical check, a forward disagreement); otherwise the state the
+    backward step needs.
+    """
+    spec, api = prep.spec, prep.call.api
+    p_values, p_leaves = _convert(prep.materialised, _to_paddle, prep.want_grad)
     try:
-        if spec.paddle is not None:
-            p_raw = spec.paddle(**_reference_kwargs(p_values, sig))
-        else:
-            p_raw = _call_with_signature(paddle_fn, sig, p_values)
+        p_raw = prep.paddle_side(p_values)
         if spec.outputs is not None:
             p_raw = spec.outputs(p_raw)
     except Exception as exc:
         message = _short(exc)
         # Does the reference accept this config?  Both rejecting it is worth knowing.
         try:
-            t_values, _ = _convert(materialised, _to_torch, False)
-            spec.torch(**_reference_kwargs(t_values, sig))
+            t_values, _ = _convert(prep.materialised, _to_torch, False)
+            prep.torch_side(t_values)
         except Exception as texc:
             message += f" (torch rejects it too: {_short(texc)[:200]})"
-        return Verdict("paddle_error", direction="forward", api=call.api, message=message)
+        return Verdict("paddle_error", direction="forward", api=api, message=message)
 
-    # ---- Torch side
-    t_values, t_leaves = _convert(materialised, _to_torch, want_grad)
+    t_values, t_leaves = _convert(prep.materialised, _to_torch, prep.want_grad)
     try:
-        t_raw = spec.torch(**_reference_kwargs(t_values, sig))
+        t_raw = prep.torch_side(t_values)
         if spec.outputs is not None:
             t_raw = spec.outputs(t_raw)
     except Exception as exc:
-        return Verdict("torch_error", direction="forward", api=call.api, message=_short(exc))
+        return Verdict("torch_error", direction="forward", api=api, message=_short(exc))
 
     p_flat, t_flat = _flatten_outputs(p_raw), _flatten_outputs(t_raw)
     outs_p = [_paddle_out(v) for v in p_flat]
     outs_t = [_torch_out(v) for v in t_flat]
-    f_atol, f_rtol = _tolerance(spec, outs_t, materialised, atol, rtol)
+    f_atol, f_rtol = _tolerance(spec, outs_t, prep.materialised, atol, rtol)
 
     if spec.random:
         if spec.check is None:
-            return Verdict("unsupported", api=call.api, statistical=True,
+            return Verdict("unsupported", api=api, statistical=True,
                            message="random API without a check= function in its spec")
         ok, message = spec.check([o.array for o in outs_p] if len(outs_p) != 1 else outs_p[0].array,
                                  [o.array for o in outs_t] if len(outs_t) != 1 else outs_t[0].array,
-                                 parsed)
+                                 prep.parsed)
         return Verdict("pass" if ok else "accuracy_error", direction=None if ok else "forward",
-                       statistical=True, api=call.api, message=message, atol=f_atol, rtol=f_rtol)
+                       statistical=True, api=api, message=message, atol=f_atol, rtol=f_rtol)
 
     forward = compare_outputs(outs_p, outs_t, f_atol, f_rtol, "forward")
-    forward.api, forward.atol, forward.rtol = call.api, f_atol, f_rtol
+    forward.api, forward.atol, forward.rtol = api, f_atol, f_rtol
     if not forward.ok:
         return forward
-    if not want_grad or not p_leaves.tensors:
-        forward.message = "forward agrees" + ("" if want_grad else " (backward not compared for this API)")
+    if not prep.want_grad or not p_leaves.tensors:
+        forward.message = "forward agrees" + ("" if prep.want_grad else " (backward not compared for this API)")
         return forward
+    return _Forward(forward, p_flat, t_flat, p_leaves, t_leaves)
 
-    # ---- backward: the same random output-gradient to both sides
-    pairs, grad_notes = _grad_outputs(p_flat, t_flat, seed)
+
+def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
+    """Feed the same random output-gradient to both sides and compare the input gradients.
+
+    The backward tolerance is the forward one (the output dtype's).
+    """
+    paddle, torch = frameworks()
+    api, forward = prep.call.api, fwd.verdict
+    p_leaves, t_leaves = fwd.p_leaves, fwd.t_leaves
+    pairs, grad_notes = _grad_outputs(fwd.p_flat, fwd.t_flat)
     note = f" [{'; '.join(grad_notes)}]" if grad_notes else ""
     if not pairs:
         forward.message = "forward agrees; backward not compared: no output differentiable on both sides" + note
@@ -452,27 +572,19 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
         p_grads = paddle.grad([p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
                               allow_unused=True)
     except Exception as exc:
-        return Verdict("paddle_error", direction="backward", api=call.api, message=_short(exc))
+        return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
     try:
         g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
         t_grads = torch.autograd.grad([t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
                                       allow_unused=True)
     except Exception as exc:
-        return Verdict("torch_error", direction="backward", api=call.api, message=_short(exc))
+        return Verdict("torch_error", direction="backward", api=api, message=_short(exc))
 
-    gp_outs, gt_outs = [], []
-    for leaf_p, leaf_t, gp, gt in zip(p_leaves.tensors, t_leaves.tensors, p_grads, t_grads):
-        # an unused input has a zero gradient; frameworks differ in returning None or zeros
-        gp_outs.append(_paddle_out(gp) if gp is not None else
-                       Out(np.zeros(tuple(leaf_p.shape), dtype=inp.numpy_dtype(dtype_name(leaf_p.dtype))),
-                           dtype_name(leaf_p.dtype)))
-        gt_outs.append(_torch_out(gt) if gt is not None else
-                       Out(np.zeros(tuple(leaf_t.shape), dtype=inp.numpy_dtype(dtype_name(leaf_t.dtype))),
-                           dtype_name(leaf_t.dtype)))
-    b_atol, b_rtol = f_atol, f_rtol
-    backward = compare_outputs(gp_outs, gt_outs, b_atol, b_rtol, "backward",
+    gp_outs = [_grad_out(gp, leaf, _paddle_out) for leaf, gp in zip(p_leaves.tensors, p_grads)]
+    gt_outs = [_grad_out(gt, leaf, _torch_out) for leaf, gt in zip(t_leaves.tensors, t_grads)]
+    backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
                                labels=[f"grad {label}" for label in p_leaves.labels])
-    backward.api, backward.atol, backward.rtol = call.api, b_atol, b_rtol
+    backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol
     if backward.ok:
         # report the forward figures for a full pass
         forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "
@@ -481,6 +593,14 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdi
     backward.message += note
     return backward
 
+
+def _grad_out(grad, leaf, to_out) -> Out:
+    """An input's gradient as an Out; an unused input has a zero gradient (frameworks
+    differ in returning None or zeros)."""
+    if grad is not None:
+        return to_out(grad)
+    name = dtype_name(leaf.dtype)
+    return Out(np.zeros(tuple(leaf.shape), dtype=inp.numpy_dtype(name)), name)
 
 def _call_with_signature(fn, sig: inspect.Signature, values: dict):
     """Call fn with bound values: positional params positionally (builtins take no kwargs)."""

@@ -18,13 +18,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .config import Call, Constructor, Name, TensorSpec
+from .config import Call, Constructor, Name, TensorSpec, complex_value, walk
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 COMPLEX_DTYPES = ("complex64", "complex128")
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8")
 
-_ITEMSIZE = {
+ITEMSIZE = {  # bytes per element of each config dtype name (the only item-size table)
     "bool": 1, "int8": 1, "uint8": 1, "int16": 2, "float16": 2, "bfloat16": 2, "uint16": 2,
     "int32": 4, "float32": 4, "int64": 8, "float64": 8, "complex64": 8, "complex128": 16,
 }
@@ -153,21 +153,76 @@ def nonzero(lo: float = 0.5, hi: float = 1.5) -> Callable:
     return domain
 
 
+# The bit pattern of each float format's +inf: patterns 0 .. inf-1 are its finite non-negative
+# values in increasing order (bfloat16 as the upper half of a float32).
+_FLOAT_BITS = {
+    "float16": (np.uint16, np.float16, 0x7C00, 0),
+    "bfloat16": (np.uint32, np.float32, 0x7F80, 16),
+    "float32": (np.uint32, np.float32, 0x7F800000, 0),
+    "float64": (np.uint64, np.float64, 0x7FF0000000000000, 0),
+}
+
+
+def distinct_finite_count(dtype: str) -> int | None:
+    """How many distinct finite values the dtype holds (None: more than any tensor has elements)."""
+    if dtype == "bool":
+        return 2
+    if dtype in INT_DTYPES:
+        return 1 << (8 * ITEMSIZE[dtype])
+    if dtype in _FLOAT_BITS:
+        return 2 * _FLOAT_BITS[dtype][2] - 1  # every positive value, its negative, and one zero
+    return None
+
+
+def _nearest_zero(dtype: str, n: int) -> np.ndarray:
+    """The n finite values of a float format nearest zero, sorted (zero once, as many negatives
+    as positives, one more negative when n is even), as the numpy dtype the format is held in."""
+    bits, view, _, shift = _FLOAT_BITS[dtype]
+    lo = -(n // 2)
+    positive = (np.arange(lo + n, dtype=bits) << bits(shift)).view(view)
+    negative = -(np.arange(1, -lo + 1, dtype=bits) << bits(shift)).view(view)[::-1]
+    return np.concatenate([negative, positive]).astype(numpy_dtype(dtype))
+
+
+def _stored(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The values as the dtype stores them (bfloat16 rounded, float16 cast)."""
+    if dtype == "bfloat16":
+        return round_to_bfloat16(values)
+    return values.astype(numpy_dtype(dtype))
+
+
 def unique(lo: float = -1.0, hi: float = 1.0) -> Callable:
-    """Pairwise distinct values (a shuffled even grid over [lo, hi); ints: a permutation)."""
+    """Pairwise distinct values in the tensor's own dtype.
+
+    Floats: a shuffled even grid over [lo, hi) (float16/bfloat16 with more elements than that
+    range holds distinctly: integers around zero).  When the grid still repeats a value in the
+    dtype's precision (a large float16 tensor: float16 integers above 2048 are spaced 2, 4, ...),
+    the values are the dtype's own representable numbers nearest zero instead (a float16
+    [1, 32000] takes 32000 of its 63487 finite values).  Ints and bool: a permutation of
+    consecutive values.  A dtype with fewer distinct values than the tensor has elements raises
+    ValueError (the config cannot have distinct inputs; the verdict says so).
+    """
 
     def domain(ctx):
         n = math.prod(ctx.shape)
+        available = distinct_finite_count(ctx.dtype)
+        if available is not None and n > available:
+            raise ValueError(f"unique(): {ctx.dtype} has only {available} distinct finite values, "
+                             f"the tensor needs {n}")
         if ctx.dtype in INT_DTYPES or ctx.dtype == "bool":
             base = np.arange(n) - (0 if ctx.dtype.startswith("u") else n // 2)
             return ctx.rng.permutation(base).reshape(ctx.shape).astype(ctx.dtype)
-        # distinct in the tensor's own precision: space the grid by at least 2 ulps-ish
         grid = np.linspace(lo, hi, n, endpoint=False) if n else np.zeros(0)
         if ctx.dtype in ("float16", "bfloat16") and n > 1:
             span = 2048 if ctx.dtype == "float16" else 256
             if n > span:  # not enough distinct low-precision values in [lo, hi): widen
                 grid = np.arange(n) - n / 2
-        return ctx.rng.permutation(grid).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+        values = ctx.rng.permutation(grid).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+        # Only formats whose grid can repeat are checked (float32 from 2**22 elements on).
+        may_repeat = ctx.dtype in ("float16", "bfloat16") or (ctx.dtype == "float32" and n > 1 << 22)
+        if n < 2 or not may_repeat or np.unique(_stored(values, ctx.dtype)).size == n:
+            return values
+        return ctx.rng.permutation(_nearest_zero(ctx.dtype, n)).reshape(ctx.shape)
 
     return domain
 
@@ -216,7 +271,7 @@ def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
     def domain(ctx):
         values = default_values(ctx)
         partner = ctx.arrays.get(other)
-        if not isinstance(partner, np.ndarray) or values.ndim == 0 and partner.ndim == 0 and False:
+        if not isinstance(partner, np.ndarray):
             return values
         try:
             full = np.broadcast_to(partner, np.broadcast_shapes(partner.shape, values.shape))
@@ -347,20 +402,21 @@ def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arra
     return _finish(values, spec)
 
 
-def _materialise_value(value, name, seed, domain, args, arrays, counter):
-    if isinstance(value, TensorSpec):
-        counter[0] += 1
-        return _make(value, name, counter[0] - 1, seed, domain, args, arrays)
-    if isinstance(value, list):
-        return [_materialise_value(v, name, seed, domain, args, arrays, counter) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_materialise_value(v, name, seed, domain, args, arrays, counter) for v in value)
-    if isinstance(value, slice):
-        return slice(*(_materialise_value(v, name, seed, domain, args, arrays, counter)
-                       for v in (value.start, value.stop, value.step)))
-    if isinstance(value, dict):  # a **kwargs parameter
-        return {k: _materialise_value(v, f"{name}.{k}", seed, domain, args, arrays, [0]) for k, v in value.items()}
-    return value
+def _materialise_param(value, name, seed, domain, args, arrays):
+    """The param's value with every TensorSpec replaced by an InputTensor (lists, tuples, slices
+    and a **kwargs dict walked).  Tensors are numbered in order per name; an entry of a **kwargs
+    dict is named ``param.key`` and numbered on its own."""
+    counters: dict[str, int] = {}
+
+    def leaf(item, path):
+        if not isinstance(item, TensorSpec):
+            return item
+        scope = ".".join([name, *(p for p in path if isinstance(p, str))])
+        index = counters.get(scope, 0)
+        counters[scope] = index + 1
+        return _make(item, scope, index, seed, domain, args, arrays)
+
+    return walk(value, leaf, into=(list, tuple, slice, dict))
 
 
 def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
@@ -377,27 +433,22 @@ def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = No
     ordered = [k for k in bound if k not in domains] + [k for k in bound if k in domains]
     for key in ordered:
         value = bound[key]
-        mat = _materialise_value(value, key, seed, domains.get(key), bound, arrays, [0])
+        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays)
         out[key] = mat
         arrays[key] = _strip(mat)
     return {k: out[k] for k in bound}
 
 
 def _strip(value):
-    if isinstance(value, InputTensor):
-        return value.array
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_strip(v) for v in value)
-    return value
+    """InputTensors (in lists and tuples) as their numpy arrays: what a domain sees of other params."""
+    return walk(value, lambda item, _path: item.array if isinstance(item, InputTensor) else item)
 
 
 def estimate_bytes(call: Call) -> int:
     """Bytes of all input tensors of a call, as declared (float32 for bfloat16 generation)."""
     total = 0
     for spec in call.tensors():
-        size = _ITEMSIZE.get(spec.dtype, 8)
+        size = ITEMSIZE.get(spec.dtype, 8)
         if spec.dtype in ("bfloat16", "uint16"):
             size = 4
         total += spec.numel * size
@@ -405,14 +456,17 @@ def estimate_bytes(call: Call) -> int:
 
 
 def plain_value(value: Any) -> Any:
-    """Non-tensor parsed values as plain Python: dtype constructors become their name."""
-    if isinstance(value, Constructor):
-        name = value.dtype_name
-        return name if name is not None else value
-    if isinstance(value, Name):
-        return value.name
-    if isinstance(value, list):
-        return [plain_value(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(plain_value(v) for v in value)
-    return value
+    """Non-tensor parsed values as plain Python: dtype constructors become their name, named
+    constants (math.inf, -math.pi) and complex(...) written with them their number."""
+
+    def leaf(item, _path):
+        if isinstance(item, Constructor):
+            if item.name == "complex":  # complex(nan,math.inf): named constants inside
+                return complex_value(item)
+            name = item.dtype_name
+            return name if name is not None else item
+        if isinstance(item, Name):
+            return item.name if item.constant is None else item.constant
+        return item
+
+    return walk(value, leaf)

@@ -54,7 +54,7 @@ def main() -> int:
     pages = [
         "/", "/?kernel=CPU&status=open", "/api/tasks", f"/tasks/{busiest}", f"/api/tasks/{busiest}",
         "/charts/overview", "/charts/heatmap", "/charts/heatmap?metric=log10rel", "/charts/contributors",
-        "/charts/regressions", "/regressions", "/runs",
+        "/charts/pass-fail-transitions", "/regressions", "/runs",
     ]
     if result_with_map:
         pages.append(f"/tasks/{result_with_map[1]}/results/{result_with_map[0]}/diff")

@@ -130,7 +130,10 @@ else:
 
 # --- Re-test runner --------------------------------------------------------------------------
 RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() or 1)
-RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE", "gpu")
+# The queues the two lanes' runs go to. A plain `manage.py qcluster` consumes the site's queue
+# (Q_CLUSTER["name"]); a cluster for another queue is started with Q_CLUSTER_NAME=<queue>.
+RUNNER_CPU_QUEUE = os.environ.get("RUNNER_CPU_QUEUE") or Q_CLUSTER["name"]
+RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE") or "gpu"
 # Per-config time budget: base + per million input elements, capped; memory budget per worker (0: auto).
 RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
 RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))

@@ -5,6 +5,7 @@ from django.views.decorators.http import require_GET
 from .models import Task
 from .selectors import board as selectors
 from .selectors import releases as release_selectors
+from .selectors import runs as run_selectors
 
 
 @require_GET
@@ -45,4 +46,5 @@ def task(request, number: int):
         "fixed_in": release_selectors.fixed_in({fc.id: {r: c.status for r, c in cells.items()} for fc, cells in rows}).as_dict(),
     }
     data["config_categories"] = {row["category"]: row["n"] for row in selectors.task_config_categories(task)}
+    data["retest"] = run_selectors.task_verdicts_json(task)
     return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -207,7 +207,7 @@ def contributors_figure(rows: list[dict]) -> go.Figure:
     return fig
 
 
-def regressions_timeline(items: list[sel.Regression]) -> go.Figure:
+def pass_fail_transitions_timeline(items: list[sel.PassFailTransition]) -> go.Figure:
     fig = go.Figure(**NO_VALIDATION)
     for lane in sorted({r.lane for r in items}):
         lane_items = [r for r in items if r.lane == lane]
@@ -215,13 +215,13 @@ def regressions_timeline(items: list[sel.Regression]) -> go.Figure:
             go.Scatter(**NO_VALIDATION,
                 x=[r.failed_at.isoformat() for r in lane_items],
                 y=[f"No.{r.task_number} {r.api}" for r in lane_items],
-                customdata=[[r.task_number, r.passed_version, r.failed_version, r.failed_status, r.config[:80]]
+                customdata=[[r.task_number, r.passed_version, r.failed_version, r.status, r.config[:80]]
                             for r in lane_items],
                 mode="markers", name=lane.upper(), marker=dict(size=10, symbol="triangle-down"),
                 hovertemplate=("%{y}<br>%{customdata[4]}<br>pass on Paddle %{customdata[1]} → "
                                "%{customdata[3]} on Paddle %{customdata[2]}<extra></extra>"),
             )
         )
-    fig.update_layout(title=_("Regressions over time (pass → fail)"), height=max(300, 24 * len({r.task_number for r in items}) + 150),
-                      **_LAYOUT)
+    fig.update_layout(title=_("Pass → fail transitions over time"),
+                      height=max(300, 24 * len({r.task_number for r in items}) + 150), **_LAYOUT)
     return fig

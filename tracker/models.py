@@ -250,7 +250,32 @@ class ConfigResult(models.Model):
     paddle_version = models.CharField(max_length=50, blank=True, default="")
     paddle_commit = models.CharField(max_length=64, blank=True, default="")
     torch_version = models.CharField(max_length=50, blank=True, default="")
+    # The verdict's two layers (docs/verdicts.md).  `status` above is the final status; the strict
+    # layer is Paddle vs the plain Torch call ("fix verified" reads it); the adapted layer exists
+    # only where the spec declares a result-changing adaptation (`adaptations`: [{kind, reason, link}]).
+    # The top-level figures (max_abs, max_rel, mismatched, diff_map) are the strict layer's.
+    strict_status = models.CharField(max_length=30, blank=True, default="")
+    strict_direction = models.CharField(max_length=10, blank=True, default="")
+    adapted_status = models.CharField(max_length=30, blank=True, default="")
+    adapted_direction = models.CharField(max_length=10, blank=True, default="")
+    adapted_max_abs = models.FloatField(null=True, blank=True)
+    adapted_max_rel = models.FloatField(null=True, blank=True)
+    adapted_mismatched = models.BigIntegerField(null=True, blank=True)
+    adapted_message = models.TextField(blank=True, default="")
+    adaptations = models.JSONField(default=list, blank=True)
+    evidence = models.TextField(blank=True, default="")  # why the engine suspects Torch (torch_suspect)
     created = models.DateTimeField(auto_now_add=True)
+
+    @property
+    def layers_differ(self) -> bool:
+        """The adapted layer exists and says something other than the strict one."""
+        return bool(self.adapted_status) and (self.adapted_status != (self.strict_status or self.status)
+                                              or self.status != (self.strict_status or self.status))
+
+    @property
+    def strict(self) -> str:
+        """The strict layer's status (rows stored before the layers existed: the status itself)."""
+        return self.strict_status or self.status
 
     class Meta:
         ordering = ["run_id", "id"]

@@ -1,14 +1,15 @@
 """django-q2 entry points for re-test runs, and the hooks that make a qcluster a runner worker.
 
-Routing: CPU runs go to the queue RUNNER_CPU_QUEUE (default: the site's cluster name), GPU runs to
-RUNNER_GPU_QUEUE (default "gpu"). A GPU host runs ``Q_CLUSTER_NAME=gpu python manage.py qcluster``
-against the same database/broker; without one, GPU runs simply stay queued and their page says
-"waiting for a GPU worker".
+Routing lives in tracker/services/queue.py: CPU runs go to the queue RUNNER_CPU_QUEUE (default: the
+site's cluster name), GPU runs to RUNNER_GPU_QUEUE (default "gpu"). A GPU host runs
+``Q_CLUSTER_NAME=gpu python manage.py qcluster`` against the same database/broker; without one, GPU
+runs simply stay queued and their page says "waiting for a GPU worker".
 
-When a qcluster worker process starts it (1) advertises the lanes it can serve in WorkerHeartbeat
-(gpu only when its Paddle is compiled with CUDA) and keeps that fresh, (2) resumes runs left
-`running` by a dead executor (kill -9 of a previous cluster), and (3) on a CUDA build, puts back on
-the GPU queue the GPU runs a CPU-only cluster received and declined.
+When a qcluster worker process starts (django-q2's post_spawn), one heartbeat thread (1) resumes runs
+left `running` by a dead executor (kill -9 of a previous cluster) — at start and then periodically,
+(2) advertises the lanes the worker can serve in WorkerHeartbeat (gpu only when its Paddle is compiled
+with CUDA) and keeps that fresh, and (3) on a CUDA build, puts back on the GPU queue the GPU runs a
+CPU-only cluster received and declined. The thread stops when the worker process exits.
 """
 from __future__ import annotations
 
@@ -16,45 +17,31 @@ import logging
 import os
 import socket
 import threading
+from multiprocessing.util import Finalize
 
-from django.conf import settings
+from django.db import close_old_connections, connections
 from django.utils import timezone
+
+from apitester.pool import probe_capabilities
+
+from .models import WorkerHeartbeat
+from .services.queue import gpu_queue
+from .services import paddle_envs
+from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
+                            resume_orphaned_runs)
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 60
 
 
-def cpu_queue() -> str:
-    return getattr(settings, "RUNNER_CPU_QUEUE", "") or settings.Q_CLUSTER.get("name", "default")
-
-
-def gpu_queue() -> str:
-    return getattr(settings, "RUNNER_GPU_QUEUE", "") or "gpu"
-
-
-def queue_for_lane(lane: str) -> str:
-    return gpu_queue() if lane == "gpu" else cpu_queue()
-
-
-def enqueue_run(run) -> str:
-    from django_q.tasks import async_task
-
-    return async_task("tracker.tasks.execute_run_task", run.pk, cluster=queue_for_lane(run.lane),
-                      task_name=f"run-{run.pk}-{timezone.now():%H%M%S%f}", group="runs")
-
-
 def execute_run_task(run_id: int) -> dict:
-    """The queued job: execute (or resume) one run."""
-    from .services.runs import execute_run
-
+    """The queued job (services.queue.EXECUTE_RUN_TASK): execute (or resume) one run."""
     report = execute_run(run_id)
     return {"run": run_id, "state": report.state, "executed": report.executed}
 
 
 def resume_runs_task() -> list[int]:
-    from .services.runs import resume_orphaned_runs
-
     return resume_orphaned_runs()
 
 
@@ -68,8 +55,6 @@ def _cluster_name() -> str:
 
 
 def advertise(lanes: list[str], paddle_version: str, name: str | None = None, releases: list[str] | None = None):
-    from .models import WorkerHeartbeat
-
     host = socket.gethostname()
     name = name or f"{_cluster_name()}@{host}:{os.getpid()}"
     # The releases this worker serves: its main env's Paddle plus every installed paddle env.
@@ -82,8 +67,6 @@ def advertise(lanes: list[str], paddle_version: str, name: str | None = None, re
 
 def _worker_lanes() -> tuple[list[str], str]:
     """Lanes this cluster serves: its queue's lane, gpu only with a CUDA build of Paddle."""
-    from apitester.pool import probe_capabilities
-
     caps = probe_capabilities()
     if _cluster_name() == gpu_queue():
         lanes = ["gpu"] if caps.get("cuda") else []
@@ -96,64 +79,76 @@ def _worker_lanes() -> tuple[list[str], str]:
 
 
 def _heartbeat_loop(stop: threading.Event) -> None:
-    from django.db import close_old_connections
-
-    from .services.runs import resume_orphaned_runs
-
-    from .services import paddle_envs
-
+    """This worker's one resume path and its advertisement: right away, then every HEARTBEAT_SECONDS until
+    `stop` is set. Each round puts runs left `running` by a dead executor back on their queue (at start:
+    a killed previous cluster; later: an executor whose host was lost) and advertises the lanes served."""
+    lanes = version = None
+    releases: list[str] = []
     try:
-        lanes, version = _worker_lanes()
-    except Exception:
-        log.exception("cannot probe paddle for the worker heartbeat")
-        return
-    # Every release it has an env for (probed when the env was built: paddle-env.json).
-    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""},
-                      key=paddle_envs.version_key)
-    try:
-        from .services.runs import requeue_declined_release_runs
+        while True:
+            try:
+                resumed = resume_orphaned_runs()
+                if resumed:
+                    log.info("resumed runs %s left by a dead executor", resumed)
+                if lanes is None:  # probed once (it starts paddle and torch in a subprocess)
+                    lanes, version = _worker_lanes()
+                    # Every release it has an env for (probed when the env was built: paddle-env.json).
+                    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""},
+                                      key=paddle_envs.version_key)
+                    _requeue_declined_release_runs(releases)
+                    if "gpu" in lanes:
+                        _requeue_declined_gpu_runs()
+                advertise(lanes, version, releases=releases)
+            except Exception:
+                log.exception("worker heartbeat failed")
+            finally:
+                close_old_connections()
+            if stop.wait(HEARTBEAT_SECONDS):
+                return
+    finally:
+        connections.close_all()  # this thread's own database connection
 
+
+def _requeue_declined_release_runs(releases: list[str]) -> None:
+    try:
         requeued = requeue_declined_release_runs(releases)
         if requeued:
             log.info("requeued runs %s that a worker without their Paddle release had declined", requeued)
     except Exception:
         log.exception("requeueing declined release runs failed")
-    if "gpu" in lanes:
-        try:
-            from .services.runs import requeue_declined_gpu_runs
 
-            requeued = requeue_declined_gpu_runs()
-            if requeued:
-                log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
-        except Exception:
-            log.exception("requeueing declined GPU runs failed")
-    while True:
-        try:
-            advertise(lanes, version, releases=releases)
-            # Also the periodic sweep for runs whose executor fell silent (e.g. its host was lost).
-            resumed = resume_orphaned_runs()
-            if resumed:
-                log.info("resumed runs %s left by a dead executor", resumed)
-        except Exception:
-            log.exception("worker heartbeat failed")
-        finally:
-            close_old_connections()
-        if stop.wait(HEARTBEAT_SECONDS):
-            return
+
+def _requeue_declined_gpu_runs() -> None:
+    try:
+        requeued = requeue_declined_gpu_runs()
+        if requeued:
+            log.info("requeued GPU runs %s that a CPU-only worker had declined", requeued)
+    except Exception:
+        log.exception("requeueing declined GPU runs failed")
+
+
+def _stop_heartbeat(stop: threading.Event, thread: threading.Thread) -> None:
+    stop.set()
+    thread.join(timeout=30)
+    if thread.is_alive():
+        log.warning("%s did not stop within 30 s", thread.name)
+    else:
+        log.info("%s stopped", thread.name)
 
 
 def on_worker_spawn(sender=None, proc_name=None, **kwargs) -> None:
-    """post_spawn receiver (connected in TrackerConfig.ready)."""
-    stop = threading.Event()
-    threading.Thread(target=_heartbeat_loop, args=(stop,), name="runner-heartbeat", daemon=True).start()
-    try:
-        from .services.runs import resume_orphaned_runs
+    """post_spawn receiver (connected in TrackerConfig.ready): start this worker process's heartbeat.
 
-        resumed = resume_orphaned_runs()
-        if resumed:
-            log.info("resumed runs %s left by a dead executor", resumed)
-    except Exception:
-        log.exception("resuming orphaned runs failed")
+    django-q2 sends no signal when a worker stops. A worker leaves its task loop (STOP from a cluster
+    that is shutting down, or recycling) and returns through multiprocessing's process bootstrap, which
+    runs the process's finalizers: that is where the heartbeat's stop event is set and the thread joined,
+    so it never dies in the middle of a database write.
+    """
+    stop = threading.Event()
+    thread = threading.Thread(target=_heartbeat_loop, args=(stop,), name=f"runner-heartbeat-{proc_name or os.getpid()}",
+                              daemon=True)
+    thread.start()
+    Finalize(None, _stop_heartbeat, args=(stop, thread), exitpriority=10)
 
 
 def connect_signals() -> None:

@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from . import views_charts
 
@@ -10,6 +11,8 @@ urlpatterns = [
     path("charts/heatmap", views_charts.heatmap, name="heatmap"),
     path("charts/contributors", views_charts.contributors, name="contributors"),
     path("charts/releases", views_charts.releases, name="releases"),
-    path("charts/regressions", views_charts.regressions, name="regressions"),
+    path("charts/pass-fail-transitions", views_charts.pass_fail_transitions, name="pass_fail_transitions"),
+    # The page's old address, from when it was called "Regressions" (the regressions are /regressions).
+    path("charts/regressions", RedirectView.as_view(pattern_name="charts:pass_fail_transitions", permanent=True)),
     path("tasks/<int:number>/results/<int:result_id>/diff", views_charts.diff_map, name="diff_map"),
 ]

@@ -7,8 +7,8 @@ from .models import ConfigResult, Task
 from .selectors import charts as sel
 
 
-# The timeline shows every regression; the table lists the newest ones (the page must stay fast).
-REGRESSION_TABLE_ROWS = 200
+# The timeline shows every pass → fail transition; the table lists the newest ones (the page must stay fast).
+TRANSITION_TABLE_ROWS = 200
 
 
 def overview(request):
@@ -49,12 +49,12 @@ def contributors(request):
     })
 
 
-def regressions(request):
-    items = sel.regressions()
-    return render(request, "charts/regressions.html", {
-        "items": items[:REGRESSION_TABLE_ROWS],
+def pass_fail_transitions(request):
+    items = sel.pass_fail_transitions()
+    return render(request, "charts/pass_fail_transitions.html", {
+        "items": items[:TRANSITION_TABLE_ROWS],
         "total": len(items),
-        "figure_json": charts.figure_json(charts.regressions_timeline(items)) if items else "",
+        "figure_json": charts.figure_json(charts.pass_fail_transitions_timeline(items)) if items else "",
     })
 
 

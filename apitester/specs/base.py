@@ -1,7 +1,8 @@
 """The declarative spec of one Paddle API and helpers to write references.
 
-See notes/SPEC_CONTRACT.md (the shared contract): a Spec says which Torch code is the
-reference for a Paddle API, how inputs are drawn, and how to compare.
+A Spec says which Torch code is the reference for a Paddle API, how inputs are drawn, and
+how to compare; apitester/specs/README.md ("Writing a spec") describes every field and how
+a config runs.  Helpers shared by the family modules' references live in ``_helpers.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,58 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 Domain = Callable[[Any], Any]
+
+# What a spec may adapt, relative to the plain Torch call on identical inputs at the config's
+# dtypes (the *strict* reference, what PaddleAPITest checks).  The first two only rename
+# arguments or rearrange layouts and change no result: they may stay silent.  Every other kind
+# is shown in every verdict of the spec.
+SILENT_KINDS = ("argument_mapping", "layout")
+ADAPTATION_KINDS = (
+    *SILENT_KINDS,
+    "documented_semantics",  # Paddle documents a behaviour that differs from Torch's
+    "gradient_convention",   # gradients compared under a convention (e.g. Hermitian part, data labels)
+    "reference_precision",   # the reference is computed at a higher precision than the config's dtype
+    "randomness",            # a random API: a statistical check instead of element-wise comparison
+    "output_invariant",      # outputs defined only up to a gauge (sign, order): invariants compared
+)
+# Kinds where a plain comparison exists, so the spec must give it (strict_torch/strict_paddle).
+# randomness and output_invariant have none; reference_precision gives one where Torch has
+# the plain call (a composed reference of a fused op has no plain Torch call to fall back to).
+NEEDS_STRICT_REFERENCE = ("documented_semantics", "gradient_convention")
+
+
+@dataclass(frozen=True)
+class Adaptation:
+    """One way a spec's reference departs from the plain Torch call (OpInfo-style declaration).
+
+    ``reason`` says why in one sentence; ``link`` points at the Paddle doc / issue / PR that
+    backs it.  A result-changing adaptation needs the spec to give the strict reference too
+    (``strict_torch`` / ``strict_paddle``) unless no plain comparison exists (randomness,
+    output_invariant): then both layers are the adapted comparison and the verdict says so.
+    """
+
+    kind: str
+    reason: str = ""
+    link: str = ""
+
+    def __post_init__(self):
+        if self.kind not in ADAPTATION_KINDS:
+            raise ValueError(f"unknown adaptation kind {self.kind!r} (one of {', '.join(ADAPTATION_KINDS)})")
+        if self.kind not in SILENT_KINDS and not self.reason:
+            raise ValueError(f"a {self.kind} adaptation needs a reason")
+
+    @property
+    def changes_result(self) -> bool:
+        return self.kind not in SILENT_KINDS
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "reason": self.reason, "link": self.link}
+
+
+def maps_arguments(reason: str = "") -> tuple[Adaptation, ...]:
+    """The declaration of a reference that is a call mapping composed of Torch ops (Paddle's
+    argument forms, defaults, layouts) and changes no result; the spec's note says how."""
+    return (Adaptation("argument_mapping", reason),)
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: specs are cache keys
@@ -26,14 +79,31 @@ class Spec:
     paddle: Callable | None = None
     outputs: Callable | None = None
     note: str = ""
-    # Extension (not in the first contract draft): a stub whose signature stands in for
-    # Paddle's when inspect cannot read it (builtin Tensor methods such as __mul__),
-    # e.g. ``signature=lambda x, y: None``.
+    # A stub whose signature stands in for Paddle's when inspect cannot read it (builtin
+    # Tensor methods such as __mul__), e.g. ``signature=lambda x, y: None``.
     signature: Callable | None = None
+    # What the reference adapts (see Adaptation).  A spec with a result-changing adaptation
+    # gives the strict reference beside the adapted one: ``strict_torch`` (the plain Torch
+    # call on identical inputs) and/or ``strict_paddle`` (Paddle's own call, when the adapted
+    # Paddle side also changes something, e.g. detaching labels); a side left None is the
+    # same in both layers.
+    adaptations: tuple[Adaptation, ...] = ()
+    strict_torch: Callable | None = None
+    strict_paddle: Callable | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
         return (self.api, *self.aliases)
+
+    @property
+    def visible_adaptations(self) -> tuple[Adaptation, ...]:
+        """The adaptations every verdict of this spec shows (the result-changing ones)."""
+        return tuple(a for a in self.adaptations if a.changes_result)
+
+    @property
+    def has_strict_reference(self) -> bool:
+        """The engine can run the strict comparison separately from the adapted one."""
+        return self.strict_torch is not None or self.strict_paddle is not None
 
 
 _REGISTRY: dict[str, Spec] = {}
@@ -46,6 +116,10 @@ def register(*specs: Spec) -> None:
         for name in spec.names:
             if name in _REGISTRY:
                 raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {_REGISTRY[name].api})")
+        needs_strict = [a.kind for a in spec.adaptations if a.kind in NEEDS_STRICT_REFERENCE]
+        if needs_strict and not spec.has_strict_reference:
+            raise ValueError(f"{spec.api} declares {', '.join(needs_strict)} but gives no strict_torch / "
+                             "strict_paddle: the strict layer (the plain Torch call) cannot be computed")
         for name in spec.names:
             _REGISTRY[name] = spec
         _PRIMARY[spec.api] = spec

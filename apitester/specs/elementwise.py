@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from ..inputs import int_range, ties_with, wide
-from .base import Spec, register, torch_dtype
+import itertools
+import math
+import zlib
+
+from ..inputs import int_range, positive, ties_with, wide
+from ._helpers import is_tensor, load_torch, promote
+from .base import Adaptation, Spec, maps_arguments, register, torch_call, torch_dtype
 
 
-def _clip(x, min=None, max=None, **_):
+def _clip(x, min=None, max=None, detach_bounds=True, **_):
     import torch
 
     # Paddle treats tensor bounds as constants (clip sets min/max.stop_gradient = True):
     # no gradient flows to them.
-    if isinstance(min, torch.Tensor):
+    if isinstance(min, torch.Tensor) and detach_bounds:
         min = min.detach()
-    if isinstance(max, torch.Tensor):
+    if isinstance(max, torch.Tensor) and detach_bounds:
         max = max.detach()
     if min is None and max is None:
         return x.clone()
     return torch.clamp(x, min=min, max=max)
+
+
+def _clip_plain(**kwargs):
+    """torch.clamp as called: tensor bounds get their gradient."""
+    return _clip(**kwargs, detach_bounds=False)
 
 
 def _logit(x, eps=None, **_):
@@ -45,12 +55,16 @@ register(
         # over the dtype's whole range so such bounds are exercised.
         domains={"x": wide()},
         note="torch.clamp with tensor bounds detached (Paddle gives them no gradient); x spans the dtype's range",
+        strict_torch=_clip_plain,
+        adaptations=(Adaptation("gradient_convention",
+                                "Tensor min/max detached in the reference: Paddle's clip sets their "
+                                "stop_gradient (no gradient), torch.clamp differentiates them"),),
     ),
     Spec(
         api="paddle.logit",
         aliases=("paddle.Tensor.logit",),
         torch=_logit,
-        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN",
+        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.maximum",
@@ -58,14 +72,14 @@ register(
         torch=lambda x, y, **_: __import__("torch").maximum(x, y),
         # Some elements equal: the reported failures are gradients at ties.
         domains={"y": ties_with("x")},
-        note="torch.maximum; 10% of y ties with x to exercise the tie gradient",
+        note="torch.maximum; 10% of y ties with x to exercise the tie gradient", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.__mul__",
         aliases=("paddle.Tensor.mul", "paddle.multiply", "paddle.Tensor.multiply"),
         torch=_mul,
         signature=lambda x, y: None,
-        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature",
+        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.cast",
@@ -74,60 +88,28 @@ register(
         # Values over the whole float16 range make rounding (not just exact small ints) count.
         # PaddleAPITest's integer range: crosses float16's max, so rounding and overflow count.
         domains={"x": int_range(-65535, 65535)},
-        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest",
+        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest", adaptations=maps_arguments(),
     ),
 )
 
 
-# ================================================================ coverage: elementwise family
 # References follow Paddle's documented semantics; where Torch has no single equivalent the
 # reference is a small function composing Torch ops and its ``note`` says what it composes.
-
-import itertools  # noqa: E402
-import math  # noqa: E402
-import zlib  # noqa: E402
-
-from ..inputs import positive, ties_with  # noqa: E402
-from .base import torch_call  # noqa: E402
-
-# ---------------------------------------------------------------- shared helpers
-
-
-def _torch():
-    import torch
-
-    return torch
-
-
-def _is_tensor(value) -> bool:
-    return type(value).__module__.startswith("torch") and hasattr(value, "dtype")
 
 
 def _ints(value):
     """A shape / repeat list as plain ints: a Tensor becomes its values, Tensor items their value."""
     if value is None:
         return None
-    if _is_tensor(value):
+    if is_tensor(value):
         return [int(v) for v in value.reshape(-1).tolist()]
     if isinstance(value, (list, tuple)):
-        return [int(v.item()) if _is_tensor(v) else int(v) for v in value]
+        return [int(v.item()) if is_tensor(v) else int(v) for v in value]
     return int(value)
 
 
-def _promote(*tensors):
-    """Cast tensors to their common Torch result type (Paddle promotes float16/float32 the same way)."""
-    torch = _torch()
-    real = [t for t in tensors if _is_tensor(t)]
-    if len(real) < 2:
-        return tensors
-    common = real[0].dtype
-    for t in real[1:]:
-        common = torch.promote_types(common, t.dtype)
-    return tuple(t.to(common) if _is_tensor(t) and t.dtype != common else t for t in tensors)
-
-
 def _bits(dtype) -> int:
-    torch = _torch()
+    torch = load_torch()
     return {torch.int8: 8, torch.uint8: 8, torch.int16: 16, torch.int32: 32, torch.int64: 64}[dtype]
 
 
@@ -135,8 +117,8 @@ def _bits(dtype) -> int:
 
 
 def _add_n(inputs, **_):
-    torch = _torch()
-    if _is_tensor(inputs):
+    torch = load_torch()
+    if is_tensor(inputs):
         return inputs.clone()
     inputs = list(inputs)
     dtype = inputs[0].dtype
@@ -147,9 +129,18 @@ def _add_n(inputs, **_):
     return torch.stack([t.to(acc) for t in inputs]).sum(0).to(dtype)
 
 
+def _add_n_plain(inputs, **_):
+    """The plain Torch sum of the list at the inputs' dtype (torch.stack(...).sum(0, dtype=...))."""
+    torch = load_torch()
+    if is_tensor(inputs):
+        return inputs.clone()
+    inputs = list(inputs)
+    return torch.stack(inputs).sum(0, dtype=inputs[0].dtype)
+
+
 def _bitwise_right_shift(x, y, is_arithmetic=True, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     bits = _bits(x.dtype)
     out_of_range = (y < 0) | (y >= bits)
     safe_y = torch.where(out_of_range, torch.zeros_like(y), y)
@@ -178,14 +169,14 @@ def _expand(x, shape, **_):
 
 
 def _concat(x, axis=0, **_):
-    torch = _torch()
-    if _is_tensor(axis):
+    torch = load_torch()
+    if is_tensor(axis):
         axis = int(axis.item())
     return torch.cat(list(x), dim=axis)
 
 
 def _diag(x, offset=0, padding_value=0, **_):
-    torch = _torch()
+    torch = load_torch()
     out = torch.diag(x, offset)
     if x.dim() == 1 and padding_value != 0:
         on_diagonal = torch.diag(torch.ones_like(x, dtype=torch.bool), offset)
@@ -195,42 +186,49 @@ def _diag(x, offset=0, padding_value=0, **_):
 
 
 def _dot(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     if x.dim() == 1 and y.dim() == 1 and x.dtype.is_floating_point:
         return torch.dot(x, y)
     return (x * y).sum(-1, dtype=x.dtype)  # integer sums keep the dtype, as Paddle's do
 
 
 def _einsum(equation, operands=(), **_):
-    torch = _torch()
-    return torch.einsum(equation, *_promote(*operands))
+    torch = load_torch()
+    return torch.einsum(equation, *promote(*operands))
 
 
 def _heaviside(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     # torch.heaviside has no derivative; Paddle's: d/dy = 1 where x == 0, d/dx = 0
     return torch.where(x == 0, y, torch.heaviside(x.detach(), y.detach()))
 
 
+def _heaviside_plain(x, y, **_):
+    """torch.heaviside as called: Torch defines no derivative, so the strict layer is forward only."""
+    torch = load_torch()
+    x, y = promote(x, y)
+    return torch.heaviside(x.detach(), y.detach())
+
+
 def _kron(x, y, **_):
-    torch = _torch()
-    return torch.kron(*_promote(x, y))
+    torch = load_torch()
+    return torch.kron(*promote(x, y))
 
 
 def _lerp(x, y, weight, **_):
-    torch = _torch()
-    x, y, weight = _promote(x, y, weight)
-    if not _is_tensor(weight):
+    torch = load_torch()
+    x, y, weight = promote(x, y, weight)
+    if not is_tensor(weight):
         return torch.lerp(x, y, float(weight))
     shape = torch.broadcast_shapes(x.shape, y.shape, weight.shape)
     return torch.lerp(x.expand(shape), y.expand(shape), weight.expand(shape))
 
 
 def _matmul(x, y, transpose_x=False, transpose_y=False, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     if transpose_x and x.dim() >= 2:
         x = x.transpose(-1, -2)
     if transpose_y and y.dim() >= 2:
@@ -239,30 +237,32 @@ def _matmul(x, y, transpose_x=False, transpose_y=False, **_):
 
 
 def _nextafter(x, y, **_):
-    torch = _torch()
-    return torch.nextafter(*_promote(x, y))
+    torch = load_torch()
+    return torch.nextafter(*promote(x, y))
 
 
 def _outer(x, y, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     return torch.outer(x.reshape(-1), y.reshape(-1))
 
 
 _ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "softmax": "softmax"}
 
 
-def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
-    torch = _torch()
-    if _is_tensor(scale):
+def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, detach_scale=True, **_):
+    torch = load_torch()
+    if is_tensor(scale) and detach_scale:
         # Paddle's ScaleTensor is an attribute-like input: it gets no gradient.
         scale = scale.detach().reshape(-1)[0]
+    elif is_tensor(scale):
+        scale = scale.reshape(-1)[0]
     if x.dtype.is_floating_point or x.dtype.is_complex:
-        s = scale.to(x.dtype) if _is_tensor(scale) else scale
+        s = scale.to(x.dtype) if is_tensor(scale) else scale
         b = bias
     else:
         # the integer kernel casts scale and bias to the tensor's type first
-        s = int(scale.item() if _is_tensor(scale) else scale)
+        s = int(scale.item() if is_tensor(scale) else scale)
         b = int(bias)
     out = x * s + b if bias_after_scale else (x + b) * s
     if act:
@@ -273,12 +273,12 @@ def _scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
 
 def _tensordot_axes(axes):
     """Paddle's axes argument as (axes_x, axes_y) lists, or an int N (last N of x, first N of y)."""
-    if _is_tensor(axes):
+    if is_tensor(axes):
         axes = axes.tolist()
     if isinstance(axes, int):
         return axes
     axes = list(axes)
-    if not axes or isinstance(axes[0], int) or (_is_tensor(axes[0]) and axes[0].dim() == 0):
+    if not axes or isinstance(axes[0], int) or (is_tensor(axes[0]) and axes[0].dim() == 0):
         axes_x, axes_y = _ints(axes), []
     else:
         axes_x = _ints(axes[0])
@@ -291,8 +291,8 @@ def _tensordot_axes(axes):
 
 
 def _tensordot(x, y, axes=2, **_):
-    torch = _torch()
-    x, y = _promote(x, y)
+    torch = load_torch()
+    x, y = promote(x, y)
     axes = _tensordot_axes(axes)
     if isinstance(axes, int):
         axes = (list(range(x.dim() - axes, x.dim())), list(range(axes)))
@@ -307,7 +307,7 @@ def _tensordot(x, y, axes=2, **_):
 
 
 def _vander(x, n=None, increasing=False, **_):
-    torch = _torch()
+    torch = load_torch()
     n = x.shape[0] if n is None else int(n)
     # torch.vander's backward fails (in-place cumprod), so build the powers with an
     # out-of-place cumprod: columns x^0, x^1, ..., x^(n-1)
@@ -319,10 +319,10 @@ def _vander(x, n=None, increasing=False, **_):
 
 
 def _where(condition, x=None, y=None, **_):
-    torch = _torch()
+    torch = load_torch()
     if x is None and y is None:
         return torch.nonzero(condition, as_tuple=True)
-    x, y = _promote(x, y)
+    x, y = promote(x, y)
     return torch.where(condition, x, y)
 
 
@@ -331,7 +331,7 @@ def _tile(x, repeat_times, **_):
 
 
 def _parameters_to_vector(parameters, **_):
-    torch = _torch()
+    torch = load_torch()
     return torch.cat([p.reshape(-1) for p in parameters])
 
 
@@ -385,35 +385,41 @@ register(
         api="paddle.add",
         torch=torch_call("torch.add", x="input", y="other"),
         aliases=("paddle.Tensor.add",),
+        note="torch.add (mixed float16/float32 operands promote as in Paddle)",
     ),
     Spec(
         api="paddle.add_n",
         torch=_add_n,
         note="sum of the list (accumulated in float64/int64, cast back); one tensor is returned as is; "
         "inputs of different dtypes are an error, as Paddle documents one dtype for all inputs",
+        strict_torch=_add_n_plain,
+        adaptations=(Adaptation("reference_precision",
+                                "the reference accumulates in float64 and casts back; the plain "
+                                "torch.stack(inputs).sum(0) sums at the inputs' dtype"),),
     ),
     Spec(
         api="paddle.bitwise_right_shift",
         torch=_bitwise_right_shift,
         aliases=("paddle.Tensor.bitwise_right_shift",),
         note="torch >> is arithmetic only: is_arithmetic=False shifts the unsigned bit pattern "
-        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)",
+        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.broadcast_to",
         torch=_expand,
         aliases=("paddle.Tensor.broadcast_to",),
-        note="Tensor.expand(shape) (shape items may be Tensors)",
+        note="Tensor.expand(shape) (shape items may be Tensors)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.combinations",
         torch=torch_call("torch.combinations", x="input"),
+        note="torch.combinations(input, r, with_replacement)",
     ),
     Spec(
         api="paddle.concat",
         torch=_concat,
         aliases=("paddle.Tensor.concat",),
-        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype",
+        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.copysign",
@@ -425,33 +431,35 @@ register(
     Spec(
         api="paddle.diag",
         torch=_diag,
-        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype",
+        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.diagflat",
         torch=torch_call("torch.diagflat", x="input"),
+        note="torch.diagflat(input, offset)",
     ),
     Spec(
         api="paddle.dot",
         torch=_dot,
         aliases=("paddle.Tensor.dot",),
-        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)",
+        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.einsum",
         torch=_einsum,
-        note="torch.einsum(equation, *operands) after float16/float32 promotion",
+        note="torch.einsum(equation, *operands) after float16/float32 promotion", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.expand",
         torch=_expand,
         aliases=("paddle.Tensor.expand",),
-        note="Tensor.expand(shape); -1 keeps a dim",
+        note="Tensor.expand(shape); -1 keeps a dim", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.floor",
         torch=torch_call("torch.floor", x="input"),
         aliases=("paddle.Tensor.floor",),
+        note="torch.floor (integer inputs keep their dtype)",
     ),
     Spec(
         api="paddle.frexp",
@@ -464,6 +472,7 @@ register(
         api="paddle.gammaln",
         torch=torch_call("torch.lgamma", x="input"),
         aliases=("paddle.Tensor.gammaln",),
+        note="torch.lgamma",
     ),
     Spec(
         api="paddle.heaviside",
@@ -471,31 +480,37 @@ register(
         aliases=("paddle.Tensor.heaviside",),
         note="torch.heaviside forward; torch has no derivative, so the gradient is Paddle's "
         "documented one through torch.where (d/dy = [x == 0], d/dx = 0)",
+        strict_torch=_heaviside_plain,
+        adaptations=(Adaptation("gradient_convention",
+                                "torch.heaviside has no derivative: the adapted layer checks Paddle's "
+                                "gradient against its documented formula (d/dy = [x == 0], d/dx = 0) "
+                                "composed with torch.where; the strict layer is forward only"),),
     ),
     Spec(
         api="paddle.kron",
         torch=_kron,
-        aliases=("paddle.Tensor.kron",),
+        aliases=("paddle.Tensor.kron",), adaptations=maps_arguments(),
+        note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
         api="paddle.lerp",
         torch=_lerp,
         aliases=("paddle.Tensor.lerp",),
         note="torch.lerp on the operands broadcast to one shape; Paddle's lerp gives weight no "
-        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)",
+        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.matmul",
         torch=_matmul,
         aliases=("paddle.Tensor.matmul",),
-        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands",
+        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.__matmul__",
         torch=_matmul,
         signature=lambda x, y: None,
         note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
-        "torch.matmul after float16/float32 promotion",
+        "torch.matmul after float16/float32 promotion", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.minimum",
@@ -511,29 +526,32 @@ register(
         aliases=("paddle.Tensor.nextafter",),
         backward=False,
         tolerances={"float32": (0.0, 0.0), "float64": (0.0, 0.0)},
-        note="exact comparison: a 1-ulp step is the whole result",
+        note="exact comparison: a 1-ulp step is the whole result", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.outer",
         torch=_outer,
         aliases=("paddle.Tensor.outer",),
-        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)",
+        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.pow",
         torch=torch_call("torch.pow", x="input", y="exponent"),
         aliases=("paddle.Tensor.pow",),
+        note="torch.pow(input, exponent)",
     ),
     Spec(
         api="paddle.reciprocal",
         torch=torch_call("torch.reciprocal", x="input"),
         aliases=("paddle.Tensor.reciprocal",),
+        note="torch.reciprocal",
     ),
     Spec(
         api="paddle.rsqrt",
         torch=torch_call("torch.rsqrt", x="input"),
         aliases=("paddle.Tensor.rsqrt",),
         domains={"x": positive()},
+        note="torch.rsqrt on positive inputs (rsqrt of a negative is NaN on both sides, which compares nothing)",
     ),
     Spec(
         api="paddle.scale",
@@ -541,35 +559,40 @@ register(
         aliases=("paddle.Tensor.scale",),
         note="scale*x + bias (or scale*(x + bias)), then the optional activation; a Tensor scale "
         "is taken as a constant (Paddle gives it no gradient)",
+        strict_torch=lambda **kw: _scale(**kw, detach_scale=False),
+        adaptations=(Adaptation("gradient_convention",
+                                "a Tensor scale is detached in the reference: Paddle's ScaleTensor is an "
+                                "attribute-like input with no gradient"),),
     ),
     Spec(
         api="paddle.tensordot",
         torch=_tensordot,
         domains={"axes": _tensordot_axes_domain},
         note="torch.tensordot with Paddle's axes forms (int, flat list = same axes, [axes_x, axes_y] "
-        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size",
+        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.vander",
         torch=_vander,
         note="columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod: "
-        "torch.vander's own backward fails on an in-place op",
+        "torch.vander's own backward fails on an in-place op", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.where",
         torch=_where,
         aliases=("paddle.Tensor.where",),
-        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)",
+        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.tile",
         torch=_tile,
-        aliases=("paddle.tile",),
+        aliases=("paddle.tile",), adaptations=maps_arguments(),
+        note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
         torch=_parameters_to_vector,
         note="torch.cat of the flattened tensors; Paddle concatenates under no_grad and returns a "
-        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)",
+        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)", adaptations=maps_arguments(),
     ),
 )

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import math
 
-from .base import Spec, low_precision, register
+from .base import Adaptation, Spec, low_precision, maps_arguments, register
+
+# Torch has no fused ops: each reference composes the unfused ops Paddle's docstring names
+# (a call mapping), and computes float16/bfloat16 inputs in float32 as the fused kernels do.
+# No plain Torch call exists, so the strict layer is this composed reference, and says so.
+_FUSED_ADAPTATIONS = maps_arguments("composed from the unfused Torch ops Paddle's docstring describes") + (
+    Adaptation("reference_precision", "float16/bfloat16 inputs are computed in float32 and cast back, as "
+               "the fused kernels do; Torch has no fused op to call at the inputs' dtype"),
+)
 
 # ---------------------------------------------------------------- helpers
 
@@ -346,6 +354,12 @@ def _softmax_mask_fuse(x, mask, **_):
     return torch.softmax(_f32(x) + _f32(mask), dim=-1).to(x.dtype)
 
 
+def _softmax_mask_fuse_plain(x, mask, **_):
+    import torch
+
+    return torch.softmax(x + mask, dim=-1)
+
+
 # ---------------------------------------------------------------- entries
 
 _F = "paddle.incubate.nn.functional."
@@ -357,13 +371,13 @@ register(
         tolerances=low_precision(1e-2),
         note="Composed: dequant (x * dequant_scales) -> + bias -> activation (gelu=erf, "
         "swiglu/geglu split the last dim) -> (+ shift) * smooth -> optional int8 quantisation. "
-        "GPU-only kernel: paddle_error on CPU builds.",
+        "GPU-only kernel: paddle_error on CPU builds.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_bias_dropout_residual_layer_norm",
         torch=_fused_bias_dropout_residual_layer_norm,
         note="Composed: layer_norm(residual + dropout(x + bias)) over the last dim; only "
-        "deterministic dropout (rate 0 or inference) is compared. GPU-only kernel.",
+        "deterministic dropout (rate 0 or inference) is compared. GPU-only kernel.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_layer_norm",
@@ -372,20 +386,20 @@ register(
         note="Composed: h = x + bias + residual_alpha * residual; layer_norm over dims >= "
         "begin_norm_axis with flattened weight/bias (h itself when both are None). Compares "
         "out and, when a residual is fused into a normalisation, residual_out (= h); "
-        "mean/inv-std (backward scratch) are not compared. CPU kernel: float32 only.",
+        "mean/inv-std (backward scratch) are not compared. CPU kernel: float32 only.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_linear",
         torch=_fused_linear,
         tolerances=low_precision(1e-2),
         note="Composed: x @ weight (+ bias), weight [in, out] (transposed when "
-        "transpose_weight). GPU-only kernel (fused_gemm_epilogue).",
+        "transpose_weight). GPU-only kernel (fused_gemm_epilogue).", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_linear_activation",
         torch=_fused_linear_activation,
         note="Composed: act(op(x) @ op(y) + bias), gelu = tanh approximation (cuBLASLt "
-        "epilogue). GPU-only kernel.",
+        "epilogue). GPU-only kernel.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_multi_head_attention",
@@ -393,7 +407,7 @@ register(
         tolerances=low_precision(2e-2),
         note="Composed from the docstring: [pre-LN] -> qkv projection (both weight layouts) "
         "-> softmax(q k^T / sqrt(d) + mask) v -> out projection -> [+ residual] -> [post-LN]; "
-        "dropout compared only when deterministic. GPU-only kernel.",
+        "dropout compared only when deterministic. GPU-only kernel.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "fused_rotary_position_embedding",
@@ -403,7 +417,7 @@ register(
         note="Composed: t * cos + rotate(t) * sin for q, k, v (adjacent pairs when "
         "use_neox_rotary_style, halves otherwise), sin/cos gathered by position_ids or "
         "built from rotary_emb_base. Absent q/k/v outputs (None) are dropped on both sides. "
-        "GPU-only kernel.",
+        "GPU-only kernel.", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api=_F + "variable_length_memory_efficient_attention",
@@ -412,11 +426,15 @@ register(
         tolerances=low_precision(2e-2),
         note="Composed: per-batch softmax(q k^T * scale + mask[..., :Sq, :Sk]) v with "
         "grouped kv heads, keys past kv_seq_len masked, rows past seq_len zero; lengths "
-        "drawn as the full sequence lengths. GPU-only kernel (cutlass).",
+        "drawn as the full sequence lengths. GPU-only kernel (cutlass).", adaptations=_FUSED_ADAPTATIONS,
     ),
     Spec(
         api="paddle.incubate.softmax_mask_fuse",
         torch=_softmax_mask_fuse,
         note="softmax(x + mask, -1), computed in float32 for float16 inputs.",
+        strict_torch=_softmax_mask_fuse_plain,
+        adaptations=(Adaptation("reference_precision",
+                                "the reference computes in float32 for float16 inputs; the plain "
+                                "torch.softmax(x + mask, -1) runs at the inputs' dtype"),),
     ),
 )

@@ -3,7 +3,7 @@ scatter_reduce."""
 
 from __future__ import annotations
 
-from .base import Spec, register
+from .base import Spec, maps_arguments, register
 
 
 def node_index(of: str = "x"):
@@ -68,12 +68,12 @@ register(
         torch=_send_ue_recv,
         domains={"src_index": node_index("x"), "dst_index": node_index("x")},
         note="Composed: index_select(x, src) (op) y, then index_add / scatter_reduce(amax, "
-        "amin, include_self=False) into zeros by dst; mean = sum / max(count, 1).",
+        "amin, include_self=False) into zeros by dst; mean = sum / max(count, 1).", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.geometric.send_uv",
         torch=_send_uv,
         domains={"src_index": node_index("x"), "dst_index": node_index("y")},
-        note="Composed: index_select(x, src) (op) index_select(y, dst).",
+        note="Composed: index_select(x, src) (op) index_select(y, dst).", adaptations=maps_arguments(),
     ),
 )

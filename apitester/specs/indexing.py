@@ -15,7 +15,7 @@ import zlib
 import numpy as np
 
 from ..inputs import indices
-from .base import Spec, register, torch_call
+from .base import Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
 
@@ -56,12 +56,10 @@ register(
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
-        note="torch.scatter / scatter_reduce after Paddle's broadcast rules",
+        note="torch.scatter / scatter_reduce after Paddle's broadcast rules", adaptations=maps_arguments(),
     ),
 )
 
-
-# ======================================================== cov-misc entries
 
 # ---------------------------------------------------------------- input domains
 
@@ -261,7 +259,7 @@ register(
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
-        "so the reference stacks it first.",
+        "so the reference stacks it first.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.set_",
@@ -269,7 +267,7 @@ register(
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
-        "rather than compared on out-of-bounds memory.",
+        "rather than compared on out-of-bounds memory.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_",
@@ -277,7 +275,7 @@ register(
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
-        "on a clone.",
+        "on a clone.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
@@ -290,7 +288,7 @@ register(
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
-        "many elements as the integer indices' last dim.",
+        "many elements as the integer indices' last dim.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.diagonal_scatter",
@@ -304,11 +302,11 @@ register(
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
         "index_fill 0 then index_add. Indices drawn distinct when there are no more "
-        "updates than rows.",
+        "updates than rows.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
-        note="Python slice semantics per axis via index_select (Torch has no negative steps).",
+        note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments(),
     ),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inputs import numpy_dtype
-from .base import Spec, register, torch_call
+from .base import Adaptation, Spec, maps_arguments, register, torch_call
 
 
 def cholesky_factor(upper: str = "upper"):
@@ -43,12 +43,10 @@ register(
         aliases=("paddle.cholesky_solve",),
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
-        note="y is a Cholesky factor (triangular, positive diagonal) of a well-conditioned SPD matrix",
+        note="y is a Cholesky factor (triangular, positive diagonal) of a well-conditioned SPD matrix", adaptations=maps_arguments(),
     ),
 )
 
-
-# ======================================================== cov-misc entries
 
 # ---------------------------------------------------------------- input domains
 
@@ -189,6 +187,51 @@ def _eigvalsh_paddle(x, UPLO="L", **_):
     return paddle.linalg.eigvalsh(_hermitian_part(x), UPLO=UPLO)
 
 
+def _pinv_plain(x, rcond=1e-15, hermitian=False, **_):
+    import torch
+
+    return torch.linalg.pinv(x, rtol=rcond, hermitian=hermitian)
+
+
+def _pinv_paddle_plain(x, rcond=1e-15, hermitian=False, **_):
+    import paddle
+
+    return paddle.linalg.pinv(x, rcond=rcond, hermitian=hermitian)
+
+
+def _eigh_plain(x, UPLO="L", **_):
+    import torch
+
+    return tuple(torch.linalg.eigh(x, UPLO=UPLO))
+
+
+def _eigh_paddle_plain(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigh(x, UPLO=UPLO)
+
+
+def _eigvalsh_plain(x, UPLO="L", **_):
+    import torch
+
+    return torch.linalg.eigvalsh(x, UPLO=UPLO)
+
+
+def _eigvalsh_paddle_plain(x, UPLO="L", **_):
+    import paddle
+
+    return paddle.linalg.eigvalsh(x, UPLO=UPLO)
+
+
+def _hermitian_gradient(api: str) -> Adaptation:
+    return Adaptation(
+        "gradient_convention",
+        f"both sides get (x + x^H)/2 (the same values for the Hermitian x drawn), so {api}'s gradients "
+        "are compared on their Hermitian part, the only part a function of a Hermitian matrix "
+        "determines: Paddle returns a Hermitian gradient, Torch one whose split between the "
+        "triangles is its own convention")
+
+
 def _lstsq(x, y, rcond=None, driver=None, **_):
     import torch
 
@@ -318,7 +361,7 @@ register(
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
         note="The method form of paddle.linalg.cholesky_solve (same reference and domain): "
-        "y is a Cholesky factor of a well-conditioned SPD matrix.",
+        "y is a Cholesky factor of a well-conditioned SPD matrix.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.linalg.cond",
@@ -331,6 +374,13 @@ register(
         paddle=_eigh_paddle,
         domains={"x": hermitian},
         outputs=_eigh_invariants,
+        strict_torch=_eigh_plain,
+        strict_paddle=_eigh_paddle_plain,
+        adaptations=(
+            _hermitian_gradient("eigh"),
+            Adaptation("output_invariant", "eigenvectors are defined only up to sign/phase per column: "
+                       "both layers compare (eigenvalues, |eigenvectors|)"),
+        ),
         note="torch.linalg.eigh(A, UPLO). Eigenvectors are defined only up to sign/phase per "
         "column: compared as (eigenvalues, |eigenvectors|); distinct eigenvalues assumed "
         "(random inputs). x is drawn Hermitian and both sides get (x + x^H)/2 (same values) "
@@ -341,6 +391,8 @@ register(
         torch=torch_call("torch.linalg.eigvals", x="input"),
         outputs=_sorted_eigenvalues,
         backward=False,
+        adaptations=(Adaptation("output_invariant", "a general matrix's eigenvalue order is undefined: "
+                                "both sides are sorted by (real, imag)"),),
         note="torch.linalg.eigvals(A); the eigenvalue order of a general matrix is undefined, "
         "so both sides are sorted by (real, imag) before comparing. No backward (Paddle's "
         "eigvals has no gradient).",
@@ -350,6 +402,9 @@ register(
         torch=_eigvalsh,
         paddle=_eigvalsh_paddle,
         domains={"x": hermitian},
+        strict_torch=_eigvalsh_plain,
+        strict_paddle=_eigvalsh_paddle_plain,
+        adaptations=(_hermitian_gradient("eigvalsh"),),
         note="torch.linalg.eigvalsh(A, UPLO) (ascending, both sides); x drawn Hermitian and "
         "fed as (x + x^H)/2 so gradients are compared on their Hermitian part.",
     ),
@@ -357,7 +412,7 @@ register(
         api="paddle.linalg.lstsq",
         torch=_lstsq,
         note="torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, "
-        "singular_values); the CPU default driver is gelsy on both sides.",
+        "singular_values); the CPU default driver is gelsy on both sides.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.linalg.matrix_rank",
@@ -365,19 +420,22 @@ register(
         domains={"tol": tolerance, "atol": tolerance, "rtol": tolerance},
         backward=False,
         note="torch.linalg.matrix_rank; Paddle's legacy `tol` is an absolute threshold "
-        "(atol=tol, rtol=0). Tolerance tensors drawn in [0, 0.5).",
+        "(atol=tol, rtol=0). Tolerance tensors drawn in [0, 0.5).", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.linalg.norm",
         torch=_norm,
         note="Paddle's dispatch: 2-element axis or string p -> torch.linalg.matrix_norm, "
-        "otherwise torch.linalg.vector_norm over axis (None = flattened).",
+        "otherwise torch.linalg.vector_norm over axis (None = flattened).", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.linalg.pinv",
         torch=_pinv,
         paddle=_pinv_paddle,
         domains={"x": hermitian_if_flagged},
+        strict_torch=_pinv_plain,
+        strict_paddle=_pinv_paddle_plain,
+        adaptations=(_hermitian_gradient("pinv(hermitian=True)"),),
         note="torch.linalg.pinv(A, rtol=rcond, hermitian). With hermitian=True, x is drawn "
         "Hermitian and both sides are fed (x + x^H)/2 (the same values), so gradients are "
         "compared on their Hermitian part, the part a Hermitian-input function defines.",
@@ -388,6 +446,8 @@ register(
         paddle=_svd_lowrank_paddle,
         random=True,
         check=_check_svd_lowrank,
+        adaptations=(Adaptation("randomness", "a randomised sketch on both sides: checked statistically "
+                                "(shapes, orthonormality, reconstruction error within 10% of Torch's)"),),
         backward=False,
         note="Randomised on both sides (torch.svd_lowrank with Paddle's q default "
         "min(6, m, n)): checks shapes, S real/non-negative/descending and bounded by the "

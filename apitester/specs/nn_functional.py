@@ -18,16 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
-from .base import Spec, register, torch_dtype
-
-# torch is imported lazily inside references (spec modules import without torch).
-
-
-def _torch():
-    import torch
-    import torch.nn.functional as F
-
-    return torch, F
+from ._helpers import load_functional, load_torch, promote
+from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -95,15 +87,6 @@ def _flat_pad(pads: list[tuple[int, int]]) -> list[int]:
     return [p for pair in reversed(pads) for p in pair]
 
 
-def _promote(*tensors):
-    torch, _ = _torch()
-    present = [t for t in tensors if t is not None]
-    dtype = present[0].dtype
-    for t in present[1:]:
-        dtype = torch.promote_types(dtype, t.dtype)
-    return [None if t is None else t.to(dtype) for t in tensors]
-
-
 def _reduce(loss, reduction: str):
     if reduction == "mean":
         return loss.mean()
@@ -137,10 +120,25 @@ def _label_as_data(api: str, reference, names: tuple[str, ...] = ("label",), **s
             fn = getattr(fn, part)
         return fn(**detach(kwargs))
 
+    def paddle_plain(**kwargs):
+        import paddle
+
+        fn = paddle
+        for part in api.split(".")[1:]:
+            fn = getattr(fn, part)
+        return fn(**kwargs)
+
     torch_side.__name__ = getattr(reference, "__name__", "reference")
     note = spec_kwargs.pop("note", "")
     note = (note + "; " if note else "") + f"{', '.join(names)} treated as data (no gradient) on both sides"
-    return Spec(api, torch_side, paddle=paddle_side, note=note, **spec_kwargs)
+    adaptations = (
+        Adaptation("gradient_convention",
+                   f"{', '.join(names)} detached on both sides: Paddle's loss kernel defines no gradient for "
+                   "it, Torch's reference differentiates it; the strict layer compares that gradient too"),
+        Adaptation("argument_mapping", "Paddle's weighting / reduction rules composed in torch ops"),
+    )
+    return Spec(api, torch_side, paddle=paddle_side, note=note, strict_torch=reference,
+                strict_paddle=paddle_plain, adaptations=adaptations, **spec_kwargs)
 
 
 # ---------------------------------------------------------------- input domains
@@ -193,8 +191,17 @@ def _grid(ctx):
 
 
 def _embedding_ids(ctx):
-    rows = int(ctx.args["weight"].shape[0])
-    return ctx.rng.integers(0, max(rows, 1), ctx.shape).astype(numpy_dtype(ctx.dtype))
+    """Row ids; with a padding_idx, about 1 id in 8 is that row, so the padding behaviour is
+    exercised whatever the table size (uniform ids over 33712 rows would almost never hit it,
+    and a config about padding_idx would pass without testing it)."""
+    rows = max(int(ctx.args["weight"].shape[0]), 1)
+    ids = ctx.rng.integers(0, rows, ctx.shape)
+    pad = ctx.args.get("padding_idx")
+    if pad is not None and ids.size:
+        pad = int(pad) if int(pad) >= 0 else rows + int(pad)
+        ids[ctx.rng.random(ctx.shape) < 0.125] = pad
+        ids.reshape(-1)[0] = pad  # at least once, even for a handful of ids
+    return ids.astype(numpy_dtype(ctx.dtype))
 
 
 def _resize_size(ctx):
@@ -265,7 +272,7 @@ def _keep_torch_windows(out, sizes, kernel, strides, pads, ceil_mode):
 def _max_pool(n: int):
     def reference(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                   data_format=None, **_):
-        torch, F = _torch()
+        torch, F = load_torch(), load_functional()
         x, channel_last, kernel, strides, pads, algo = _pool_setup(
             x, n, kernel_size, stride, padding, data_format)
         if algo == "SAME":
@@ -296,7 +303,7 @@ def _max_pool(n: int):
 
 def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
                          divisor_override=None, data_format="NCDHW", **_):
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     x, channel_last, kernel, strides, pads, algo = _pool_setup(
         x, 3, kernel_size, stride, padding, data_format)
     if algo == "SAME":
@@ -323,7 +330,7 @@ def avg_pool3d_reference(x, kernel_size, stride=None, padding=0, ceil_mode=False
 
 def _adaptive_avg(n: int):
     def reference(x, output_size, data_format=None, **_):
-        _, F = _torch()
+        F = load_functional()
         channel_last = _channel_last(data_format)
         if channel_last:
             x = _first(x)
@@ -336,7 +343,7 @@ def _adaptive_avg(n: int):
 
 def _adaptive_max(n: int):
     def reference(x, output_size, return_mask=False, **_):
-        _, F = _torch()
+        F = load_functional()
         size = list(output_size) if isinstance(output_size, (list, tuple)) else output_size
         pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[n - 1]
         out, index = pool(x, size, return_indices=True)
@@ -348,20 +355,33 @@ def _adaptive_max(n: int):
 # ---------------------------------------------------------------- convolution
 
 
+def _conv_setup(n, x, weight, bias, stride, padding, dilation, data_format):
+    """What every convolution reference starts with: channel-first x, operands promoted to a
+    common dtype, per-dim strides / dilations, and Paddle's padding as (before, after) pairs.
+
+    Returns (x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads).
+    Mixed dtypes are computed promoted and returned in the weight's dtype (``out_dtype``);
+    "SAME" padding ignores dilation, as Paddle does.
+    """
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = _first(x)
+    out_dtype = weight.dtype
+    x, weight, bias = promote(x, weight, bias)
+    strides = _ntuple(stride, n, "stride")
+    dilations = _ntuple(dilation, n, "dilation")
+    kernel = tuple(weight.shape[2:])
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    if algo == "SAME":
+        dilations = (1,) * n
+    return x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads
+
+
 def _conv(n: int):
     def reference(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format=None, **_):
-        _, F = _torch()
-        channel_last = _channel_last(data_format)
-        if channel_last:
-            x = _first(x)
-        out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
-        x, weight, bias = _promote(x, weight, bias)
-        strides = _ntuple(stride, n, "stride")
-        dilations = _ntuple(dilation, n, "dilation")
-        kernel = tuple(weight.shape[2:])
-        pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
-        if algo == "SAME":
-            dilations = (1,) * n
+        F = load_functional()
+        x, weight, bias, channel_last, out_dtype, strides, dilations, _kernel, pads = _conv_setup(
+            n, x, weight, bias, stride, padding, dilation, data_format)
         flat = _flat_pad(pads)
         if any(flat):
             x = F.pad(x, flat)
@@ -374,19 +394,10 @@ def _conv(n: int):
 
 def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
                                groups=1, output_size=None, data_format="NCHW", **_):
-    _, F = _torch()
+    F = load_functional()
     n = 2
-    channel_last = _channel_last(data_format)
-    if channel_last:
-        x = _first(x)
-    out_dtype = weight.dtype  # mixed dtypes: computed promoted, returned in the weight's dtype
-    x, weight, bias = _promote(x, weight, bias)
-    strides = _ntuple(stride, n, "stride")
-    dilations = _ntuple(dilation, n, "dilation")
-    kernel = tuple(weight.shape[2:])
-    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
-    if algo == "SAME":
-        dilations = (1,) * n
+    x, weight, bias, channel_last, out_dtype, strides, dilations, kernel, pads = _conv_setup(
+        n, x, weight, bias, stride, padding, dilation, data_format)
     extra = _ntuple(output_padding, n, "output_padding")
     # the full transposed convolution, then Paddle's (possibly asymmetric) crop
     full = F.conv_transpose2d(x, weight, None, strides, 0, 0, groups, dilations)
@@ -408,8 +419,8 @@ def conv2d_transpose_reference(x, weight, bias=None, stride=1, padding=0, output
 
 def linear_reference(x, weight, bias=None, **_):
     """Paddle's weight is [in_features, out_features]: y = x @ W + b."""
-    torch, _ = _torch()
-    x, weight, bias = _promote(x, weight, bias)
+    torch = load_torch()
+    x, weight, bias = promote(x, weight, bias)
     out = torch.matmul(x, weight)
     return out + bias if bias is not None else out
 
@@ -419,7 +430,7 @@ def linear_reference(x, weight, bias=None, **_):
 
 def batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
                          epsilon=1e-5, data_format="NCHW", use_global_stats=None, **_):
-    _, F = _torch()
+    F = load_functional()
     # Paddle: use_global_stats=None means "global statistics unless training"; an explicit
     # True/False wins over `training` (training=False, use_global_stats=False normalises
     # with the batch statistics).
@@ -436,18 +447,18 @@ def batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, t
 
 
 def log_softmax_reference(x, axis=-1, dtype=None, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.log_softmax(x, dim=axis, dtype=torch_dtype(dtype))
 
 
 def cosine_similarity_reference(x1, x2, axis=1, eps=1e-8, **_):
-    _, F = _torch()
-    x1, x2 = _promote(x1, x2)
+    F = load_functional()
+    x1, x2 = promote(x1, x2)
     return F.cosine_similarity(x1, x2, dim=axis, eps=eps)
 
 
 def gumbel_softmax_reference(x, temperature=1.0, hard=False, axis=-1, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.gumbel_softmax(x, tau=temperature, hard=hard, dim=axis)
 
 
@@ -486,7 +497,7 @@ def _rrelu_paddle(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
 
 
 def rrelu_reference(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.rrelu(x, lower, upper, training), x
 
 
@@ -526,7 +537,7 @@ def rrelu_check(paddle_out, torch_out, args):
 
 def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", **_):
     """Shift 1/ratio of the channels one segment back, the next slice one forward, zero-filled."""
-    torch, _ = _torch()
+    torch = load_torch()
     channel_last = _channel_last(data_format)
     if channel_last:
         x = _first(x)
@@ -544,8 +555,8 @@ def temporal_shift_reference(x, seg_num, shift_ratio=0.25, data_format="NCHW", *
 
 
 def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
-                        scale_grad_by_freq=False, **_):
-    _, F = _torch()
+                        scale_grad_by_freq=False, zero_padding_rows=True, **_):
+    F = load_functional()
     rows = weight.shape[0]
     pad = None if padding_idx is None else (padding_idx if padding_idx >= 0 else rows + padding_idx)
     # F.embedding renormalises its weight in place; work on a non-leaf copy so the
@@ -553,10 +564,15 @@ def embedding_reference(x, weight, padding_idx=None, max_norm=None, norm_type=2.
     table = weight.clone() if max_norm else weight
     out = F.embedding(x.long(), table, padding_idx=pad, max_norm=max_norm, norm_type=norm_type,
                       scale_grad_by_freq=scale_grad_by_freq)
-    if pad is not None:
+    if pad is not None and zero_padding_rows:
         # Paddle documents an all-zero output row wherever the id equals padding_idx
         out = out * (x != pad).unsqueeze(-1).to(out.dtype)
     return out
+
+
+def _embedding_plain(**kwargs):
+    """The plain torch.nn.functional.embedding call: the weight row at padding_idx is kept."""
+    return embedding_reference(**kwargs, zero_padding_rows=False)
 
 
 def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
@@ -575,9 +591,13 @@ def _embedding_paddle(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def one_hot_reference(x, num_classes=-1, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.one_hot(x.long(), int(num_classes))
 
+
+_RANDOM = (Adaptation("randomness", "a random API: both sides draw their own samples, so the verdict is a "
+                      "statistical check of the documented properties (the spec's check), not an "
+                      "element-wise comparison"),)
 
 # ---------------------------------------------------------------- losses
 
@@ -587,8 +607,8 @@ def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", 
 
     Composed so the weight gets a gradient (torch's fused op does not differentiate it).
     """
-    torch, _ = _torch()
-    input, label, weight = _promote(input, label, weight)
+    torch = load_torch()
+    input, label, weight = promote(input, label, weight)
     loss = -(label * torch.log(input).clamp(min=-100) + (1 - label) * torch.log1p(-input).clamp(min=-100))
     if weight is not None:
         loss = loss * weight
@@ -598,8 +618,8 @@ def binary_cross_entropy_reference(input, label, weight=None, reduction="mean", 
 def bce_with_logits_reference(logit, label, weight=None, reduction="mean", pos_weight=None, **_):
     """(1-y)*x + (1 + (pos_weight-1)*y) * log(1 + exp(-x)), * weight (torch's stable formula,
     composed so that weight is differentiable as in Paddle)."""
-    torch, _ = _torch()
-    logit, label, weight, pos_weight = _promote(logit, label, weight, pos_weight)
+    torch = load_torch()
+    logit, label, weight, pos_weight = promote(logit, label, weight, pos_weight)
     softplus_neg = torch.log1p(torch.exp(-logit.abs())) + (-logit).clamp(min=0)  # log(1 + exp(-x))
     scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * label
     loss = (1 - label) * logit + scale * softplus_neg
@@ -620,7 +640,7 @@ def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduct
     (ignore_index >= 0), plain mean otherwise.  reduction='none' keeps the class axis
     as size 1 unless the label came without it (hard labels of rank input-1).
     """
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     nd = input.dim()
     ax = axis % nd
     classes = input.shape[ax]
@@ -669,7 +689,7 @@ def cross_entropy_reference(input, label, weight=None, ignore_index=-100, reduct
 def softmax_with_cross_entropy_reference(logits, label, soft_label=False, ignore_index=-100,
                                          numeric_stable_mode=True, return_softmax=False, axis=-1, **_):
     """-sum(label * log_softmax) or -log_softmax[label] (0 at ignore_index), class axis kept."""
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     nd = logits.dim()
     ax = axis % nd
     logp = F.log_softmax(logits, dim=ax)
@@ -685,7 +705,7 @@ def softmax_with_cross_entropy_reference(logits, label, soft_label=False, ignore
 
 def dice_loss_reference(input, label, epsilon=1e-5, **_):
     """1 - 2|X∩Y| / (|X|+|Y|+eps) per sample over one_hot(label), averaged over the batch."""
-    _, F = _torch()
+    F = load_functional()
     onehot = F.one_hot(label.squeeze(-1).long(), input.shape[-1]).to(input.dtype)
     dims = list(range(1, input.dim()))
     inter = (input * onehot).sum(dims)
@@ -694,8 +714,8 @@ def dice_loss_reference(input, label, epsilon=1e-5, **_):
 
 
 def kl_div_reference(input, label, reduction="mean", log_target=False, **_):
-    _, F = _torch()
-    input, label = _promote(input, label)
+    F = load_functional()
+    input, label = promote(input, label)
     if reduction == "batchmean" and input.dim() == 0:
         return F.kl_div(input, label, reduction="sum", log_target=log_target)
     return F.kl_div(input, label, reduction=reduction, log_target=log_target)
@@ -703,8 +723,8 @@ def kl_div_reference(input, label, reduction="mean", log_target=False, **_):
 
 def smooth_l1_loss_reference(input, label, reduction="mean", delta=1.0, is_huber=True, **_):
     """Paddle computes the Huber loss; is_huber=False divides it by delta (= smooth L1, beta=delta)."""
-    _, F = _torch()
-    input, label = _promote(input, label)
+    F = load_functional()
+    input, label = promote(input, label)
     if is_huber:
         return F.huber_loss(input, label, reduction=reduction, delta=delta)
     return F.smooth_l1_loss(input, label, reduction=reduction, beta=delta)
@@ -712,8 +732,8 @@ def smooth_l1_loss_reference(input, label, reduction="mean", delta=1.0, is_huber
 
 def sigmoid_focal_loss_reference(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", **_):
     """alpha_t * (1 - p_t)^gamma * BCE-with-logits, / normalizer, then reduced (default sum)."""
-    torch, F = _torch()
-    logit, label, normalizer = _promote(logit, label, normalizer)
+    torch, F = load_torch(), load_functional()
+    logit, label, normalizer = promote(logit, label, normalizer)
     bce = F.binary_cross_entropy_with_logits(logit, label, reduction="none")
     pred = torch.sigmoid(logit)
     p_t = pred * label + (1 - pred) * (1 - label)
@@ -727,7 +747,7 @@ def sigmoid_focal_loss_reference(logit, label, normalizer=None, alpha=0.25, gamm
 def multi_margin_loss_reference(input, label, p=1, margin=1.0, weight=None, reduction="mean", **_):
     """sum_{j != y} w[y] * max(0, margin - x[y] + x[j])^p / C per sample (torch's formula,
     composed so that weight is differentiable as in Paddle)."""
-    torch, _ = _torch()
+    torch = load_torch()
     lab = label.long().reshape(-1, 1)
     target = input.gather(1, lab)
     terms = (margin - target + input).clamp(min=0) ** p
@@ -738,7 +758,7 @@ def multi_margin_loss_reference(input, label, p=1, margin=1.0, weight=None, redu
 
 
 def gaussian_nll_loss_reference(input, label, variance, full=False, epsilon=1e-6, reduction="mean", **_):
-    _, F = _torch()
+    F = load_functional()
     return F.gaussian_nll_loss(input, label, variance, full=full, eps=epsilon, reduction=reduction)
 
 
@@ -748,17 +768,23 @@ def _scale_grad(x, scale):
 
 
 def ctc_loss_reference(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean",
-                       norm_by_times=False, zero_infinity=False, **_):
+                       norm_by_times=False, zero_infinity=False, softmax_input=True, **_):
     """warp-ctc normalises its input with softmax itself: torch.ctc_loss(log_softmax(x))."""
-    _, F = _torch()
+    F = load_functional()
     x = log_probs
     if norm_by_times:  # warp-ctc divides each sequence's gradient by its length
         x = _scale_grad(x, (1.0 / input_lengths.to(x.dtype)).view(1, -1, 1))
-    loss = F.ctc_loss(F.log_softmax(x, dim=-1), labels.long(), input_lengths.long(), label_lengths.long(),
+    loss = F.ctc_loss(F.log_softmax(x, dim=-1) if softmax_input else x, labels.long(), input_lengths.long(), label_lengths.long(),
                       blank=blank, reduction="none", zero_infinity=zero_infinity)
     if reduction == "mean":
         return (loss / label_lengths.to(loss.dtype)).mean()
     return _reduce(loss, reduction)
+
+
+def _rnnt_loss_fused_log_softmax(input, **kwargs):
+    """torchaudio.functional.rnnt_loss's default: log_softmax over the vocabulary first."""
+    F = load_functional()
+    return rnnt_loss_reference(F.log_softmax(input, dim=-1), **kwargs)
 
 
 def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fastemit_lambda=0.001,
@@ -772,7 +798,7 @@ def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fas
     FastEmit (lambda) leaves the loss value unchanged and scales the gradient of the
     emission terms by (1 + lambda).
     """
-    torch, F = _torch()
+    torch, F = load_torch(), load_functional()
     batch, steps, width, vocab = input.shape
     lab = label.long().clamp(0, vocab - 1)
     if lab.shape[1] < width - 1:  # labels narrower than the lattice: pad with blank
@@ -813,13 +839,13 @@ def rnnt_loss_reference(input, label, input_lengths, label_lengths, blank=0, fas
 
 
 def grid_sample_reference(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, **_):
-    _, F = _torch()
+    F = load_functional()
     return F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
 
 
 def _resize_axis_asymmetric(x, dim, out_len, ratio):
     """Paddle's align_mode=1 linear resize along one axis: src = dst * ratio (no half-pixel)."""
-    torch, _ = _torch()
+    torch = load_torch()
     length = x.shape[dim]
     if out_len == length:  # both frameworks copy when the size does not change
         return x
@@ -837,7 +863,7 @@ def interpolate_reference(x, size=None, scale_factor=None, mode="nearest", align
                           data_format=None, recompute_scale_factor=None, antialias=False, **_):
     """torch.nn.functional.interpolate, plus Paddle's align_mode=1 (src = dst * scale) for
     the linear modes when align_corners=False, written per axis; area = adaptive avg pool."""
-    _, F = _torch()
+    F = load_functional()
     n = x.dim() - 2
     channel_last = _channel_last(data_format)
     if channel_last:
@@ -892,54 +918,67 @@ register(
     Spec(
         api="paddle.nn.functional.hardsigmoid",
         torch=_hardsigmoid,
-        note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)",
+        note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)", adaptations=maps_arguments(),
     ),
     # ---- pooling
-    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2)),
-    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3)),
+    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), adaptations=maps_arguments(),
+         note="F.adaptive_avg_pool2d; channel-last moved to channel-first and back"),
+    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), adaptations=maps_arguments(),
+         note="F.adaptive_avg_pool3d; channel-last moved to channel-first and back"),
     Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3),
-         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)"),
+         note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments()),
     Spec(_NN + "avg_pool3d", avg_pool3d_reference,
          note="explicit zero padding (asymmetric/SAME allowed) + window sums / counts; "
-              "exclusive=True divides by the input cells in the window"),
+              "exclusive=True divides by the input cells in the window", adaptations=maps_arguments()),
     Spec(_NN + "max_pool1d", _max_pool(1),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     Spec(_NN + "max_pool2d", _max_pool(2),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     Spec(_NN + "max_pool3d", _max_pool(3),
-         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input"),
+         note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments()),
     # ---- convolution & linear
     Spec(_NN + "conv1d", _conv(1),
          note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
-              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)"),
+              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=maps_arguments()),
     Spec(_NN + "conv2d", _conv(2),
-         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d"),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=maps_arguments()),
     Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
-         note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias"),
-    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]"),
+         note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias", adaptations=maps_arguments()),
+    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=maps_arguments()),
     # ---- normalisation & activations
     Spec(_NN + "batch_norm", batch_norm_reference,
          domains={"running_var": positive(0.5, 2.0)},
-         note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum"),
-    Spec(_NN + "log_softmax", log_softmax_reference),
-    Spec(_NN + "cosine_similarity", cosine_similarity_reference),
+         note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum", adaptations=maps_arguments()),
+    Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)", adaptations=maps_arguments()),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference, adaptations=maps_arguments(),
+         note="F.cosine_similarity(x1, x2, dim=axis, eps) after promoting x1 and x2"),
     Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
-         note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard"),
+         note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard", adaptations=_RANDOM),
     Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
          note="random in training: both sides return (out, x); x>=0 kept, slopes of x<0 within "
-              "[lower, upper]; eval mode compared exactly"),
+              "[lower, upper]; eval mode compared exactly", adaptations=_RANDOM),
     Spec(_NN + "temporal_shift", temporal_shift_reference,
-         note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled"),
+         note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled", adaptations=maps_arguments()),
     # ---- lookups
     Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
          note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
-              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)"),
+              "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)",
+         strict_torch=_embedding_plain,
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents an all-zero output row wherever the id equals padding_idx; "
+                        "torch.nn.functional.embedding returns the weight row (it only stops its gradient). "
+                        "PaddlePaddle/Paddle#73445 proposed Torch's behaviour and was closed unmerged",
+                        "https://github.com/PaddlePaddle/Paddle/pull/73445"),
+             Adaptation("argument_mapping", "sparse=True runs dense on Paddle: it changes only how the "
+                        "weight gradient is stored"),
+         )),
     Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False,
-         note="Torch returns int64, Paddle float32 (the board's dtype task)"),
+         note="Torch returns int64, Paddle float32 (the board's dtype task)", adaptations=maps_arguments()),
     # ---- losses
     _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,
                    domains={"input": unit_open(), "label": unit_open(0.0), "weight": positive()}),
@@ -954,18 +993,21 @@ register(
                    note="-log_softmax gathered at the label (class axis kept); soft labels: -sum(label * log_softmax)"),
     Spec(_NN + "dice_loss", dice_loss_reference,
          domains={"input": probabilities(-1), "label": _labels_below("input", -1)},
-         note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch"),
+         note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch", adaptations=maps_arguments()),
     _label_as_data(_NN + "kl_div", kl_div_reference,
                    domains={"label": unit_open()},
                    note="torch kl_div; float32/float64 mixes promoted as Paddle does; 0-d batchmean = sum"),
     Spec(_NN + "smooth_l1_loss", smooth_l1_loss_reference,
-         note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)"),
+         note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)", adaptations=maps_arguments()),
     _label_as_data(_NN + "sigmoid_focal_loss", sigmoid_focal_loss_reference,
                    domains={"label": unit_open(0.0), "normalizer": range_(1.0, 10.0)},
                    note="alpha_t * (1-p_t)^gamma * BCE-with-logits / normalizer, reduced (default sum)"),
     Spec(_NN + "multi_margin_loss", multi_margin_loss_reference,
-         domains={"label": _labels_below("input", 1), "weight": positive()}),
-    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()}),
+         domains={"label": _labels_below("input", 1), "weight": positive()}, adaptations=maps_arguments(),
+         note="Torch's multi-margin formula composed so weight is differentiable, as in Paddle"),
+    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()},
+         adaptations=maps_arguments(),
+         note="F.gaussian_nll_loss(input, label, variance, full, eps=epsilon, reduction); variance positive"),
     Spec(_NN + "ctc_loss", ctc_loss_reference,
          domains={
              "labels": _labels_below("log_probs", -1, exclude="blank"),
@@ -973,7 +1015,16 @@ register(
              "label_lengths": _ctc_label_lengths,
          },
          note="warp-ctc applies softmax itself: torch ctc_loss(log_softmax(x)); mean divides by label "
-              "lengths then averages; norm_by_times scales the gradient by 1/T"),
+              "lengths then averages; norm_by_times scales the gradient by 1/T",
+         strict_torch=lambda **kw: ctc_loss_reference(**kw, softmax_input=False),
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents `log_probs` as unscaled probabilities: its warp-ctc kernel applies "
+                        "softmax itself, while torch.nn.functional.ctc_loss takes log-probabilities as given",
+                        "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/ctc_loss_en.html"),
+             Adaptation("argument_mapping", "mean divides by label lengths; norm_by_times (Paddle only) "
+                        "scales the gradient by 1/T"),
+         )),
     Spec(_NN + "rnnt_loss", rnnt_loss_reference,
          domains={
              "label": _labels_below("input", -1, exclude="blank"),
@@ -982,12 +1033,22 @@ register(
          },
          note="torchaudio is not available: alpha recursion over the RNN-T lattice in torch ops; "
               "input taken as log-probabilities as Paddle documents (no fused log_softmax, unlike "
-              "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms"),
+              "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms",
+         strict_torch=_rnnt_loss_fused_log_softmax,
+         adaptations=(
+             Adaptation("documented_semantics",
+                        "Paddle documents `input` as log-probabilities and its warp-rnnt kernel uses them "
+                        "as given; torchaudio.functional.rnnt_loss (the plain call, fused_log_softmax=True "
+                        "by default) applies log_softmax to its input first",
+                        "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/rnnt_loss_en.html"),
+             Adaptation("argument_mapping", "torchaudio is not installed: its loss is composed as the "
+                        "alpha recursion in torch ops"),
+         )),
     # ---- sampling & resizing
     Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
-         note="torch grid_sample; grid kept off the non-differentiable cell boundaries"),
+         note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments()),
     Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
-         note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis"),
+         note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis", adaptations=maps_arguments()),
     Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
-         note="same reference as interpolate"),
+         note="same reference as interpolate", adaptations=maps_arguments()),
 )

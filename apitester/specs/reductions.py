@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
-from .base import Spec, register, torch_dtype
+from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
 
 # ---------------------------------------------------------------- sum / cumsum (core)
 
@@ -47,13 +47,13 @@ register(
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
         domains={"axis": axes(of="x")},
-        note="torch.sum; Paddle's axis=None or [] reduces all dims",
+        note="torch.sum; Paddle's axis=None or [] reduces all dims", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.cumsum",
         aliases=("paddle.Tensor.cumsum",),
         torch=_cumsum,
-        note="torch.cumsum; axis=None flattens first as Paddle does",
+        note="torch.cumsum; axis=None flattens first as Paddle does", adaptations=maps_arguments(),
     ),
 )
 
@@ -84,38 +84,6 @@ def _keep(out, dims: tuple[int, ...], keepdim: bool):
         for d in dims:
             out = out.unsqueeze(d)
     return out
-
-
-def distinct():
-    """Pairwise distinct values, so sort/top-k indices and gradients are well defined.
-
-    ``inputs.unique()`` spaces an integer grid for float16/bfloat16 tensors over 2048/256
-    elements, which the format cannot hold distinctly (float16 integers above 2048 are
-    spaced 2, 4, 8 ...).  Then the values are taken from the format's own representable
-    numbers nearest zero instead (a float16 [1, 32000] needs 32000 of its 63487 finite values).
-    """
-    grid = unique()
-
-    def domain(ctx):
-        values = grid(ctx)
-        if ctx.dtype not in ("float16", "bfloat16") or values.size < 2:
-            return values
-        stored = values.astype(np.float16) if ctx.dtype == "float16" else round_to_bfloat16(values)
-        if np.unique(stored).size == stored.size:
-            return values
-        if ctx.dtype == "float16":
-            positive = np.arange(0x7C00, dtype=np.uint16).view(np.float16).astype(np.float32)
-        else:
-            positive = (np.arange(0x7F80, dtype=np.uint32) << 16).view(np.float32)
-        everything = np.concatenate([-positive[:0:-1], positive])  # sorted, zero once
-        n = values.size
-        if n > everything.size:
-            raise ValueError(f"{ctx.dtype} has only {everything.size} distinct finite values, need {n}")
-        start = (everything.size - n) // 2
-        chosen = everything[start:start + n]
-        return ctx.rng.permutation(chosen).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
-
-    return domain
 
 
 # ---------------------------------------------------------------- logical / counting reductions
@@ -250,7 +218,7 @@ def _paddle_topk(x, k, axis=None, largest=True, sorted=True, **_):
 
 
 def _unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None,
-            dtype="int64", sorted=True, **_):
+            dtype="int64", sorted=True, flat_inverse=True, **_):
     import torch
 
     index_dtype = torch_dtype(dtype)
@@ -267,13 +235,16 @@ def _unique(x, return_index=False, return_inverse=False, return_counts=False, ax
         first = first.scatter_reduce(0, inverse.reshape(-1), torch.arange(n), "amin")
         results.append(first.to(index_dtype))
     if return_inverse:
+        if axis is None and not flat_inverse:  # Torch's own inverse keeps x's shape
+            inverse = inverse.reshape(x.shape)
         results.append(inverse.to(index_dtype))
     if return_counts:
         results.append(counts.to(index_dtype))
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64", **_):
+def _unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64",
+                        flat_inverse=True, **_):
     import torch
 
     index_dtype = torch_dtype(dtype)
@@ -281,10 +252,24 @@ def _unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
     out, inverse, counts = torch.unique_consecutive(source, return_inverse=True, return_counts=True, dim=axis)
     results = [out]
     if return_inverse:
+        if axis is None and not flat_inverse:  # Torch's own inverse keeps x's shape
+            inverse = inverse.reshape(x.shape)
         results.append(inverse.to(index_dtype))
     if return_counts:
         results.append(counts.to(index_dtype))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _torch_inverse_shape(reference):
+    """The plain Torch call: with axis None the inverse keeps x's shape."""
+    return lambda **kwargs: reference(**kwargs, flat_inverse=False)
+
+
+def _flat_inverse(api: str) -> tuple[Adaptation, ...]:
+    return (Adaptation("documented_semantics",
+                       f"with axis=None {api} flattens x and documents a 1-D inverse; Torch's inverse keeps "
+                       "x's shape (a known API difference, Paddle issue #72822)",
+                       "https://github.com/PaddlePaddle/Paddle/issues/72822"),)
 
 
 def _histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, **_):
@@ -375,62 +360,67 @@ def _trace(x, offset=0, axis1=0, axis2=1, **_):
 # axis given as a Tensor (axis=Tensor([1],"int64")) holds valid dims of x
 AXIS_TENSOR = {"axis": axes(of="x")}
 
-TIES_NOTE = ("inputs pairwise distinct (distinct() domain), so indices are well defined and compared "
+TIES_NOTE = ("inputs pairwise distinct (unique() domain), so indices are well defined and compared "
              "exactly, and the gradient goes to one element per output; tie order is not exercised")
 
 register(
     Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
-         note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
+         note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments()),
     Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
-         note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)"),
+         note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments()),
     Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
-         backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims"),
+         backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims", adaptations=maps_arguments()),
     Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
-         note="torch.amax (gradient split evenly between ties, as Paddle does)"),
+         note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments()),
     Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR,
-         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents"),
+         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents", adaptations=maps_arguments()),
     Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
-         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)"),
+         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)", adaptations=maps_arguments()),
     Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
-         note="torch.cummax, indices cast to `dtype`; axis=None flattens"),
+         note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments()),
     Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
-         note="torch.cummin, indices cast to `dtype`; axis=None flattens"),
+         note="torch.cummin, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments()),
     Spec(api="paddle.trapezoid", aliases=("paddle.Tensor.trapezoid",), torch=_trapezoid_with("trapezoid"),
-         note="torch.trapezoid with x, else dx (default 1)"),
+         note="torch.trapezoid with x, else dx (default 1)", adaptations=maps_arguments()),
     Spec(api="paddle.cumulative_trapezoid", aliases=("paddle.Tensor.cumulative_trapezoid",),
          torch=_trapezoid_with("cumulative_trapezoid"),
-         note="torch.cumulative_trapezoid with x, else dx (default 1)"),
-    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": distinct()},
-         note="torch.sort(...).values; " + TIES_NOTE),
-    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": distinct()},
-         backward=False, note="torch.argsort; " + TIES_NOTE),
+         note="torch.cumulative_trapezoid with x, else dx (default 1)", adaptations=maps_arguments()),
+    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": unique()},
+         note="torch.sort(...).values; " + TIES_NOTE, adaptations=maps_arguments()),
+    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": unique()},
+         backward=False, note="torch.argsort; " + TIES_NOTE, adaptations=maps_arguments()),
     Spec(api="paddle.topk", aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
-         domains={"x": distinct()},
+         domains={"x": unique()},
          note="torch.topk (axis=None is the last dim); sorted=False results are compared in sorted order; "
-              + TIES_NOTE),
-    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": distinct()},
+              + TIES_NOTE, adaptations=maps_arguments()),
+    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": unique()},
          note="mode='avg': mean of the two middle sorted values, float32 unless x is float64 (Paddle's "
-              "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE),
+              "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE, adaptations=maps_arguments()),
     Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
          domains={"x": int_range(-4, 4)},
          note="torch.unique on the flattened x (axis=None, as Paddle documents: its inverse is 1-D where "
               "Torch's keeps x's shape, a known API difference, Paddle issue #72822); return_index is "
               "composed as the first occurrence (scatter_reduce amin over the inverse), as in Paddle's "
-              "documented example; small integer values so duplicates occur"),
+              "documented example; small integer values so duplicates occur",
+         strict_torch=_torch_inverse_shape(_unique),
+         adaptations=_flat_inverse("paddle.unique") + maps_arguments(
+             "return_index composed as the first occurrence (Torch has no return_index)")),
     Spec(api="paddle.unique_consecutive", aliases=("paddle.Tensor.unique_consecutive",),
          torch=_unique_consecutive, backward=False, domains={"x": int_range(0, 3)},
          note="torch.unique_consecutive on the flattened x (axis=None, as Paddle documents: its inverse "
               "is 1-D where Torch's keeps x's shape, the shape difference PaddleAPITest reported); "
-              "values in {0, 1, 2} so consecutive repeats occur"),
+              "values in {0, 1, 2} so consecutive repeats occur",
+         strict_torch=_torch_inverse_shape(_unique_consecutive),
+         adaptations=_flat_inverse("paddle.unique_consecutive")),
     Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
-              "density torch.histogram over [min, max]"),
+              "density torch.histogram over [min, max]", adaptations=maps_arguments()),
     Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
-         note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim"),
+         note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim", adaptations=maps_arguments()),
     Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
-         note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim"),
+         note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim", adaptations=maps_arguments()),
     Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
-         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero"),
+         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero", adaptations=maps_arguments()),
     Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
-         note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype"),
+         note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype", adaptations=maps_arguments()),
 )

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .base import Spec, register
+from .base import Adaptation, Spec, maps_arguments, register
 
 # ---------------------------------------------------------------- input domains
 
@@ -286,7 +286,7 @@ register(
         torch=_deform_conv2d,
         note="Composed in Torch ops (no torchvision): bilinear sampling at offset kernel taps "
         "(Paddle's DmcnIm2colBilinear border rules), optional modulation mask, grouped "
-        "matmul with the weight, + bias.",
+        "matmul with the weight, + bias.", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.vision.ops.roi_align",
@@ -296,6 +296,9 @@ register(
         "(adaptive sampling grid when sampling_ratio <= 0, aligned half-pixel shift). Boxes "
         "drawn inside the image; boxes_num a split of the box count; boxes get no gradient "
         "(as in Paddle's and torchvision's kernels).",
+        adaptations=maps_arguments("composed in Torch ops: torchvision is not installed") + (
+            Adaptation("reference_precision", "float16/bfloat16 features are sampled in float32 and cast "
+                       "back, as the CPU kernel does; no plain Torch call exists"),),
     ),
     Spec(
         api="paddle.vision.ops.distribute_fpn_proposals",
@@ -305,6 +308,6 @@ register(
         backward=False,
         note="Composed: FPN level from sqrt(area) (log2 rule of Paddle's kernel), per-level "
         "proposals in input order, restore index, per-image counts per level; outputs "
-        "flattened to (rois per level..., restore_ind, counts per level...).",
+        "flattened to (rois per level..., restore_ind, counts per level...).", adaptations=maps_arguments(),
     ),
 )

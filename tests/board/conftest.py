@@ -12,8 +12,23 @@ SEED = next((p for p in SEED_CANDIDATES if p.is_file()), SEED_CANDIDATES[0])
 REPORTS = Path(settings.PADDLEAPITEST_REPORTS)
 FIXTURE = REPO / "fixtures" / "board.json"
 
-needs_seed = pytest.mark.skipif(not SEED.is_file(), reason=f"seed board not found at {SEED}")
-needs_reports = pytest.mark.skipif(not (REPORTS / "reports").is_dir(), reason=f"PaddleAPITest reports not found at {REPORTS}")
+
+
+@pytest.fixture
+def require_seed():
+    """Missing data FAILS a test that needs it (a skip would hide the feature breaking)."""
+    if not SEED.is_file():
+        pytest.fail(f"seed board not found at {SEED}")
+
+
+@pytest.fixture
+def require_reports():
+    if not (REPORTS / "reports").is_dir():
+        pytest.fail(f"PaddleAPITest reports not found at {REPORTS} (set PADDLEAPITEST_REPORTS)")
+
+
+needs_seed = pytest.mark.usefixtures("require_seed")
+needs_reports = pytest.mark.usefixtures("require_reports")
 
 
 def wipe_board():

@@ -32,7 +32,8 @@ def _files_by_config(kernel_dir: str):
 @pytest.fixture(scope="module")
 def imported(django_db_setup, django_db_blocker):
     if not SEED.is_file() or not (REPORTS / "reports").is_dir():
-        pytest.skip("seed board or PaddleAPITest reports missing")
+        pytest.fail(f"seed board ({SEED}) or PaddleAPITest reports ({REPORTS}/reports) missing "
+                    "(set PADDLEAPITEST_REPORTS)")
     with django_db_blocker.unblock():
         wipe_board()
         load_board_file(SEED)

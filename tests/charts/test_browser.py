@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from tracker.models import ConfigResult, Task
+from tracker.selectors import charts as sel
 from tracker.services.synthetic import generate_results
+
+from .board_history import DAYS, seed_history
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,21 +27,63 @@ def figure_points(page, figure_id):
 
 @pytest.fixture
 def filled_board(db):
-    return generate_results(runs=6, results=1500, seed=3, diff_maps=5)
+    info = generate_results(runs=6, results=1500, seed=3, diff_maps=5)
+    # Synthetic results carry no claims or board events: add a known history so the burn-down and the
+    # contributor chart have data to draw.
+    seed_history(*Task.objects.filter(kernel="CPU", locked_reason="").order_by("number")[:3])
+    return info
+
+
+def drawn_traces(page, figure_id):
+    """What plotly.js holds for the drawn figure: name, x, y per trace, and the marks it put in the SVG."""
+    return page.evaluate(
+        """(id) => {
+        const gd = document.getElementById(id);
+        return {traces: gd.data.map(t => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y)})),
+                markers: gd.querySelectorAll('.scatterlayer path.point').length,
+                bars: gd.querySelectorAll('.barlayer path').length};
+        }""", figure_id)
 
 
 def test_chart_pages_load_without_console_errors_and_draw_data(live_server, page, filled_board):
     for path, figures in (("/charts/overview", ["funnel", "burndown"]), ("/charts/heatmap", ["task-heatmap"]),
-                          ("/charts/contributors", ["contributors"]), ("/charts/regressions", ["regressions"])):
+                          ("/charts/contributors", ["contributors"]), ("/charts/pass-fail-transitions", ["pass-fail-transitions"])):
         page.goto(live_server.url + path)
         wait_for_figures(page, len(figures))
         for figure_id in figures:
-            if figure_id in ("burndown", "contributors"):
-                continue  # synthetic data has no events or claims; these draw empty axes
             assert figure_points(page, figure_id) > 0, (path, figure_id)
             # plotly drew SVG/WebGL marks for the data, not just an empty frame
             assert page.locator(f"#{figure_id} .plot-container").count() == 1
         assert page.console_errors == [], (path, page.console_errors)
+
+
+def test_burndown_and_contributor_charts_draw_the_boards_numbers(live_server, page, filled_board):
+    burndown, history = sel.burndown_from_events(), sel.report_history()
+    page.goto(live_server.url + "/charts/overview")
+    wait_for_figures(page, 2)
+    drawn = drawn_traces(page, "burndown")
+    by_name = {t["name"]: t for t in drawn["traces"]}
+    for key, name in (("unclaimed", "tasks without a claim"), ("claims", "tasks claimed"), ("prs", "tasks with a PR"),
+                      ("merged", "tasks with a merged PR"), ("verified", "tasks with a verified fix")):
+        assert by_name[name]["x"] == burndown["days"] == DAYS and by_name[name]["y"] == burndown[key], name
+    assert by_name["tasks claimed"]["y"] == [1, 2, 3] and by_name["tasks with a verified fix"]["y"] == [0, 0, 1]
+    cpu_history = by_name["failing configs in the CPU report"]
+    assert cpu_history["x"] == history["CPU"]["days"] and cpu_history["y"] == history["CPU"]["configs"]
+    # One SVG marker per point of every line (lines+markers), so no series is drawn empty.
+    assert drawn["markers"] == sum(len(t["x"]) for t in drawn["traces"]) > 0
+
+    rows = sel.contributor_stats()
+    page.goto(live_server.url + "/charts/contributors")
+    wait_for_figures(page)
+    drawn = drawn_traces(page, "contributors")
+    by_name = {t["name"]: t for t in drawn["traces"]}
+    assert [r["login"] for r in rows] == ["alice", "bob"]
+    for key, name in (("claimed", "claimed"), ("pr_submitted", "PR submitted"), ("completed", "completed"),
+                      ("verified", "fix verified")):
+        assert by_name[name]["x"] == ["alice", "bob"] and by_name[name]["y"] == [r[key] for r in rows], name
+    assert by_name["claimed"]["y"] == [2, 1] and by_name["completed"]["y"] == [1, 0]
+    assert drawn["bars"] == len(rows) * 4  # a bar per contributor and series
+    assert page.console_errors == []
     if SCREENSHOTS:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.goto(live_server.url + "/charts/heatmap")

@@ -1,4 +1,5 @@
 """Chart numbers checked against the database they are drawn from."""
+import json
 from datetime import timedelta
 
 import pytest
@@ -79,17 +80,17 @@ def test_heatmap_fraction_is_the_share_of_failing_configs():
     assert matrix.log10_rel[row][0] == 2.0
 
 
-def test_regression_is_pass_then_fail_in_the_same_lane():
+def test_pass_fail_transition_is_pass_then_fail_in_the_same_lane():
     task = make_task(9)
     cfg, steady = make_config(task, 0), make_config(task, 1)
     r1, r2, r3 = make_run(days_ago=3, version="3.3.0"), make_run(days_ago=2, version="3.3.1"), make_run(days_ago=1, version="3.3.2")
     gpu = make_run("gpu", days_ago=0)
     result(r1, cfg, "pass"), result(r2, cfg, "accuracy_error", 5.0), result(r3, cfg, "accuracy_error", 5.0)
     result(r1, steady, "accuracy_error"), result(r2, steady, "pass")
-    result(gpu, steady, "accuracy_error")  # different lane: not a regression of the cpu pass
-    found = sel.regressions()
-    assert [(r.config_id, r.passed_version, r.failed_version) for r in found] == [(cfg.id, "3.3.0", "3.3.1")]
-    assert sel.regressions(task)[0].task_number == 9
+    result(gpu, steady, "accuracy_error")  # different lane: not a transition from the cpu pass
+    found = sel.pass_fail_transitions()
+    assert [(r.failing_config_id, r.passed_version, r.failed_version) for r in found] == [(cfg.id, "3.3.0", "3.3.1")]
+    assert sel.pass_fail_transitions(task)[0].task_number == 9
 
 
 def test_contributor_stats_count_active_claims_on_claimable_tasks():
@@ -120,10 +121,51 @@ def test_burndown_counts_each_task_once_on_its_first_day():
     assert burndown["unclaimed"] == [1, 0]
 
 
+def _figure(page: str, figure_id: str) -> dict:
+    """The figure a chart page hands plotly.js (its JSON <script> element)."""
+    text = page.split(f'<script type="application/json" id="{figure_id}-data">', 1)[1].split("</script>", 1)[0]
+    return json.loads(text)
+
+
+def test_burndown_figure_draws_each_series_day_by_day(client):
+    from .board_history import DAYS, seed_history
+
+    done, pr_open, fresh = make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed")
+    make_task(4, "locked")  # not claimable: outside the burn-down
+    seed_history(done, pr_open, fresh)
+    figure = _figure(client.get("/charts/overview").content.decode(), "burndown")
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    expected = {
+        "tasks without a claim": [2, 1, 0],  # three unlocked tasks, claimed on days 0, 1, 2
+        "tasks claimed": [1, 2, 3],
+        "tasks with a PR": [0, 1, 2],
+        "tasks with a merged PR": [0, 0, 1],
+        "tasks with a verified fix": [0, 0, 1],
+        "failing configs in the CPU report": [1, 2, 1],
+    }
+    assert set(traces) == set(expected)
+    for name, values in expected.items():
+        assert traces[name]["x"] == DAYS and traces[name]["y"] == values, name
+    assert traces["failing configs in the CPU report"]["yaxis"] == "y2"
+
+
+def test_contributor_figure_draws_each_persons_counts(client):
+    from .board_history import seed_history
+
+    seed_history(make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed"))
+    figure = _figure(client.get("/charts/contributors").content.decode(), "contributors")
+    traces = {trace["name"]: trace for trace in figure["data"]}
+    assert {name: trace["type"] for name, trace in traces.items()} == dict.fromkeys(
+        ("claimed", "PR submitted", "completed", "fix verified"), "bar")
+    for name, counts in (("claimed", [2, 1]), ("PR submitted", [2, 0]), ("completed", [1, 0]),
+                         ("fix verified", [1, 0])):
+        assert traces[name]["x"] == ["alice", "bob"] and traces[name]["y"] == counts, name
+
+
 def test_pages_render_with_tables(client):
     generate_results(runs=4, results=400, seed=1)
     for url, table in (("/charts/overview", "funnel-table"), ("/charts/heatmap", "heatmap-table"),
-                       ("/charts/contributors", "contributors-table"), ("/charts/regressions", "regressions-table"),
+                       ("/charts/contributors", "contributors-table"), ("/charts/pass-fail-transitions", "pass-fail-transitions-table"),
                        ("/charts/heatmap?metric=log10rel", "heatmap-table")):
         response = client.get(url)
         assert response.status_code == 200, url

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from apitester.specs.base import Spec, register
+from apitester.specs.base import Adaptation, Spec, register
 
 
 def _paddle_tanh(x):
@@ -45,6 +45,14 @@ def _hang(x):
     time.sleep(3600)
 
 
+def _die_once(x, marker):
+    # The first call leaves a marker file and kills its worker; the retry in a fresh worker behaves.
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        os.kill(os.getpid(), signal.SIGILL)
+    return x * 2
+
+
 def _torch_float64(x, **_):
     import torch
 
@@ -81,9 +89,44 @@ register(
     Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
          domains={"x": _broken_domain}, signature=_stub),
     Spec(api="apitester_test.segfault", paddle=_segfault, torch=lambda x, **_: x, signature=_stub),
+    Spec(api="apitester_test.die_once", paddle=_die_once, torch=lambda x, marker, **_: x * 2,
+         signature=lambda x, marker: None, backward=False),
     Spec(api="apitester_test.hang", paddle=_hang, torch=lambda x, **_: x, signature=_stub),
     Spec(api="apitester_test.dtype_differs", paddle=_paddle_tanh, torch=_torch_float64, signature=_stub),
     Spec(api="apitester_test.rand", paddle=_paddle_rand_like, torch=_torch_rand_like, random=True,
          check=_check_uniform, signature=_stub),
 )
 
+
+
+# ---------------------------------------------------------------- a reference-precision adaptation
+
+
+def _sum_float64(x, **_):
+    return x.double().sum().to(x.dtype)
+
+
+def _sum_accumulated_in_float16(x, **_):
+    """A real low-precision Torch computation: the sum accumulated element by element in float16
+    (each addition rounds to float16), standing in for a plain Torch call that is off."""
+    import torch
+
+    acc = torch.zeros((), dtype=torch.float16)
+    for value in x.detach().to(torch.float16).reshape(-1):
+        acc = acc + value
+    return acc.to(x.dtype)
+
+
+def _paddle_sum(x):
+    import paddle
+
+    return paddle.sum(x)
+
+
+register(
+    Spec(api="apitester_test.precise_sum", paddle=_paddle_sum, torch=_sum_float64, signature=_stub,
+         strict_torch=_sum_accumulated_in_float16, backward=False,
+         domains={"x": lambda ctx: ctx.rng.uniform(0.5, 1.0, ctx.shape).astype(ctx.dtype)},
+         adaptations=(Adaptation("reference_precision", "test-only: the reference sums in float64, "
+                                 "the 'plain' call accumulates in float16"),)),
+)

@@ -9,8 +9,16 @@ from apitester.reports import iter_config_lines, reports_dir
 REPORTS = reports_dir() / "reports"
 
 
+def require_reports():
+    """The reports directory (``reports/`` of the PaddleAPITest data); FAILS the test when it is missing."""
+    if not REPORTS.is_dir():
+        pytest.fail(f"PaddleAPITest reports not found at {REPORTS} (set PADDLEAPITEST_REPORTS to the data)")
+    return REPORTS
+
+
 @lru_cache(maxsize=None)
 def _lines(lane: str) -> tuple[str, ...]:
+    require_reports()
     return tuple(sorted({line for _, _, line in iter_config_lines([REPORTS / f"ci_ce_{lane}"])}))
 
 

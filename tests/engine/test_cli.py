@@ -92,6 +92,27 @@ def test_coverage_counts_and_total_line(tmp_path):
         and "unsupported=1" in by_api["paddle.clip"]
 
 
+def test_coverage_runs_on_the_worker_pool_and_reports_flaky_crash(tmp_path):
+    # Coverage is counting on top of apitester.pool.WorkerPool: a config that kills its worker once
+    # is retried in a fresh worker and counted as flaky_crash (with the crashes), as the runner does.
+    marker = tmp_path / "died"
+    die_once = f'apitester_test.die_once(Tensor([3],"float32"), marker="{marker}", )'
+    cfg = tmp_path / "cov.txt"
+    cfg.write_text(f"{die_once}\n{CLIP_OK}\n")
+    jsonl = tmp_path / "verdicts.jsonl"
+    proc = run("coverage", str(cfg), "--workers=1", "--quiet", f"--jsonl={jsonl}",
+               extra_env={"APITESTER_EXTRA_SPECS": "apitester_test_specs"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "TOTAL configs=2 verdict=1 unsupported=0 engine_error=0"
+    assert lines[-2].startswith("OTHER skipped_too_large=0 crash=1 timeout=0 flaky_crash=1 ")
+    verdicts = {v["api"]: v for v in map(json.loads, jsonl.read_text().splitlines())}
+    flaky = verdicts["apitester_test.die_once"]
+    assert flaky["status"] == "flaky_crash" and flaky["retry_status"] == "pass" and flaky["attempts"] == 2
+    assert "SIGILL" in flaky["message"] and marker.exists()
+    assert verdicts["paddle.clip"]["status"] == "pass" and verdicts["paddle.clip"]["attempts"] == 1
+
+
 def test_coverage_only_apis_maps_task_names(tmp_path):
     cfg = tmp_path / "cov.txt"
     cfg.write_text(f"{CLIP_OK}\n{MUL_FP16}\n")

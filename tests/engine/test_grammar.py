@@ -53,6 +53,38 @@ def test_nan_parses_and_formats():
     assert format_value(value) == "nan"
 
 
+@pytest.mark.parametrize("line", [
+    # Forms of PaddleAPITest's wider config corpus: negated named constants, and named constants
+    # inside complex(...).  Each must format back to itself.
+    'paddle.full_like(Tensor([152113426, 5, 3],"float32"), -math.inf, )',
+    'paddle.full(shape=list[2,3,], fill_value=complex(nan,math.inf), dtype="complex64", )',
+    'paddle.full(shape=list[2,], fill_value=complex(-math.inf,-numpy.pi), )',
+    'paddle.clip(Tensor([5],"float64"), min=-np.inf, max=math.e, )',
+    'paddle.x(tuple(-1,-math.nan,math.tau,), )',
+])
+def test_named_constants_negated_and_inside_complex_round_trip(line):
+    assert format_call(parse_config(line)) == line
+
+
+def test_named_constants_stand_for_their_numbers():
+    from apitester.inputs import plain_value
+
+    assert parse_value("-math.inf") == Name("math.inf", negated=True)
+    assert plain_value(parse_value("-math.inf")) == -math.inf
+    assert plain_value(parse_value("np.pi")) == math.pi
+    value = plain_value(parse_value("complex(nan,math.inf)"))
+    assert isinstance(value, complex) and math.isnan(value.real) and value.imag == math.inf
+    assert plain_value(parse_value("complex(-math.inf,-numpy.pi)")) == complex(-math.inf, -math.pi)
+    assert plain_value(parse_value("float16")) == "float16"  # other names stay names
+
+
+def test_a_config_with_named_constants_runs_to_a_verdict():
+    from apitester.execute import run_config
+
+    verdict = run_config('paddle.clip(Tensor([5],"float64"), min=-math.inf, max=math.pi, )')
+    assert verdict.status == "pass", verdict.message
+
+
 def test_constructor_dtype_names():
     assert parse_value("Dtype(float16)").dtype_name == "float16"
     assert parse_value("VarType(float32)").dtype_name == "float32"
@@ -101,6 +133,9 @@ def test_escaped_quote_in_string_round_trips():
     ("paddle.x(1, 2", 14, "',' or ')'"),
     ("paddle.x(a=1, a=2, )", 15, "a keyword other than the repeated 'a'"),
     ("paddle.x(complex(1,\"a\"), )", 23, "complex(real,imag) with two numbers"),
+    ("paddle.x(complex(1,float16), )", 27, "complex(real,imag) with two numbers"),
+    ("paddle.x(-float16, )", 11, "a number or a named constant such as math.inf after '-'"),
+    ("paddle.x(-, )", 11, "a number or a named constant such as math.inf after '-'"),
 ])
 def test_syntax_errors_name_column_and_expectation(text, column, expected):
     with pytest.raises(ConfigSyntaxError) as info:
@@ -126,8 +161,8 @@ def test_every_report_line_parses_and_round_trips():
     from apitester.reports import iter_config_lines, reports_dir
 
     root = reports_dir()
-    if not root.is_dir():
-        pytest.skip(f"PaddleAPITest reports not found at {root}")
+    if not (root / "reports").is_dir():
+        pytest.fail(f"PaddleAPITest reports not found at {root}/reports (set PADDLEAPITEST_REPORTS)")
     seen = set()
     lines = 0
     for path, lineno, line in iter_config_lines([root]):

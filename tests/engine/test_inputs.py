@@ -107,3 +107,16 @@ def test_estimate_bytes():
     call = parse_config('paddle.add(Tensor([1024, 1024],"float32"), Tensor([10],"bfloat16"), '
                         'list[Tensor([2],"float64"),], )')
     assert inp.estimate_bytes(call) == 1024 * 1024 * 4 + 10 * 4 + 16
+
+
+def test_one_walker_rebuilds_the_containers_it_is_told_to_and_reports_paths():
+    from apitester.config import Constructor, walk
+
+    seen = []
+    value = [1, (2, slice(3, None, None)), {"k": [4]}, Constructor("Dtype", (5,))]
+    out = walk(value, lambda item, path: seen.append((item, path)) or (item * 10 if isinstance(item, int) else item),
+               into=(list, tuple, slice, dict, Constructor))
+    assert out == [10, (20, slice(30, None, None)), {"k": [40]}, Constructor("Dtype", (50,))]
+    assert seen[:3] == [(1, (0,)), (2, (1, 0)), (3, (1, 1, 0))] and (4, (2, "k", 0)) in seen
+    # containers not named in ``into`` are leaves, passed whole
+    assert walk(value, lambda item, path: type(item).__name__) == ["int", ("int", "slice"), "dict", "Constructor"]

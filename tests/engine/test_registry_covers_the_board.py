@@ -4,6 +4,7 @@ from pathlib import Path
 
 from apitester.reports import TASK_NAME_ALIASES
 from apitester.specs import all_specs, get_spec
+from apitester.specs.base import resolve_torch
 
 BOARD = Path(__file__).resolve().parents[2] / "fixtures" / "board.json"
 
@@ -25,9 +26,17 @@ def test_every_board_api_has_a_spec():
 
 
 def test_registry_entries_are_declarative_and_documented():
+    """Every entry names a reference that exists and says in its note what the reference is."""
     specs = all_specs()
     assert specs, "the registry is empty"
     for name, spec in specs.items():
         assert callable(spec.torch), name
+        reference = getattr(spec.torch, "__name__", "")
+        if reference.startswith("torch_call("):  # a renaming wrapper: its torch target must exist
+            assert callable(resolve_torch(reference[len("torch_call("):-1])), f"{name}: {reference}"
+        assert spec.note.strip(), f"{name} has no note saying what its reference computes"
+        assert all(callable(domain) for domain in spec.domains.values()), f"{name}: a domain is not callable"
+        assert all(len(pair) == 2 and min(pair) >= 0 for pair in spec.tolerances.values()), \
+            f"{name}: tolerances must be (atol, rtol) pairs"
         if spec.random:
             assert spec.check is not None or spec.backward is False, f"random API {name} needs a statistical check"

@@ -2,7 +2,7 @@
 
 Configs are read at run time from the PaddleAPITest reports (PADDLEAPITEST_REPORTS, see
 apitester.reports): for each case the smallest few distinct configs of the API are run on
-the CPU, and the verdict asserted is one we understood (the reason is written beside it).
+the CPU, and the verdict asserted is the one Paddle 3.3.1 gives (the reason is written beside it).
 GPU-task configs (ci_ce_gpu) are run on the CPU as an engine check.
 """
 
@@ -49,7 +49,8 @@ def _report_configs(tree: str) -> dict[str, list[tuple[int, str]]]:
 def smallest(api: str, tree: str = "ci_ce_cpu", count: int = 3, contains: str = "") -> list[str]:
     configs = [c for c in _report_configs(tree).get(api, []) if contains in c]
     if not configs:
-        pytest.skip(f"no {api} configs containing {contains!r} under {reports_dir()}/reports/{tree}")
+        pytest.fail(f"no {api} configs containing {contains!r} under {reports_dir()}/reports/{tree} "
+                    "(set PADDLEAPITEST_REPORTS to the PaddleAPITest data)")
     return configs[:count]
 
 
@@ -58,77 +59,103 @@ def test_every_board_api_of_the_family_has_a_spec():
     assert missing == []
 
 
-# (api, tree, count, contains, expected status, direction, why)
+# The verdict table pins what the CPU build of Paddle 3.3.1 (the installed, pinned version) gives
+# for these report configs; each row says why that outcome holds on 3.3.1.  Another Paddle
+# version needs its own table: the test refuses to compare against a version it was not written for.
+PINNED_PADDLE = "3.3.1"
+
+# (api, tree, count, contains, expected status, direction, why it holds on 3.3.1)
 CASES = [
-    # The report's Torch reference shifted arithmetically although is_arithmetic=False;
-    # a logical shift of the bit pattern agrees with Paddle.
-    ("paddle.bitwise_right_shift", "ci_ce_cpu", 3, "", "pass", None, "logical shift"),
-    # Fixed upstream (#72992): 0-d / size-1 float16 inputs broadcast correctly.
-    ("paddle.broadcast_to", "ci_ce_cpu", 3, "", "pass", None, "fixed"),
-    ("paddle.expand", "ci_ce_cpu", 1, "", "pass", None, "fixed"),
-    ("paddle.Tensor.expand", "ci_ce_cpu", 2, "", "pass", None, "fixed"),
-    # Fixed upstream (#269): padding_value is honoured for 1-D inputs.
-    ("paddle.diag", "ci_ce_cpu", 4, "", "pass", None, "fixed"),
-    # Fixed upstream (#72894): broadcasting a 0-d / 1-D x against y.
-    ("paddle.heaviside", "ci_ce_cpu", 2, "", "pass", None, "fixed"),
-    ("paddle.kron", "ci_ce_cpu", 3, "", "pass", None, "float16 kron agrees on 3.3.1"),
-    # Compared exactly (tolerance 0): the result is a one-ulp step.
-    ("paddle.nextafter", "ci_ce_cpu", 1, "", "pass", None, "fixed (#72965)"),
-    ("paddle.tensordot", "ci_ce_cpu", 2, "", "pass", None, "fixed (#288)"),
-    # The report's reference was torch.vander, whose backward fails; ours builds the powers
-    # out of place.
-    ("paddle.vander", "ci_ce_cpu", 2, "float32", "pass", None, "tester artefact"),
-    ("paddle.vander", "ci_ce_cpu", 1, "complex128", "pass", None, "tester artefact"),
-    # The board's paddle.Tensor.matmul CPU task: its configs are traced as __matmul__
-    # (float32 @ float16); Paddle promotes to float32 as Torch does.
-    ("paddle.Tensor.__matmul__", "ci_ce_cpu", 2, "", "pass", None, "mixed-dtype matmul promotes"),
-    ("paddle.Tensor.cast", "ci_ce_cpu", 1, "", "pass", None, "int32 -> float16 rounds as Torch"),
-    ("paddle.Tensor.logit", "ci_ce_cpu", 2, "", "pass", None, "NaN outside (0, 1) on both sides"),
-    # Reported gradients at ties x == y; 3.3.1 splits them as Torch does (y ties with x).
-    ("paddle.minimum", "ci_ce_cpu", 2, "", "pass", None, "fixed (#286)"),
-    # Paddle requires one dtype for all inputs of add_n / concat; the reported configs mix
-    # float16 and float32 (the report logged the same Paddle error).
-    ("paddle.add_n", "ci_ce_cpu", 2, "float16", "paddle_error", "forward", "mixed dtypes"),
-    ("paddle.add_n", "ci_ce_gpu", 2, "int32", "pass", None, "one dtype"),
-    ("paddle.concat", "ci_ce_cpu", 2, "", "paddle_error", "forward", "mixed dtypes"),
-    ("paddle.einsum", "ci_ce_cpu", 1, "", "paddle_error", "forward", "float32 x float16 operands"),
-    # GPU-task configs, run on the CPU.
-    # Torch's copysign returns float for integer inputs, Paddle keeps the integer dtype.
-    ("paddle.copysign", "ci_ce_gpu", 2, "", "dtype_mismatch", "forward", "int -> float in Torch"),
-    # Paddle's exponent is a float tensor, Torch's int32.
-    ("paddle.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward", "exponent dtype"),
-    ("paddle.Tensor.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward", "exponent dtype"),
-    # Paddle's lerp has no gradient for weight, Torch's has (the board's grads_diff task).
-    ("paddle.lerp", "ci_ce_gpu", 2, "", "accuracy_error", "backward", "no weight gradient"),
-    # Paddle concatenates under no_grad: the inputs get no gradient (grads_diff task).
+    ("paddle.bitwise_right_shift", "ci_ce_cpu", 3, "", "pass", None,
+     "the report's Torch reference shifted arithmetically although is_arithmetic=False; a logical shift "
+     "of the bit pattern agrees with Paddle"),
+    ("paddle.broadcast_to", "ci_ce_cpu", 3, "", "pass", None,
+     "fixed upstream before 3.3.1 (#72992): 0-d / size-1 float16 inputs broadcast correctly"),
+    ("paddle.expand", "ci_ce_cpu", 1, "", "pass", None, "same kernel as broadcast_to, fixed by #72992"),
+    ("paddle.Tensor.expand", "ci_ce_cpu", 2, "", "pass", None, "same kernel as broadcast_to, fixed by #72992"),
+    ("paddle.diag", "ci_ce_cpu", 4, "", "pass", None,
+     "fixed upstream before 3.3.1 (#269): padding_value is honoured for 1-D inputs"),
+    ("paddle.heaviside", "ci_ce_cpu", 2, "", "pass", None,
+     "fixed upstream before 3.3.1 (#72894): a 0-d / 1-D x broadcasts against y"),
+    ("paddle.kron", "ci_ce_cpu", 3, "", "pass", None,
+     "3.3.1's CPU kron of these float16 configs agrees with Torch's within the float16 tolerance"),
+    ("paddle.nextafter", "ci_ce_cpu", 1, "", "pass", None,
+     "fixed upstream before 3.3.1 (#72965); compared exactly (tolerance 0): the result is a one-ulp step"),
+    ("paddle.tensordot", "ci_ce_cpu", 2, "", "pass", None, "fixed upstream before 3.3.1 (#288)"),
+    ("paddle.vander", "ci_ce_cpu", 2, "float32", "pass", None,
+     "a tester artefact: the report's reference was torch.vander, whose backward fails; ours builds the "
+     "powers out of place and 3.3.1 agrees"),
+    ("paddle.vander", "ci_ce_cpu", 1, "complex128", "pass", None, "the same tester artefact, complex128"),
+    ("paddle.Tensor.__matmul__", "ci_ce_cpu", 2, "", "pass", None,
+     "the board's Tensor.matmul task is traced as __matmul__ (float32 @ float16); 3.3.1 promotes to "
+     "float32 as Torch does"),
+    ("paddle.Tensor.cast", "ci_ce_cpu", 1, "", "pass", None,
+     "3.3.1 rounds int32 -> float16 as Torch does"),
+    ("paddle.Tensor.logit", "ci_ce_cpu", 2, "", "pass", None,
+     "3.3.1 gives NaN outside (0, 1) as Torch does"),
+    ("paddle.minimum", "ci_ce_cpu", 2, "", "pass", None,
+     "fixed upstream before 3.3.1 (#286): the gradient at ties x == y is split as Torch splits it"),
+    ("paddle.add_n", "ci_ce_cpu", 2, "float16", "paddle_error", "forward",
+     "3.3.1 requires one dtype for all inputs; the configs mix float16 and float32 (the report logged "
+     "the same Paddle error)"),
+    ("paddle.add_n", "ci_ce_gpu", 2, "int32", "pass", None, "one dtype: 3.3.1 sums exactly as Torch"),
+    ("paddle.concat", "ci_ce_cpu", 2, "", "paddle_error", "forward",
+     "3.3.1 requires one dtype for all inputs; the configs mix float16 and float32"),
+    ("paddle.einsum", "ci_ce_cpu", 1, "", "paddle_error", "forward",
+     "3.3.1's einsum rejects float32 x float16 operands"),
+    # GPU-task configs, run on the CPU build.
+    ("paddle.copysign", "ci_ce_gpu", 2, "", "dtype_mismatch", "forward",
+     "3.3.1 keeps the integer dtype of x; Torch's copysign returns floating point"),
+    ("paddle.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward",
+     "3.3.1 returns the exponent as a float tensor, Torch as int32"),
+    ("paddle.Tensor.frexp", "ci_ce_gpu", 1, "", "dtype_mismatch", "forward", "the same exponent dtype as frexp"),
+    ("paddle.lerp", "ci_ce_gpu", 2, "", "accuracy_error", "backward",
+     "3.3.1's lerp gives weight no gradient, Torch's does (the board's grads_diff task)"),
     ("paddle.nn.utils.parameters_to_vector", "ci_ce_gpu", 1, "", "accuracy_error", "backward",
-     "no gradient"),
-    # einsum's backward fails on a broadcast (size-1) operand dim.
-    ("paddle.einsum", "ci_ce_gpu", 1, "i, i", "paddle_error", "backward", "broadcast backward"),
-    # No float16 kernel for these ops in the CPU build.
-    ("paddle.rsqrt", "ci_ce_gpu", 1, "", "paddle_error", "forward", "no CPU float16 kernel"),
-    ("paddle.combinations", "ci_ce_gpu", 4, "", "pass", None, "empty results"),
-    ("paddle.diagflat", "ci_ce_gpu", 2, "", "pass", None, ""),
-    ("paddle.gammaln", "ci_ce_gpu", 1, "", "pass", None, ""),
-    ("paddle.floor", "ci_ce_gpu", 2, "", "pass", None, "integer floor keeps the dtype"),
-    ("paddle.pow", "ci_ce_gpu", 2, "", "pass", None, "integer pow"),
-    ("paddle.scale", "ci_ce_gpu", 2, "", "pass", None, "Tensor scale"),
-    ("paddle.outer", "ci_ce_gpu", 1, "", "pass", None, "N-D inputs are flattened"),
-    ("paddle.dot", "ci_ce_gpu", 1, "", "pass", None, "empty vectors"),
-    ("paddle.Tensor.clip", "ci_ce_gpu", 2, "", "pass", None, ""),
-    ("paddle.where", "ci_ce_gpu", 2, "", "pass", None, "scalar branches"),
-    ("paddle.add", "ci_ce_gpu", 1, "", "pass", None, "float32 + float16 promotes"),
-    ("paddle.matmul", "ci_ce_gpu", 1, "float64", "pass", None, "transpose_y on a 1-D y"),
+     "3.3.1 concatenates under no_grad: the inputs get no gradient (grads_diff task)"),
+    ("paddle.einsum", "ci_ce_gpu", 1, "i, i", "paddle_error", "backward",
+     "3.3.1's einsum backward fails on a broadcast (size-1) operand dim"),
+    ("paddle.rsqrt", "ci_ce_gpu", 1, "", "paddle_error", "forward", "3.3.1's CPU build has no float16 rsqrt kernel"),
+    ("paddle.combinations", "ci_ce_gpu", 4, "", "pass", None,
+     "the smallest configs (0 or 1 elements, r=2) give empty results on both sides"),
+    ("paddle.diagflat", "ci_ce_gpu", 2, "", "pass", None,
+     "3.3.1's CPU diagflat (a 0-d input, an offset) matches torch.diagflat; the reported failure is GPU-only"),
+    ("paddle.gammaln", "ci_ce_gpu", 1, "", "pass", None,
+     "3.3.1's CPU gammaln matches torch.lgamma within tolerance; the reported failure is GPU-only"),
+    ("paddle.floor", "ci_ce_gpu", 2, "", "pass", None, "3.3.1's integer floor keeps the dtype, as Torch's"),
+    ("paddle.pow", "ci_ce_gpu", 2, "", "pass", None, "3.3.1's CPU integer pow matches torch.pow"),
+    # Paddle's Tensor scale gets no gradient, the plain Torch product gives it one: the strict
+    # layer reports that backward difference (the adapted layer, scale detached, agrees).
+    ("paddle.scale", "ci_ce_gpu", 2, "", "accuracy_error", "backward",
+     "3.3.1 gives a Tensor scale no gradient; the plain Torch product does"),
+    ("paddle.outer", "ci_ce_gpu", 1, "", "pass", None, "3.3.1 flattens N-D inputs, as the reference does"),
+    ("paddle.dot", "ci_ce_gpu", 1, "", "pass", None, "empty vectors: 0 on both sides"),
+    ("paddle.Tensor.clip", "ci_ce_gpu", 2, "", "pass", None,
+     "3.3.1's CPU float64 clip with one bound matches torch.clamp; the reported failure is GPU-only"),
+    ("paddle.where", "ci_ce_gpu", 2, "", "pass", None, "scalar branches broadcast as in Torch"),
+    ("paddle.add", "ci_ce_gpu", 1, "", "pass", None, "3.3.1 promotes float32 + float16 to float32, as Torch"),
+    ("paddle.matmul", "ci_ce_gpu", 1, "float64", "pass", None, "3.3.1 handles transpose_y on a 1-D y as Torch"),
 ]
+
+
+def test_the_verdict_table_is_for_the_installed_paddle():
+    paddle, _ = frameworks()
+    assert paddle.__version__ == PINNED_PADDLE, (
+        f"the verdict table pins Paddle {PINNED_PADDLE}'s outcomes, but Paddle {paddle.__version__} is installed: "
+        "re-derive each row (and its reason) for this version")
 
 
 @pytest.mark.parametrize("api, tree, count, contains, status, direction, why", CASES,
                          ids=[f"{c[0]}-{c[1]}-{c[3] or 'any'}" for c in CASES])
 def test_report_configs_verdict(api, tree, count, contains, status, direction, why):
+    paddle, _ = frameworks()
+    assert paddle.__version__ == PINNED_PADDLE, f"this row pins Paddle {PINNED_PADDLE} ({why})"
+    assert why, "every row says why its outcome holds"
     for config in smallest(api, tree, count, contains):
         verdict = run_config(config)
         assert not verdict.engine_error, verdict.message
-        assert (verdict.status, verdict.direction) == (status, direction), f"{config}: {verdict.message}"
+        assert (verdict.status, verdict.direction) == (status, direction), \
+            f"{config}: {verdict.message} (expected on {PINNED_PADDLE} because {why})"
 
 
 def test_lerp_mismatch_is_the_weight_gradient():

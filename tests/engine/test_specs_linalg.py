@@ -42,11 +42,15 @@ def test_eigvalsh_batched_real_backward_is_wrong_in_paddle():
 
 def test_pinv_hermitian_gradient_compared_on_its_hermitian_part():
     # Unbatched: Paddle's symmetric gradient and Torch's lopsided one share the Hermitian
-    # part -> pass.  Batched: Paddle's gradient is wrong (finite differences agree with
-    # Torch), so the batch fails in backward only.
-    assert verdict_of('paddle.linalg.pinv(Tensor([5, 5],"float64"), rcond=1e-15, hermitian=True, )').status == "pass"
+    # part -> the adapted layer passes, but the plain Torch call's gradient differs, and the
+    # strict layer (what the board's tasks mean) says so: a convention is not a fix.
+    # Batched: Paddle's gradient is wrong even on its Hermitian part: both layers fail.
+    v = verdict_of('paddle.linalg.pinv(Tensor([5, 5],"float64"), rcond=1e-15, hermitian=True, )')
+    assert (v.status, v.direction) == ("accuracy_error", "backward"), v.message
+    assert v.adapted["status"] == "pass" and [a["kind"] for a in v.adaptations] == ["gradient_convention"]
     v = verdict_of('paddle.linalg.pinv(x=Tensor([4, 2, 2],"float64"), hermitian=True, )')
     assert (v.status, v.direction) == ("accuracy_error", "backward")
+    assert (v.adapted["status"], v.adapted["direction"]) == ("accuracy_error", "backward")
 
 
 def test_matrix_rank_tolerance_forms_all_reach_a_verdict():

@@ -29,9 +29,9 @@ def active(number):
     return sorted(c.contributor.login for c in Claim.objects.filter(task__number=number, withdrawn_at__isnull=True))
 
 
-def run_sync(fake, **kw):
+def run_sync(fake, pr_repos=REPOS, **kw):
     client = GitHubClient(fake.url, "ghs_test_token", max_wait=5)
-    return client, sync_github(client, repo="PaddlePaddle/Paddle", issue=72667, pr_repos=REPOS,
+    return client, sync_github(client, repo="PaddlePaddle/Paddle", issue=72667, pr_repos=pr_repos,
                                prefix="Accuracy diff", **kw)
 
 
@@ -159,6 +159,22 @@ def test_pull_requests_found_by_title_in_both_repos(board, fake_github):
         'repo:PFCCLab/PaddleAPITest is:pr in:title "Accuracy diff" updated:>=2025-05-29T23:59:00Z']
     assert paddle_search["headers"]["if-none-match"].startswith('W/"')
     assert len(report.not_modified) == 2
+
+
+def test_pull_request_search_is_paged_like_the_comments(board, fake_github):
+    """Both resources go through one pager: every search page is read and the cursor moves past them all."""
+    fake_github.pulls += [
+        payloads.search_item(73000 + n, f"[Accuracy diff No.{n}] fix", "co63oc", updated_at=f"2025-06-0{n}T00:00:00Z")
+        for n in range(1, 6)
+    ]
+    client, report = run_sync(fake_github, comments=False, pr_repos=["PaddlePaddle/Paddle"])
+    searches = fake_github.requests_to("/search/issues")
+    assert [r["query"].get("page", ["1"])[0] for r in searches] == ["1", "2", "3"]  # 5 PRs, 2 per page
+    assert report.prs_seen == 5 and report.prs_changed == 5
+    assert sorted(PullRequest.objects.values_list("number", flat=True)) == [73001, 73002, 73003, 73004, 73005]
+    cursor = SyncCursor.objects.get(key='pulls:PaddlePaddle/Paddle:Accuracy diff')
+    assert cursor.since.isoformat() == "2025-06-05T00:00:00+00:00"  # the newest updated_at, on the last page
+    assert cursor.etag.startswith('W/"')
 
 
 def test_sync_github_command(board, fake_github, github_settings):

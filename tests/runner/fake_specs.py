@@ -59,3 +59,33 @@ register(
     Spec(api="paddle.testonly.slow", torch=lambda x, seconds: x, paddle=_slow, signature=lambda x, seconds: None,
          backward=False),
 )
+
+
+def _allocate_numpy(x, mib):
+    import numpy as np
+
+    return x + float(np.ones(mib << 20, dtype=np.uint8).sum() > 0)
+
+
+def _allocate_paddle(x, mib):
+    import paddle
+
+    return x + paddle.ones([mib << 18], dtype="float32").sum() * 0
+
+
+def _allocate_torch(x, mib):
+    import torch
+
+    return x + torch.ones(mib << 18, dtype=torch.float32).sum() * 0
+
+
+# Stand for a kernel that needs far more memory than the config's inputs suggest (deform_conv2d,
+# roi_align): the estimate lets them run, the worker's address-space limit stops them.
+register(
+    Spec(api="paddle.testonly.allocate_numpy", torch=lambda x, mib: x + 1, paddle=_allocate_numpy,
+         signature=lambda x, mib: None, backward=False),
+    Spec(api="paddle.testonly.allocate_paddle", torch=lambda x, mib: x, paddle=_allocate_paddle,
+         signature=lambda x, mib: None, backward=False),
+    Spec(api="paddle.testonly.allocate_torch", torch=_allocate_torch, paddle=lambda x, mib: x,
+         signature=lambda x, mib: None, backward=False),
+)

@@ -10,8 +10,9 @@ REST API has no record of deletions, so only a full listing can notice them).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
@@ -46,78 +47,82 @@ def _github_time(value) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _sync_pages(client: GitHubClient, cursor: SyncCursor, path: str, params: dict, report: SyncReport, *,
+                full: bool, items: Callable[[object], list], apply: Callable[[dict], datetime | None]) -> bool:
+    """The one pager: read every page of a resource behind `cursor` and apply each item in order.
+
+    The cursor's ETag (ignored when `full`) makes an unchanged resource one 304, and then nothing moves:
+    returns False. Otherwise the cursor keeps the first page's ETag and the newest `updated_at` that
+    `apply` returned (None: the item was not applied and doesn't move the cursor).
+    """
+    newest = cursor.since
+    first_etag = ""
+    for page_number, page in enumerate(client.get_pages(path, params=params, etag="" if full else cursor.etag)):
+        if page.not_modified:
+            report.not_modified.append(cursor.key)
+            return False
+        if page_number == 0:
+            first_etag = page.etag
+        for item in items(page.data):
+            updated = apply(item)
+            if updated and (newest is None or updated > newest):
+                newest = updated
+    cursor.since = newest
+    cursor.etag = first_etag
+    cursor.save()
+    return True
+
+
 def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncReport, *, full: bool = False):
-    key = f"comments:{repo}#{issue}"
-    cursor, _ = SyncCursor.objects.get_or_create(key=key)
+    cursor, _ = SyncCursor.objects.get_or_create(key=f"comments:{repo}#{issue}")
     params = {"per_page": 100}
     if cursor.since and not full:
         params["since"] = _github_time(cursor.since)
-    newest = cursor.since
     seen_ids: set[int] = set()
-    first_etag = ""
-    for page_number, page in enumerate(client.get_pages(f"repos/{repo}/issues/{issue}/comments", params=params,
-                                                          etag="" if full else cursor.etag)):
-        if page.not_modified:
-            report.not_modified.append(key)
-            return
-        if page_number == 0:
-            first_etag = page.etag
-        for comment in page.data or []:
-            report.comments_seen += 1
-            seen_ids.add(int(comment["id"]))
-            with transaction.atomic():
-                result = apply_comment(comment)
-            if result.changes:
-                report.comments_changed += 1
-            updated = parse_github_time(comment.get("updated_at"))
-            if updated and (newest is None or updated > newest):
-                newest = updated
-    if full:
+
+    def apply(comment: dict) -> datetime | None:
+        report.comments_seen += 1
+        seen_ids.add(int(comment["id"]))
+        with transaction.atomic():
+            result = apply_comment(comment)
+        if result.changes:
+            report.comments_changed += 1
+        return parse_github_time(comment.get("updated_at"))
+
+    read = _sync_pages(client, cursor, f"repos/{repo}/issues/{issue}/comments", params, report, full=full,
+                       items=lambda data: data or [], apply=apply)
+    if read and full:
         for stored in IssueComment.objects.filter(
                 deleted=False, url__contains=f"/{repo}/issues/{issue}#").exclude(comment_id__in=seen_ids):
             with transaction.atomic():
                 delete_comment({"id": stored.comment_id})
             report.comments_deleted += 1
-    cursor.since = newest
-    cursor.etag = first_etag
-    cursor.save()
 
 
 def sync_pull_requests(client: GitHubClient, repo: str, prefix: str, report: SyncReport, *, full: bool = False):
-    key = f"pulls:{repo}:{prefix}"
-    cursor, _ = SyncCursor.objects.get_or_create(key=key)
+    cursor, _ = SyncCursor.objects.get_or_create(key=f"pulls:{repo}:{prefix}")
     query = f'repo:{repo} is:pr in:title "{prefix}"'
     if cursor.since and not full:
         # A minute of overlap: search indexes lag a little behind updated_at.
         query += f" updated:>={_github_time(cursor.since - timedelta(minutes=1))}"
     params = {"q": query, "sort": "updated", "order": "asc", "per_page": 100}
-    newest = cursor.since
-    first_etag = ""
-    for page_number, page in enumerate(client.get_pages("search/issues", params=params,
-                                                          etag="" if full else cursor.etag)):
-        if page.not_modified:
-            report.not_modified.append(key)
-            return
-        if page_number == 0:
-            first_etag = page.etag
-        for item in (page.data or {}).get("items", []):
-            if "pull_request" not in item:
-                continue
-            report.prs_seen += 1
-            try:
-                with transaction.atomic():
-                    result = apply_pull_request(item, repo=repo, prefix=prefix)
-            except ValueError as error:
-                report.errors.append(str(error))
-                continue
-            if result.changes:
-                report.prs_changed += 1
-            updated = parse_github_time(item.get("updated_at"))
-            if updated and (newest is None or updated > newest):
-                newest = updated
-    cursor.since = newest
-    cursor.etag = first_etag
-    cursor.save()
+
+    def apply(item: dict) -> datetime | None:
+        if "pull_request" not in item:
+            return None  # the search also finds issues
+        report.prs_seen += 1
+        try:
+            with transaction.atomic():
+                result = apply_pull_request(item, repo=repo, prefix=prefix)
+        except ValueError as error:
+            report.errors.append(str(error))
+            return None
+        if result.changes:
+            report.prs_changed += 1
+        return parse_github_time(item.get("updated_at"))
+
+    _sync_pages(client, cursor, "search/issues", params, report, full=full,
+                items=lambda data: (data or {}).get("items", []), apply=apply)
 
 
 def sync_github(client: GitHubClient, *, repo: str, issue: int, pr_repos: list[str], prefix: str,

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tracker', '0002_runner_executor'),
+        ('tracker', '0003_verdict_layers'),
     ]
 
     operations = [

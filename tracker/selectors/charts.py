@@ -26,6 +26,7 @@ from ..models import (
     TestRun,
 )
 from ..verdicts import FAILING, PASSING
+from .runs import verifications_in_own_lane
 
 KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
 
@@ -43,8 +44,6 @@ _STATUS_DEPTH = {
 
 def verified_task_ids() -> set[int]:
     """Tasks whose fix is verified in their own lane (CPU task → cpu lane), by the runner's rule."""
-    from .runs import verifications_in_own_lane
-
     return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == "verified"}
 
 
@@ -264,36 +263,43 @@ def contributor_stats() -> list[dict]:
     return rows
 
 
-# --- regressions --------------------------------------------------------------------------------
+# --- pass → fail transitions --------------------------------------------------------------------
+#
+# The history of regressions, not the board's definition of one (that is tracker/selectors/runs.regressions():
+# configs failing *now* after an earlier pass). A transition stays here after the config passes again.
 
 @dataclass
-class Regression:
+class PassFailTransition:
+    """A config that passed in a run of a lane and failed in the next run of that lane that judged it."""
     task_number: int
     api: str
-    config_id: int
+    failing_config_id: int
     config: str
     lane: str
-    passed_run: int
+    status: str  # the failing verdict
+    passed_run_id: int
     passed_version: str
     passed_at: datetime
-    failed_run: int
+    failed_run_id: int
     failed_version: str
     failed_at: datetime
-    failed_status: str
 
 
-def regressions(task: Task | None = None, limit: int | None = None) -> list[Regression]:
-    """Configs that passed in a run of a lane and fail in the next judged run of that lane.
+def pass_fail_transitions(task: Task | None = None, limit: int | None = None) -> list[PassFailTransition]:
+    """Every pass → fail step between two consecutive judged verdicts of a config in one lane, newest first.
 
-    Only pass/fail verdicts count: an engine gap between two runs neither makes nor hides a
-    regression. One pass over the judged results, ordered by config then run (runs are numbered in
-    creation order); the lane comes from a small run table instead of a join.
+    Only pass/fail verdicts count: an engine gap between two runs neither makes nor hides a step (the
+    same rule as regressions()). One pass over the judged results, ordered by config then run (runs are
+    numbered in creation order); the lane comes from a small run table instead of a join.
     """
     runs = {r["id"]: r for r in TestRun.objects.values("id", "lane", "paddle_version", "created")}
-    judged = ConfigResult.objects.filter(status__in=PASSING | FAILING)
+    from .runs import main_release_q
+
+    # The main release's runs only: a matrix run's look back at an older release is not a newer verdict.
+    judged = ConfigResult.objects.filter(main_release_q(), status__in=PASSING | FAILING)
     if task is not None:
         judged = judged.filter(task=task)
-    # Only configs with a failure after their first pass can hold a regression; the database finds
+    # Only configs with a failure after their first pass can hold a transition; the database finds
     # them in one aggregate so the scan below reads a few rows instead of every verdict.
     candidates = (
         judged.values("failing_config_id")
@@ -317,15 +323,15 @@ def regressions(task: Task | None = None, limit: int | None = None) -> list[Regr
     configs = dict(FailingConfig.objects.filter(id__in={h[0] for h in hits}).values_list("id", "config"))
     tasks = {t["id"]: t for t in Task.objects.filter(id__in={h[5] for h in hits}).values("id", "number", "api")}
     out = [
-        Regression(
-            task_number=tasks[task_id]["number"], api=tasks[task_id]["api"], config_id=config_id,
-            config=configs.get(config_id, ""), lane=lane,
-            passed_run=passed_run, passed_version=runs[passed_run]["paddle_version"],
+        PassFailTransition(
+            task_number=tasks[task_id]["number"], api=tasks[task_id]["api"], failing_config_id=config_id,
+            config=configs.get(config_id, ""), lane=lane, status=status,
+            passed_run_id=passed_run, passed_version=runs[passed_run]["paddle_version"],
             passed_at=runs[passed_run]["created"],
-            failed_run=failed_run, failed_version=runs[failed_run]["paddle_version"],
-            failed_at=runs[failed_run]["created"], failed_status=status,
+            failed_run_id=failed_run, failed_version=runs[failed_run]["paddle_version"],
+            failed_at=runs[failed_run]["created"],
         )
         for config_id, lane, passed_run, failed_run, status, task_id in hits
     ]
-    out.sort(key=lambda r: (r.failed_at, r.task_number, r.config_id), reverse=True)
+    out.sort(key=lambda r: (r.failed_at, r.task_number, r.failing_config_id), reverse=True)
     return out[:limit] if limit else out

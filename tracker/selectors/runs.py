@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
-from ..verdicts import FAILING, NO_VERDICT
+from ..verdicts import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT
 
 PASS = "pass"
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
@@ -24,6 +24,20 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 def status_counts(run: TestRun) -> dict[str, int]:
     rows = ConfigResult.objects.filter(run=run).values("status").annotate(n=Count("id")).order_by("status")
     return {row["status"]: row["n"] for row in rows}
+
+
+def layer_counts(run: TestRun) -> dict[str, dict[str, int]]:
+    """Per-status counts of the strict layer and of the adapted layer (configs whose spec adapts;
+    the others' adapted layer is their strict one)."""
+    strict: dict[str, int] = {}
+    adapted: dict[str, int] = {}
+    for status, strict_status, adapted_status in ConfigResult.objects.filter(run=run).values_list(
+            "status", "strict_status", "adapted_status"):
+        s = strict_status or status
+        strict[s] = strict.get(s, 0) + 1
+        a = adapted_status or s
+        adapted[a] = adapted.get(a, 0) + 1
+    return {"strict": dict(sorted(strict.items())), "adapted": dict(sorted(adapted.items()))}
 
 
 def recent_rate(run: TestRun, window_seconds: int = 60) -> float | None:
@@ -77,14 +91,20 @@ def run_summary(run: TestRun) -> dict:
         for item in summaries:
             for status, n in item["counts"].items():
                 counts[status] = counts.get(status, 0) + n
+        layers: dict[str, dict[str, int]] = {}
+        for item in summaries:
+            for layer, by_status in (item.get("layers") or {}).items():
+                merged = layers.setdefault(layer, {})
+                for status, n in by_status.items():
+                    merged[status] = merged.get(status, 0) + n
         rates = [item["rate"] for item in summaries if item["rate"]]
         total, done = sum(i["total"] for i in summaries), sum(i["done"] for i in summaries)
         rate = sum(rates) if rates else None
         return {
             "id": run.pk, "state": run.state, "lane": run.lane, "scope": run.scope, "release": "matrix",
             "releases": [child.release for child in lanes], "paddle_version": "", "paddle_commit": "",
-            "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "rate": rate,
-            "eta_seconds": max(0, total - done) / rate if rate else None,
+            "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "layers": layers,
+            "rate": rate, "eta_seconds": max(0, total - done) / rate if rate else None,
             "waiting": "; ".join(f"{i['release']}: {i['waiting']}" for i in summaries if i["waiting"]),
             "message": run.message, "lanes": summaries,
             "started_at": run.started_at.isoformat() if run.started_at else None,
@@ -106,6 +126,7 @@ def run_summary(run: TestRun) -> dict:
         "total": run.total,
         "done": run.done,
         "counts": status_counts(run),
+        "layers": layer_counts(run),
         "rate": rate,
         "eta_seconds": remaining / rate if rate else None,
         "waiting": waiting_reason(run),
@@ -141,28 +162,52 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
 
 @dataclass
 class Verification:
-    kind: str  # verified | failing | engine_gap | partial | untested
+    kind: str  # verified | failing | by_design | differs | engine_gap | partial | untested
     text: str
     failing: int = 0
     total: int = 0
     gaps: int = 0
     paddle_version: str = ""
+    by_design: int = 0      # documented differences (strict fails, Paddle's documented behaviour agrees)
+    torch_suspect: int = 0  # strict fails, and the engine's evidence points at Torch
+    reasons: tuple = ()     # the documented differences' reasons
 
 
-def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verification:
-    """The verdict on a task from the newest (status, run id, paddle version) of each re-tested config."""
+def _by_design_reasons(adaptations) -> list[str]:
+    return [a.get("reason", "") for a in adaptations or [] if a.get("kind") == "documented_semantics"]
+
+
+def _verification(total: int, latest: list[tuple]) -> Verification:
+    """The verdict on a task from the newest (status, run id, paddle version, adaptations) of each
+    re-tested config.  "Fix verified" needs every config's strict layer to pass (status ``pass``)."""
     if not latest:
         return Verification("untested", _("not re-tested yet"), total=total)
-    failing = sum(1 for status, _run, _version in latest if status in FAILING)
-    gaps = sum(1 for status, _run, _version in latest if status in NO_VERDICT)
+    failing = sum(1 for status, *_rest in latest if status in FAILING)
+    gaps = sum(1 for status, *_rest in latest if status in NO_VERDICT)
+    by_design = sum(1 for status, *_rest in latest if status in BY_DESIGN)
+    suspect = sum(1 for status, *_rest in latest if status in TORCH_SUSPECT)
+    reasons = tuple(dict.fromkeys(reason for status, _run, _version, *extra in latest if status in BY_DESIGN
+                                  for reason in _by_design_reasons(extra[0] if extra else [])))
     untested = total - len(latest)
     version = max(latest, key=lambda item: item[1])[2]
+    extra = {"by_design": by_design, "torch_suspect": suspect, "reasons": reasons}
     if failing:
         text = _("still failing %(a)d of %(b)d") % {"a": failing, "b": total}
-        return Verification("failing", text, failing, total, gaps, version)
+        return Verification("failing", text, failing, total, gaps, version, **extra)
     if untested:
         text = _("%(n)d of %(b)d configs not re-tested yet") % {"n": untested, "b": total}
-        return Verification("partial", text, 0, total, gaps, version)
+        return Verification("partial", text, 0, total, gaps, version, **extra)
+    if by_design == total:
+        text = _("differs from Torch by design: %(reason)s") % {"reason": "; ".join(reasons)}
+        return Verification("by_design", text, 0, total, gaps, version, **extra)
+    if by_design or suspect:
+        parts = []
+        if by_design:
+            parts.append(_("%(n)d of %(b)d configs differ from Torch by design") % {"n": by_design, "b": total})
+        if suspect:
+            parts.append(_("%(n)d of %(b)d configs: the engine suspects the Torch reference") % {
+                "n": suspect, "b": total})
+        return Verification("differs", "; ".join(parts), 0, total, gaps, version, **extra)
     if gaps == total:
         text = _("engine gap: the engine can't run any of the %(b)d configs here (not a Paddle bug)") % {"b": total}
         return Verification("engine_gap", text, 0, total, gaps, version)
@@ -170,6 +215,7 @@ def _verification(total: int, latest: list[tuple[str, int, str]]) -> Verificatio
         text = _("engine gap: %(n)d of %(b)d configs can't be run by the engine here; the rest pass") % {
             "n": gaps, "b": total}
         return Verification("engine_gap", text, 0, total, gaps, version)
+    # here every config is `pass`: its strict layer passed
     return Verification("verified", _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
@@ -177,7 +223,8 @@ def task_verification(task: Task, lane: str | None = None) -> Verification:
     """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
     lane = lane or task.kernel.lower()
     total = FailingConfig.objects.filter(task=task).count()
-    latest = [(r.status, r.run_id, r.run.paddle_version) for r in latest_results(lane=lane, task=task).values()]
+    latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations)
+              for r in latest_results(lane=lane, task=task).values()]
     return _verification(total, latest)
 
 
@@ -196,12 +243,12 @@ def verifications_in_own_lane() -> dict[int, Verification]:
         return {}
     kernel_lane = {task_id: kernel.lower() for task_id, kernel in Task.objects.values_list("id", "kernel")}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
-    latest: dict[int, list[tuple[str, int, str]]] = {}
+    latest: dict[int, list[tuple]] = {}
     rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
-        "failing_config_id", "task_id", "run_id", "run__lane", "status")
-    for config_id, task_id, run_id, lane, status in rows:
+        "failing_config_id", "task_id", "run_id", "run__lane", "status", "adaptations")
+    for config_id, task_id, run_id, lane, status, adaptations in rows:
         if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
-            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, "")))
+            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
     totals = dict(
         FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
     )
@@ -232,59 +279,104 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
             "untested": max(0, total - len(rows)), "total": total}
 
 
+def result_as_json(result: ConfigResult) -> dict:
+    """One stored verdict with both layers (the adapted one only where the spec adapts)."""
+    data = {
+        "config": result.failing_config.config, "run": result.run_id, "status": result.status,
+        "direction": result.direction or None, "statistical": result.statistical,
+        "strict": {"status": result.strict, "direction": result.strict_direction or None,
+                   "max_abs": result.max_abs, "max_rel": result.max_rel, "mismatched": result.mismatched},
+        "adapted": None, "adaptations": result.adaptations or [], "layers_differ": result.layers_differ,
+    }
+    if result.adapted_status:
+        data["adapted"] = {"status": result.adapted_status, "direction": result.adapted_direction or None,
+                           "max_abs": result.adapted_max_abs, "max_rel": result.adapted_max_rel,
+                           "mismatched": result.adapted_mismatched}
+    if result.evidence:
+        data["evidence"] = result.evidence
+    return data
+
+
+def task_verdicts_json(task: Task, lane: str | None = None) -> dict:
+    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
+    lane = lane or task.kernel.lower()
+    v = task_verification(task, lane)
+    latest = task_latest_verdicts(task, lane)
+    return {
+        "lane": lane,
+        "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
+                         "documented_differences": v.by_design, "torch_suspect": v.torch_suspect,
+                         "reasons": list(v.reasons), "paddle_version": v.paddle_version},
+        "latest_verdicts": [result_as_json(r) for r in latest["rows"]],
+        "latest_verdicts_hidden": latest["hidden"],
+    }
+
+
 # ----------------------------------------------------------------------------- regressions
+#
+# The board's one definition of a regression. tracker/selectors/charts.pass_fail_transitions() is the
+# history beside it: every pass → fail step, including the ones that passed again since (docs/runner.md).
+
+# Verdicts that judge Paddle. An engine gap (unsupported, torch_error, skipped_too_large) between two runs
+# neither makes nor hides a regression.
+JUDGED = PASSING | FAILING
 
 
 @dataclass
 class Regression:
+    """A config that fails now although an earlier run of the same lane passed it."""
     task: Task
     failing_config_id: int
     config: str
-    status: str
-    passed_run_id: int
+    lane: str
+    status: str  # its newest judged verdict in the lane (a failing one)
+    passed_run_id: int  # the last run of the lane that passed it
     passed_version: str
-    failed_run_id: int
+    failed_run_id: int  # the newest run of the lane that judged it
     failed_version: str
     max_abs: float | None = None
 
 
 def regressions(*, lane: str | None = None, task: Task | None = None, run: TestRun | None = None) -> list[Regression]:
-    """Configs whose newest verdict in a lane fails although an earlier run of that lane passed them.
+    """Configs whose newest judged verdict in a lane fails although an earlier run of that lane passed them.
 
     With `run`, only the configs that run failed (the regressions that run found). One aggregate finds
-    the configs whose newest run in a lane comes after their last pass; only those results are read
-    (a board holds tens of thousands of results, of which a handful regress).
+    the configs whose newest judged run in a lane comes after their last pass; only those results are
+    read (a board holds tens of thousands of results, of which a handful regress).
     """
-    results = ConfigResult.objects.filter(main_release_q())
+    results = ConfigResult.objects.filter(main_release_q(), status__in=JUDGED)
     if lane:
         results = results.filter(run__lane=lane)
     if task is not None:
         results = results.filter(task=task)
     candidates = list(
         results.values("failing_config_id", "run__lane")
-        .annotate(newest=Max("run_id"), last_pass=Max("run_id", filter=Q(status=PASS)))
+        .annotate(newest=Max("run_id"), last_pass=Max("run_id", filter=Q(status__in=PASSING)))
         .filter(last_pass__isnull=False, newest__gt=F("last_pass"))
-        .values_list("failing_config_id", "newest", "last_pass")
+        .values_list("failing_config_id", "run__lane", "newest", "last_pass")
     )
     if run is not None:
-        candidates = [c for c in candidates if c[1] == run.pk]
+        candidates = [c for c in candidates if c[2] == run.pk]
     if not candidates:
         return []
-    last_pass = {(config_id, newest): passed for config_id, newest, passed in candidates}
+    # (config, newest judged run) → (lane, last passing run); the newest judged verdict after a pass fails.
+    passed = {(config_id, newest): (run_lane, last_pass) for config_id, run_lane, newest, last_pass in candidates}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
     newest_results = (
         ConfigResult.objects.filter(failing_config_id__in={c[0] for c in candidates},
-                                    run_id__in={c[1] for c in candidates}, status__in=FAILING)
+                                    run_id__in={c[2] for c in candidates}, status__in=FAILING)
         .select_related("task", "failing_config").defer("diff_map", "failing_config__origins")
     )
-    found = [
-        Regression(
+    found = []
+    for result in newest_results:
+        if (key := (result.failing_config_id, result.run_id)) not in passed:
+            continue  # a failure of this config in a run that is another config's newest
+        run_lane, passed_run_id = passed[key]
+        found.append(Regression(
             task=result.task, failing_config_id=result.failing_config_id, config=result.failing_config.config,
-            status=result.status, passed_run_id=last_pass[key], passed_version=versions.get(last_pass[key], ""),
-            failed_run_id=result.run_id, failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs)
-        for result in newest_results
-        if (key := (result.failing_config_id, result.run_id)) in last_pass
-    ]
+            lane=run_lane, status=result.status, passed_run_id=passed_run_id,
+            passed_version=versions.get(passed_run_id, ""), failed_run_id=result.run_id,
+            failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs))
     found.sort(key=lambda r: (-r.failed_run_id, r.task.number, r.failing_config_id))
     return found
 

@@ -20,8 +20,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apitester.pool import PoolError, TimeBudget, WorkerPool
+
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
+from ..selectors.runs import regressions, task_verification
 from .events import record_event
+from .queue import enqueue_run
 
 log = logging.getLogger(__name__)
 
@@ -43,31 +47,22 @@ class RunError(ValueError):
 # ----------------------------------------------------------------------------- settings
 
 
-def _setting(name: str, default, cast=float):
-    value = getattr(settings, name, None)
-    if value is None:
-        value = os.environ.get(name)
-    return default if value in (None, "") else cast(value)
-
-
 def runner_workers() -> int:
-    return _setting("RUNNER_WORKERS", os.cpu_count() or 1, int)
+    return settings.RUNNER_WORKERS
 
 
 def stale_after() -> timedelta:
     """A running run whose executor hasn't reported for this long is orphaned."""
-    return timedelta(seconds=_setting("RUNNER_STALE_SECONDS", 120.0))
+    return timedelta(seconds=settings.RUNNER_STALE_SECONDS)
 
 
 def pool_options() -> dict:
-    from apitester.pool import TimeBudget
-
-    budget_mb = _setting("RUNNER_MEMORY_BUDGET_MB", 0, int)
+    budget_mb = settings.RUNNER_MEMORY_BUDGET_MB
     return {
         "time_budget": TimeBudget(
-            base=_setting("RUNNER_TIME_BASE", 60.0),
-            per_million_elements=_setting("RUNNER_TIME_PER_MELEMENT", 5.0),
-            maximum=_setting("RUNNER_TIME_MAX", 900.0),
+            base=settings.RUNNER_TIME_BASE,
+            per_million_elements=settings.RUNNER_TIME_PER_MELEMENT,
+            maximum=settings.RUNNER_TIME_MAX,
         ),
         "memory_budget": budget_mb * 2**20 if budget_mb else None,
     }
@@ -187,8 +182,6 @@ def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | 
 
 
 def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
-    from ..tasks import enqueue_run
-
     parent = create_matrix_run(kind, releases=releases, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
     for child in parent.lanes.order_by("id"):
         enqueue_run(child)
@@ -217,8 +210,6 @@ def run_configs(run: TestRun):
 
 def start_run(kind: str, *, tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
     """Create and enqueue for the lane's qcluster."""
-    from ..tasks import enqueue_run
-
     run = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
     enqueue_run(run)
     return run
@@ -296,6 +287,27 @@ def _diff_map(verdict: dict) -> dict | None:
             "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
 
 
+def _layers(verdict: dict) -> dict:
+    """The strict and adapted layers of an engine verdict as ConfigResult fields.
+
+    A verdict without layers (the runner's crash / timeout, an older engine) is its own strict layer.
+    """
+    strict = verdict.get("strict") or {}
+    adapted = verdict.get("adapted") or {}
+    return {
+        "strict_status": strict.get("status") or verdict.get("status", "unsupported"),
+        "strict_direction": (strict.get("direction") if strict else verdict.get("direction")) or "",
+        "adapted_status": adapted.get("status") or "",
+        "adapted_direction": adapted.get("direction") or "",
+        "adapted_max_abs": _float(adapted.get("max_abs")),
+        "adapted_max_rel": _float(adapted.get("max_rel")),
+        "adapted_mismatched": adapted.get("mismatched"),
+        "adapted_message": (adapted.get("message") or "")[:5000],
+        "adaptations": list(verdict.get("adaptations") or []),
+        "evidence": (verdict.get("evidence") or "")[:2000],
+    }
+
+
 class WrongBuild(RuntimeError):
     """A verdict from a Paddle build other than the run's release: never stored."""
 
@@ -343,6 +355,7 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
                 message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
                 paddle_version=build.get("paddle_version", ""), paddle_commit=build.get("paddle_commit", ""),
                 torch_version=build.get("torch_version", ""),
+                **_layers(verdict),
             )
     except IntegrityError:
         return None
@@ -364,8 +377,6 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
     Safe to call twice or concurrently: only the executor that claims the run works on it.
     """
-    from apitester.pool import PoolError
-
     from . import paddle_envs
 
     started = time.monotonic()
@@ -401,8 +412,6 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
 
 def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts) -> ExecutionReport:
-    from apitester.pool import WorkerPool
-
     with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
         # Its first ready worker's build; check_build below refuses a build other than the run's release.
         info = pool.wait_ready()
@@ -485,8 +494,6 @@ def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
                 message="requeued for a GPU worker"):
             requeued.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return requeued
 
@@ -501,8 +508,6 @@ def requeue_declined_release_runs(releases: list[str], *, enqueue: bool = True) 
                 message=f"requeued for a worker with Paddle {run.release}"):
             requeued.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return requeued
 
@@ -518,8 +523,6 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
                 state=TestRun.State.QUEUED, message=f"resumed after its executor {run.executor} died"):
             resumed.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return resumed
 
@@ -529,8 +532,6 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
 
 def record_run_outcomes(run: TestRun) -> None:
     """Events for fixes verified and regressions found by this run (once per task and version)."""
-    from ..selectors.runs import regressions, task_verification
-
     tasks = Task.objects.filter(number__in=run.scope.get("tasks", []))
     for task in tasks:
         verification = task_verification(task, run.lane)
