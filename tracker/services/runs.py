@@ -23,7 +23,8 @@ from django.utils import timezone
 from apitester.pool import PoolError, TimeBudget, WorkerPool
 
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
-from ..selectors.runs import regressions, task_verification
+from ..selectors.runs import advertised_releases, regressions, task_verification
+from . import paddle_envs
 from .events import record_event
 from .queue import enqueue_run
 
@@ -117,16 +118,11 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
 
 def known_releases() -> list[str]:
     """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise."""
-    from ..selectors.runs import advertised_releases
-    from . import paddle_envs
-
     return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=paddle_envs.version_key)
 
 
 def check_release(release: str) -> str:
     """The release a run is asked for, normalised ("" = main env); unknown → RunError naming what exists."""
-    from . import paddle_envs
-
     release = (release or "").strip()
     if not release:
         return ""
@@ -137,8 +133,6 @@ def check_release(release: str) -> str:
 
 def parse_releases(value: str) -> list[str]:
     """--releases "all" | "3.0.0,3.3.1" → the releases, oldest first, each checked."""
-    from . import paddle_envs
-
     value = (value or "").strip()
     if value == "all":
         found = known_releases()
@@ -313,8 +307,6 @@ class WrongBuild(RuntimeError):
 
 
 def expected_paddle(run: TestRun) -> str:
-    from . import paddle_envs
-
     return run.release or paddle_envs.main_version()
 
 
@@ -377,8 +369,6 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
 
     Safe to call twice or concurrently: only the executor that claims the run works on it.
     """
-    from . import paddle_envs
-
     started = time.monotonic()
     run = TestRun.objects.get(pk=run_id)
     report = ExecutionReport(run_id, run.state)
