@@ -189,15 +189,20 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
 
     previous = set(stored.claimed) if stored is not None else set()
     credited = login  # whose claims the comment makes
-    site_account = is_site_account(login)
-    bot = not login or (not site_account and (is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot"))
+    declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
+    parsed, site_account = None, False
+    if login and (not declared_bot or "for @" in body):
+        top, locked = board_limits()
+        parsed = parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
+        # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
+        site_account = is_site_account(login) if parsed.for_login else \
+            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    bot = parsed is None or (declared_bot and not site_account)
     rejected_whole = False
     if bot:
         parsed_claim, parsed_withdraw, errors = [], [], []
         result.skipped = f"bot account {login}" if login else "no author"
     else:
-        top, locked = board_limits()
-        parsed = parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
         parsed_claim, parsed_withdraw = parsed.claim, parsed.withdraw
         errors = [e.as_dict() for e in parsed.errors]
         if site_account:
