@@ -55,3 +55,20 @@ def proven_github_login(user) -> str:
         return ""
     account = SocialAccount.objects.filter(user=user, provider="github").order_by("-last_login", "-pk").first()
     return str((account.extra_data or {}).get("login") or "") if account else ""
+
+
+def _link_contributor(request, user, **kwargs):
+    """Right after a GitHub sign-in or connect: the proven login's Contributor speaks for this user."""
+    from ..services.site_claims import site_contributor
+
+    site_contributor(user)
+
+
+def connect_signals() -> None:
+    from allauth.account.signals import user_logged_in
+    from allauth.socialaccount.signals import social_account_added, social_account_updated
+
+    user_logged_in.connect(_link_contributor, dispatch_uid="tracker-github-login")
+    for signal in (social_account_added, social_account_updated):
+        signal.connect(lambda request, sociallogin, **kw: _link_contributor(request, sociallogin.user),
+                       dispatch_uid=f"tracker-github-{id(signal)}", weak=False)
