@@ -51,6 +51,7 @@ def test_anonymous_task_page_offers_github_sign_in_and_the_comment_to_write(clie
     response = client.post("/github/tasks/12/claim")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     assert not Claim.objects.exists()
+    assert "使用 GitHub 登录" in client.get("/tasks/12", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
 
 
 def test_sign_in_through_github_proves_the_login(client, board, oauth_settings, fake_github):
