@@ -63,11 +63,9 @@ def site_account_login() -> str:
         return settings.GITHUB_BOT_LOGIN
     if not settings.GITHUB_TOKEN:
         return ""
-    import hashlib
-
     from ..github.client import GitHubError, client_from_settings
 
-    key = "github:site-login:" + hashlib.sha256(f"{settings.GITHUB_API_URL} {settings.GITHUB_TOKEN}".encode()).hexdigest()
+    key = _site_login_cache_key()
     login = cache.get(key)
     if login is None:
         try:
@@ -76,6 +74,18 @@ def site_account_login() -> str:
             return ""  # not cached: asked again next time
         cache.set(key, login, 24 * 3600)
     return login
+
+
+def _site_login_cache_key() -> str:
+    import hashlib
+
+    return "github:site-login:" + hashlib.sha256(f"{settings.GITHUB_API_URL} {settings.GITHUB_TOKEN}".encode()).hexdigest()
+
+
+def remember_site_account_login(login: str) -> None:
+    """The author of a comment the site just posted is its account: no need to ask GitHub."""
+    if login and settings.GITHUB_TOKEN and not settings.GITHUB_BOT_LOGIN:
+        cache.set(_site_login_cache_key(), login, 24 * 3600)
 
 
 def is_site_account(login: str) -> bool:

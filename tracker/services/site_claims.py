@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
 from ..github.oauth import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
-from .claims import claim_task, contributor_for, parse_github_time, withdraw_claim
+from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
 
 GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
@@ -119,6 +119,7 @@ def _post_or_paste(outcome: SiteOutcome, kind: str, actor: str, task: Task) -> S
             "error": error.message or error.status}
         return outcome
     outcome.posted_url = posted.get("html_url", "")
+    remember_site_account_login((posted.get("user") or {}).get("login", ""))
     with transaction.atomic():
         # Stored as the comment parser would store it, so the webhook / poller echo is "unchanged".
         IssueComment.objects.update_or_create(comment_id=int(posted["id"]), defaults={
