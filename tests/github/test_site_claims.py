@@ -43,7 +43,14 @@ def posted_bodies(fake):
 
 # --- sign-in through GitHub ------------------------------------------------------------------
 
-def test_anonymous_task_page_offers_github_sign_in_and_the_comment_to_write(client, board):
+def test_without_an_oauth_app_the_page_says_sign_in_is_not_configured(client, board, settings):
+    settings.SOCIALACCOUNT_PROVIDERS = {"github": {"APP": {"client_id": "", "secret": ""}}}
+    page = client.get("/tasks/12").content.decode()
+    assert "Sign-in with GitHub is not configured on this site" in page
+    assert "/accounts/github/login/" not in page and "【报名】: 12" in page
+
+
+def test_anonymous_task_page_offers_github_sign_in_and_the_comment_to_write(client, board, oauth_settings):
     page = client.get("/tasks/12").content.decode()
     assert "【报名】: 12" in page and "(for @" not in page
     assert "https://github.com/PaddlePaddle/Paddle/issues/72667" in page
@@ -83,7 +90,7 @@ def test_sign_in_with_a_wrong_client_secret_signs_nobody_in(client, board, oauth
     assert not Claim.objects.exists()
 
 
-def test_a_signed_in_user_without_github_cannot_claim(client, password_user, settings):
+def test_a_signed_in_user_without_github_cannot_claim(client, password_user, oauth_settings, settings):
     settings.GITHUB_TOKEN = ""
     client.post("/github/tasks/12/claim")
     assert not Claim.objects.exists()

@@ -30,3 +30,10 @@ def task_claim_state(task, request):
         "issue_url": tracking_issue_url(),
         "posts_comment": bool(settings.GITHUB_TOKEN),
     }
+
+
+@register.simple_tag
+def github_sign_in_configured() -> bool:
+    """An OAuth app is configured (GITHUB_OAUTH_CLIENT_ID): otherwise no "Sign in with GitHub" button."""
+    app = (settings.SOCIALACCOUNT_PROVIDERS.get("github") or {}).get("APP") or {}
+    return bool(app.get("client_id"))
