@@ -38,6 +38,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "tracker",
+    # Site sign-in through GitHub OAuth (the claim is made for the proven login).
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
 ]
 
 MIDDLEWARE = [
@@ -49,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -150,6 +156,41 @@ GITHUB_TRACKING_ISSUE = os.environ.get("GITHUB_TRACKING_ISSUE", "PaddlePaddle/Pa
 GITHUB_PR_REPOS = os.environ.get("GITHUB_PR_REPOS", "PaddlePaddle/Paddle,PFCCLab/PaddleAPITest").split(",")
 GITHUB_PR_TITLE_PREFIX = os.environ.get("GITHUB_PR_TITLE_PREFIX", "Accuracy diff")
 GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-ci-bot,github-actions[bot]").split(",")
+# The account GITHUB_TOKEN belongs to (the site posts `【报名】: N (for @login)` with it); empty: asked
+# from GitHub (GET /user) once. Only its "(for @login)" comments are credited to the named login.
+GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
+# Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
+CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
+# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in Django's cache:
+# with several web processes, configure a shared CACHES backend (e.g. Redis) so they count together.
+SITE_CLAIM_RATE_LIMIT = int(os.environ.get("SITE_CLAIM_RATE_LIMIT", "20"))
+SITE_CLAIM_RATE_WINDOW = int(os.environ.get("SITE_CLAIM_RATE_WINDOW", "3600"))
+
+# --- Sign-in through GitHub (django-allauth) -------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",  # staff accounts with a password (admin, re-tests)
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+SOCIALACCOUNT_PROVIDERS = {
+    "github": {
+        "APP": {
+            "client_id": os.environ.get("GITHUB_OAUTH_CLIENT_ID", ""),
+            "secret": os.environ.get("GITHUB_OAUTH_SECRET", ""),
+        },
+        "SCOPE": [],  # the login is all the board needs: no e-mail, no repository access
+    },
+}
+# GitHub's web URL for the OAuth endpoints (GitHub Enterprise, or a stand-in in tests); the API URL
+# the sign-in reads /user from is GITHUB_OAUTH_API_URL (default: GITHUB_API_URL).
+GITHUB_OAUTH_URL = os.environ.get("GITHUB_OAUTH_URL", "https://github.com")
+GITHUB_OAUTH_API_URL = os.environ.get("GITHUB_OAUTH_API_URL", "") or GITHUB_API_URL
+ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
+SOCIALACCOUNT_QUERY_EMAIL = False
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
 
 LOGGING = {
     "version": 1,

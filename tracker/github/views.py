@@ -52,6 +52,9 @@ def webhook(request):
 @require_POST
 def claim(request, number: int):
     task = get_object_or_404(Task, number=number)
+    limited = _rate_limited(request, task)
+    if limited:
+        return limited
     outcome = site_claims.claim_on_site(request.user, task)
     _report(request, outcome)
     return redirect(_back_to(request))
@@ -61,9 +64,24 @@ def claim(request, number: int):
 @require_POST
 def withdraw(request, number: int):
     task = get_object_or_404(Task, number=number)
+    limited = _rate_limited(request, task)
+    if limited:
+        return limited
     outcome = site_claims.withdraw_on_site(request.user, task)
     _report(request, outcome)
     return redirect(_back_to(request))
+
+
+def _rate_limited(request, task):
+    """429 with the reason when the user has claimed/withdrawn too often (each one may post on GitHub)."""
+    limit = site_claims.take_rate_limit(request.user)
+    if limit.allowed:
+        return None
+    response = render(request, "tracker/rate_limited.html", {
+        "title": _("Too many requests"), "message": limit.message, "task": task, "back": _back_to(request),
+    }, status=429)
+    response["Retry-After"] = str(limit.retry_after)
+    return response
 
 
 def _back_to(request) -> str:
@@ -88,12 +106,9 @@ def _report(request, outcome: site_claims.SiteOutcome):
 
 @login_required
 def profile(request):
-    if request.method == "POST":
-        outcome = site_claims.set_github_login(request.user, request.POST.get("github_login", ""))
-        messages.add_message(request, messages.SUCCESS if outcome.ok else messages.ERROR, outcome.message)
-        if outcome.ok:
-            return redirect("github:profile")
-    contributor = getattr(request.user, "contributor", None)
+    """The GitHub account the user signed in with, and their tasks. The login is never typed in: it
+    is the one GitHub vouched for (sign in / connect with GitHub)."""
+    contributor = site_claims.site_contributor(request.user)
     claims = contributor.claims.select_related("task").order_by("task__number") if contributor else []
     return render(request, "tracker/github_profile.html", {
         "contributor": contributor, "claims": claims, "title": _("GitHub profile"),
