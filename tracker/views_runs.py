@@ -3,6 +3,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -53,6 +54,15 @@ def cancel(request, run_id):
     return redirect("runs:detail", run_id=run.pk)
 
 
+def _safe_next(request) -> str:
+    """The form's `next` page when it is on this site; `//evil.example` and `https://evil` are not."""
+    candidate = request.POST.get("next") or ""
+    if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
+                                                     require_https=request.is_secure()):
+        return candidate
+    return "/"
+
+
 @staff_member_required
 @require_POST
 def start(request):
@@ -63,15 +73,15 @@ def start(request):
         tasks = [int(n) for n in numbers]
     except ValueError:
         tasks = None
-    back = request.POST.get("next") or "/"
+    back = _safe_next(request)
     if tasks is None:
         messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
-        return redirect(back if back.startswith("/") else "/")
+        return redirect(back)
     try:
         run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
                                     requested_by=request.user.get_username())
     except run_service.RunError as exc:
         messages.error(request, str(exc))
-        return redirect(back if back.startswith("/") else "/")
+        return redirect(back)
     messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
     return redirect("runs:detail", run_id=run.pk)
