@@ -4,6 +4,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
+from . import params
 from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .selectors import board as selectors
 
@@ -32,14 +33,15 @@ def task_page(request, number: int):
         task = selectors.task_detail(number)
     except Task.DoesNotExist:
         raise Http404(f"No task No.{number}")
-    category = request.GET.get("category", "")
-    gone = request.GET.get("gone", "")
+    categories = selectors.task_config_categories(task)
+    category = params.choice(request, "category", [row["category"] for row in categories])
+    gone = params.choice(request, "gone", ["0", "1"])
     paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
     configs = paginator.get_page(request.GET.get("page"))
     return render(request, "tracker/task.html", {
         "task": task,
         "configs": configs,
-        "categories": selectors.task_config_categories(task),
+        "categories": categories,
         "category": category,
         "gone": gone,
         "events": selectors.task_events(task),

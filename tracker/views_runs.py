@@ -7,9 +7,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from . import params
 from .models import TestRun
 from .selectors import runs as run_selectors
 from .services import runs as run_service
+from .verdicts import FAILING, NO_VERDICT, PASSING
 
 
 @require_GET
@@ -21,7 +23,8 @@ def run_list(request):
 @require_GET
 def run_detail(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
-    status = request.GET.get("status") or None
+    statuses = sorted(PASSING | FAILING | NO_VERDICT)
+    status = params.choice(request, "status", statuses) or None
     return render(request, "tracker/runs/run_detail.html", {
         "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
         "results": run_selectors.run_results(run, status=status),
@@ -36,9 +39,7 @@ def api_run(request, run_id):
 
 @require_GET
 def regression_list(request):
-    lane = request.GET.get("lane") or None
-    if lane not in (None, "cpu", "gpu"):
-        lane = None
+    lane = params.choice(request, "lane", ["cpu", "gpu"]) or None
     return render(request, "tracker/runs/regressions.html",
                   {"regressions": run_selectors.regressions(lane=lane), "lane": lane})
 
