@@ -69,6 +69,11 @@ class BoardFilters:
         return filters
 
 
+    def cache_key(self) -> tuple:
+        """What the filtered rows depend on (the errors are shown outside the cached rows)."""
+        return (self.kernel, self.status, self.contributor.lower(), self.q, self.open_only, self.sort)
+
+
 def _count(model, **filters):
     subquery = (
         model.objects.filter(**filters).order_by().values(next(iter(filters)).split("__")[0])

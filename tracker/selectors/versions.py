@@ -1,0 +1,47 @@
+"""Data versions: a short digest of exactly the rows a page shows, to cache its rendering per data change.
+
+A version is recomputed from the database on every request (a few small queries over the board's few
+hundred task, claim and PR rows plus aggregates over the configs), so no write path has to remember to
+bump it: a comment applied by the webhook, the poller, a site claim, a report import or the admin all
+change it, in any process. Whatever changes the version invalidates the cached rendering and the ETag.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.db.models import Count, Max, Q, Sum
+
+from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+
+
+def _digest(*parts) -> str:
+    digest = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        digest.update(repr(part).encode())
+        digest.update(b"\x1e")
+    return digest.hexdigest()
+
+
+def board_version() -> str:
+    """Everything the board page and /api/tasks show: tasks, claims, PRs, contributors, config counts."""
+    return _digest(
+        list(Task.objects.order_by("pk").values_list("pk", "number", "api", "kernel", "status", "locked_reason")),
+        list(Claim.objects.order_by("pk").values_list("pk", "task_id", "contributor_id", "status", "withdrawn_at")),
+        list(PullRequest.objects.order_by("pk").values_list("pk", "repo", "number", "state", "title", "author_id")),
+        list(PullRequest.tasks.through.objects.order_by("pk").values_list("pk", "pullrequest_id", "task_id")),
+        list(Contributor.objects.order_by("pk").values_list("pk", "login")),
+        FailingConfig.objects.aggregate(n=Count("pk"), last=Max("pk"), tasks=Sum("task_id")),
+        Event.objects.filter(task__isnull=True, kind="report_import").aggregate(last=Max("pk")),
+    )
+
+
+def task_version(task_id: int) -> str:
+    """What one task page shows beyond the board row: its configs, results, runs and events."""
+    return _digest(
+        board_version(),
+        FailingConfig.objects.filter(task_id=task_id).aggregate(
+            n=Count("pk"), last=Max("pk"), current=Count("pk", filter=Q(in_latest_report=True)), seen=Max("last_seen")),
+        ConfigResult.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
+        list(TestRun.objects.filter(state__in=["queued", "running"]).values_list("pk", "state", "done", "message")),
+        Event.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
+    )
