@@ -65,23 +65,40 @@ def _board_data(key: str, filters) -> dict:
 
 
 def task_page(request, number: int):
-    try:
-        task = selectors.task_detail(number)
-    except Task.DoesNotExist:
+    task_id = Task.objects.filter(number=number).values_list("pk", flat=True).first()
+    if task_id is None:
         raise Http404(f"No task No.{number}")
-    categories = selectors.task_config_categories(task)
-    category = params.choice(request, "category", [row["category"] for row in categories])
-    gone = params.choice(request, "gone", ["0", "1"])
-    paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
-    configs = paginator.get_page(request.GET.get("page"))
-    return render(request, "tracker/task.html", {
-        "task": task,
-        "configs": configs,
-        "categories": categories,
-        "category": category,
-        "gone": gone,
-        "events": selectors.task_events(task),
-    })
+    version = versions.task_version(task_id)
+    language = get_language()
+    etag = page_etag(request, "task", version, language)
+    if not_modified := conditional_answer(request, etag):
+        return not_modified
+
+    def render_page(extra):
+        task = selectors.task_detail(number)
+        categories = selectors.task_config_categories(task)
+        category = params.choice(request, "category", [row["category"] for row in categories])
+        gone = params.choice(request, "gone", ["0", "1"])
+        paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
+        configs = paginator.get_page(request.GET.get("page"))
+        return render(request, "tracker/task.html", {
+            "task": task,
+            "configs": configs,
+            "categories": categories,
+            "category": category,
+            "gone": gone,
+            "events": selectors.task_events(task),
+            **extra,
+        })
+
+    # An ignored parameter's note is a message: such a page is rendered for this request only.
+    key = "task:" + hashlib.sha256(repr((version, language, request.get_full_path())).encode()).hexdigest()
+    response = (None if _has_unknown_choice(request) else shared_page(request, key, render_page)) or render_page({})
+    return with_etag(response, None if _has_unknown_choice(request) else etag)
+
+
+def _has_unknown_choice(request) -> bool:
+    return request.GET.get("gone", "") not in ("", "0", "1") or bool(request.GET.get("category"))
 
 
 def contributor_page(request, login: str):

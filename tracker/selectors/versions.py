@@ -36,12 +36,21 @@ def board_version() -> str:
 
 
 def task_version(task_id: int) -> str:
-    """What one task page shows beyond the board row: its configs, results, runs and events."""
+    """What one task page shows: the task, its claims and PRs, configs, results, runs and events."""
+    from .runs import lane_workers
+
     return _digest(
-        board_version(),
+        list(Task.objects.filter(pk=task_id).values_list("number", "api", "kernel", "status", "locked_reason")),
+        list(Claim.objects.filter(task_id=task_id).order_by("pk").values_list(
+            "pk", "contributor_id", "status", "withdrawn_at", "source", "source_ref", "created")),
+        list(PullRequest.objects.filter(tasks=task_id).order_by("pk").values_list(
+            "pk", "repo", "number", "state", "title", "author_id", "part")),
         FailingConfig.objects.filter(task_id=task_id).aggregate(
-            n=Count("pk"), last=Max("pk"), current=Count("pk", filter=Q(in_latest_report=True)), seen=Max("last_seen")),
+            n=Count("pk"), last=Max("pk"), current=Count("pk", filter=Q(in_latest_report=True)),
+            seen=Max("last_seen"), gone=Max("gone_since")),
         ConfigResult.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
-        list(TestRun.objects.filter(state__in=["queued", "running"]).values_list("pk", "state", "done", "message")),
+        list(TestRun.objects.filter(state__in=["queued", "running"]).order_by("pk").values_list(
+            "pk", "state", "done", "total", "message", "scope")),
         Event.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
+        bool(lane_workers("gpu")),
     )
