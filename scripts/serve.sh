@@ -8,11 +8,14 @@
 #   WEB_WORKERS  gunicorn worker processes (default: CPU cores + 1)
 #   WEB_THREADS  threads per worker (default 4)
 #   WEB_TIMEOUT  seconds before a stuck request's worker is restarted (default 60)
+#   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
 #   PYTHON       the interpreter of the project's venv (default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 WORKERS=${WEB_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
+# Each gunicorn thread keeps its database connection between requests instead of opening one per request.
+export DB_CONN_MAX_AGE="${DB_CONN_MAX_AGE:-60}"
 $PY manage.py migrate --noinput
 $PY manage.py collectstatic --noinput >/dev/null
 exec $PY -m gunicorn config.wsgi:application \
