@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
 
@@ -35,22 +35,31 @@ def board_version() -> str:
     )
 
 
+def _aggregate(model, task_id, **aggregates) -> dict[str, Subquery]:
+    """Correlated subqueries of aggregates over a task's rows, to fold into the task's own query."""
+    rows = model.objects.filter(task_id=OuterRef("pk")).order_by().values("task_id")
+    return {name: Subquery(rows.annotate(value=aggregate).values("value")) for name, aggregate in aggregates.items()}
+
+
 def task_version(task_id: int) -> str:
     """What one task page shows: the task, its claims and PRs, configs, results, runs and events."""
     from .runs import lane_workers
 
+    # One query for the task and the aggregates over its configs, results and events.
+    task = list(Task.objects.filter(pk=task_id).annotate(
+        **_aggregate(FailingConfig, task_id, fc_n=Count("pk"), fc_last=Max("pk"), fc_seen=Max("last_seen"),
+                     fc_gone=Max("gone_since"), fc_current=Count("pk", filter=Q(in_latest_report=True))),
+        **_aggregate(ConfigResult, task_id, cr_n=Count("pk"), cr_last=Max("pk")),
+        **_aggregate(Event, task_id, ev_n=Count("pk"), ev_last=Max("pk")),
+    ).values_list("number", "api", "kernel", "status", "locked_reason", "fc_n", "fc_last", "fc_seen", "fc_gone",
+                  "fc_current", "cr_n", "cr_last", "ev_n", "ev_last"))
     return _digest(
-        list(Task.objects.filter(pk=task_id).values_list("number", "api", "kernel", "status", "locked_reason")),
+        task,
         list(Claim.objects.filter(task_id=task_id).order_by("pk").values_list(
             "pk", "contributor_id", "status", "withdrawn_at", "source", "source_ref", "created")),
         list(PullRequest.objects.filter(tasks=task_id).order_by("pk").values_list(
             "pk", "repo", "number", "state", "title", "author_id", "part")),
-        FailingConfig.objects.filter(task_id=task_id).aggregate(
-            n=Count("pk"), last=Max("pk"), current=Count("pk", filter=Q(in_latest_report=True)),
-            seen=Max("last_seen"), gone=Max("gone_since")),
-        ConfigResult.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
         list(TestRun.objects.filter(state__in=["queued", "running"]).order_by("pk").values_list(
             "pk", "state", "done", "total", "message", "scope")),
-        Event.objects.filter(task_id=task_id).aggregate(n=Count("pk"), last=Max("pk")),
         bool(lane_workers("gpu")),
     )
