@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import multiprocessing
 import os
 import statistics
 import sys
@@ -45,11 +46,11 @@ def build_database(db_path: Path, results: int, runs: int) -> dict:
     return {"tasks": Task.objects.count(), "results": ConfigResult.objects.count(), "busiest": busiest}
 
 
-def hammer(port: int, path: str, clients: int, total: int, conditional: bool) -> dict:
+def _client_process(port: int, path: str, threads: int, per_client: int, conditional: bool) -> tuple[list, dict]:
+    """One client process: `threads` keep-alive clients, each making `per_client` requests."""
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     lock = threading.Lock()
-    per_client = total // clients
 
     def client():
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -69,15 +70,29 @@ def hammer(port: int, path: str, clients: int, total: int, conditional: bool) ->
         with lock:
             latencies.extend(mine)
 
-    # Warm every gunicorn worker's cache the way the first visitors would.
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
+    workers = [threading.Thread(target=client) for _ in range(threads)]
+    for thread in workers:
         thread.start()
-    for thread in threads:
+    for thread in workers:
         thread.join()
+    return latencies, statuses
+
+
+def hammer(port: int, path: str, clients: int, total: int, conditional: bool, processes: int = 4) -> dict:
+    """`clients` concurrent clients spread over `processes` client processes (one Python process would
+    serialise the clients on its own interpreter lock and measure itself)."""
+    processes = min(processes, clients)
+    per_client = max(1, total // clients)
+    started = time.perf_counter()
+    with multiprocessing.Pool(processes) as pool:
+        parts = pool.starmap(_client_process, [(port, path, clients // processes, per_client, conditional)
+                                               for _ in range(processes)])
     wall = time.perf_counter() - started
-    latencies.sort()
+    latencies = sorted(x for part, _ in parts for x in part)
+    statuses: dict[int, int] = {}
+    for _, part in parts:
+        for status, n in part.items():
+            statuses[status] = statuses.get(status, 0) + n
     return {"p50": statistics.median(latencies), "p95": latencies[int(len(latencies) * 0.95) - 1],
             "max": latencies[-1], "rps": len(latencies) / wall, "statuses": statuses}
 
