@@ -1,8 +1,8 @@
 """Conditional GET for pages cached per data version: an ETag, and 304 when the client has the page.
 
-The ETag covers everything a response depends on: the data version, the page and its query string,
-the language, the signed-in user and the CSRF cookie (the page embeds a token for it). A response that
-carries one-time messages gets no ETag, so a 304 never hides a message.
+The ETag covers everything an anonymous visitor's page depends on: the data version, the page and its
+query string, the language and the CSRF cookie (the page embeds a token for it). Signed-in users' pages
+and responses carrying one-time messages get no ETag, so a 304 never hides a message or session state.
 """
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ PAGE_CACHE_SECONDS = 600
 
 
 def page_etag(request, page: str, version: str, language: str) -> str | None:
-    if len(get_messages(request)):
+    # A signed-in user's page also shows session state (the comment to paste, their GitHub link): it is
+    # always rendered afresh, without an ETag.
+    if request.user.is_authenticated or len(get_messages(request)):
         return None
-    parts = (page, version, language, request.get_full_path(), getattr(request.user, "pk", None),
-             request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""))
+    parts = (page, version, language, request.get_full_path(), request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""))
     return '"' + hashlib.sha256(repr(parts).encode()).hexdigest()[:32] + '"'
 
 

@@ -75,6 +75,8 @@ def test_anonymous_visitors_share_the_rendering_but_each_gets_a_working_csrf_tok
 def test_a_signed_in_user_gets_their_own_page(client, tasks):
     client.get("/")  # the anonymous rendering is in the cache
     client.force_login(User.objects.create_user("maint", password="pw", is_staff=True))
-    page = client.get("/").content.decode()
+    response = client.get("/")
+    page = response.content.decode()
     assert "maint" in page and "Re-test all open CPU tasks" in page
+    assert not response.has_header("ETag")  # session state on the page: never answered with a 304
     assert "Re-test all open CPU tasks" not in Client().get("/").content.decode()
