@@ -1,6 +1,7 @@
 """Board pages (thin: queries live in tracker.selectors.board)."""
 import hashlib
 
+from django.contrib import messages
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404
@@ -9,10 +10,11 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from . import params
-from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, shared_page, with_etag
+from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .selectors import board as selectors
 from .selectors import versions
 
@@ -80,7 +82,11 @@ def task_page(request, number: int):
         category = params.choice(request, "category", [row["category"] for row in categories])
         gone = params.choice(request, "gone", ["0", "1"])
         paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
-        configs = paginator.get_page(request.GET.get("page"))
+        page = request.GET.get("page", "")
+        configs = paginator.get_page(page)
+        if page and page != str(configs.number):
+            messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
+                "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})
         return render(request, "tracker/task.html", {
             "task": task,
             "configs": configs,
@@ -98,7 +104,9 @@ def task_page(request, number: int):
 
 
 def _has_unknown_choice(request) -> bool:
-    return request.GET.get("gone", "") not in ("", "0", "1") or bool(request.GET.get("category"))
+    """Parameters that may add a note (a message) to the page: such a page is not shared."""
+    return (request.GET.get("gone", "") not in ("", "0", "1") or bool(request.GET.get("category"))
+            or request.GET.get("page", "") not in ("", "1"))
 
 
 def contributor_page(request, login: str):

@@ -175,7 +175,8 @@ def test_every_get_route_with_generated_queries_never_answers_5xx(site):
     ("/?sort=" + HUGE, "Unknown sort"),
     ("/tasks/1?gone=%C2%B2", "Ignored gone="),
     ("/tasks/1?category=nope", "Ignored category="),
-    ("/tasks/1?page=" + HUGE, ""),
+    ("/tasks/1?page=" + HUGE, "Ignored page="),
+    ("/tasks/1?page=-1", "Ignored page="),
     ("/charts/heatmap?metric=NaN", "Ignored metric="),
     ("/regressions?lane=-1", "Ignored lane="),
 ])
