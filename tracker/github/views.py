@@ -16,20 +16,32 @@ from django.views.decorators.http import require_POST
 
 from ..models import Task
 from ..services import site_claims
-from .webhook import BadDelivery, handle_delivery, signature_is_valid
+from .webhook import BadDelivery, handle_delivery, header_problem, signature_is_valid
+
+# GitHub caps webhook payloads at 25 MB, but the events the board reads are a few kB: a larger body is
+# refused before it is read or hashed.
+WEBHOOK_MAX_BYTES = 1024 * 1024
 
 
 @csrf_exempt
 def webhook(request):
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > WEBHOOK_MAX_BYTES:
+        return JsonResponse({"error": f"payload larger than {WEBHOOK_MAX_BYTES} bytes"}, status=413)
     body = request.body
+    if len(body) > WEBHOOK_MAX_BYTES:
+        return JsonResponse({"error": f"payload larger than {WEBHOOK_MAX_BYTES} bytes"}, status=413)
     if not signature_is_valid(settings.GITHUB_WEBHOOK_SECRET, body, request.headers.get("X-Hub-Signature-256")):
         return JsonResponse({"error": "missing or invalid X-Hub-Signature-256"}, status=401)
     event = request.headers.get("X-GitHub-Event", "")
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
-    if not event or not delivery_id:
-        return JsonResponse({"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, status=400)
+    if problem := header_problem(event, delivery_id):
+        return JsonResponse({"error": problem}, status=400)
     try:
         if request.content_type == "application/x-www-form-urlencoded":
             # GitHub's "application/x-www-form-urlencoded" content type sends the JSON as `payload=`.
