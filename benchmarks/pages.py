@@ -31,10 +31,16 @@ def main() -> int:
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["DJANGO_DEBUG"] = "0"
+    # Production settings need a key; the pages are fetched as over HTTPS (secure=True below), and the
+    # hashed static names need collectstatic's manifest.
+    os.environ.setdefault("DJANGO_SECRET_KEY", "pages-benchmark-" + os.urandom(16).hex())
+    os.environ["DJANGO_STATIC_ROOT"] = str(db_path.parent / "static")
     import django
 
     django.setup()
     from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)
     from django.test import Client
 
     from tracker.models import ConfigResult, Task
@@ -66,7 +72,7 @@ def main() -> int:
         times, status = [], None
         for _ in range(args.repeat + 1):
             t0 = time.perf_counter()
-            response = client.get(url)
+            response = client.get(url, secure=True)
             times.append((time.perf_counter() - t0) * 1000)
             status = response.status_code
         times = times[1:]  # the first request warms template and URL caches

@@ -5,9 +5,11 @@ DATABASE_URL (PostgreSQL) and REDIS_URL (Redis broker) so that worker hosts — 
 lane — run `manage.py qcluster` against the same database and queue.
 """
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -25,9 +27,49 @@ def _default_reports_dir() -> str:
     return str(BASE_DIR.parent / "shared" / "paddleapitest")
 
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = _env_bool("DJANGO_DEBUG", True)
-ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# --- Safe by default -------------------------------------------------------------------------
+# DEBUG is off unless the developer server (scripts/run.sh exports DJANGO_DEBUG=1) or the test runner
+# turns it on: a debug error page would show DATABASE_URL / REDIS_URL to anyone.
+RUNNING_TESTS = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
+DEBUG = _env_bool("DJANGO_DEBUG", RUNNING_TESTS)
+
+INSECURE_DEV_SECRET_KEY = "dev-only-insecure-key-change-me"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "") or INSECURE_DEV_SECRET_KEY
+if not DEBUG and SECRET_KEY == INSECURE_DEV_SECRET_KEY:
+    # django-q2 signs its pickled jobs with this key: with the public default, anyone who can write to the
+    # queue runs code on every worker. Refuse to start rather than run a public site with it.
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is not set and DEBUG is off: refusing to start with the built-in development key. "
+        "Set DJANGO_SECRET_KEY to a long random value (the same on every host of a deployment), e.g. "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`, or set DJANGO_DEBUG=1 on a "
+        "developer machine (scripts/run.sh does)."
+    )
+
+ALLOWED_HOSTS = _env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+# Origins (scheme://host[:port]) allowed to POST forms over HTTPS when the host differs, e.g. behind a proxy.
+CSRF_TRUSTED_ORIGINS = _env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+# Transport security: on by default whenever DEBUG is off; each can be switched off by its variable.
+SECURE_SSL_REDIRECT = _env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = _env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HSTS is sticky in browsers, so its lifetime is the operator's choice (docs/deployment.md sets a year).
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _env_bool("DJANGO_HSTS_PRELOAD", False)
+# Behind a TLS-terminating proxy: "HTTP_X_FORWARDED_PROTO,https" trusts the proxy's header. Only set it
+# when the proxy always sets (overwrites) that header, otherwise clients can claim HTTPS.
+_proxy_ssl_header = _env_list("DJANGO_SECURE_PROXY_SSL_HEADER")
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2:
+        raise ImproperlyConfigured("DJANGO_SECURE_PROXY_SSL_HEADER must be 'HEADER,value', e.g. 'HTTP_X_FORWARDED_PROTO,https'")
+    SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header)
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -38,10 +80,18 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "tracker",
+    # Site sign-in through GitHub OAuth (the claim is made for the proven login).
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (plotly.js included) with hashed names and gzip/brotli variants, served by the WSGI app.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "tracker.middleware.RejectNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -49,6 +99,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -75,11 +126,19 @@ DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        # A kept connection is checked before each request reuses it (scripts/serve.sh keeps them 60 s).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and the qcluster write concurrently; wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The web server, the poller and the qcluster write concurrently. WAL lets readers run beside the one
+    # writer; IMMEDIATE takes the write lock at BEGIN, so a read-then-write transaction waits (up to the
+    # busy timeout) instead of failing with "database is locked" when it tries to upgrade its lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+    })
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -94,7 +153,14 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Production serves collectstatic's output: content-hashed names (cached forever) with compressed
+    # variants. DEBUG (runserver, tests) serves the source files by their plain names, no manifest needed.
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+                    else "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
@@ -154,6 +220,41 @@ GITHUB_TRACKING_ISSUE = os.environ.get("GITHUB_TRACKING_ISSUE", "PaddlePaddle/Pa
 GITHUB_PR_REPOS = os.environ.get("GITHUB_PR_REPOS", "PaddlePaddle/Paddle,PFCCLab/PaddleAPITest").split(",")
 GITHUB_PR_TITLE_PREFIX = os.environ.get("GITHUB_PR_TITLE_PREFIX", "Accuracy diff")
 GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-ci-bot,github-actions[bot]").split(",")
+# The account GITHUB_TOKEN belongs to (the site posts `【报名】: N (for @login)` with it); empty: asked
+# from GitHub (GET /user) once. Only its "(for @login)" comments are credited to the named login.
+GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
+# Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
+CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
+# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in Django's cache:
+# with several web processes, configure a shared CACHES backend (e.g. Redis) so they count together.
+SITE_CLAIM_RATE_LIMIT = int(os.environ.get("SITE_CLAIM_RATE_LIMIT", "20"))
+SITE_CLAIM_RATE_WINDOW = int(os.environ.get("SITE_CLAIM_RATE_WINDOW", "3600"))
+
+# --- Sign-in through GitHub (django-allauth) -------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",  # staff accounts with a password (admin, re-tests)
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+SOCIALACCOUNT_PROVIDERS = {
+    "github": {
+        "APP": {
+            "client_id": os.environ.get("GITHUB_OAUTH_CLIENT_ID", ""),
+            "secret": os.environ.get("GITHUB_OAUTH_SECRET", ""),
+        },
+        "SCOPE": [],  # the login is all the board needs: no e-mail, no repository access
+    },
+}
+# GitHub's web URL for the OAuth endpoints (GitHub Enterprise, or a stand-in in tests); the API URL
+# the sign-in reads /user from is GITHUB_OAUTH_API_URL (default: GITHUB_API_URL).
+GITHUB_OAUTH_URL = os.environ.get("GITHUB_OAUTH_URL", "https://github.com")
+GITHUB_OAUTH_API_URL = os.environ.get("GITHUB_OAUTH_API_URL", "") or GITHUB_API_URL
+ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
+SOCIALACCOUNT_QUERY_EMAIL = False
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
 
 LOGGING = {
     "version": 1,

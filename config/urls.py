@@ -5,6 +5,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("django.contrib.auth.urls")),
+    # Sign-in with GitHub: /accounts/github/login/ and its callback (django-allauth). Django's own
+    # password login above keeps /accounts/login/ for staff accounts.
+    path("accounts/", include("allauth.urls")),
     path("github/", include("tracker.github.urls")),
     path("", include("tracker.urls_runs")),
     path("", include("tracker.urls_charts")),

@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 PY=.venv/bin/python
+# The developer server: one user on loopback, DEBUG on (the settings refuse a public start without a
+# DJANGO_SECRET_KEY). A public deployment uses scripts/serve.sh instead.
+export DJANGO_DEBUG="${DJANGO_DEBUG:-1}"
 $PY manage.py migrate --noinput
 $PY manage.py bootstrap_board          # board fixture + PaddleAPITest reports when ../shared is there
 $PY manage.py compilemessages >/dev/null 2>&1 || true   # .mo files are committed; this only refreshes them

@@ -7,6 +7,11 @@ import os
 
 import pytest
 
+# The settings turn DEBUG on inside pytest; the manage.py / server processes that tests start inherit
+# this so that they too run as a developer's machine would (tests of the production settings pass
+# their own environment).
+os.environ.setdefault("DJANGO_DEBUG", "1")
+
 CHROMIUM = "/usr/bin/chromium"
 
 

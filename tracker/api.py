@@ -1,11 +1,17 @@
 """JSON read API: GET /api/tasks (same filters as the board) and GET /api/tasks/<number>."""
-from django.http import JsonResponse
+import hashlib
+import json
+
+from django.core.cache import cache
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
+from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, with_etag
 from .models import Task
 from .selectors import board as selectors
 from .selectors import releases as release_selectors
 from .selectors import runs as run_selectors
+from .selectors import versions
 
 
 @require_GET
@@ -13,8 +19,17 @@ def tasks(request):
     filters = selectors.BoardFilters.from_params(request.GET)
     if filters.errors:
         return JsonResponse({"errors": filters.errors}, status=400)
-    rows = [selectors.task_as_json(task) for task in selectors.board_tasks(filters)]
-    return JsonResponse({"count": len(rows), "tasks": rows}, json_dumps_params={"ensure_ascii": False})
+    version = versions.board_version()
+    etag = page_etag(request, "api_tasks", version, "")
+    if not_modified := conditional_answer(request, etag):
+        return not_modified
+    key = "api_tasks:" + hashlib.sha256(repr((version, filters.cache_key())).encode()).hexdigest()
+    body = cache.get(key)
+    if body is None:
+        rows = [selectors.task_as_json(task) for task in selectors.board_tasks(filters)]
+        body = json.dumps({"count": len(rows), "tasks": rows}, ensure_ascii=False)
+        cache.set(key, body, PAGE_CACHE_SECONDS)
+    return with_etag(HttpResponse(body, content_type="application/json"), etag)
 
 
 @require_GET

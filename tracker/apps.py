@@ -11,3 +11,8 @@ class TrackerConfig(AppConfig):
         from .tasks import connect_signals
 
         connect_signals()
+        # GitHub sign-in talks to the GitHub named in settings (GITHUB_OAUTH_URL / GITHUB_OAUTH_API_URL).
+        from .github.oauth import configure_github_endpoints, connect_signals as connect_oauth_signals
+
+        configure_github_endpoints()
+        connect_oauth_signals()

@@ -95,6 +95,8 @@ class Claim(models.Model):
     created = models.DateTimeField()
     updated = models.DateTimeField(auto_now=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # Who withdrew it (a Source): a board re-import may only undo withdrawals a board import made.
+    withdrawn_source = models.CharField(max_length=20, choices=Source.choices, blank=True, default="")
 
     class Meta:
         ordering = ["task__number", "created", "id"]
@@ -316,6 +318,8 @@ class IssueComment(models.Model):
 
     comment_id = models.BigIntegerField(unique=True)
     author = models.CharField(max_length=100)
+    # The login a comment of the site's own account speaks for (`【报名】: 21 (for @login)`); "" otherwise.
+    on_behalf_of = models.CharField(max_length=100, blank=True, default="")
     url = models.CharField(max_length=500, blank=True, default="")
     body = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(null=True, blank=True)

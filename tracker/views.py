@@ -1,53 +1,116 @@
 """Board pages (thin: queries live in tracker.selectors.board)."""
+import hashlib
+
+from django.contrib import messages
+from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
+from . import params
+from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, shared_page, with_etag
 from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .selectors import board as selectors
 from .selectors.releases import fixed_in_by_task
+from .selectors import versions
 
 CONFIGS_PER_PAGE = 50
 
 
 def board(request):
     filters = selectors.BoardFilters.from_params(request.GET)
-    tasks = list(selectors.board_tasks(filters))
-    fixed_in = fixed_in_by_task()
-    for task in tasks:
-        task.fixed_in = fixed_in.get(task.id)
-    return render(request, "tracker/board.html", {
-        "tasks": tasks,
-        "filters": filters,
-        "totals": selectors.board_totals(),
-        "report_import": selectors.latest_report_import(),
-        "kernels": Kernel.choices,
-        "statuses": TaskStatus.choices,
-        "contributors": Contributor.objects.order_by("login").values_list("login", flat=True),
-        # URL prefixes reversed once: ~600 {% url %} calls would be a third of the board's render time.
-        "task_url": reverse("tracker:task", args=[0])[:-1],
-        "contributor_url": reverse("tracker:contributor", args=["_"])[:-1],
-    })
+    version = versions.board_version()
+    language = get_language()
+    etag = page_etag(request, "board", version, language)
+    if not_modified := conditional_answer(request, etag):
+        return not_modified
+    # Everything but the user, the CSRF token and one-time messages depends only on the data, the filters
+    # and the language: anonymous visitors share one rendering per data version (any write changes the
+    # version), and signed-in users share the rows.
+    key = "board:" + hashlib.sha256(repr((version, language, filters.cache_key())).encode()).hexdigest()
+
+    def render_page(extra):
+        return render(request, "tracker/board.html", {
+            "board": _board_data(key, filters), "filters": filters,
+            "kernels": Kernel.choices, "statuses": TaskStatus.choices, **extra,
+        })
+
+    path_key = key + ":page:" + hashlib.sha256(request.get_full_path().encode()).hexdigest()
+    response = shared_page(request, path_key, render_page) or render_page({})
+    return with_etag(response, etag)
+
+
+def _board_data(key: str, filters) -> dict:
+    board_data = cache.get(key)
+    if board_data is None:
+        tasks = list(selectors.board_tasks(filters))
+        fixed_in = fixed_in_by_task()
+        for task in tasks:
+            task.fixed_in = fixed_in.get(task.id)
+        totals = selectors.board_totals()
+        totals["status_rows"] = [(value, str(label), n) for value, label, n in totals["status_rows"]]
+        board_data = {
+            "rows_html": render_to_string("tracker/partials/board_rows.html", {
+                "tasks": tasks,
+                # URL prefixes reversed once: ~600 {% url %} calls would be a third of the rows' render time.
+                "task_url": reverse("tracker:task", args=[0])[:-1],
+                "contributor_url": reverse("tracker:contributor", args=["_"])[:-1],
+            }),
+            "n_shown": len(tasks),
+            "totals": totals,
+            "report_import": selectors.latest_report_import(),
+            "contributors": list(Contributor.objects.order_by("login").values_list("login", flat=True)),
+        }
+        cache.set(key, board_data, PAGE_CACHE_SECONDS)
+    return {**board_data, "rows_html": mark_safe(board_data["rows_html"])}
 
 
 def task_page(request, number: int):
-    try:
-        task = selectors.task_detail(number)
-    except Task.DoesNotExist:
+    task_id = Task.objects.filter(number=number).values_list("pk", flat=True).first()
+    if task_id is None:
         raise Http404(f"No task No.{number}")
-    category = request.GET.get("category", "")
-    gone = request.GET.get("gone", "")
-    paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
-    configs = paginator.get_page(request.GET.get("page"))
-    return render(request, "tracker/task.html", {
-        "task": task,
-        "configs": configs,
-        "categories": selectors.task_config_categories(task),
-        "category": category,
-        "gone": gone,
-        "events": selectors.task_events(task),
-    })
+    version = versions.task_version(task_id)
+    language = get_language()
+    etag = page_etag(request, "task", version, language)
+    if not_modified := conditional_answer(request, etag):
+        return not_modified
+
+    def render_page(extra):
+        task = selectors.task_detail(number)
+        categories = selectors.task_config_categories(task)
+        category = params.choice(request, "category", [row["category"] for row in categories])
+        gone = params.choice(request, "gone", ["0", "1"])
+        paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
+        page = request.GET.get("page", "")
+        configs = paginator.get_page(page)
+        if page and page != str(configs.number):
+            messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
+                "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})
+        return render(request, "tracker/task.html", {
+            "task": task,
+            "configs": configs,
+            "categories": categories,
+            "category": category,
+            "gone": gone,
+            "events": selectors.task_events(task),
+            **extra,
+        })
+
+    # An ignored parameter's note is a message: such a page is rendered for this request only.
+    key = "task:" + hashlib.sha256(repr((version, language, request.get_full_path())).encode()).hexdigest()
+    response = (None if _has_unknown_choice(request) else shared_page(request, key, render_page)) or render_page({})
+    return with_etag(response, None if _has_unknown_choice(request) else etag)
+
+
+def _has_unknown_choice(request) -> bool:
+    """Parameters that may add a note (a message) to the page: such a page is not shared."""
+    return (request.GET.get("gone", "") not in ("", "0", "1") or bool(request.GET.get("category"))
+            or request.GET.get("page", "") not in ("", "1"))
 
 
 def contributor_page(request, login: str):

@@ -2,7 +2,7 @@
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from . import charts
+from . import charts, params
 from .models import ConfigResult, Task
 from .selectors import charts as sel
 
@@ -30,7 +30,7 @@ def overview(request):
 
 
 def heatmap(request):
-    metric = "log10rel" if request.GET.get("metric") == "log10rel" else "fraction"
+    metric = params.choice(request, "metric", ["fraction", "log10rel"], default="fraction")
     matrix = sel.task_run_matrix()
     values = matrix.fail_fraction if metric == "fraction" else matrix.log10_rel
     return render(request, "charts/heatmap.html", {

@@ -3,12 +3,15 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from . import params
 from .models import TestRun
 from .selectors import runs as run_selectors
 from .services import runs as run_service
+from .verdicts import FAILING, NO_VERDICT, PASSING
 
 
 @require_GET
@@ -20,7 +23,8 @@ def run_list(request):
 @require_GET
 def run_detail(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
-    status = request.GET.get("status") or None
+    statuses = sorted(PASSING | FAILING | NO_VERDICT)
+    status = params.choice(request, "status", statuses) or None
     return render(request, "tracker/runs/run_detail.html", {
         "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
         "results": run_selectors.run_results(run, status=status),
@@ -35,9 +39,7 @@ def api_run(request, run_id):
 
 @require_GET
 def regression_list(request):
-    lane = request.GET.get("lane") or None
-    if lane not in (None, "cpu", "gpu"):
-        lane = None
+    lane = params.choice(request, "lane", ["cpu", "gpu"]) or None
     return render(request, "tracker/runs/regressions.html",
                   {"regressions": run_selectors.regressions(lane=lane), "lane": lane})
 
@@ -53,6 +55,15 @@ def cancel(request, run_id):
     return redirect("runs:detail", run_id=run.pk)
 
 
+def _safe_next(request) -> str:
+    """The form's `next` page when it is on this site; `//evil.example` and `https://evil` are not."""
+    candidate = request.POST.get("next") or ""
+    if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
+                                                     require_https=request.is_secure()):
+        return candidate
+    return "/"
+
+
 @staff_member_required
 @require_POST
 def start(request):
@@ -63,10 +74,10 @@ def start(request):
         tasks = [int(n) for n in numbers]
     except ValueError:
         tasks = None
-    back = request.POST.get("next") or "/"
+    back = _safe_next(request)
     if tasks is None:
         messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
-        return redirect(back if back.startswith("/") else "/")
+        return redirect(back)
     releases = request.POST.get("releases", "").strip()
     try:
         if releases:  # "all" or "3.0.0,3.3.1": one matrix run with a lane per release
@@ -78,6 +89,6 @@ def start(request):
                                         requested_by=request.user.get_username())
     except run_service.RunError as exc:
         messages.error(request, str(exc))
-        return redirect(back if back.startswith("/") else "/")
+        return redirect(back)
     messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
     return redirect("runs:detail", run_id=run.pk)

@@ -135,6 +135,41 @@ def test_a_person_dropped_from_the_board_is_withdrawn_and_status_never_moves_bac
     assert Claim.objects.get(task__number=2).status == ClaimStatus.COMPLETED
 
 
+def test_reimport_revives_only_withdrawals_a_board_import_made():
+    from django.contrib.auth import get_user_model
+
+    from tracker.services.claims import apply_comment, withdraw_claim
+
+    load_board_text(MARKDOWN_BOARD, source="v1.md")
+    # Row 1 lists BeingGod and co63oc, row 3 NKNaN. BeingGod withdraws on GitHub, co63oc on the site;
+    # NKNaN is dropped by a newer board and then listed again by the older one.
+    apply_comment({"id": 2875100001, "user": {"login": "BeingGod"}, "body": "【取消报名】: 1",
+                   "html_url": "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-2875100001",
+                   "created_at": "2025-06-01T00:00:00Z", "updated_at": "2025-06-01T00:00:00Z"})
+    site_user = get_user_model().objects.create_user("co63oc-site")
+    withdraw_claim(Task.objects.get(number=1), Contributor.objects.get(login="co63oc"), source=Source.WEB,
+                   source_ref=f"user:{site_user.username}")
+    load_board_text(MARKDOWN_BOARD.replace("| 3 | paddle.any | CPU | @NKNaN", "| 3 | paddle.any | CPU | ").replace(
+        '<img src="https://img.shields.io/badge/%E7%8A%B6%E6%80%81-%E6%8F%90%E4%BA%A4RFC-9B59B6" /> '
+        "[#12](https://github.com/PaddlePaddle/Paddle/pull/12) #73000<br>", ""), source="v2.md")
+    nknan = Claim.objects.get(task__number=3, contributor__login="NKNaN")
+    assert nknan.withdrawn_at is not None and nknan.withdrawn_source == Source.SEED
+
+    report = load_board_text(MARKDOWN_BOARD, source="v1-again.md")  # the older board, again
+    being, co63 = (Claim.objects.get(task__number=1, contributor__login=login) for login in ("BeingGod", "co63oc"))
+    assert being.withdrawn_at is not None and being.withdrawn_source == Source.COMMENT
+    assert co63.withdrawn_at is not None and co63.withdrawn_source == Source.WEB
+    assert report.kept_withdrawn == [
+        "v1-again.md:5: No.1: @BeingGod withdrew (issue comment); the board still lists them",
+        "v1-again.md:5: No.1: @co63oc withdrew (web user); the board still lists them",
+    ]
+    # The board's own withdrawal is the board's to undo.
+    nknan.refresh_from_db()
+    assert nknan.withdrawn_at is None and nknan.withdrawn_source == ""
+    assert not Event.objects.filter(kind="claimed", task__number=1, source_ref="v1-again.md:5").exists()
+    assert Event.objects.filter(kind="claimed", task__number=3, source_ref="v1-again.md:7").exists()
+
+
 @needs_seed
 def test_bad_rows_are_reported_with_file_and_line_and_lose_nothing():
     load_board_file(SEED)

@@ -3,6 +3,11 @@
 - GET  /repos/{owner}/{repo}/issues/{n}/comments   since, per_page, page; Link pagination
 - GET  /search/issues                               q (repo:…, is:pr, in:title "…", updated:>=…), page
 - POST /repos/{owner}/{repo}/issues/{n}/comments   creates a comment as the token's account
+- GET  /user                                        the token's account (an OAuth token: the person who
+                                                    signed in; any other token: `token_login`)
+- GET  /login/oauth/authorize                       GitHub's consent page, already agreed to by
+                                                    `oauth_login`: redirects to redirect_uri with a code
+- POST /login/oauth/access_token                    code (+ client secret, PKCE verifier) → access token
 Every GET answers with an ETag and honours If-None-Match with 304. A queue of rate-limit answers
 (403/429 with Retry-After or X-RateLimit-Reset) is served before the real answers. Every request is
 logged so tests can assert what the client sent.
@@ -29,6 +34,11 @@ class FakeGitHub:
         self.requests: list[dict] = []
         self.rate_limits: list[dict] = []  # answers to serve first: {"status", "headers"}
         self.next_comment_id = 3_100_000_000
+        # OAuth app registered on this GitHub, and the person who will agree on the consent page.
+        self.oauth_client_id, self.oauth_client_secret = "Iv1.fakeclientid", "fake-client-secret"
+        self.oauth_login, self.oauth_user_id = "", 0
+        self.oauth_codes: dict[str, dict] = {}  # code → {login, id, redirect_uri, challenge}
+        self.oauth_tokens: dict[str, dict] = {}  # access token → {login, id}
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -57,6 +67,10 @@ class FakeGitHub:
 
     def rate_limit(self, status: int = 403, **headers):
         self.rate_limits.append({"status": status, "headers": {k.replace("_", "-"): str(v) for k, v in headers.items()}})
+
+    def sign_in_as(self, login: str, user_id: int = 4242) -> None:
+        """The next OAuth consent is given by this GitHub user."""
+        self.oauth_login, self.oauth_user_id = login, user_id
 
     def requests_to(self, path_part: str) -> list[dict]:
         return [r for r in self.requests if path_part in r["path"]]
@@ -122,10 +136,63 @@ class FakeGitHub:
                     return
                 self._send(200, data, headers)
 
+            def _token_user(self, entry: dict) -> dict | None:
+                auth = entry["headers"].get("authorization", "")
+                token = auth.split(" ", 1)[1].strip() if " " in auth else ""
+                if not token:
+                    return None
+                if token in fake.oauth_tokens:
+                    return fake.oauth_tokens[token]
+                if token.startswith("gho_"):
+                    return None  # an OAuth token this GitHub never issued
+                return {"login": fake.token_login, "id": 9000}
+
+            def _authorize(self, entry: dict):
+                query = {k: v[0] for k, v in entry["query"].items()}
+                if query.get("client_id") != fake.oauth_client_id or query.get("response_type", "code") != "code":
+                    return self._send(404, {"message": "Not Found (unknown OAuth application)"})
+                if not fake.oauth_login or not query.get("redirect_uri"):
+                    return self._send(400, {"message": "nobody to sign in / no redirect_uri"})
+                code = hashlib.sha1(f"{time.time_ns()} {fake.oauth_login}".encode()).hexdigest()[:20]
+                fake.oauth_codes[code] = {"login": fake.oauth_login, "id": fake.oauth_user_id,
+                                          "redirect_uri": query["redirect_uri"],
+                                          "challenge": query.get("code_challenge", "")}
+                target = query["redirect_uri"] + ("&" if "?" in query["redirect_uri"] else "?") + \
+                    urllib.parse.urlencode({"code": code, "state": query.get("state", "")})
+                self.send_response(302)
+                self.send_header("Location", target)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def _access_token(self, entry: dict, raw: bytes):
+                form = {k: v[0] for k, v in urllib.parse.parse_qs(raw.decode()).items()}
+                grant = fake.oauth_codes.pop(form.get("code", ""), None)  # a code is used once
+                if (grant is None or form.get("client_id") != fake.oauth_client_id
+                        or form.get("client_secret") != fake.oauth_client_secret
+                        or form.get("redirect_uri") != grant["redirect_uri"]):
+                    return self._send(200, {"error": "bad_verification_code",
+                                            "error_description": "The code passed is incorrect or expired."})
+                if grant["challenge"]:
+                    import base64
+                    verifier = form.get("code_verifier", "")
+                    digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+                    if digest != grant["challenge"]:
+                        return self._send(200, {"error": "invalid_grant", "error_description": "PKCE verifier"})
+                token = "gho_" + hashlib.sha1(f"{time.time_ns()} {grant['login']}".encode()).hexdigest()[:30]
+                fake.oauth_tokens[token] = {"login": grant["login"], "id": grant["id"]}
+                self._send(200, {"access_token": token, "token_type": "bearer", "scope": ""})
+
             def do_GET(self):
                 entry = self._log()
+                if entry["path"] == "/login/oauth/authorize":
+                    return self._authorize(entry)
                 if self._rate_limited():
                     return
+                if entry["path"] == "/user":
+                    who = self._token_user(entry)
+                    if who is None:
+                        return self._send(401, {"message": "Bad credentials"})
+                    return self._send(200, {**payloads.user(who["login"], who["id"]), "name": None, "email": None})
                 match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", entry["path"])
                 if match:
                     items = list(fake.comments.get((match.group(1), int(match.group(2))), []))
@@ -152,6 +219,8 @@ class FakeGitHub:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 entry = self._log(raw.decode())
+                if entry["path"] == "/login/oauth/access_token":
+                    return self._access_token(entry, raw)
                 if self._rate_limited():
                     return
                 match = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", entry["path"])

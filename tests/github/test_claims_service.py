@@ -153,3 +153,74 @@ def test_quoted_claims_in_a_reply_do_not_claim_for_the_replier(board):
     body = "> 【报名】: 1-5、11-17\n\n@BeingGod 12 我已经修好了，可以看 #72992"
     result = apply_comment(payloads.comment(2874511019, "ooooo-create", body, "2025-05-14T01:00:00Z"))
     assert result.claimed == [] and Claim.objects.count() == 0
+
+
+# --- abuse limits and comments the site posts for someone ------------------------------------
+
+def test_a_comment_claiming_the_whole_board_is_rejected_and_recorded(board, settings):
+    settings.CLAIM_MAX_TASKS = 80
+    body = "【报名】: 1-50、51-100、101-150、151-183"
+    result = apply_comment(payloads.comment(2875000001, "mallory", body, "2025-05-20T00:00:00Z"))
+    assert result.claimed == [] and not Claim.objects.exists()
+    assert result.skipped == "the comment names 183 tasks; at most 80 in one comment, so none of it was applied"
+    rejected = Event.objects.get(kind="comment_rejected")
+    assert rejected.task is None and rejected.actor == "mallory"
+    assert rejected.source_ref == "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-2875000001"
+    assert rejected.message == f"comment by @mallory rejected: {result.skipped}"
+    assert {t.status for t in board.values()} == {"open", "locked"}
+
+
+def test_an_edit_to_too_many_tasks_changes_nothing(board, settings):
+    settings.CLAIM_MAX_TASKS = 80
+    apply_comment(payloads.comment(2875000002, "NKNaN", "【报名】: 25", "2025-05-20T00:00:00Z"))
+    apply_comment(payloads.comment(2875000002, "NKNaN", "【报名】: 1-50、51-100", "2025-05-20T00:00:00Z",
+                                   "2025-05-21T00:00:00Z"))
+    assert active(25) == ["NKNaN"] and Claim.objects.count() == 1
+    assert Event.objects.filter(kind="comment_rejected").count() == 1
+
+
+def test_site_account_comment_is_credited_to_the_named_login(board, settings):
+    settings.GITHUB_BOT_LOGIN = "board-poster"
+    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot", "board-poster"]  # also listed as a bot: still credited
+    apply_comment(payloads.comment(2875000003, "board-poster", "【报名】: 21 (for @ooooo-create)",
+                                   "2025-05-20T00:00:00Z"))
+    assert active(21) == ["ooooo-create"]
+    assert IssueComment.objects.get(comment_id=2875000003).on_behalf_of == "ooooo-create"
+    assert Event.objects.get(kind="claimed", task__number=21).actor == "ooooo-create"
+    # Its withdrawal comment withdraws for the same person; deleting the claim comment keeps nothing else.
+    apply_comment(payloads.comment(2875000004, "board-poster", "【取消报名】: 21 (for @ooooo-create)",
+                                   "2025-05-21T00:00:00Z"))
+    assert active(21) == []
+    # The site's account writing without "(for @…)" claims nothing, for nobody.
+    apply_comment(payloads.comment(2875000005, "board-poster", "【报名】: 22", "2025-05-21T00:00:00Z"))
+    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]  # even when not listed as a bot
+    result = apply_comment(payloads.comment(2875000015, "board-poster", "【报名】: 23", "2025-05-21T00:00:00Z"))
+    assert active(22) == [] and active(23) == [] and result.skipped == "the site's account board-poster names nobody"
+
+
+def test_for_login_by_anyone_else_claims_for_the_author(board, settings):
+    settings.GITHUB_BOT_LOGIN = "board-poster"
+    apply_comment(payloads.comment(2875000006, "mallory", "【报名】: 21 (for @ooooo-create)", "2025-05-20T00:00:00Z"))
+    assert active(21) == ["mallory"]
+    assert IssueComment.objects.get(comment_id=2875000006).on_behalf_of == ""
+
+
+def test_deleting_a_site_comment_withdraws_for_the_named_login(board, settings):
+    settings.GITHUB_BOT_LOGIN = "board-poster"
+    apply_comment(payloads.comment(2875000007, "board-poster", "【报名】: 30 (for @NKNaN)", "2025-05-20T00:00:00Z"))
+    delete_comment({"id": 2875000007})
+    assert active(30) == []
+    assert Event.objects.filter(kind="withdrawn", task__number=30, actor="NKNaN").exists()
+
+
+def test_site_account_is_discovered_through_the_token(board, github_settings, fake_github):
+    github_settings.GITHUB_BOT_LOGIN = ""
+    fake_github.token_login = "board-poster"
+    from django.core.cache import cache
+    cache.clear()
+    apply_comment(payloads.comment(2875000008, "board-poster", "【报名】: 40 (for @BeingGod)", "2025-05-20T00:00:00Z"))
+    apply_comment(payloads.comment(2875000009, "board-poster", "【报名】: 41 (for @BeingGod)", "2025-05-20T00:00:00Z"))
+    assert active(40) == ["BeingGod"] and active(41) == ["BeingGod"]
+    user_requests = fake_github.requests_to("/user")
+    assert len(user_requests) == 1  # asked once, then cached
+    assert user_requests[0]["headers"]["authorization"] == "Bearer ghs_test_token"

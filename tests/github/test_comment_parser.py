@@ -224,3 +224,42 @@ def test_parse_comment_command_max_task(board, monkeypatch):
     result = run_parse_comment(monkeypatch, "【报名】: 9-11", "--max-task", "10", "--json")
     assert result["claim"] == [9, 10]
     assert result["errors"][0]["code"] == "not_on_board" and result["errors"][0]["numbers"] == [11]
+
+
+# --- abuse limits -----------------------------------------------------------------------------
+
+def test_a_number_of_more_than_four_digits_is_a_syntax_error_of_its_line():
+    huge = "9" * 4400  # int() of more than 4,300 digits raises in Python
+    result = parse(f"【报名】: 12、{huge}\n【报名】: 13")
+    assert result.claim == [13]  # the bad line gives nothing, the rest applies
+    assert codes(result) == ["number_too_long"]
+    error = result.errors[0]
+    assert (error.line, error.column) == (1, 10)
+    assert error.message == "a task number has at most 4 digits; this one has 4400"
+    assert parse("【报名】: 12345").errors[0].code == "number_too_long"
+    assert parse("认领 " + huge).errors[0].code == "number_too_long"
+    assert parse("【取消报名】: 1-" + huge).errors[0].code == "number_too_long"
+    # Four digits is still a number (off this board: an error of another kind).
+    assert codes(parse("【报名】: 1234")) == ["not_on_board"]
+
+
+def test_a_comment_naming_too_many_tasks_is_rejected_whole():
+    body = "【报名】: 1-50、51-100、101-150、151-154、181-183"
+    assert len(parse_comment(body, max_task=183, locked=LOCKED).claim) == 157  # no limit asked
+    result = parse_comment(body, max_task=183, locked=LOCKED, max_tasks=80)
+    assert result.claim == [] and result.withdraw == [] and result.rejected
+    assert codes(result) == ["too_many_tasks"]
+    assert result.errors[0].message == ("the comment names 157 tasks; at most 80 in one comment, "
+                                        "so none of it was applied")
+    # Withdrawals count too, and locked or off-board numbers are still named.
+    assert parse_comment("【取消报名】: 1-50、51-81", max_task=183, max_tasks=80).rejected
+    assert parse_comment("【报名】: 1-50、51-80", max_task=183, max_tasks=80).claim == list(range(1, 81))
+
+
+def test_for_login_is_reported_not_applied():
+    result = parse("【报名】: 21 (for @ooooo-create)")
+    assert result.claim == [21] and result.for_login == "ooooo-create" and result.errors == []
+    assert parse("【取消报名】: 21（for @NKNaN）").for_login == "NKNaN"
+    assert parse("【报名】: 21").for_login == ""
+    assert parse("【报名】: 21 (for @a)\n【报名】: 22 (for @b)").for_login == ""  # two people: nobody
+    assert parse("【报名】: 21 (for @-bad)").for_login == ""

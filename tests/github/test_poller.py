@@ -209,3 +209,39 @@ def test_scheduled_poll_uses_the_settings(board, fake_github, github_settings):
     assert lines[0].startswith("comments: 5 read")
     assert fake_github.requests_to("/repos/PaddlePaddle/Paddle/issues/72667/comments")
     assert active(73) == ["ccsuzzh"]
+
+
+def test_bad_comments_are_recorded_and_skipped_and_the_cursor_moves_past_them(board, fake_github, settings):
+    from tracker.models import Event
+
+    settings.CLAIM_MAX_TASKS = 80
+    fake_github.add_comment(payloads.comment(2874900001, "ccsuzzh", "【报名】: 73", "2025-05-13T01:00:00Z"))
+    # int() of this would raise ValueError (more than 4,300 digits) and used to stop the poller for good.
+    fake_github.add_comment(payloads.comment(2874900002, "mallory", "【报名】: " + "9" * 5000, "2025-05-13T02:00:00Z"))
+    fake_github.add_comment(payloads.comment(2874900003, "mallory", "【报名】: 1-50、51-100、101-150、151-183",
+                                             "2025-05-13T03:00:00Z"))
+    malformed = payloads.comment(2874900004, "mallory", "【报名】: 5", "2025-05-13T04:00:00Z")
+    malformed["body"] = ["not", "a", "string"]  # a payload GitHub would never send
+    fake_github.add_comment(malformed)
+    fake_github.add_comment(payloads.comment(2874900005, "NKNaN", "【报名】: 25", "2025-05-13T05:00:00Z"))
+
+    client, report = run_sync(fake_github, pulls=False)
+    assert report.comments_seen == 5
+    assert active(73) == ["ccsuzzh"] and active(25) == ["NKNaN"]
+    assert not Claim.objects.filter(contributor__login="mallory").exists()
+    assert len(report.errors) == 1 and report.errors[0].startswith("comment 2874900004 skipped: TypeError")
+    stored = IssueComment.objects.get(comment_id=2874900002)
+    assert stored.errors[0]["code"] == "number_too_long" and stored.claimed == []
+    kinds = list(Event.objects.filter(kind__in=["comment_rejected", "comment_errors"]).order_by("id")
+                 .values_list("kind", "source_ref"))
+    assert kinds == [
+        ("comment_errors", "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-2874900002"),
+        ("comment_rejected", "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-2874900003"),
+        ("comment_rejected", "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-2874900004"),
+    ]
+    cursor = SyncCursor.objects.get(key="comments:PaddlePaddle/Paddle#72667")
+    assert cursor.since.isoformat() == "2025-05-13T05:00:00+00:00"  # past every bad comment
+    # The next poll goes on from there: a new claim is applied.
+    fake_github.add_comment(payloads.comment(2874900006, "Z-NAVY", "【报名】: 36", "2025-05-14T00:00:00Z"))
+    run_sync(fake_github, pulls=False)
+    assert active(36) == ["Z-NAVY"]

@@ -43,7 +43,9 @@ def test_revert_links_nothing():
 @pytest.mark.parametrize("title", [
     "[Hackathon 8th No.55] Add API",
     "[API Compatibility No.12] paddle.clip",
-    "[CINN Accuracy diff No.3] fix reduce",
+    "[CINN] Accuracy diff No.3 fix reduce",  # the words follow another tag, not inside a bracket
+    "[AccuracyX diff No.3] typo",
+    "[XAccuracy diff No.3] typo",
     "[Paddle TensorRT No.11] convert",
     "Fix accuracy diff No.12 in gelu",  # the words appear, but not as the title's tag
     "[Accuracy diff] Fix gelu for No. of elements",
@@ -51,6 +53,32 @@ def test_revert_links_nothing():
 ])
 def test_other_titles_link_nothing(title):
     assert parse_pr_title(title, "Accuracy diff").tasks == []
+
+
+@pytest.mark.parametrize("title, prefix, tasks", [
+    # As the community bot does: the prefix anywhere in the title's leading bracket.
+    ("【PaddlePaddle Hackathon 5th No.30】Add paddle.xxx", "Hackathon 5th", [30]),
+    ("[PaddlePaddle Hackathon 5th No.30-31] x", "Hackathon 5th", [30, 31]),
+    ("[CINN Accuracy diff No.3] fix reduce", "Accuracy diff", [3]),
+    ("(Paddle Accuracy diff No.7) x", "Accuracy diff", [7]),
+])
+def test_prefix_anywhere_in_the_leading_bracket(title, prefix, tasks):
+    assert parse_pr_title(title, prefix).tasks == tasks
+
+
+def test_a_title_naming_too_many_tasks_links_nothing_and_says_why():
+    title = "[Accuracy diff No.1-50、51-100、101-150、151-183] x"
+    assert parse_pr_title(title, "Accuracy diff").tasks == list(range(1, 184))  # no limit asked
+    result = parse_pr_title(title, "Accuracy diff", max_tasks=80)
+    assert result.tasks == [] and result.error == "the title names 183 tasks; at most 80 in one pull request"
+    assert parse_pr_title("[Accuracy diff No.1-50、51-80] x", "Accuracy diff", max_tasks=80).tasks == list(range(1, 81))
+
+
+def test_a_task_number_of_more_than_four_digits_is_a_syntax_error():
+    result = parse_pr_title("[Accuracy diff No.12、" + "9" * 5000 + "] x", "Accuracy diff")
+    assert result.tasks == []
+    assert result.error == "column 22: a task number has at most 4 digits; this one has 5000"
+    assert parse_pr_title("[Accuracy diff No.1234] x", "Accuracy diff").tasks == [1234]
 
 
 def test_custom_prefix():

@@ -61,16 +61,82 @@ def test_merge_completes_and_part_marks_partial(board):
     assert board[12].status == TaskStatus.PR_SUBMITTED
 
 
-def test_closed_without_merge_keeps_the_claim(board):
+def closed(number, title, login, when="2025-05-26T00:00:00Z"):
+    return payloads.pull(number, title, login, state="closed", updated_at=when, closed_at=when)
+
+
+def test_closed_without_merge_takes_back_pr_submitted(board):
     apply_comment(payloads.comment(2874600002, "Z-NAVY", "【报名】: 36", "2025-05-14T01:00:00Z"))
     apply_pull_request(opened(73200, "[Accuracy diff No.36] maximum", "Z-NAVY"))
-    apply_pull_request(payloads.pull(73200, "[Accuracy diff No.36] maximum", "Z-NAVY", state="closed",
-                                     updated_at="2025-05-26T00:00:00Z", closed_at="2025-05-26T00:00:00Z"))
+    assert status_of("Z-NAVY", 36) == "提交PR"
+    board[36].refresh_from_db()
+    assert board[36].status == TaskStatus.PR_SUBMITTED
+    result = apply_pull_request(closed(73200, "[Accuracy diff No.36] maximum", "Z-NAVY"))
     pr = PullRequest.objects.get(number=73200)
     assert pr.state == "closed"
     claim = Claim.objects.get(task__number=36, contributor__login="Z-NAVY")
-    assert claim.withdrawn_at is None and claim.status == "提交PR"
+    assert claim.withdrawn_at is None and claim.status == "报名"  # the claim stays, the status goes back
+    board[36].refresh_from_db()
+    assert board[36].status == TaskStatus.CLAIMED
+    taken_back = Event.objects.filter(task__number=36, kind="claim_status").latest("id")
+    assert taken_back.message == ("@Z-NAVY on No.36: 提交PR → 报名 "
+                                  "(PaddlePaddle/Paddle#73200 closed without merge)")
+    assert taken_back.source_ref == "https://github.com/PaddlePaddle/Paddle/pull/73200"
     assert Event.objects.filter(task__number=36, kind="pr_state", message__contains="open → closed").exists()
+    assert result.changes > 0
+    # The same "closed" delivery again changes nothing; reopening sets 提交PR again.
+    assert apply_pull_request(closed(73200, "[Accuracy diff No.36] maximum", "Z-NAVY")).changes == 0
+    apply_pull_request(opened(73200, "[Accuracy diff No.36] maximum", "Z-NAVY", updated_at="2025-05-27T00:00:00Z"))
+    assert status_of("Z-NAVY", 36) == "提交PR"
+
+
+def test_closed_without_merge_keeps_pr_submitted_while_another_open_pr_backs_it(board):
+    apply_pull_request(opened(73200, "[Accuracy diff No.36] maximum", "Z-NAVY"))
+    apply_pull_request(opened(73201, "[Accuracy diff No.36] maximum, second try", "Z-NAVY"))
+    apply_pull_request(closed(73200, "[Accuracy diff No.36] maximum", "Z-NAVY"))
+    assert status_of("Z-NAVY", 36) == "提交PR"
+    kept = Event.objects.get(task__number=36, kind="claim_kept")
+    assert "PaddlePaddle/Paddle#73201 (open) still backs it" in kept.message
+    board[36].refresh_from_db()
+    assert board[36].status == TaskStatus.PR_SUBMITTED
+    # When the second one is closed unmerged too, nothing backs 提交PR any more.
+    apply_pull_request(closed(73201, "[Accuracy diff No.36] maximum, second try", "Z-NAVY",
+                              when="2025-05-28T00:00:00Z"))
+    assert status_of("Z-NAVY", 36) == "报名"
+    board[36].refresh_from_db()
+    assert board[36].status == TaskStatus.CLAIMED
+
+
+def test_closed_without_merge_keeps_a_merged_pr_s_status(board):
+    apply_pull_request(merged(73300, "[Accuracy diff No.21] heaviside", "ooooo-create"))
+    apply_pull_request(opened(73301, "[Accuracy diff No.21] heaviside follow-up", "ooooo-create",
+                              updated_at="2025-05-26T00:00:00Z"))
+    apply_pull_request(closed(73301, "[Accuracy diff No.21] heaviside follow-up", "ooooo-create",
+                              when="2025-05-27T00:00:00Z"))
+    assert status_of("ooooo-create", 21) == "完成任务"
+    board[21].refresh_from_db()
+    assert board[21].status == TaskStatus.COMPLETED
+
+
+def test_a_pr_naming_every_task_is_rejected_and_changes_nothing(board, settings):
+    settings.CLAIM_MAX_TASKS = 80
+    title = "[Accuracy diff No.1-50、51-100、101-150、151-183] x"
+    events = Event.objects.count()
+    result = apply_pull_request(opened(74000, title, "mallory"))
+    assert result.changes == 0 and result.claimed == []
+    assert result.skipped == "PaddlePaddle/Paddle#74000: the title names 183 tasks; at most 80 in one pull request"
+    assert not PullRequest.objects.exists() and not Claim.objects.exists()
+    assert set(board[1].__class__.objects.values_list("status", flat=True)) == {"open", "locked"}
+    rejected = Event.objects.get(kind="pr_rejected")
+    assert rejected.source_ref == "https://github.com/PaddlePaddle/Paddle/pull/74000" and rejected.actor == "mallory"
+    assert rejected.data["reason"] == "the title names 183 tasks; at most 80 in one pull request"
+    assert Event.objects.count() == events + 1
+    apply_pull_request(opened(74000, title, "mallory", updated_at="2025-05-21T00:00:00Z"))  # seen again
+    assert Event.objects.filter(kind="pr_rejected").count() == 1
+    # Under the limit it links as usual.
+    settings.CLAIM_MAX_TASKS = 200
+    apply_pull_request(opened(74000, title, "mallory", updated_at="2025-05-22T00:00:00Z"))
+    assert PullRequest.objects.get(number=74000).tasks.count() == 183
 
 
 def test_out_of_order_events_never_move_status_backwards(board):
@@ -115,7 +181,7 @@ def test_title_edit_moves_links_but_keeps_links_from_elsewhere(board):
 @pytest.mark.parametrize("title", [
     'Revert "[Accuracy diff No.55-56] Fix gelu"',
     "[Hackathon 8th No.55] Add API",
-    "[CINN Accuracy diff No.55] reduce",
+    "[CINN] Accuracy diff No.55 reduce",
     "Fix typo in docs",
 ])
 def test_titles_that_link_nothing(board, title):

@@ -86,3 +86,15 @@ def test_task_partial_shows_latest_verdicts_with_diff_numbers():
     request.user = User.objects.get(username="maint")
     board = render_to_string("tracker/partials/board_actions.html", {}, request=request)
     assert "Re-test all open CPU tasks" in board and "no GPU worker is connected" in board
+
+
+@pytest.mark.parametrize("next_url", ["//evil.example/phish", "https://evil.example/", "///evil.example",
+                                      "/\\evil.example", "javascript:alert(1)"])
+def test_start_never_redirects_to_another_site(client, staff, next_url):
+    make_task(6, "paddle.all", ['paddle.all(Tensor([3, 4],"bool"), )'], kernel="GPU")
+    # A GPU task on the CPU lane is refused, which redirects back to `next`: only a page of this site.
+    response = client.post("/runs/start", {"scope": "task", "task": "6", "lane": "cpu", "next": next_url})
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert not TestRun.objects.exists()
+    bad_numbers = client.post("/runs/start", {"scope": "task", "task": "x", "lane": "cpu", "next": next_url})
+    assert bad_numbers.status_code == 302 and bad_numbers["Location"] == "/"

@@ -10,6 +10,12 @@ accepts and strict in what it applies:
 * Quoted lines (`>`), fenced code blocks, HTML comments and quoted e-mail replies (from
   `---原始邮件---` or `On … wrote:` on) are never read.
 * Problems are reported as errors with line and column; the rest of the comment still applies.
+* Abuse limits: a number of more than MAX_DIGITS digits is a syntax error (its line gives nothing),
+  and a comment naming more than `max_tasks` tasks is rejected whole (error `too_many_tasks`, no
+  claim and no withdrawal).
+* `【报名】: 21 (for @login)` names the person a claim is for. The parser only reports the login
+  (`for_login`); whether to believe it (only when the site's own account wrote the comment) is the
+  caller's decision.
 
 Whether the author is a bot account is for the caller to decide (it knows the settings).
 """
@@ -19,7 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .numbers import normalize_digits, scan_number_list
+from .numbers import NumberTooLong, normalize_digits, scan_number_list
 
 MAX_RANGE_LENGTH = 50
 
@@ -48,13 +54,16 @@ _REPLY_HEADERS = [
 ]
 _REPLY_HEADER_START = re.compile(r"^[ \t]*On\b")  # Gmail wraps "On …\n… wrote:" over two lines
 _REPLY_HEADER_END = re.compile(r"\bwrote:[ \t]*$")
+# "(for @login)" after a marker's number list: the site posts claims in the name of the signed-in user.
+_FOR_LOGIN = re.compile(r"[ \t]*[(（][ \t]*for[ \t]+@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})[ \t]*[)）]",
+                        re.IGNORECASE)
 
 
 @dataclass
 class CommentError:
     line: int  # 1-based line of the comment
     column: int  # 1-based column
-    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers
+    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers | number_too_long | too_many_tasks
     message: str
     numbers: list[int] = field(default_factory=list)
 
@@ -68,9 +77,18 @@ class CommentParse:
     claim: list[int]
     withdraw: list[int]
     errors: list[CommentError]
+    for_login: str = ""  # the login of "(for @login)" when every marker line names the same one
+
+    @property
+    def rejected(self) -> bool:
+        """The whole comment is refused (it names too many tasks)."""
+        return any(e.code == "too_many_tasks" for e in self.errors)
 
     def as_dict(self) -> dict:
-        return {"claim": self.claim, "withdraw": self.withdraw, "errors": [e.as_dict() for e in self.errors]}
+        out = {"claim": self.claim, "withdraw": self.withdraw, "errors": [e.as_dict() for e in self.errors]}
+        if self.for_login:
+            out["for_login"] = self.for_login
+        return out
 
 
 def readable_lines(body: str) -> list[tuple[int, str]]:
@@ -102,16 +120,20 @@ def readable_lines(body: str) -> list[tuple[int, str]]:
     return readable
 
 
-def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int, str] | None = None) -> CommentParse:
+def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int, str] | None = None,
+                  max_tasks: int | None = None) -> CommentParse:
     """Claims, withdrawals and errors of one comment.
 
     max_task: numbers above it are not on the board (None: no upper bound). locked: task number →
-    the reason it may not be claimed.
+    the reason it may not be claimed. max_tasks: a comment naming more distinct tasks than this is
+    rejected whole (None: no limit).
     """
     locked = locked or {}
     errors: list[CommentError] = []
     claim: set[int] = set()
     withdraw: set[int] = set()
+    named: set[int] = set()  # every task number the comment names, claimable or not
+    for_logins: list[str] = []  # "(for @x)" of each marker line, "" where a line names nobody
 
     def apply(kind: str, numbers: list[int], line_no: int, column: int):
         for n in numbers:
@@ -122,11 +144,21 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                 withdraw.add(n)
                 claim.discard(n)
 
+    def scan(text: str, pos: int, line_no: int):
+        """scan_number_list, with a too-long number recorded as this line's error (no items)."""
+        try:
+            return scan_number_list(text, pos)
+        except NumberTooLong as error:
+            errors.append(CommentError(line_no, error.column + 1, "number_too_long", str(error)))
+            return [], pos
+
     def read_list(text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
         """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
-        items, _ = scan_number_list(text, pos)
+        items, end = scan(text, pos, line_no)
         if not items:
-            return None
+            return [] if errors and errors[-1].code == "number_too_long" and errors[-1].line == line_no else None
+        for_login = _FOR_LOGIN.match(text, end)
+        for_logins.append(for_login.group("login") if for_login else "")
         numbers: list[int] = []
         for item in items:
             column = item.column + 1
@@ -141,6 +173,7 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                                            f"at most {MAX_RANGE_LENGTH} in one range",
                                            [item.start, item.end]))
                 continue
+            named.update(range(item.start, item.end + 1))
             missing = [n for n in range(item.start, item.end + 1)
                        if n < 1 or (max_task is not None and n > max_task)]
             if missing:
@@ -182,7 +215,7 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
             continue
         word = _WORD_MARKER.match(line)
         if word:
-            items, _ = scan_number_list(line, word.end())
+            items, _ = scan(line, word.end(), line_no)
             if items:
                 apply("claim", read_list(line, word.end(), line_no, "claim"), line_no, word.end() + 1)
             continue
@@ -206,7 +239,15 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                 team_status = status_line.group("status")
             continue
 
-    return CommentParse(sorted(claim), sorted(withdraw), errors)
+    if max_tasks is not None and len(named) > max_tasks:
+        # Abuse limit: one comment never claims or withdraws a large part of the board at once.
+        errors.append(CommentError(1, 1, "too_many_tasks",
+                                   f"the comment names {len(named)} tasks; at most {max_tasks} in one comment, "
+                                   f"so none of it was applied", []))
+        return CommentParse([], [], errors)
+    same = for_logins and all(login.lower() == for_logins[0].lower() for login in for_logins)
+    for_login = for_logins[0] if same else ""
+    return CommentParse(sorted(claim), sorted(withdraw), errors, for_login)
 
 
 def _format_numbers(numbers: list[int]) -> str:

@@ -5,6 +5,10 @@ Shared by the claim-comment parser and the PR-title parser. Django-free.
 A list is read greedily from a start position and stops at the first thing that is not a number, a
 range or a separator; whatever follows (a remark, a parenthesis) is the caller's to ignore, so digits
 inside `（和14一起修）` are never read as task numbers.
+
+Task numbers have at most MAX_DIGITS digits: a longer run of digits is a syntax error
+(NumberTooLong), never handed to int() — a 5,000-digit "number" in a comment must not cost the
+reader anything or raise where nobody catches it.
 """
 from __future__ import annotations
 
@@ -21,6 +25,17 @@ _ITEM = re.compile(
 )
 # Separators between items; "and" only as a word. Spaces alone also separate.
 _SEPARATOR = re.compile(r"(?:\s*(?:[、,，;；&]|\band\b|和|及)\s*|\s+)+", re.IGNORECASE)
+
+
+MAX_DIGITS = 4
+
+
+class NumberTooLong(ValueError):
+    """A task number with more than MAX_DIGITS digits: the list it is in is not read."""
+
+    def __init__(self, column: int, digits: int):
+        super().__init__(f"a task number has at most {MAX_DIGITS} digits; this one has {digits}")
+        self.column, self.digits = column, digits
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,8 @@ def scan_number_list(text: str, pos: int = 0) -> tuple[list[NumberItem], int]:
     """Read a number list starting exactly at `pos` (after optional spaces).
 
     Returns the items and the position just after the last item read. `text` should already have
-    gone through normalize_digits.
+    gone through normalize_digits. Raises NumberTooLong (with the 0-based column) for a number of
+    more than MAX_DIGITS digits.
     """
     items: list[NumberItem] = []
     lead = re.compile(r"\s*").match(text, pos)
@@ -53,6 +69,10 @@ def scan_number_list(text: str, pos: int = 0) -> tuple[list[NumberItem], int]:
         match = _ITEM.match(text, pos)
         if not match:
             break
+        for group in ("a", "b"):
+            digits = match.group(group)
+            if digits is not None and len(digits) > MAX_DIGITS:
+                raise NumberTooLong(match.start(group), len(digits))
         first = int(match.group("a"))
         last = int(match.group("b")) if match.group("b") is not None else first
         items.append(NumberItem(first, last, match.start(), match.group(0)))

@@ -1,15 +1,20 @@
 """Which board tasks a pull-request title names. Django-free.
 
 `[Accuracy diff No.55-56、76-77] Fix …` links tasks 55, 56, 76 and 77; `-part` anywhere in the title
-marks a partial fix; a `Revert "…"` title links nothing. The prefix must open the title or a bracket
-(`[`, `【`, `(`), so another board's tag that merely ends in the same words does not match.
+marks a partial fix; a `Revert "…"` title links nothing. The prefix is looked for inside a bracket
+(`[`, `【`, `(`) or at the start of the title, anywhere in that bracket as the community bot does
+(`【PaddlePaddle Hackathon 5th No.30】` links 30 with prefix `Hackathon 5th`), but always as whole
+words followed by `No.`, so `Fix accuracy diff No.12 in gelu` links nothing.
+
+Abuse limits: a title naming more than `max_tasks` tasks links nothing and says why (`error`), and a
+task number of more than MAX_DIGITS digits is a syntax error.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from .numbers import normalize_digits, scan_number_list
+from .numbers import NumberTooLong, normalize_digits, scan_number_list
 
 DEFAULT_PREFIX = "Accuracy diff"
 
@@ -19,19 +24,26 @@ class TitleParse:
     tasks: list[int] = field(default_factory=list)
     part: bool = False
     revert: bool = False
+    error: str = ""  # why the title links nothing although it carries the prefix
 
     def as_dict(self) -> dict:
-        return {"tasks": self.tasks, "part": self.part, "revert": self.revert}
+        out = {"tasks": self.tasks, "part": self.part, "revert": self.revert}
+        if self.error:
+            out["error"] = self.error
+        return out
 
 
 def _prefix_pattern(prefix: str) -> re.Pattern:
     words = r"[ \t_-]*".join(re.escape(word) for word in prefix.split())
     return re.compile(
-        r"(?:^|[\[【(（])[ \t]*" + words + r"[ \t_-]*[\]】)）]?[ \t]*No\.?[ \t]*[:：]?[ \t]*(?=\d)", re.IGNORECASE
+        # At the title's start, or in a bracket after other words of that bracket ("PaddlePaddle ").
+        r"(?:^|[\[【(（](?:[^\[\]【】()（）]*?[ \t_-])?)[ \t]*(?<![A-Za-z0-9])" + words
+        + r"[ \t_-]*[\]】)）]?[ \t]*No\.?[ \t]*[:：]?[ \t]*(?=\d)", re.IGNORECASE
     )
 
 
-def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50) -> TitleParse:
+def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50,
+                   max_tasks: int | None = None) -> TitleParse:
     title = normalize_digits(title or "").strip()
     result = TitleParse(part="-part" in title.lower().replace(" ", ""))
     if title.startswith('Revert "') or title.lower().startswith('revert "'):
@@ -39,10 +51,17 @@ def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int =
         return result
     numbers: set[int] = set()
     for match in _prefix_pattern(prefix).finditer(title):
-        items, _ = scan_number_list(title, match.end())
+        try:
+            items, _ = scan_number_list(title, match.end())
+        except NumberTooLong as error:
+            result.error = f"column {error.column + 1}: {error}"
+            return result
         for item in items:
             # Reversed or huge ranges in a title are typos; link only what is unambiguous.
             if item.start <= item.end and item.end - item.start < max_range:
                 numbers.update(n for n in range(item.start, item.end + 1) if n >= 1)
+    if max_tasks is not None and len(numbers) > max_tasks:
+        result.error = f"the title names {len(numbers)} tasks; at most {max_tasks} in one pull request"
+        return result
     result.tasks = sorted(numbers)
     return result

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from ..models import IssueComment, SyncCursor
-from ..services.claims import apply_comment, delete_comment, parse_github_time
+from ..services.claims import apply_comment, delete_comment, parse_github_time, record_bad_comment
 from ..services.pull_requests import apply_pull_request
 from .client import GitHubClient
 
@@ -82,12 +82,24 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
 
     def apply(comment: dict) -> datetime | None:
         report.comments_seen += 1
-        seen_ids.add(int(comment["id"]))
-        with transaction.atomic():
-            result = apply_comment(comment)
-        if result.changes:
+        try:
+            seen_ids.add(int(comment["id"]))
+            with transaction.atomic():
+                result = apply_comment(comment)
+        except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as error:
+            # A comment that cannot be applied is recorded and skipped; one bad comment never stops
+            # the poller (database errors still propagate: the cursor stays and the poll is retried).
+            with transaction.atomic():
+                record_bad_comment(comment, error)
+            report.errors.append(f"comment {str(comment.get('id') if isinstance(comment, dict) else comment)[:40]} "
+                                 f"skipped: {type(error).__name__}: {str(error)[:200]}")
+            result = None
+        if result is not None and result.changes:
             report.comments_changed += 1
-        return parse_github_time(comment.get("updated_at"))
+        try:
+            return parse_github_time(comment.get("updated_at"))
+        except (AttributeError, TypeError, ValueError):
+            return None
 
     read = _sync_pages(client, cursor, f"repos/{repo}/issues/{issue}/comments", params, report, full=full,
                        items=lambda data: data or [], apply=apply)

@@ -16,20 +16,32 @@ from django.views.decorators.http import require_POST
 
 from ..models import Task
 from ..services import site_claims
-from .webhook import BadDelivery, handle_delivery, signature_is_valid
+from .webhook import BadDelivery, handle_delivery, header_problem, signature_is_valid
+
+# GitHub caps webhook payloads at 25 MB, but the events the board reads are a few kB: a larger body is
+# refused before it is read or hashed.
+WEBHOOK_MAX_BYTES = 1024 * 1024
 
 
 @csrf_exempt
 def webhook(request):
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > WEBHOOK_MAX_BYTES:
+        return JsonResponse({"error": f"payload larger than {WEBHOOK_MAX_BYTES} bytes"}, status=413)
     body = request.body
+    if len(body) > WEBHOOK_MAX_BYTES:
+        return JsonResponse({"error": f"payload larger than {WEBHOOK_MAX_BYTES} bytes"}, status=413)
     if not signature_is_valid(settings.GITHUB_WEBHOOK_SECRET, body, request.headers.get("X-Hub-Signature-256")):
         return JsonResponse({"error": "missing or invalid X-Hub-Signature-256"}, status=401)
     event = request.headers.get("X-GitHub-Event", "")
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
-    if not event or not delivery_id:
-        return JsonResponse({"error": "X-GitHub-Event and X-GitHub-Delivery headers are required"}, status=400)
+    if problem := header_problem(event, delivery_id):
+        return JsonResponse({"error": problem}, status=400)
     try:
         if request.content_type == "application/x-www-form-urlencoded":
             # GitHub's "application/x-www-form-urlencoded" content type sends the JSON as `payload=`.
@@ -52,6 +64,9 @@ def webhook(request):
 @require_POST
 def claim(request, number: int):
     task = get_object_or_404(Task, number=number)
+    limited = _rate_limited(request, task)
+    if limited:
+        return limited
     outcome = site_claims.claim_on_site(request.user, task)
     _report(request, outcome)
     return redirect(_back_to(request))
@@ -61,9 +76,24 @@ def claim(request, number: int):
 @require_POST
 def withdraw(request, number: int):
     task = get_object_or_404(Task, number=number)
+    limited = _rate_limited(request, task)
+    if limited:
+        return limited
     outcome = site_claims.withdraw_on_site(request.user, task)
     _report(request, outcome)
     return redirect(_back_to(request))
+
+
+def _rate_limited(request, task):
+    """429 with the reason when the user has claimed/withdrawn too often (each one may post on GitHub)."""
+    limit = site_claims.take_rate_limit(request.user)
+    if limit.allowed:
+        return None
+    response = render(request, "tracker/rate_limited.html", {
+        "title": _("Too many requests"), "message": limit.message, "task": task, "back": _back_to(request),
+    }, status=429)
+    response["Retry-After"] = str(limit.retry_after)
+    return response
 
 
 def _back_to(request) -> str:
@@ -88,12 +118,9 @@ def _report(request, outcome: site_claims.SiteOutcome):
 
 @login_required
 def profile(request):
-    if request.method == "POST":
-        outcome = site_claims.set_github_login(request.user, request.POST.get("github_login", ""))
-        messages.add_message(request, messages.SUCCESS if outcome.ok else messages.ERROR, outcome.message)
-        if outcome.ok:
-            return redirect("github:profile")
-    contributor = getattr(request.user, "contributor", None)
+    """The GitHub account the user signed in with, and their tasks. The login is never typed in: it
+    is the one GitHub vouched for (sign in / connect with GitHub)."""
+    contributor = site_claims.site_contributor(request.user)
     claims = contributor.claims.select_related("task").order_by("task__number") if contributor else []
     return render(request, "tracker/github_profile.html", {
         "contributor": contributor, "claims": claims, "title": _("GitHub profile"),

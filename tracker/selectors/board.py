@@ -73,6 +73,12 @@ class BoardFilters:
         return filters
 
 
+    def cache_key(self) -> tuple:
+        """What the filtered rows depend on (the errors are shown outside the cached rows)."""
+        return (self.kernel, self.status, self.contributor.lower(), self.q, self.open_only, self.fixed_upstream,
+                self.sort)
+
+
 def _count(model, **filters):
     subquery = (
         model.objects.filter(**filters).order_by().values(next(iter(filters)).split("__")[0])
@@ -111,8 +117,8 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
         tasks = tasks.filter(Q(pk__in=claimed) | Q(pk__in=authored))
     if filters.q:
         text = Q(api__icontains=filters.q)
-        if filters.q.lstrip("#").isdigit():
-            text |= Q(number=int(filters.q.lstrip("#")))
+        if task_number := _task_number(filters.q):
+            text |= Q(number=task_number)
         tasks = tasks.filter(text)
     if filters.open_only:
         # open for claiming: nobody holds an active claim and the task is not locked
@@ -125,6 +131,19 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])
+
+
+# Task numbers have a few digits; a longer run of digits is searched as text only (int() of thousands of
+# digits raises, and a number beyond 64 bits overflows the database's integer).
+MAX_TASK_NUMBER_DIGITS = 6
+
+
+def _task_number(text: str) -> int | None:
+    """`123` or `#123` as a task number; None for anything else (`²` is a digit to str.isdigit, not to int)."""
+    digits = text.lstrip("#")
+    if digits.isascii() and digits.isdecimal() and len(digits) <= MAX_TASK_NUMBER_DIGITS:
+        return int(digits)
+    return None
 
 
 def board_totals() -> dict:

@@ -108,6 +108,8 @@ class ImportReport:
     unchanged: int = 0
     errors: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
+    # People the board lists whose withdrawal (on GitHub or the site) the import did not undo.
+    kept_withdrawn: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         return (
@@ -394,8 +396,14 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
             continue
         fields = []
         if claim.withdrawn_at is not None:
-            claim.withdrawn_at = None
-            fields.append("withdrawn_at")
+            if claim.withdrawn_source != Source.SEED:
+                # Withdrawn on GitHub or on the site: a board text (perhaps older) never undoes that.
+                report.kept_withdrawn.append(f"{ref}: No.{row.number}: @{contributor.login} withdrew "
+                                             f"({claim.get_withdrawn_source_display() or 'source unknown'}); "
+                                             f"the board still lists them")
+                continue
+            claim.withdrawn_at, claim.withdrawn_source = None, ""
+            fields += ["withdrawn_at", "withdrawn_source"]
             changes.append(("claimed", f"@{contributor.login} listed again", {"login": contributor.login}))
         # The plain form shows no status, so it keeps ours; the bot's badges may only move a person forward
         # (the table can be older than what the GitHub sync has already applied).
@@ -410,8 +418,8 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
         # Only claims that came from a board import are withdrawn by a board that no longer lists them;
         # claims made in comments or on the site are the GitHub sync's to manage.
         if login not in listed and claim.source == Source.SEED and claim.withdrawn_at is None:
-            claim.withdrawn_at = when
-            claim.save(update_fields=["withdrawn_at", "updated"])
+            claim.withdrawn_at, claim.withdrawn_source = when, Source.SEED
+            claim.save(update_fields=["withdrawn_at", "withdrawn_source", "updated"])
             changes.append(("withdrawn", f"@{claim.contributor.login} no longer listed", {"login": claim.contributor.login}))
 
     linked = {(pr.repo, pr.number) for pr in task.pull_requests.all()}

@@ -2,6 +2,11 @@
 
 Every change writes an Event with its source (the comment URL; the webhook delivery id in the data)
 and refreshes the task's board status. Callers wrap one comment / one delivery in transaction.atomic.
+
+Abuse limits: a comment naming more than settings.CLAIM_MAX_TASKS tasks changes nothing and is
+recorded as a `comment_rejected` Event (where and why). A comment the site's own account posted
+(`【报名】: 21 (for @login)`) is credited to the named login; anyone else's "(for @x)" claims for the
+author, as any comment does.
 """
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -48,6 +54,45 @@ def is_bot_account(login: str) -> bool:
     return login.lower() in bots or login.lower().endswith("[bot]")
 
 
+def site_account_login() -> str:
+    """The GitHub login of the account the site posts comments with ("" when the site posts nothing).
+
+    settings.GITHUB_BOT_LOGIN, or asked once from GitHub (`GET /user` with GITHUB_TOKEN) and cached.
+    """
+    if settings.GITHUB_BOT_LOGIN:
+        return settings.GITHUB_BOT_LOGIN
+    if not settings.GITHUB_TOKEN:
+        return ""
+    from ..github.client import GitHubError, client_from_settings
+
+    key = _site_login_cache_key()
+    login = cache.get(key)
+    if login is None:
+        try:
+            login = (client_from_settings(max_wait=5.0).get("user").data or {}).get("login") or ""
+        except GitHubError:
+            return ""  # not cached: asked again next time
+        cache.set(key, login, 24 * 3600)
+    return login
+
+
+def _site_login_cache_key() -> str:
+    import hashlib
+
+    return "github:site-login:" + hashlib.sha256(f"{settings.GITHUB_API_URL} {settings.GITHUB_TOKEN}".encode()).hexdigest()
+
+
+def remember_site_account_login(login: str) -> None:
+    """The author of a comment the site just posted is its account: no need to ask GitHub."""
+    if login and settings.GITHUB_TOKEN and not settings.GITHUB_BOT_LOGIN:
+        cache.set(_site_login_cache_key(), login, 24 * 3600)
+
+
+def is_site_account(login: str) -> bool:
+    site = site_account_login()
+    return bool(login and site and login.lower() == site.lower())
+
+
 def contributor_for(login: str) -> Contributor:
     """GitHub logins are case-insensitive: `Co63oc` and `co63oc` are one person."""
     existing = Contributor.objects.filter(login__iexact=login).first()
@@ -80,9 +125,9 @@ def claim_task(task: Task, contributor: Contributor, *, source: str, source_ref:
                              source_ref=source_ref, created=when)
         message = f"@{contributor.login} claimed No.{task.number}"
     else:
-        claim.withdrawn_at = None
+        claim.withdrawn_at, claim.withdrawn_source = None, ""
         claim.source, claim.source_ref = source, source_ref
-        claim.save(update_fields=["withdrawn_at", "source", "source_ref", "updated"])
+        claim.save(update_fields=["withdrawn_at", "withdrawn_source", "source", "source_ref", "updated"])
         message = f"@{contributor.login} claimed No.{task.number} again"
     record_event(task=task, kind="claimed", source=source, source_ref=source_ref, actor=actor or contributor.login,
                  message=message, data=data, when=when)
@@ -96,8 +141,8 @@ def withdraw_claim(task: Task, contributor: Contributor, *, source: str, source_
     if claim is None:
         return False
     when = when or timezone.now()
-    claim.withdrawn_at = when
-    claim.save(update_fields=["withdrawn_at", "updated"])
+    claim.withdrawn_at, claim.withdrawn_source = when, source
+    claim.save(update_fields=["withdrawn_at", "withdrawn_source", "updated"])
     message = f"@{contributor.login} withdrew from No.{task.number}" + (f" ({reason})" if reason else "")
     record_event(task=task, kind="withdrawn", source=source, source_ref=source_ref, actor=actor or contributor.login,
                  message=message, data=data, when=when)
@@ -107,9 +152,16 @@ def withdraw_claim(task: Task, contributor: Contributor, *, source: str, source_
 
 # --- comments -------------------------------------------------------------------------------
 
+def _comments_of(login: str):
+    """Comments that speak for `login`: their own, and the site's "(for @login)" comments."""
+    from django.db.models import Q
+
+    return IssueComment.objects.filter(Q(author__iexact=login, on_behalf_of="") | Q(on_behalf_of__iexact=login))
+
+
 def _claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: int) -> str:
     """Why a claim stays although this comment no longer makes it ("" when nothing backs it)."""
-    for other in IssueComment.objects.filter(author__iexact=contributor.login, deleted=False).exclude(comment_id=comment_id):
+    for other in _comments_of(contributor.login).filter(deleted=False).exclude(comment_id=comment_id):
         if task.number in (other.claimed or []):
             return f"still claimed in {other.url or other.comment_id}"
     if PullRequest.objects.filter(author=contributor, tasks=task).exists():
@@ -145,20 +197,41 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
             result.errors = stored.errors
             return result
 
-    bot = not login or is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot"
+    previous = set(stored.claimed) if stored is not None else set()
+    credited = login  # whose claims the comment makes
+    declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
+    parsed, site_account = None, False
+    if login and (not declared_bot or "for @" in body):
+        top, locked = board_limits()
+        parsed = parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
+        # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
+        site_account = is_site_account(login) if parsed.for_login else \
+            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    bot = parsed is None or (declared_bot and not site_account)
+    rejected_whole = False
     if bot:
         parsed_claim, parsed_withdraw, errors = [], [], []
         result.skipped = f"bot account {login}" if login else "no author"
     else:
-        top, locked = board_limits()
-        parsed = parse_comment(body, max_task=top, locked=locked)
         parsed_claim, parsed_withdraw = parsed.claim, parsed.withdraw
         errors = [e.as_dict() for e in parsed.errors]
-    previous = set(stored.claimed) if stored is not None else set()
+        if site_account:
+            # The site's account speaks only for the person it names; without a name it claims nothing.
+            credited = parsed.for_login
+            if not credited:
+                bot, parsed_claim, parsed_withdraw, errors = True, [], [], []
+                result.skipped = f"the site's account {login} names nobody"
+        if parsed.rejected:
+            # Nothing changes: the claims the comment made before (if edited) stay as they were.
+            rejected_whole, parsed_claim = True, sorted(previous)
 
     if stored is None:
         stored = IssueComment(comment_id=comment_id)
+    if previous and stored.on_behalf_of.lower() != (credited if credited != login else "").lower():
+        # The comment now speaks for someone else: what it claimed for the old person is theirs to keep or lose.
+        previous = set()
     stored.author, stored.url, stored.body = login, url, body
+    stored.on_behalf_of = credited if credited != login else ""
     stored.created_at, stored.updated_at = created, updated
     stored.claimed, stored.errors = parsed_claim, errors
     stored.save()
@@ -166,8 +239,15 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
     result.errors = errors
     if bot:
         return result
+    if rejected_whole:
+        reason = "; ".join(e["message"] for e in errors if e["code"] == "too_many_tasks")
+        result.skipped = reason
+        record_event(task=None, kind="comment_rejected", source=Source.COMMENT, source_ref=url, actor=login,
+                     message=f"comment by @{login} rejected: {reason}", data={**data, "errors": errors}, when=updated)
+        return result
 
-    contributor = contributor_for(login)
+    contributor = contributor_for(credited)
+    login = credited
     rejected = {n for error in errors if error["code"] == "locked" for n in error["numbers"]}
     wanted = set(parsed_claim) | set(parsed_withdraw) | previous | rejected
     tasks = {t.number: t for t in Task.objects.filter(number__in=wanted)}
@@ -222,22 +302,34 @@ def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     stored.deleted, stored.claimed = True, []
     stored.save(update_fields=["deleted", "claimed"])
     result.changes = 1
-    if not stored.author or is_bot_account(stored.author):
+    person = stored.on_behalf_of or stored.author
+    if not person or (not stored.on_behalf_of and is_bot_account(stored.author)):
         return result
-    contributor = contributor_for(stored.author)
+    contributor = contributor_for(person)
     data = {"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}
     now = timezone.now()
     for task in Task.objects.filter(number__in=previous):
         backing = _claims_backed_elsewhere(contributor, task, comment_id)
         if backing:
             record_event(task=task, kind="claim_kept", source=Source.COMMENT, source_ref=stored.url,
-                         actor=stored.author, data=data, when=now,
-                         message=f"comment deleted; @{stored.author} keeps No.{task.number}: {backing}")
+                         actor=person, data=data, when=now,
+                         message=f"comment deleted; @{person} keeps No.{task.number}: {backing}")
         elif withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=stored.url, when=now, data=data,
                             reason="claim comment deleted"):
             result.withdrawn.append(task.number)
     result.changes += len(result.withdrawn)
     return result
+
+
+def record_bad_comment(comment, error: Exception) -> None:
+    """A comment that could not be applied at all (malformed payload, a bug): where and why, so the
+    poller can skip it and go on."""
+    comment = comment if isinstance(comment, dict) else {}
+    login = str((comment.get("user") or {}).get("login") or "") if isinstance(comment.get("user"), dict) else ""
+    record_event(task=None, kind="comment_rejected", source=Source.COMMENT,
+                 source_ref=str(comment.get("html_url") or comment.get("id") or "")[:500], actor=login[:100],
+                 message=f"comment skipped: {type(error).__name__}: {str(error)[:300]}",
+                 data={"comment_id": str(comment.get("id"))[:40], "error": f"{type(error).__name__}: {str(error)[:300]}"})
 
 
 @transaction.atomic

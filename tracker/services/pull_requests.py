@@ -1,9 +1,13 @@
 """Link pull requests to tasks by title and move their authors' status forward.
 
 open → 提交PR; merged → 完成任务 (部分完成 with `-part` in the title); closed without merge → the
-author's claim stays and the PR shows as closed. Events that arrive out of order (an older `opened`
-after `closed`) are recognised by GitHub's updated_at and change nothing; a person's status never
-moves backwards (advance_claim_status).
+author's claim stays, the PR shows as closed, and the 提交PR this PR set is taken back unless another
+open or merged PR of the author still backs it. Events that arrive out of order (an older `opened`
+after `closed`) are recognised by GitHub's updated_at and change nothing; otherwise a person's status
+never moves backwards (advance_claim_status).
+
+Abuse limit: a title naming more than settings.CLAIM_MAX_TASKS tasks (or a task number of more than
+a few digits) links nothing and changes nothing; a `pr_rejected` Event says where and why.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from ..github.pr_titles import parse_pr_title
-from ..models import Claim, ClaimStatus, PullRequest, Source, Task
+from ..models import Claim, ClaimStatus, Event, PullRequest, Source, Task
 from .claims import ApplyResult, claim_task, contributor_for, parse_github_time
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
@@ -69,11 +73,20 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
                        prefix: str | None = None) -> ApplyResult:
     info = normalize_pull_request(payload, repo)
     prefix = prefix or settings.GITHUB_PR_TITLE_PREFIX
-    parsed = parse_pr_title(info["title"], prefix)
+    parsed = parse_pr_title(info["title"], prefix, max_tasks=settings.CLAIM_MAX_TASKS)
     result = ApplyResult()
     source_ref = info["html_url"]
     data = {"pr": f"{info['repo']}#{info['number']}", **({"delivery": delivery_id} if delivery_id else {})}
     when = info["updated_at"]
+    if parsed.error:
+        result.skipped = f"{info['repo']}#{info['number']}: {parsed.error}"
+        result.errors.append({"code": "title_rejected", "numbers": [], "message": result.skipped})
+        # Once per title: the poller and redelivered webhooks see the same PR again and again.
+        if not Event.objects.filter(kind="pr_rejected", source_ref=source_ref, data__title=info["title"]).exists():
+            record_event(task=None, kind="pr_rejected", source=Source.PR, source_ref=source_ref, actor=info["login"],
+                         message=f"pull request rejected: {result.skipped}",
+                         data={**data, "title": info["title"], "reason": parsed.error}, when=when)
+        return result
 
     pr = PullRequest.objects.select_for_update().filter(repo=info["repo"], number=info["number"]).first()
     if pr is None and not parsed.tasks:
@@ -84,7 +97,8 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
         return result
 
     author = contributor_for(info["login"]) if info["login"] else None
-    old_title_tasks = set(parse_pr_title(pr.title, prefix).tasks) if pr is not None and pr.title else set()
+    old_title_tasks = set(parse_pr_title(pr.title, prefix, max_tasks=settings.CLAIM_MAX_TASKS).tasks) \
+        if pr is not None and pr.title else set()
     created = pr is None
     if created:
         pr = PullRequest(repo=info["repo"], number=info["number"])
@@ -144,6 +158,9 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
                 result.claimed.append(number)
                 result.changes += 1
         if target is None:
+            if pr.state == PullRequest.State.CLOSED and old_state != pr.state:
+                if _take_back_pr_submitted(pr, task, author, source_ref=source_ref, when=when, data=data):
+                    result.changes += 1
             continue
         claim = Claim.objects.get(task=task, contributor=author)
         new_status = advance_claim_status(claim.status, target)
@@ -157,6 +174,33 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     for task in touched.values():
         refresh_task_status(task)
     return result
+
+
+def _take_back_pr_submitted(pr: PullRequest, task: Task, author, *, source_ref: str, when, data: dict) -> bool:
+    """A PR closed without merge: undo the 提交PR it set, unless another open or merged PR of the
+    author (or one the board lists with unknown state) still backs it. True when the status moved."""
+    claim = Claim.objects.filter(task=task, contributor=author).first()
+    if claim is None or claim.status != ClaimStatus.PR_SUBMITTED:
+        return False  # never set by a PR, or already moved on (merged elsewhere, partial…)
+    # 提交PR set by a pull request of the author (this one, or an earlier one this one kept it at).
+    set_by_a_pr = Event.objects.filter(task=task, kind="claim_status", source=Source.PR, actor__iexact=author.login,
+                                       data__to=ClaimStatus.PR_SUBMITTED).order_by("-created", "-id").first()
+    if set_by_a_pr is None:
+        return False  # 提交PR came from elsewhere (the board's badge): not a PR's to take back
+    backing = task.pull_requests.filter(author=author).exclude(pk=pr.pk).filter(
+        state__in=[PullRequest.State.OPEN, PullRequest.State.MERGED, PullRequest.State.UNKNOWN]).first()
+    if backing is not None:
+        record_event(task=task, kind="claim_kept", source=Source.PR, source_ref=source_ref, actor=author.login,
+                     message=f"{pr} closed without merge; @{author.login} stays {claim.status} on No.{task.number}: "
+                             f"{backing} ({backing.state}) still backs it", data=data, when=when)
+        return False
+    previous = set_by_a_pr.data.get("from") or ClaimStatus.CLAIMED
+    record_event(task=task, kind="claim_status", source=Source.PR, source_ref=source_ref, actor=author.login,
+                 message=f"@{author.login} on No.{task.number}: {claim.status} → {previous} ({pr} closed without merge)",
+                 data={**data, "from": claim.status, "to": previous, "reason": "closed without merge"}, when=when)
+    claim.status = previous
+    claim.save(update_fields=["status", "updated"])
+    return True
 
 
 @transaction.atomic

@@ -387,6 +387,7 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     me = executor_name()
     if run.state == TestRun.State.RUNNING and not executor_dead(run):
         return report  # someone alive is on it (e.g. the queue redelivered the message)
+    mark_dequeued(run, me)
 
     opts = {**pool_options(), "python": python, **(options or {})}
     try:
@@ -409,6 +410,7 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
             # Never a GPU verdict from a CPU build: leave it queued for a GPU worker. Its queue message is
             # consumed now, so the message below marks the run for requeue_declined_gpu_runs().
             TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+                executor="", heartbeat_at=None,
                 message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
@@ -502,9 +504,38 @@ def requeue_declined_release_runs(releases: list[str], *, enqueue: bool = True) 
     return requeued
 
 
+def mark_dequeued(run: TestRun, me: str) -> bool:
+    """A queued run's job was taken off the queue by `me`, which now starts its workers.
+
+    Starting Paddle and Torch takes a while; if this process dies before it claims the run, the job is
+    gone (Redis has no acknowledgement) and the run would stay `queued` for ever. The mark lets the
+    resume sweep see that: a queued run marked by a dead executor is queued again.
+    """
+    return bool(TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+        executor=me, heartbeat_at=timezone.now()))
+
+
+def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
+    """Queued runs whose job a worker took off the queue and then died before starting: queued again."""
+    requeued = []
+    for run in TestRun.objects.filter(state=TestRun.State.QUEUED).exclude(executor=""):
+        if not executor_dead(run):
+            continue
+        # Conditional on the mark we judged dead, so two sweeping workers don't both enqueue it.
+        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, executor=run.executor,
+                                  heartbeat_at=run.heartbeat_at).update(
+                executor="", heartbeat_at=None,
+                message=f"queued again: worker {run.executor} died after taking its job off the queue"):
+            requeued.append(run.pk)
+            if enqueue:
+                enqueue_run(run)
+    return requeued
+
+
 def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
-    """Runs left `running` by a dead executor go back to `queued` (and onto their lane's queue)."""
-    resumed = []
+    """Runs left `running` by a dead executor go back to `queued` (and onto their lane's queue); so do
+    queued runs whose job a dead worker had taken off the queue before starting them."""
+    resumed = requeue_lost_queued_runs(enqueue=enqueue)
     for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
         if not executor_dead(run):
             continue

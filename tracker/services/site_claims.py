@@ -1,10 +1,15 @@
-"""Claiming and withdrawing on the site, for a signed-in user whose profile names a GitHub login.
+"""Claiming and withdrawing on the site, for a user signed in with GitHub (django-allauth).
 
-The claim is stored at once (source "web"). The tracking issue should say the same thing: with
-GITHUB_TOKEN set the site posts the matching `【报名】: N` / `【取消报名】: N` comment through the REST
-client; otherwise the user is shown the exact comment to paste. The posted comment is remembered
-(IssueComment) so its webhook echo changes nothing — the claim belongs to the user, not to the
-account that owns the token.
+The claim is made for the login GitHub vouched for at sign-in (the social account's `login`), never
+for a login typed into a form. It is stored at once (source "web"). The tracking issue should say
+the same thing: with GITHUB_TOKEN set the site posts `【报名】: N (for @login)` /
+`【取消报名】: N (for @login)` through the REST client — the comment parser credits the named login
+because the site's own account wrote it, so a later `sync_github --full` attributes it the same way;
+otherwise the user is shown the exact comment to paste. The posted comment is remembered
+(IssueComment) so its webhook echo changes nothing.
+
+Each user may claim or withdraw at most SITE_CLAIM_RATE_LIMIT times per SITE_CLAIM_RATE_WINDOW
+seconds (counted in Django's cache); the views answer 429 beyond that.
 """
 from __future__ import annotations
 
@@ -12,12 +17,15 @@ import re
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
+from ..github.oauth import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
-from .claims import claim_task, parse_github_time, withdraw_claim
+from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
 
 GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
@@ -33,12 +41,61 @@ class SiteOutcome:
     posted_url: str = ""
 
 
-def claim_comment(number: int) -> str:
-    return f"【报名】: {number}"
+def claim_comment(number: int, for_login: str = "") -> str:
+    """The claim comment; `for_login` when the site's account posts it for someone."""
+    return f"【报名】: {number}" + (f" (for @{for_login})" if for_login else "")
 
 
-def withdraw_comment(number: int) -> str:
-    return f"【取消报名】: {number}"
+def withdraw_comment(number: int, for_login: str = "") -> str:
+    return f"【取消报名】: {number}" + (f" (for @{for_login})" if for_login else "")
+
+
+@dataclass
+class RateLimit:
+    allowed: bool
+    retry_after: int  # seconds until the window ends
+    message: str = ""
+
+
+def take_rate_limit(user) -> RateLimit:
+    """Count one claim/withdraw attempt of `user`; beyond SITE_CLAIM_RATE_LIMIT per window it is refused.
+
+    A fixed window per user: cache.add starts the window's counter, cache.incr counts atomically (on
+    backends that share state between processes — see settings)."""
+    limit, window = settings.SITE_CLAIM_RATE_LIMIT, settings.SITE_CLAIM_RATE_WINDOW
+    now = int(timezone.now().timestamp())
+    start = now - now % window
+    key = f"site-claims:{user.pk}:{start}"
+    cache.add(key, 0, timeout=window + 60)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=window + 60)
+        count = 1
+    retry_after = start + window - now
+    if count <= limit:
+        return RateLimit(True, retry_after)
+    return RateLimit(False, retry_after, _(
+        "Too many claims and withdrawals: at most %(limit)s per %(minutes)s minutes. "
+        "Try again in %(wait)s minutes.") % {
+        "limit": limit, "minutes": max(1, window // 60), "wait": max(1, -(-retry_after // 60))})
+
+
+def site_contributor(user) -> Contributor | None:
+    """The Contributor of the login the user proved by signing in with GitHub, linked to the user.
+
+    The proven login wins over an older unproven link (a login typed on the profile before sign-in
+    through GitHub existed)."""
+    login = proven_github_login(user)
+    if not login or not GITHUB_LOGIN.match(login):
+        return None
+    with transaction.atomic():
+        contributor = contributor_for(login)
+        if contributor.user_id != user.pk:
+            Contributor.objects.filter(user=user).exclude(pk=contributor.pk).update(user=None)
+            contributor.user = user
+            contributor.save(update_fields=["user"])
+    return contributor
 
 
 def tracking_issue_url() -> str:
@@ -46,26 +103,31 @@ def tracking_issue_url() -> str:
     return f"https://github.com/{repo}/issues/{number}"
 
 
-def _post_or_paste(outcome: SiteOutcome, body: str, actor: str, task: Task) -> SiteOutcome:
+def _post_or_paste(outcome: SiteOutcome, kind: str, actor: str, task: Task) -> SiteOutcome:
+    make = claim_comment if kind == "claim" else withdraw_comment
     outcome.issue_url = tracking_issue_url()
     if not settings.GITHUB_TOKEN:
-        outcome.comment_to_paste = body
+        outcome.comment_to_paste = make(task.number)  # the user posts it: it speaks for its author
         return outcome
+    body = make(task.number, actor)
     repo, number = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
     try:
         posted = client_from_settings(max_wait=5.0).post_issue_comment(repo, number, body)
     except GitHubError as error:
-        outcome.comment_to_paste = body
+        outcome.comment_to_paste = make(task.number)
         outcome.message += " " + _("Posting the comment on GitHub failed (%(error)s); please paste it yourself.") % {
             "error": error.message or error.status}
         return outcome
     outcome.posted_url = posted.get("html_url", "")
+    remember_site_account_login((posted.get("user") or {}).get("login", ""))
     with transaction.atomic():
+        # Stored as the comment parser would store it, so the webhook / poller echo is "unchanged".
         IssueComment.objects.update_or_create(comment_id=int(posted["id"]), defaults={
             "author": (posted.get("user") or {}).get("login", ""), "url": outcome.posted_url, "body": body,
+            "on_behalf_of": actor,
             "created_at": parse_github_time(posted.get("created_at")),
             "updated_at": parse_github_time(posted.get("updated_at") or posted.get("created_at")),
-            "claimed": [], "errors": [],
+            "claimed": [task.number] if kind == "claim" else [], "errors": [],
         })
         record_event(task=task, kind="comment_posted", source=Source.WEB, source_ref=outcome.posted_url, actor=actor,
                      message=f"posted “{body}” on {settings.GITHUB_TRACKING_ISSUE} for @{actor}")
@@ -73,9 +135,10 @@ def _post_or_paste(outcome: SiteOutcome, body: str, actor: str, task: Task) -> S
 
 
 def claim_on_site(user, task: Task) -> SiteOutcome:
-    contributor = Contributor.objects.filter(user=user).first()
+    contributor = site_contributor(user)
     if contributor is None:
-        return SiteOutcome(False, _("Set your GitHub login on your profile before claiming."), task.number)
+        return SiteOutcome(False, _("Sign in with GitHub before claiming: a claim is made for the GitHub account you "
+                                    "signed in with."), task.number)
     if task.locked:
         return SiteOutcome(False, _("Task %(number)s is locked and cannot be claimed: %(reason)s") % {
             "number": task.number, "reason": task.locked_reason}, task.number)
@@ -86,41 +149,24 @@ def claim_on_site(user, task: Task) -> SiteOutcome:
         return SiteOutcome(False, _("You have already claimed task %(number)s.") % {"number": task.number},
                            task.number)
     outcome = SiteOutcome(True, _("You claimed task %(number)s.") % {"number": task.number}, task.number)
-    return _post_or_paste(outcome, claim_comment(task.number), contributor.login, task)
+    return _post_or_paste(outcome, "claim", contributor.login, task)
 
 
 def withdraw_on_site(user, task: Task) -> SiteOutcome:
-    contributor = Contributor.objects.filter(user=user).first()
+    contributor = site_contributor(user)
     if contributor is None:
-        return SiteOutcome(False, _("Set your GitHub login on your profile first."), task.number)
+        return SiteOutcome(False, _("Sign in with GitHub first."), task.number)
     with transaction.atomic():
         changed = withdraw_claim(task, contributor, source=Source.WEB, source_ref=f"user:{user.get_username()}",
                                  actor=contributor.login, data={"user": user.get_username()})
     if not changed:
         return SiteOutcome(False, _("You have no claim on task %(number)s.") % {"number": task.number}, task.number)
     outcome = SiteOutcome(True, _("You withdrew from task %(number)s.") % {"number": task.number}, task.number)
-    return _post_or_paste(outcome, withdraw_comment(task.number), contributor.login, task)
+    return _post_or_paste(outcome, "withdraw", contributor.login, task)
 
 
 def active_claim_of(user, task: Task) -> Claim | None:
-    if not getattr(user, "is_authenticated", False):
+    login = proven_github_login(user)
+    if not login:
         return None
-    return Claim.objects.filter(task=task, contributor__user=user, withdrawn_at__isnull=True).first()
-
-
-@transaction.atomic
-def set_github_login(user, login: str) -> SiteOutcome:
-    login = login.strip().lstrip("@")
-    if not GITHUB_LOGIN.match(login):
-        return SiteOutcome(False, _("“%(login)s” is not a valid GitHub login.") % {"login": login})
-    existing = Contributor.objects.filter(login__iexact=login).first()
-    if existing is not None and existing.user_id not in (None, user.pk):
-        return SiteOutcome(False, _("The GitHub login %(login)s is already linked to another account.") % {
-            "login": existing.login})
-    Contributor.objects.filter(user=user).exclude(pk=getattr(existing, "pk", None)).update(user=None)
-    if existing is None:
-        existing = Contributor.objects.create(login=login, user=user)
-    elif existing.user_id != user.pk:
-        existing.user = user
-        existing.save(update_fields=["user"])
-    return SiteOutcome(True, _("Your GitHub login is now %(login)s.") % {"login": existing.login})
+    return Claim.objects.filter(task=task, contributor__login__iexact=login, withdrawn_at__isnull=True).first()

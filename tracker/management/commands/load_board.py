@@ -20,6 +20,8 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {exc}") from exc
         for change in report.changes:
             self.stdout.write(change)
+        for kept in report.kept_withdrawn:
+            self.stdout.write(f"kept withdrawn: {kept}")
         for error in report.errors:
             self.stderr.write(error)
         self.stdout.write(report.summary())

@@ -1,6 +1,7 @@
 import json
 import sys
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -31,5 +32,5 @@ class Command(BaseCommand):
         elif max_task < 1:
             raise CommandError("--max-task must be at least 1")
         body = sys.stdin.read()
-        result = parse_comment(body, max_task=max_task, locked=locked)
+        result = parse_comment(body, max_task=max_task, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
         self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))

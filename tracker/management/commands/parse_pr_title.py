@@ -15,5 +15,5 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON (the default output as well)")
 
     def handle(self, *args, title, prefix=None, **options):
-        result = parse_pr_title(title, prefix or settings.GITHUB_PR_TITLE_PREFIX)
+        result = parse_pr_title(title, prefix or settings.GITHUB_PR_TITLE_PREFIX, max_tasks=settings.CLAIM_MAX_TASKS)
         self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))

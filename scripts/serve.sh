@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The production web server: migrate, collect static files (hashed + compressed, served by WhiteNoise),
+# then gunicorn serving config.wsgi. DEBUG stays off: DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS and the
+# other production variables of docs/deployment.md must be set. Run the django-q2 worker
+# (`manage.py qcluster`) beside it, on this host or on worker hosts.
+#
+#   WEB_BIND     address to listen on (default 127.0.0.1:8000; put a TLS proxy in front)
+#   WEB_WORKERS  gunicorn worker processes (default: CPU cores + 1)
+#   WEB_THREADS  threads per worker (default 4)
+#   WEB_TIMEOUT  seconds before a stuck request's worker is restarted (default 60)
+#   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
+#   PYTHON       the interpreter of the project's venv (default .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+WORKERS=${WEB_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
+# Each gunicorn thread keeps its database connection between requests instead of opening one per request.
+export DB_CONN_MAX_AGE="${DB_CONN_MAX_AGE:-60}"
+$PY manage.py migrate --noinput
+$PY manage.py collectstatic --noinput >/dev/null
+exec $PY -m gunicorn config.wsgi:application \
+  --bind "${WEB_BIND:-127.0.0.1:8000}" \
+  --workers "$WORKERS" --threads "${WEB_THREADS:-4}" --worker-class gthread \
+  --timeout "${WEB_TIMEOUT:-60}" --graceful-timeout 30 \
+  --access-logfile "${WEB_ACCESS_LOG:--}" --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1}"

@@ -1,0 +1,69 @@
+"""Conditional GET for pages cached per data version: an ETag, and 304 when the client has the page.
+
+The ETag covers everything an anonymous visitor's page depends on: the data version, the page and its
+query string, the language and the CSRF cookie (the page embeds a token for it). Signed-in users' pages
+and responses carrying one-time messages get no ETag, so a 304 never hides a message or session state.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.contrib.messages import get_messages
+from django.core.cache import cache
+from django.http import HttpResponse, HttpResponseNotModified
+from django.middleware.csrf import get_token
+from django.utils.cache import patch_cache_control
+from django.utils.http import parse_etags
+
+# Rendered fragments live this long at most; a data change replaces them at once (new version, new key).
+PAGE_CACHE_SECONDS = 600
+
+
+def page_etag(request, page: str, version: str, language: str) -> str | None:
+    # A signed-in user's page also shows session state (the comment to paste, their GitHub link): it is
+    # always rendered afresh, without an ETag.
+    if request.user.is_authenticated or len(get_messages(request)):
+        return None
+    parts = (page, version, language, request.get_full_path(), request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""))
+    return '"' + hashlib.sha256(repr(parts).encode()).hexdigest()[:32] + '"'
+
+
+def conditional_answer(request, etag: str | None):
+    """A 304 when the request's If-None-Match names `etag`, else None."""
+    if etag is None or request.method not in ("GET", "HEAD"):
+        return None
+    if etag in parse_etags(request.headers.get("If-None-Match", "")):
+        response = HttpResponseNotModified()
+        response["ETag"] = etag
+        patch_cache_control(response, private=True, no_cache=True)
+        return response
+    return None
+
+
+def with_etag(response, etag: str | None):
+    if etag is not None and response.status_code == 200:
+        response["ETag"] = etag
+        # The browser keeps the page but asks every time (If-None-Match): a changed board shows at once.
+        patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+# Stands for the CSRF token in a page rendered once for every anonymous visitor; each response gets the
+# visitor's own token (get_token also makes the CSRF middleware set the cookie).
+CSRF_PLACEHOLDER = "csrf-token-placeholder-9f2c6a1e"
+
+
+def shared_page(request, key: str, render_page):
+    """The page for an anonymous visitor without pending messages, rendered once per `key`.
+
+    `render_page(context_extra)` renders the full page; for the shared copy it gets the placeholder as
+    the CSRF token. Signed-in users and pages with messages are rendered for the request (None here).
+    """
+    if request.user.is_authenticated or len(get_messages(request)):
+        return None
+    html = cache.get(key)
+    if html is None:
+        html = render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode()
+        cache.set(key, html, PAGE_CACHE_SECONDS)
+    return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))

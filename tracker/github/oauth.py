@@ -1,0 +1,74 @@
+"""Sign-in through GitHub (django-allauth's GitHub provider): the login a site claim is made for is
+the one GitHub vouched for, never one typed into a form.
+
+* Password sign-ups are closed (staff accounts come from `createsuperuser`); a GitHub sign-in creates
+  the site account.
+* GitHub's endpoints come from settings: GITHUB_OAUTH_URL (authorize / access_token) and
+  GITHUB_OAUTH_API_URL (`/user`), so GitHub Enterprise or a local stand-in can play GitHub. allauth
+  computes them once when its GitHub views are imported (and only knows the Enterprise layout
+  `<url>/api/v3`), so they are set here at start-up and again when a test overrides the settings.
+"""
+from __future__ import annotations
+
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+ENDPOINT_SETTINGS = {"GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"}
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    def is_open_for_signup(self, request) -> bool:
+        return False  # no password sign-ups: a site account comes from signing in with GitHub
+
+
+class SocialAccountAdapter(DefaultSocialAccountAdapter):
+    def is_open_for_signup(self, request, sociallogin) -> bool:
+        return True
+
+
+def configure_github_endpoints() -> None:
+    from allauth.socialaccount.providers.github.views import GitHubOAuth2Adapter
+
+    web_url = settings.GITHUB_OAUTH_URL.rstrip("/")
+    api_url = settings.GITHUB_OAUTH_API_URL.rstrip("/")
+    GitHubOAuth2Adapter.web_url, GitHubOAuth2Adapter.api_url = web_url, api_url
+    GitHubOAuth2Adapter.access_token_url = f"{web_url}/login/oauth/access_token"
+    GitHubOAuth2Adapter.authorize_url = f"{web_url}/login/oauth/authorize"
+    GitHubOAuth2Adapter.profile_url = f"{api_url}/user"
+    GitHubOAuth2Adapter.emails_url = f"{api_url}/user/emails"
+
+
+@receiver(setting_changed)
+def _endpoints_changed(*, setting, **kwargs):
+    if setting in ENDPOINT_SETTINGS:
+        configure_github_endpoints()
+
+
+def proven_github_login(user) -> str:
+    """The GitHub login the user signed in with ("" when they never signed in with GitHub)."""
+    from allauth.socialaccount.models import SocialAccount
+
+    if not getattr(user, "is_authenticated", False):
+        return ""
+    account = SocialAccount.objects.filter(user=user, provider="github").order_by("-last_login", "-pk").first()
+    return str((account.extra_data or {}).get("login") or "") if account else ""
+
+
+def _link_contributor(request, user, **kwargs):
+    """Right after a GitHub sign-in or connect: the proven login's Contributor speaks for this user."""
+    from ..services.site_claims import site_contributor
+
+    site_contributor(user)
+
+
+def connect_signals() -> None:
+    from allauth.account.signals import user_logged_in
+    from allauth.socialaccount.signals import social_account_added, social_account_updated
+
+    user_logged_in.connect(_link_contributor, dispatch_uid="tracker-github-login")
+    for signal in (social_account_added, social_account_updated):
+        signal.connect(lambda request, sociallogin, **kw: _link_contributor(request, sociallogin.user),
+                       dispatch_uid=f"tracker-github-{id(signal)}", weak=False)

@@ -1,0 +1,67 @@
+"""Data versions: a short digest of exactly the rows a page shows, to cache its rendering per data change.
+
+A version is recomputed from the database on every request (a few small queries over the board's few
+hundred task, claim and PR rows plus aggregates over the configs), so no write path has to remember to
+bump it: a comment applied by the webhook, the poller, a site claim, a report import or the admin all
+change it, in any process. Whatever changes the version invalidates the cached rendering and the ETag.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
+
+from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+
+
+def _digest(*parts) -> str:
+    digest = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        digest.update(repr(part).encode())
+        digest.update(b"\x1e")
+    return digest.hexdigest()
+
+
+def board_version() -> str:
+    """Everything the board page and /api/tasks show: tasks, claims, PRs, contributors, config counts."""
+    return _digest(
+        list(Task.objects.order_by("pk").values_list("pk", "number", "api", "kernel", "status", "locked_reason")),
+        list(Claim.objects.order_by("pk").values_list("pk", "task_id", "contributor_id", "status", "withdrawn_at")),
+        list(PullRequest.objects.order_by("pk").values_list("pk", "repo", "number", "state", "title", "author_id")),
+        list(PullRequest.tasks.through.objects.order_by("pk").values_list("pk", "pullrequest_id", "task_id")),
+        list(Contributor.objects.order_by("pk").values_list("pk", "login")),
+        FailingConfig.objects.aggregate(n=Count("pk"), last=Max("pk"), tasks=Sum("task_id")),
+        # re-test verdicts feed the board's verification / "fixed in" columns
+        ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
+        Event.objects.filter(task__isnull=True, kind="report_import").aggregate(last=Max("pk")),
+    )
+
+
+def _aggregate(model, task_id, **aggregates) -> dict[str, Subquery]:
+    """Correlated subqueries of aggregates over a task's rows, to fold into the task's own query."""
+    rows = model.objects.filter(task_id=OuterRef("pk")).order_by().values("task_id")
+    return {name: Subquery(rows.annotate(value=aggregate).values("value")) for name, aggregate in aggregates.items()}
+
+
+def task_version(task_id: int) -> str:
+    """What one task page shows: the task, its claims and PRs, configs, results, runs and events."""
+    from .runs import lane_workers
+
+    # One query for the task and the aggregates over its configs, results and events.
+    task = list(Task.objects.filter(pk=task_id).annotate(
+        **_aggregate(FailingConfig, task_id, fc_n=Count("pk"), fc_last=Max("pk"), fc_seen=Max("last_seen"),
+                     fc_gone=Max("gone_since"), fc_current=Count("pk", filter=Q(in_latest_report=True))),
+        **_aggregate(ConfigResult, task_id, cr_n=Count("pk"), cr_last=Max("pk")),
+        **_aggregate(Event, task_id, ev_n=Count("pk"), ev_last=Max("pk")),
+    ).values_list("number", "api", "kernel", "status", "locked_reason", "fc_n", "fc_last", "fc_seen", "fc_gone",
+                  "fc_current", "cr_n", "cr_last", "ev_n", "ev_last"))
+    return _digest(
+        task,
+        list(Claim.objects.filter(task_id=task_id).order_by("pk").values_list(
+            "pk", "contributor_id", "status", "withdrawn_at", "source", "source_ref", "created")),
+        list(PullRequest.objects.filter(tasks=task_id).order_by("pk").values_list(
+            "pk", "repo", "number", "state", "title", "author_id", "part")),
+        list(TestRun.objects.filter(state__in=["queued", "running"]).order_by("pk").values_list(
+            "pk", "state", "done", "total", "message", "scope")),
+        bool(lane_workers("gpu")),
+    )
