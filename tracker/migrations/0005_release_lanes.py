@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tracker', '0003_verdict_layers'),
+        ('tracker', '0004_github_abuse_limits'),
     ]
 
     operations = [
