@@ -11,7 +11,7 @@ fi
 bash scripts/ensure_services.sh
 # The release tests need a second Paddle next to the main .venv's: 3.0.0 in var/paddle-envs (uv, shared
 # wheel cache; a no-op when it is already there).
-.venv/bin/python manage.py paddle_envs add 3.0.0
+DJANGO_DEBUG=1 .venv/bin/python manage.py paddle_envs add 3.0.0
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?
