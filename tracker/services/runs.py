@@ -383,8 +383,6 @@ def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
                 message=f"queued again: worker {run.executor} died after taking its job off the queue"):
             requeued.append(run.pk)
             if enqueue:
-                from ..tasks import enqueue_run
-
                 enqueue_run(run)
     return requeued
 
