@@ -186,10 +186,11 @@ def test_cpu_run_goes_through_redis_to_the_qcluster_and_stores_verdicts_in_postg
     mul = next(r for r in results if r[0].startswith("paddle.Tensor.__mul__"))
     assert mul[4] == MUL_CPU_TASK and mul[6] == 64 and 0 < mul[5] < 64
     assert "max_abs=inf" in mul[3], mul[3]
-    # The run's outcome is recorded: paddle.clip's fix is verified on this build, the multiply is not.
+    # The run's outcome is recorded: neither task is verified fixed on this build — the multiply overflows
+    # and one of No.11's two clip configs still fails (strictly) in backward.
     verified = pg_rows(db, "SELECT t.number, e.message FROM tracker_event e JOIN tracker_task t ON t.id = e.task_id "
                            "WHERE e.kind = 'fix_verified'")
-    assert verified == [(CLIP_CPU_TASK, f"fix verified on Paddle {paddle_version}")]
+    assert verified == []
 
     # The cluster that ran it is the Redis one: django-q recorded the task as a success in PostgreSQL,
     # and the worker advertised the CPU lane (and only that) in WorkerHeartbeat.

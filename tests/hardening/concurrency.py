@@ -19,13 +19,16 @@ WEBHOOK_SECRET = "concurrency-webhook-secret"
 TASKS = 183
 FIRST_SITE_TASK = 150  # site claims take tasks from here; comments take tasks from 1
 
+# Site users signed in with GitHub (django-allauth's SocialAccount holds the proven login).
 SEED = """
+from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import User
-from tracker.models import Contributor, Task
+from tracker.models import Task
 Task.objects.bulk_create([Task(number=n, api=f"paddle.api_{n}", kernel="CPU") for n in range(1, %(tasks)d + 1)])
 for i in range(%(site_users)d):
     user = User.objects.create_user(f"site-user-{i}", password="pw")
-    Contributor.objects.create(login=f"site-login-{i}", user=user)
+    SocialAccount.objects.create(user=user, provider="github", uid=str(700000 + i),
+                                 extra_data={"login": f"site-login-{i}", "id": 700000 + i})
 """
 
 SITE_CLAIMS = """

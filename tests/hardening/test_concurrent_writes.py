@@ -48,12 +48,13 @@ def database_url(request, tmp_path):
 
 
 def test_webhook_poller_and_site_claims_at_once_apply_each_change_once(tmp_path, database_url):
-    fake = FakeGitHub(page_size=30, token_login="paddle-bot").start()
+    fake = FakeGitHub(page_size=30, token_login="board-site-bot").start()
     comments = cc.claim_comments(COMMENTS)
     for comment in comments:
         fake.add_comment(comment)
     github = {"GITHUB_WEBHOOK_SECRET": cc.WEBHOOK_SECRET, "GITHUB_API_URL": fake.url, "GITHUB_TOKEN": "ghs_test",
               "GITHUB_TRACKING_ISSUE": "PaddlePaddle/Paddle#72667", "GITHUB_BOT_ACCOUNTS": "paddle-bot",
+              "GITHUB_BOT_LOGIN": "board-site-bot", "SITE_CLAIM_RATE_LIMIT": "1000",
               "GITHUB_PR_REPOS": "PaddlePaddle/Paddle"}
     server = Served(tmp_path, database_url=database_url, workers=2, threads=4, extra_env=github)
     try:

@@ -15,11 +15,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from ..models import IssueComment, SyncCursor
 from ..services.claims import apply_comment, delete_comment, parse_github_time, record_bad_comment
 from ..services.pull_requests import apply_pull_request
 from .client import GitHubClient
+
+# A full listing concludes "deleted" only for comments created this long before it began.
+DELETION_CLOCK_MARGIN = timedelta(minutes=2)
 
 
 @dataclass
@@ -101,10 +106,15 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
         except (AttributeError, TypeError, ValueError):
             return None
 
+    listing_started = timezone.now()
     read = _sync_pages(client, cursor, f"repos/{repo}/issues/{issue}/comments", params, report, full=full,
                        items=lambda data: data or [], apply=apply)
     if read and full:
-        for stored in IssueComment.objects.filter(
+        # Only a comment that existed before the listing began can be missing from it because it was
+        # deleted: one posted meanwhile (a site claim, another poller) is simply newer than the listing.
+        # The margin covers clock skew between GitHub and this host.
+        existed = Q(created_at__isnull=True) | Q(created_at__lt=listing_started - DELETION_CLOCK_MARGIN)
+        for stored in IssueComment.objects.filter(existed,
                 deleted=False, url__contains=f"/{repo}/issues/{issue}#").exclude(comment_id__in=seen_ids):
             with transaction.atomic():
                 delete_comment({"id": stored.comment_id})
