@@ -21,7 +21,7 @@ import numpy as np
 
 from . import inputs as inp
 from .compare import Out, Verdict, compare_outputs, final_status, layer_of
-from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config
+from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config, walk
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
 
@@ -119,16 +119,10 @@ def _bind(sig: inspect.Signature, call: Call) -> inspect.BoundArguments:
 # ---------------------------------------------------------------- conversion
 
 
-def _walk(value, leaf):
-    if isinstance(value, inp.InputTensor):
-        return leaf(value)
-    if isinstance(value, list):
-        return [_walk(v, leaf) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_walk(v, leaf) for v in value)
-    if isinstance(value, dict):  # a **kwargs parameter
-        return {k: _walk(v, leaf) for k, v in value.items()}
-    return value
+def _map_tensors(value, leaf):
+    """``leaf`` applied to every InputTensor inside lists, tuples and **kwargs dicts."""
+    return walk(value, lambda item, _path: leaf(item) if isinstance(item, inp.InputTensor) else item,
+                into=(list, tuple, dict))
 
 
 def _is_inplace(api: str) -> bool:
@@ -157,13 +151,7 @@ def _reference_kwargs(values: dict, sig: inspect.Signature) -> dict:
 
 def _plain(value):
     """Parsed non-tensor values as plain Python (dtype constructors -> name strings)."""
-    if isinstance(value, TensorSpec):
-        return value
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    return inp.plain_value(value)
+    return walk(value, lambda item, _path: item if isinstance(item, TensorSpec) else inp.plain_value(item))
 
 
 class _Leaves:
@@ -216,7 +204,7 @@ def _convert(materialised: dict, make, grad: bool) -> tuple[dict, _Leaves]:
             counter[0] += 1
             return make(t, leaves, label)
 
-        out[key] = _walk(value, leaf)
+        out[key] = _map_tensors(value, leaf)
     return out, leaves
 
 
@@ -436,7 +424,7 @@ def _strict_sides(prep: _Prepared) -> _Prepared:
 
 
 def _copy_inputs(materialised: dict) -> dict:
-    return {k: _walk(v, lambda t: inp.InputTensor(t.array.copy(), t.dtype)) for k, v in materialised.items()}
+    return {k: _map_tensors(v, lambda t: inp.InputTensor(t.array.copy(), t.dtype)) for k, v in materialised.items()}
 
 
 def _prepare(config: str, device: str, seed: int) -> _Prepared | Verdict:
