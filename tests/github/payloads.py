@@ -2,6 +2,9 @@
 plus enough of the rest to look like the recorded responses)."""
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 REPO = "PaddlePaddle/Paddle"
 ISSUE = 72667
 API = "https://api.github.com"
@@ -88,3 +91,9 @@ def issue_comment_event(action: str, the_comment: dict, *, repo: str = REPO, num
 def pull_request_event(action: str, the_pull: dict, *, repo: str = REPO) -> dict:
     return {"action": action, "number": the_pull["number"], "pull_request": the_pull,
             "repository": repository(repo), "sender": the_pull["user"]}
+
+
+def signature(body: bytes, secret: str | bytes) -> str:
+    """GitHub's X-Hub-Signature-256 of a delivery body."""
+    key = secret.encode() if isinstance(secret, str) else secret
+    return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import hmac
 import json
 import random
 import urllib.parse
@@ -38,7 +37,7 @@ def webhook_settings(settings):
 
 
 def sign(body: bytes, secret: str = SECRET) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return payloads.signature(body, secret)
 
 
 def snapshot() -> dict:
