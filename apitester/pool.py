@@ -42,9 +42,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
+
+T = TypeVar("T")
 
 # Pool-made verdict statuses (the engine's own statuses come from apitester.execute).
 CRASH = "crash"
@@ -144,6 +146,32 @@ def config_elements(config: str) -> int:
         return sum(math.prod(t.shape) for t in parse_config(config).tensors())
     except Exception:
         return 0
+
+
+def dispatch_order(jobs: Iterable[T], size_of: Callable[[T], int],
+                   group_of: Callable[[T], Hashable] | None = None) -> list[T]:
+    """The order jobs are handed to workers.
+
+    Without groups: largest first (elements as a proxy for time), so the slow configs don't form a tail
+    at the end where one worker is busy and the others idle.
+
+    With groups (the runner groups a run's configs by task): first each group's smallest job, smallest
+    of those first, so every task has a first verdict after a short while instead of the heavy configs
+    of a few tasks taking the first hours; then the rest, largest first, for the makespan. Ties keep the
+    input order, so the order is deterministic.
+    """
+    sized = [(size_of(job), index, job) for index, job in enumerate(jobs)]
+    if group_of is None:
+        return [job for _, _, job in sorted(sized, key=lambda item: (-item[0], item[1]))]
+    first_of_group: dict[Hashable, tuple[int, int, T]] = {}
+    for item in sized:
+        group = group_of(item[2])
+        if group not in first_of_group or item[0] < first_of_group[group][0]:
+            first_of_group[group] = item
+    firsts = {index for _, index, _ in first_of_group.values()}
+    phase_one = sorted(first_of_group.values(), key=lambda item: (item[0], item[1]))
+    phase_two = sorted((item for item in sized if item[1] not in firsts), key=lambda item: (-item[0], item[1]))
+    return [job for _, _, job in phase_one + phase_two]
 
 
 def estimate_bytes(config: str) -> int:
@@ -356,11 +384,13 @@ class WorkerPool:
 
     # -- running
 
-    def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None) -> Iterator[PoolResult]:
+    def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None,
+            group_of: Callable[[Any], Hashable] | None = None) -> Iterator[PoolResult]:
         """Run every (key, config); yield a PoolResult per config as it finishes (any order).
 
         ``should_stop()`` is asked at least every few seconds (also while a slow config runs);
         when it returns True the run stops and configs in flight are abandoned (close() kills them).
+        ``group_of(key)`` (a task, say) turns on first-verdicts-first dispatch: see ``dispatch_order``.
         """
         self.start()
         pending: deque[_Job] = deque()
@@ -373,9 +403,8 @@ class WorkerPool:
                     estimated_bytes=need), 0.0, attempts=0, build=dict(self.build))
             else:
                 pending.append(_Job(key, config))
-        # Largest first (elements as a proxy for time): the slow configs don't form a tail at the end
-        # where one worker is busy and the others idle.
-        pending = deque(sorted(pending, key=lambda job: -config_elements(job.config)))
+        pending = deque(dispatch_order(pending, lambda job: config_elements(job.config),
+                                       None if group_of is None else (lambda job: group_of(job.key))))
         while pending or any(w.job for w in self._workers):
             if should_stop is not None and should_stop():
                 return

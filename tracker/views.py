@@ -16,6 +16,7 @@ from . import params
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, shared_page, with_etag
 from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from .selectors import board as selectors
+from .selectors import runs as run_selectors
 from .selectors.releases import fixed_in_by_task
 from .selectors import versions
 
@@ -50,13 +51,17 @@ def _board_data(key: str, filters) -> dict:
     if board_data is None:
         tasks = list(selectors.board_tasks(filters))
         fixed_in = fixed_in_by_task()
+        progress_run = run_selectors.active_run()
+        progress = run_selectors.task_progress(progress_run) if progress_run else {}
         for task in tasks:
             task.fixed_in = fixed_in.get(task.id)
+            task.run_progress = progress.get(task.number)
         totals = selectors.board_totals()
         totals["status_rows"] = [(value, str(label), n) for value, label, n in totals["status_rows"]]
         board_data = {
             "rows_html": render_to_string("tracker/partials/board_rows.html", {
                 "tasks": tasks,
+                "progress_run": progress_run,
                 # URL prefixes reversed once: ~600 {% url %} calls would be a third of the rows' render time.
                 "task_url": reverse("tracker:task", args=[0])[:-1],
                 "contributor_url": reverse("tracker:contributor", args=["_"])[:-1],

@@ -45,3 +45,27 @@ def test_progress_bar_follows_the_run_without_reload(live_server, page):
     page.wait_for_function("document.getElementById('run-state').textContent === 'done'", timeout=15000)
     assert page.evaluate("window.__notReloaded") is True
     assert page.js_errors == []
+
+
+def test_board_rows_follow_each_tasks_progress_without_reload(live_server, page):
+    """The board's rows show the running run's per-task progress and update it live (GET /api/runs/<id>)."""
+    task = make_task(3, "paddle.clip", PASSING)
+    make_task(4, "paddle.clip", ['paddle.clip(Tensor([5, 2],"float64"), min=0.0, )'])
+    run = create_run("tasks", tasks=[3, 4], lane="cpu")
+    TestRun.objects.filter(pk=run.pk).update(state="running", started_at=timezone.now(),
+                                             heartbeat_at=timezone.now(), paddle_version="3.3.1")
+    configs = list(task.failing_configs.all())
+    store_result(run, configs[0], {"status": "pass"}, 0.1)
+
+    page.goto(f"{live_server.url}/")
+    cell = '.run-progress[data-task="3"]'
+    assert page.text_content(cell) == "1 of 3 configs re-tested: 1 pass"
+    assert page.text_content('.run-progress[data-task="4"]') == "0 of 1 configs re-tested"
+    page.evaluate("window.__notReloaded = true")
+
+    store_result(run, configs[1], {"status": "accuracy_error", "direction": "forward", "max_abs": 0.5}, 0.1)
+    page.wait_for_function(
+        f"document.querySelector('{cell}').textContent === '2 of 3 configs re-tested: 1 pass, 1 fail'",
+        timeout=15000)
+    assert page.evaluate("window.__notReloaded") is True
+    assert page.js_errors == []

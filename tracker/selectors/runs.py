@@ -21,6 +21,52 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 # ----------------------------------------------------------------------------- progress
 
 
+def run_configs(run: TestRun):
+    """The configs a run judges: every FailingConfig of the tasks in its scope (one definition, the
+    executor's and the progress's)."""
+    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """One task's share of a run in progress: how many of its configs have a verdict, and which."""
+
+    number: int
+    total: int
+    done: int = 0
+    passing: int = 0
+    failing: int = 0
+    other: int = 0  # no verdict, by design, torch suspect: judged, but neither a pass nor a Paddle failure
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "done": self.done, "pass": self.passing, "fail": self.failing,
+                "other": self.other}
+
+
+def task_progress(run: TestRun) -> dict[int, TaskProgress]:
+    """Per task number: its configs in the run (for a matrix run, in all its release lanes together) and
+    their verdicts so far, counted by the board's verdict classes."""
+    runs = list(run.lanes.all()) if run.pk else []
+    lanes = len(runs) or 1
+    run_ids = [r.pk for r in runs] or [run.pk]
+    totals = dict(run_configs(run).order_by().values_list("task__number").annotate(n=Count("pk")))
+    found: dict[int, dict[str, int]] = {}
+    for number, status, n in (ConfigResult.objects.filter(run_id__in=run_ids).order_by()
+                              .values_list("task__number", "status").annotate(n=Count("pk"))):
+        counts = found.setdefault(number, {"done": 0, "passing": 0, "failing": 0, "other": 0})
+        counts["done"] += n
+        counts["passing" if status in PASSING else "failing" if status in FAILING else "other"] += n
+    return {number: TaskProgress(number=number, total=total * lanes, **found.get(number, {}))
+            for number, total in sorted(totals.items())}
+
+
+def active_run() -> TestRun | None:
+    """The run a visitor watches on the board: the newest running top-level run, else the newest queued."""
+    active = TestRun.objects.filter(state__in=[TestRun.State.RUNNING, TestRun.State.QUEUED], parent__isnull=True)
+    return (active.filter(state=TestRun.State.RUNNING).order_by("-pk").first()
+            or active.order_by("-pk").first())
+
+
 def status_counts(run: TestRun) -> dict[str, int]:
     rows = ConfigResult.objects.filter(run=run).values("status").annotate(n=Count("id")).order_by("status")
     return {row["status"]: row["n"] for row in rows}
@@ -109,6 +155,7 @@ def run_summary(run: TestRun) -> dict:
             "message": run.message, "lanes": summaries,
             "started_at": run.started_at.isoformat() if run.started_at else None,
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            **_tasks_field(run),
         }
     rate = recent_rate(run) if run.state == TestRun.State.RUNNING else None
     remaining = max(0, run.total - run.done)
@@ -133,7 +180,16 @@ def run_summary(run: TestRun) -> dict:
         "message": run.message,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        **_tasks_field(run),
     }
+
+
+def _tasks_field(run: TestRun) -> dict:
+    # Per-task progress for the board and task pages' live counters; a lane of a matrix run leaves it to
+    # its parent's summary.
+    if run.parent_id:
+        return {}
+    return {"tasks": {str(number): p.as_dict() for number, p in task_progress(run).items()}}
 
 
 # ----------------------------------------------------------------------------- verdicts per config

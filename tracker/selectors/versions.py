@@ -34,6 +34,9 @@ def board_version() -> str:
         # re-test verdicts feed the board's verification / "fixed in" columns
         ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
         Event.objects.filter(task__isnull=True, kind="report_import").aggregate(last=Max("pk")),
+        # the running run's per-task progress is shown on the rows from its start to its end
+        list(TestRun.objects.filter(state__in=["queued", "running"], parent__isnull=True).order_by("pk")
+             .values_list("pk", "state")),
     )
 
 

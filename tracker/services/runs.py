@@ -23,7 +23,7 @@ from django.utils import timezone
 from apitester.pool import PoolError, TimeBudget, WorkerPool
 
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
-from ..selectors.runs import advertised_releases, regressions, task_verification
+from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
 from . import paddle_envs
 from .events import record_event
 from .queue import enqueue_run
@@ -196,10 +196,6 @@ def refresh_matrix(parent: TestRun) -> None:
                            TestRun.State.FAILED if TestRun.State.FAILED in states else TestRun.State.CANCELLED)
         fields["finished_at"] = max((c.finished_at for c in children if c.finished_at), default=timezone.now())
     TestRun.objects.filter(pk=parent.pk).update(**fields)
-
-
-def run_configs(run: TestRun):
-    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
 
 
 def start_run(kind: str, *, tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
@@ -449,7 +445,9 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
             cancelled[0] = state != TestRun.State.RUNNING or executor != me
             return cancelled[0]
 
-        for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop):
+        # Grouped by task: every task's smallest config first, so each task has a verdict early.
+        for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop,
+                               group_of=lambda fc_id: by_id[fc_id].task_id):
             if should_stop():
                 break
             if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts,
