@@ -40,15 +40,20 @@ _HISTORY_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_([0-9a-f]+)\.txt$")
 _README_NEWEST_RE = re.compile(r"error_config\.txt`?\s+is the newest\s*\((\d{4}-\d{2}-\d{2})\)")
 
 
+# Where the reports are looked for when $PADDLEAPITEST_REPORTS is unset: beside the repository
+# (../shared), then the workplace's shared folder, so that a fresh clone elsewhere (CI's, /tmp/fresh)
+# still finds them. Set the variable on any other machine.
+DEFAULT_REPORT_DIRS = ("../shared/paddleapitest", "/work/shared/paddleapitest")
+
+
 def reports_dir() -> Path:
-    """$PADDLEAPITEST_REPORTS, else the first existing default location."""
+    """$PADDLEAPITEST_REPORTS, else the first existing DEFAULT_REPORT_DIRS entry (the board's settings
+    read this too: one definition)."""
     env = os.environ.get("PADDLEAPITEST_REPORTS")
     if env:
         return Path(env)
-    for candidate in (_REPO.parent / "shared" / "paddleapitest", Path("/work/shared/paddleapitest")):
-        if candidate.is_dir():
-            return candidate
-    return _REPO.parent / "shared" / "paddleapitest"
+    candidates = [(_REPO / d).resolve() if not os.path.isabs(d) else Path(d) for d in DEFAULT_REPORT_DIRS]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 def config_files(root: Path | str) -> list[Path]:

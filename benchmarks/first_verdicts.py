@@ -9,7 +9,7 @@ and prints its wall time.
 
     .venv/bin/python benchmarks/first_verdicts.py [--reports DIR] [--max-seconds 900] [--until-done]
 
-The reports directory defaults to $PADDLEAPITEST_REPORTS or ../shared/paddleapitest (never copied).
+The reports directory defaults to apitester.reports.reports_dir() ($PADDLEAPITEST_REPORTS; never copied).
 """
 from __future__ import annotations
 
@@ -25,13 +25,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 PY = str(ROOT / ".venv" / "bin" / "python")
+
+from apitester.reports import reports_dir  # noqa: E402  (the repository on the path first)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reports", default=os.environ.get("PADDLEAPITEST_REPORTS")
-                        or str(ROOT.parent / "shared" / "paddleapitest"))
+    parser.add_argument("--reports", default=str(reports_dir()))
     parser.add_argument("--max-seconds", type=float, default=900.0)
     parser.add_argument("--until-done", action="store_true")
     args = parser.parse_args()

@@ -11,20 +11,14 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from apitester.reports import reports_dir
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     return default if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _default_reports_dir() -> str:
-    # Third-party PaddleAPITest data is read at run time, never copied into the repository.
-    for candidate in (BASE_DIR.parent / "shared" / "paddleapitest", Path("/work/shared/paddleapitest")):
-        if candidate.is_dir():
-            return str(candidate)
-    return str(BASE_DIR.parent / "shared" / "paddleapitest")
 
 
 def _env_list(name: str, default: str = "") -> list[str]:
@@ -172,7 +166,8 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # --- PaddleAPITest report data --------------------------------------------------------------
-PADDLEAPITEST_REPORTS = os.environ.get("PADDLEAPITEST_REPORTS") or _default_reports_dir()
+# Third-party PaddleAPITest data, read at run time (never copied into the repository); one definition.
+PADDLEAPITEST_REPORTS = str(reports_dir())
 
 # --- Background work (django-q2) ------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
