@@ -90,6 +90,8 @@ def _watch(db: Path, started: float, steps: dict, args) -> int:
     print(f"setup (from start): migrate {steps['migrate']:.0f} s, bootstrap_board {steps['bootstrap_board']:.0f} s, "
           f"run queued {steps['retest']:.0f} s; run {run_id}: {total or scope_total} configs of {tasks} CPU tasks")
     times = sorted(first.values())
+    if times:
+        print(f"  the first verdict of all arrived after {times[0]:.0f} s (qcluster start, worker spawn, imports)")
     for share in (0.25, 0.5, 0.75, 1.0):
         need = max(1, round(share * tasks))
         at = f"{times[need - 1]:.0f} s" if len(times) >= need else f"not within {elapsed:.0f} s"
