@@ -85,7 +85,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files (plotly.js included) with hashed names and gzip/brotli variants, served by the WSGI app.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "tracker.middleware.RejectNulCharactersMiddleware",
+    "tracker.web.middleware.RejectNulCharactersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

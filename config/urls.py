@@ -8,8 +8,8 @@ urlpatterns = [
     # Sign-in with GitHub: /accounts/github/login/ and its callback (django-allauth). Django's own
     # password login above keeps /accounts/login/ for staff accounts.
     path("accounts/", include("allauth.urls")),
-    path("github/", include("tracker.github.urls")),
-    path("", include("tracker.urls_runs")),
-    path("", include("tracker.urls_charts")),
-    path("", include("tracker.urls")),
+    path("github/", include("tracker.web.urls_github")),
+    path("", include("tracker.web.urls_runs")),
+    path("", include("tracker.web.urls_charts")),
+    path("", include("tracker.web.urls")),
 ]

@@ -47,28 +47,3 @@ def _endpoints_changed(*, setting, **kwargs):
         configure_github_endpoints()
 
 
-def proven_github_login(user) -> str:
-    """The GitHub login the user signed in with ("" when they never signed in with GitHub)."""
-    from allauth.socialaccount.models import SocialAccount
-
-    if not getattr(user, "is_authenticated", False):
-        return ""
-    account = SocialAccount.objects.filter(user=user, provider="github").order_by("-last_login", "-pk").first()
-    return str((account.extra_data or {}).get("login") or "") if account else ""
-
-
-def _link_contributor(request, user, **kwargs):
-    """Right after a GitHub sign-in or connect: the proven login's Contributor speaks for this user."""
-    from ..services.site_claims import site_contributor
-
-    site_contributor(user)
-
-
-def connect_signals() -> None:
-    from allauth.account.signals import user_logged_in
-    from allauth.socialaccount.signals import social_account_added, social_account_updated
-
-    user_logged_in.connect(_link_contributor, dispatch_uid="tracker-github-login")
-    for signal in (social_account_added, social_account_updated):
-        signal.connect(lambda request, sociallogin, **kw: _link_contributor(request, sociallogin.user),
-                       dispatch_uid=f"tracker-github-{id(signal)}", weak=False)

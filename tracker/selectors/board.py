@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
 from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
+from .releases import fixed_in_by_task
 
 # sort key → ORDER BY (the task number breaks ties so the order is stable)
 SORT_FIELDS = {
@@ -124,8 +125,6 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
         # open for claiming: nobody holds an active claim and the task is not locked
         tasks = tasks.filter(locked_reason="").exclude(pk__in=Claim.objects.filter(withdrawn_at__isnull=True).values("task_id"))
     if filters.fixed_upstream:
-        from .releases import fixed_in_by_task
-
         fixed = [task_id for task_id, answer in fixed_in_by_task().items() if answer.kind in ("fixed", "passing")]
         tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
     descending = filters.sort.startswith("-")

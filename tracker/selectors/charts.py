@@ -26,7 +26,7 @@ from ..models import (
     TestRun,
 )
 from ..verdicts import FAILING, PASSING
-from .runs import verifications_in_own_lane
+from .runs import main_release_q, verifications_in_own_lane
 
 KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
 
@@ -293,7 +293,6 @@ def pass_fail_transitions(task: Task | None = None, limit: int | None = None) ->
     numbered in creation order); the lane comes from a small run table instead of a join.
     """
     runs = {r["id"]: r for r in TestRun.objects.values("id", "lane", "paddle_version", "created")}
-    from .runs import main_release_q
 
     # The main release's runs only: a matrix run's look back at an older release is not a newer verdict.
     judged = ConfigResult.objects.filter(main_release_q(), status__in=PASSING | FAILING)

@@ -4,11 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q
+from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Max, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
+from .envs import main_version
 from ..verdicts import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT
 
 PASS = "pass"
@@ -62,9 +63,8 @@ def task_progress(run: TestRun) -> dict[int, TaskProgress]:
 
 def active_run() -> TestRun | None:
     """The run a visitor watches on the board: the newest running top-level run, else the newest queued."""
-    active = TestRun.objects.filter(state__in=[TestRun.State.RUNNING, TestRun.State.QUEUED], parent__isnull=True)
-    return (active.filter(state=TestRun.State.RUNNING).order_by("-pk").first()
-            or active.order_by("-pk").first())
+    return (TestRun.objects.filter(state__in=[TestRun.State.RUNNING, TestRun.State.QUEUED], parent__isnull=True)
+            .order_by(Case(When(state=TestRun.State.RUNNING, then=0), default=1), "-pk").first())
 
 
 def status_counts(run: TestRun) -> dict[str, int]:
@@ -198,8 +198,6 @@ def _tasks_field(run: TestRun) -> dict:
 def main_release_q(prefix: str = "run__") -> Q:
     """Runs on the main environment's Paddle ("" or its version). The board's verification and regression
     readings use only these: a matrix run on an older release is a look back, not the newest verdict."""
-    from ..services.paddle_envs import main_version
-
     return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
 
 

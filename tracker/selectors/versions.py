@@ -12,6 +12,7 @@ import hashlib
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from .runs import lane_workers
 
 
 def _digest(*parts) -> str:
@@ -48,8 +49,6 @@ def _aggregate(model, task_id, **aggregates) -> dict[str, Subquery]:
 
 def task_version(task_id: int) -> str:
     """What one task page shows: the task, its claims and PRs, configs, results, runs and events."""
-    from .runs import lane_workers
-
     # One query for the task and the aggregates over its configs, results and events.
     task = list(Task.objects.filter(pk=task_id).annotate(
         **_aggregate(FailingConfig, task_id, fc_n=Count("pk"), fc_last=Max("pk"), fc_seen=Max("last_seen"),

@@ -20,6 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from ..github.client import GitHubError, client_from_settings
 from ..github.comments import parse_comment
 from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Source, Task
 from .events import record_event
@@ -63,7 +64,6 @@ def site_account_login() -> str:
         return settings.GITHUB_BOT_LOGIN
     if not settings.GITHUB_TOKEN:
         return ""
-    from ..github.client import GitHubError, client_from_settings
 
     key = _site_login_cache_key()
     login = cache.get(key)

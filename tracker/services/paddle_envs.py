@@ -21,11 +21,12 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
 from django.conf import settings
+
+from ..selectors.envs import main_version
 
 MARKER = "paddle-env.json"
 # What PyPI serves for CPython 3.11 (checked 2026-12); used when the index can't be asked.
@@ -83,18 +84,6 @@ def envs_dir() -> Path:
 
 def version_key(version: str) -> tuple:
     return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])
-
-
-@lru_cache(maxsize=1)
-def main_version() -> str:
-    """The Paddle release installed in the main environment (this process's)."""
-    try:
-        return metadata.version("paddlepaddle")
-    except metadata.PackageNotFoundError:
-        try:
-            return metadata.version("paddlepaddle-gpu")
-        except metadata.PackageNotFoundError:
-            return ""
 
 
 def main_env() -> PaddleEnv:

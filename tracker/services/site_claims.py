@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from allauth.account.signals import user_logged_in
+from allauth.socialaccount.signals import social_account_added, social_account_updated
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -23,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
-from ..github.oauth import proven_github_login
+from ..selectors.accounts import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
 from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
@@ -170,3 +172,16 @@ def active_claim_of(user, task: Task) -> Claim | None:
     if not login:
         return None
     return Claim.objects.filter(task=task, contributor__login__iexact=login, withdrawn_at__isnull=True).first()
+
+
+def _link_contributor(request, user, **kwargs):
+    """Right after a GitHub sign-in or connect: the proven login's Contributor speaks for this user."""
+    site_contributor(user)
+
+
+def connect_signals() -> None:
+    """Link a Contributor on every GitHub sign-in or account connect (called from the app's ready())."""
+    user_logged_in.connect(_link_contributor, dispatch_uid="tracker-github-login")
+    for signal in (social_account_added, social_account_updated):
+        signal.connect(lambda request, sociallogin, **kw: _link_contributor(request, sociallogin.user),
+                       dispatch_uid=f"tracker-github-{id(signal)}", weak=False)

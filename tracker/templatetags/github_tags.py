@@ -2,7 +2,7 @@
 from django import template
 from django.conf import settings
 
-from ..github.oauth import proven_github_login
+from ..selectors.accounts import proven_github_login
 from ..services.site_claims import active_claim_of, claim_comment, tracking_issue_url, withdraw_comment
 
 register = template.Library()

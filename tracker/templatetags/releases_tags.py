@@ -2,7 +2,7 @@
 from django import template
 
 from .. import charts
-from ..charts_releases import release_grid_figure
+from ..figures.releases import release_grid_figure
 from ..selectors import releases as sel
 
 register = template.Library()

@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import views_charts
+from . import charts as views_charts
 
 app_name = "charts"
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views_runs
+from . import runs as views_runs
 
 app_name = "runs"
 

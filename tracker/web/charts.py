@@ -1,10 +1,13 @@
-"""Chart pages: thin views over tracker.selectors.charts and tracker.charts."""
+"""Chart pages: thin views over tracker.selectors.charts and tracker.figures."""
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from . import charts, params
-from .models import ConfigResult, Task
-from .selectors import charts as sel
+from ..figures import charts
+from ..figures.releases import configs_passing_figure, fixed_per_release_figure, task_release_heatmap
+from ..models import ConfigResult, Task
+from ..selectors import charts as sel
+from ..selectors.releases import release_matrix
+from . import params
 
 
 # The timeline shows every pass → fail transition; the table lists the newest ones (the page must stay fast).
@@ -59,8 +62,6 @@ def pass_fail_transitions(request):
 
 
 def releases(request):
-    from .charts_releases import configs_passing_figure, fixed_per_release_figure, task_release_heatmap
-    from .selectors.releases import release_matrix
 
     matrix = release_matrix()
     has = bool(matrix["releases"])

@@ -14,11 +14,11 @@ from django.utils.translation import gettext as _
 
 from . import params
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, shared_page, with_etag
-from .models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
-from .selectors import board as selectors
-from .selectors import runs as run_selectors
-from .selectors.releases import fixed_in_by_task
-from .selectors import versions
+from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
+from ..selectors import board as selectors
+from ..selectors import runs as run_selectors
+from ..selectors.releases import fixed_in_by_task
+from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
 

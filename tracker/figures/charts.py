@@ -14,7 +14,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from .selectors import charts as sel
+from ..selectors import charts as sel
 
 STAGE_LABELS = {
     # Not "open": on the board "open" means unclaimed, while this stage counts every unlocked task.

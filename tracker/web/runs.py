@@ -8,10 +8,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from . import params
-from .models import TestRun
-from .selectors import runs as run_selectors
-from .services import runs as run_service
-from .verdicts import FAILING, NO_VERDICT, PASSING
+from ..models import TestRun
+from ..selectors import runs as run_selectors
+from ..services import runs as run_service
+from ..verdicts import FAILING, NO_VERDICT, PASSING
 
 
 @require_GET

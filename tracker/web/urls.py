@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import api, views
+from . import api
+from . import board as views
 
 app_name = "tracker"
 

@@ -7,11 +7,11 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, with_etag
-from .models import Task
-from .selectors import board as selectors
-from .selectors import releases as release_selectors
-from .selectors import runs as run_selectors
-from .selectors import versions
+from ..models import Task
+from ..selectors import board as selectors
+from ..selectors import releases as release_selectors
+from ..selectors import runs as run_selectors
+from ..selectors import versions
 
 
 @require_GET

@@ -1,0 +1,64 @@
+"""The layering rules of docs/architecture.md, checked statically over the whole tree (ast, no imports)."""
+from .imports import cycles, graph, imports_of, module_name, source_files
+
+MODULES, EDGES = graph()
+# Django's AppConfig.ready() is where app start-up wiring belongs (signals, endpoint settings).
+LAZY_IMPORT_ALLOWED_IN = {"tracker.apps"}
+
+
+def _edges_from(prefix: str):
+    return [e for e in EDGES if e.importer == prefix or e.importer.startswith(prefix + ".")]
+
+
+def _targets(prefix: str, into: str):
+    return sorted({(e.importer, e.module) for e in _edges_from(prefix)
+                   if e.module == into or e.module.startswith(into + ".")})
+
+
+def test_no_import_cycle_anywhere_in_our_packages():
+    # Function-level imports included: a cycle hidden inside a function is still a cycle.
+    assert cycles(MODULES, EDGES) == []
+
+
+def test_no_function_level_import_of_a_tracker_module():
+    lazy = sorted({(e.importer, e.module, e.line) for e in _edges_from("tracker")
+                   if not e.top and e.importer not in LAZY_IMPORT_ALLOWED_IN})
+    assert lazy == []
+
+
+def test_the_engine_is_django_free():
+    offending = []
+    for path in source_files():
+        name = module_name(path)
+        if name == "apitester" or name.startswith("apitester."):
+            offending += [(name, i.module) for i in imports_of(path)
+                          if i.module.split(".")[0] in ("django", "tracker", "config")]
+    assert offending == []
+
+
+def test_github_parsers_are_django_free():
+    parsers = ("tracker.github.comments", "tracker.github.numbers", "tracker.github.pr_titles")
+    offending = []
+    for path in source_files():
+        if module_name(path) in parsers:
+            offending += [(module_name(path), i.module) for i in imports_of(path)
+                          if i.module.split(".")[0] == "django"
+                          or (i.module.startswith("tracker.")
+                              and not any(i.module == p or i.module.startswith(p + ".") for p in parsers))]
+    assert offending == []
+
+
+def test_reads_never_import_writes_and_writes_never_import_pages():
+    assert _targets("tracker.selectors", "tracker.services") == []
+    assert _targets("tracker.services", "tracker.web") == []
+    assert _targets("tracker.selectors", "tracker.web") == []
+    # Figures are drawn from selector values: no model, service or page in them.
+    for layer in ("tracker.models", "tracker.services", "tracker.web"):
+        assert _targets("tracker.figures", layer) == []
+
+
+def test_the_checker_sees_what_it_checks():
+    """The graph is not empty by accident: the known edges of the layers are in it."""
+    assert ("tracker.web.board", "tracker.selectors.board") in {(e.importer, e.module) for e in EDGES}
+    assert ("tracker.services.runs", "apitester.pool") in {(e.importer, e.module) for e in EDGES}
+    assert len(MODULES) > 80
