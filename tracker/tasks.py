@@ -20,13 +20,12 @@ import threading
 from multiprocessing.util import Finalize
 
 from django.db import close_old_connections, connections
-from django.utils import timezone
 
 from apitester.pool import probe_capabilities
 
-from .models import WorkerHeartbeat
 from .services.queue import gpu_queue
 from .services import paddle_envs
+from .services.workers import advertise
 from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
                             resume_orphaned_runs)
 
@@ -54,15 +53,8 @@ def _cluster_name() -> str:
     return Conf.CLUSTER_NAME
 
 
-def advertise(lanes: list[str], paddle_version: str, name: str | None = None, releases: list[str] | None = None):
-    host = socket.gethostname()
-    name = name or f"{_cluster_name()}@{host}:{os.getpid()}"
-    # The releases this worker serves: its main env's Paddle plus every installed paddle env.
-    releases = releases if releases is not None else ([paddle_version] if paddle_version else [])
-    WorkerHeartbeat.objects.update_or_create(
-        name=name, defaults={"host": host, "lanes": lanes, "paddle_version": paddle_version, "releases": releases,
-                             "last_seen": timezone.now()})
-    return name
+def _worker_name() -> str:
+    return f"{_cluster_name()}@{socket.gethostname()}:{os.getpid()}"
 
 
 def _worker_lanes() -> tuple[list[str], str]:
@@ -98,7 +90,7 @@ def _heartbeat_loop(stop: threading.Event) -> None:
                     _requeue_declined_release_runs(releases)
                     if "gpu" in lanes:
                         _requeue_declined_gpu_runs()
-                advertise(lanes, version, releases=releases)
+                advertise(_worker_name(), lanes, version, releases=releases)
             except Exception:
                 log.exception("worker heartbeat failed")
             finally:

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tracker.github.client import GitHubClient, GitHubError, RateLimited
-from tracker.github.sync import sync_github
+from tracker.services.github_sync import sync_github
 from tracker.models import Claim, IssueComment, PullRequest, SyncCursor
 
 from . import payloads

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from tests.github.conftest import board, fake_github, github_settings  # noqa: F401  (fixtures)
 from tracker.github.client import client_from_settings
-from tracker.github.sync import sync_github
+from tracker.services.github_sync import sync_github
 from tracker.models import IssueComment
 
 URL = "https://github.com/PaddlePaddle/Paddle/issues/72667#issuecomment-{}"

@@ -6,7 +6,7 @@
 from django.conf import settings
 
 from .client import client_from_settings, parse_issue_ref
-from .sync import sync_github
+from ..services.github_sync import sync_github
 
 
 def poll() -> list[str]:

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.github.client import GitHubError, RateLimited, client_from_settings, parse_issue_ref
-from tracker.github.sync import sync_github
+from tracker.services.github_sync import sync_github
 
 
 class Command(BaseCommand):

@@ -19,9 +19,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import IssueComment, SyncCursor
-from ..services.claims import apply_comment, delete_comment, parse_github_time, record_bad_comment
-from ..services.pull_requests import apply_pull_request
-from .client import GitHubClient
+from .claims import apply_comment, delete_comment, parse_github_time, record_bad_comment
+from .pull_requests import apply_pull_request
+from ..github.client import GitHubClient
 
 # A full listing concludes "deleted" only for comments created this long before it began.
 DELETION_CLOCK_MARGIN = timedelta(minutes=2)
