@@ -216,22 +216,3 @@ def claim_status_label(status: str) -> str:
         return ClaimStatus(status).label
     except ValueError:
         return status
-
-
-def task_as_json(task: Task) -> dict:
-    """The JSON shape of a task (board rows need `board_tasks` annotations and prefetches)."""
-    return {
-        "number": task.number,
-        "api": task.api,
-        "kernel": task.kernel,
-        "status": task.status,
-        "locked": task.locked,
-        "locked_reason": task.locked_reason,
-        "claimants": [claim.contributor.login for claim in task.active_claims],
-        "prs": [
-            {"repo": pr.repo, "number": pr.number, "state": pr.state, "url": pr.url,
-             "author": pr.author.login if pr.author_id else None}
-            for pr in task.pull_requests.all()
-        ],
-        "failing_configs": task.n_configs,
-    }

@@ -333,39 +333,6 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
             "untested": max(0, total - len(rows)), "total": total}
 
 
-def result_as_json(result: ConfigResult) -> dict:
-    """One stored verdict with both layers (the adapted one only where the spec adapts)."""
-    data = {
-        "config": result.failing_config.config, "run": result.run_id, "status": result.status,
-        "direction": result.direction or None, "statistical": result.statistical,
-        "strict": {"status": result.strict, "direction": result.strict_direction or None,
-                   "max_abs": result.max_abs, "max_rel": result.max_rel, "mismatched": result.mismatched},
-        "adapted": None, "adaptations": result.adaptations or [], "layers_differ": result.layers_differ,
-    }
-    if result.adapted_status:
-        data["adapted"] = {"status": result.adapted_status, "direction": result.adapted_direction or None,
-                           "max_abs": result.adapted_max_abs, "max_rel": result.adapted_max_rel,
-                           "mismatched": result.adapted_mismatched}
-    if result.evidence:
-        data["evidence"] = result.evidence
-    return data
-
-
-def task_verdicts_json(task: Task, lane: str | None = None) -> dict:
-    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
-    lane = lane or task.kernel.lower()
-    v = task_verification(task, lane)
-    latest = task_latest_verdicts(task, lane)
-    return {
-        "lane": lane,
-        "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
-                         "documented_differences": v.by_design, "torch_suspect": v.torch_suspect,
-                         "reasons": list(v.reasons), "paddle_version": v.paddle_version},
-        "latest_verdicts": [result_as_json(r) for r in latest["rows"]],
-        "latest_verdicts_hidden": latest["hidden"],
-    }
-
-
 # ----------------------------------------------------------------------------- regressions
 #
 # The board's one definition of a regression. tracker/selectors/charts.pass_fail_transitions() is the

@@ -1,0 +1,94 @@
+"""The JSON API's response bodies, one small serializer per resource (selectors give the values)."""
+from __future__ import annotations
+
+from ..models import ConfigResult, Task
+from ..selectors import board as board_selectors
+from ..selectors import releases as release_selectors
+from ..selectors import runs as run_selectors
+
+
+def task(task: Task) -> dict:
+    """The JSON shape of a task (board rows need `board_tasks` annotations and prefetches)."""
+    return {
+        "number": task.number,
+        "api": task.api,
+        "kernel": task.kernel,
+        "status": task.status,
+        "locked": task.locked,
+        "locked_reason": task.locked_reason,
+        "claimants": [claim.contributor.login for claim in task.active_claims],
+        "prs": [
+            {"repo": pr.repo, "number": pr.number, "state": pr.state, "url": pr.url,
+             "author": pr.author.login if pr.author_id else None}
+            for pr in task.pull_requests.all()
+        ],
+        "failing_configs": task.n_configs,
+    }
+
+
+def claim(claim) -> dict:
+    return {
+        "login": claim.contributor.login, "status": claim.status, "source": claim.source,
+        "source_ref": claim.source_ref, "created": claim.created.isoformat(),
+        "withdrawn_at": claim.withdrawn_at.isoformat() if claim.withdrawn_at else None,
+    }
+
+
+def release_grid(releases: list[str], rows) -> dict:
+    """A task's configs × releases verdicts and its "fixed in" answer."""
+    return {
+        "releases": releases,
+        "verdicts": [
+            {"config": fc.config, "failing_config": fc.id,
+             "by_release": {r: {"status": c.status, "max_abs": c.max_abs, "max_rel": c.max_rel, "run": c.run_id,
+                                "paddle_commit": c.paddle_commit, "torch_version": c.torch_version}
+                            for r, c in cells.items()}}
+            for fc, cells in rows
+        ],
+        "fixed_in": release_selectors.fixed_in({fc.id: {r: c.status for r, c in cells.items()}
+                                                for fc, cells in rows}).as_dict(),
+    }
+
+
+def result(result: ConfigResult) -> dict:
+    """One stored verdict with both layers (the adapted one only where the spec adapts)."""
+    data = {
+        "config": result.failing_config.config, "run": result.run_id, "status": result.status,
+        "direction": result.direction or None, "statistical": result.statistical,
+        "strict": {"status": result.strict, "direction": result.strict_direction or None,
+                   "max_abs": result.max_abs, "max_rel": result.max_rel, "mismatched": result.mismatched},
+        "adapted": None, "adaptations": result.adaptations or [], "layers_differ": result.layers_differ,
+    }
+    if result.adapted_status:
+        data["adapted"] = {"status": result.adapted_status, "direction": result.adapted_direction or None,
+                           "max_abs": result.adapted_max_abs, "max_rel": result.adapted_max_rel,
+                           "mismatched": result.adapted_mismatched}
+    if result.evidence:
+        data["evidence"] = result.evidence
+    return data
+
+
+def task_verdicts(task: Task, lane: str | None = None) -> dict:
+    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
+    lane = lane or task.kernel.lower()
+    v = run_selectors.task_verification(task, lane)
+    latest = run_selectors.task_latest_verdicts(task, lane)
+    return {
+        "lane": lane,
+        "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
+                         "documented_differences": v.by_design, "torch_suspect": v.torch_suspect,
+                         "reasons": list(v.reasons), "paddle_version": v.paddle_version},
+        "latest_verdicts": [result(r) for r in latest["rows"]],
+        "latest_verdicts_hidden": latest["hidden"],
+    }
+
+
+def task_detail(task_row: Task) -> dict:
+    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories and re-tests."""
+    data = task(task_row)
+    data["failing_configs_in_latest_report"] = task_row.n_current_configs
+    data["claims"] = [claim(c) for c in task_row.claims.all()]
+    data["releases"] = release_grid(*release_selectors.task_release_grid(task_row))
+    data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
+    data["retest"] = task_verdicts(task_row)
+    return data
