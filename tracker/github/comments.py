@@ -29,33 +29,37 @@ from .numbers import NumberTooLong, normalize_digits, scan_number_list
 
 MAX_RANGE_LENGTH = 50
 
-_LEAD = r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?[ \t]*"  # indentation, a list bullet, bold
+# Every pattern here runs on text anyone on GitHub can write (65,536 characters per comment), so none may
+# backtrack over a run of characters: quantifiers next to each other that can take the same characters
+# (`[ \t]*` … `[ \t]*`) are possessive (`*+`), which keeps each match linear in the line's length. The lead
+# of a line is read once, and the markers are matched where it ends.
+_LEAD = re.compile(r"[ \t]*+(?:[-*+][ \t]++)?+(?:\*\*|__)?+[ \t]*+")  # indentation, a list bullet, bold
 _OPEN = r"[【\[［〔〖]"
 _CLOSE = r"[】\]］〕〗]"
-_AFTER_MARKER = r"[ \t]*(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:(?:task|任务)[ \t]*)?"
+_AFTER_MARKER = r"[ \t]*+(?:\*\*|__)?+[ \t]*+[:：]?+[ \t]*+(?:(?:task|任务)[ \t]*+)?+"
 
 _BRACKET_MARKER = re.compile(
-    _LEAD + _OPEN + r"[ \t]*(?P<kind>取消[ \t]*报名|报名)[ \t]*" + _CLOSE + _AFTER_MARKER, re.IGNORECASE
+    _OPEN + r"[ \t]*+(?P<kind>取消[ \t]*+报名|报名)[ \t]*+" + _CLOSE + _AFTER_MARKER, re.IGNORECASE
 )
 # Plain-word forms; a line that starts with the word but carries no number is prose, not an error.
-_WORD_MARKER = re.compile(_LEAD + r"(?:意向认领|认领)" + _AFTER_MARKER, re.IGNORECASE)
-_TEAM_NUMBER = re.compile(_LEAD + _OPEN + r"[ \t]*序号[ \t]*" + _CLOSE + _AFTER_MARKER)
-_TEAM_STATUS = re.compile(_LEAD + _OPEN + r"[ \t]*状态[ \t]*" + _CLOSE + r"[ \t]*[:：]?[ \t]*(?P<status>.*)$")
+_WORD_MARKER = re.compile(r"(?:意向认领|认领)" + _AFTER_MARKER, re.IGNORECASE)
+_TEAM_NUMBER = re.compile(_OPEN + r"[ \t]*+序号[ \t]*+" + _CLOSE + _AFTER_MARKER)
+_TEAM_STATUS = re.compile(_OPEN + r"[ \t]*+状态[ \t]*+" + _CLOSE + r"[ \t]*+[:：]?+[ \t]*+(?P<status>.*)$")
 
-_QUOTE = re.compile(r"^[ \t]*>")
+_QUOTE = re.compile(r"[ \t]*+>")
 _FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # Everything from the first of these lines on is a quoted e-mail reply.
 _REPLY_HEADERS = [
-    re.compile(r"^[ \t]*-{2,}[ \t]*原始邮件[ \t]*-{2,}"),
-    re.compile(r"^[ \t]*-{2,}[ \t]*Original Message[ \t]*-{2,}", re.IGNORECASE),
-    re.compile(r"^[ \t]*On\b.*\bwrote:[ \t]*$"),
-    re.compile(r"^[ \t]*在.*写道[:：][ \t]*$"),
+    re.compile(r"[ \t]*+-{2,}+[ \t]*+原始邮件[ \t]*+-{2,}"),
+    re.compile(r"[ \t]*+-{2,}+[ \t]*+Original Message[ \t]*+-{2,}", re.IGNORECASE),
+    re.compile(r"[ \t]*+On\b.*\bwrote:[ \t]*+$"),
+    re.compile(r"[ \t]*+在.*写道[:：][ \t]*+$"),
 ]
-_REPLY_HEADER_START = re.compile(r"^[ \t]*On\b")  # Gmail wraps "On …\n… wrote:" over two lines
-_REPLY_HEADER_END = re.compile(r"\bwrote:[ \t]*$")
+_REPLY_HEADER_START = re.compile(r"[ \t]*+On\b")  # Gmail wraps "On …\n… wrote:" over two lines
+_REPLY_HEADER_END = re.compile(r"\bwrote:[ \t]*+$")
 # "(for @login)" after a marker's number list: the site posts claims in the name of the signed-in user.
-_FOR_LOGIN = re.compile(r"[ \t]*[(（][ \t]*for[ \t]+@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})[ \t]*[)）]",
+_FOR_LOGIN = re.compile(r"[ \t]*+[(（][ \t]*+for[ \t]++@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})[ \t]*+[)）]",
                         re.IGNORECASE)
 
 
@@ -203,7 +207,8 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
 
     for line_no, raw_line in readable_lines(body):
         line = normalize_digits(raw_line)
-        marker = _BRACKET_MARKER.match(line)
+        lead = _LEAD.match(line).end()
+        marker = _BRACKET_MARKER.match(line, lead)
         if marker:
             kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
             numbers = read_list(line, marker.end(), line_no, kind)
@@ -213,13 +218,13 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
             else:
                 apply(kind, numbers, line_no, marker.end() + 1)
             continue
-        word = _WORD_MARKER.match(line)
+        word = _WORD_MARKER.match(line, lead)
         if word:
             items, _ = scan(line, word.end(), line_no)
             if items:
                 apply("claim", read_list(line, word.end(), line_no, "claim"), line_no, word.end() + 1)
             continue
-        number_line = _TEAM_NUMBER.match(line)
+        number_line = _TEAM_NUMBER.match(line, lead)
         if number_line:
             team_numbers = (read_list(line, number_line.end(), line_no, "claim") or [], line_no)
             if team_status is not None:
@@ -228,7 +233,7 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                     apply(kind, team_numbers[0], line_no, 1)
                 team_numbers, team_status = None, None
             continue
-        status_line = _TEAM_STATUS.match(line)
+        status_line = _TEAM_STATUS.match(line, lead)
         if status_line:
             if team_numbers is not None:
                 kind = team_kind(status_line.group("status"))

@@ -19,12 +19,15 @@ from dataclasses import dataclass
 FULL_WIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 
 # One item: optional "No." / "No" / "NO." before a number, optionally a range to a second number.
+# Anyone on GitHub writes the text these read: quantifiers that could hand characters to each other are
+# possessive (`++`, `*+`), so a match never backtracks over a run of spaces or digits (linear time).
 _ITEM = re.compile(
-    r"(?:No\.?\s*)?(?P<a>\d+)(?:\s*[-~～–—−－﹣]\s*(?:No\.?\s*)?(?P<b>\d+))?(?![\dA-Za-z])",
+    r"(?:No\.?+\s*+)?(?P<a>\d++)(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?(?P<b>\d++))?(?![\dA-Za-z])",
     re.IGNORECASE,
 )
 # Separators between items; "and" only as a word. Spaces alone also separate.
-_SEPARATOR = re.compile(r"(?:\s*(?:[、,，;；&]|\band\b|和|及)\s*|\s+)+", re.IGNORECASE)
+_SEPARATOR = re.compile(r"(?:\s*+(?:[、,，;；&]|\band\b|和|及)\s*+|\s++)+", re.IGNORECASE)
+_SPACES = re.compile(r"\s*+")
 
 
 MAX_DIGITS = 4
@@ -63,7 +66,7 @@ def scan_number_list(text: str, pos: int = 0) -> tuple[list[NumberItem], int]:
     more than MAX_DIGITS digits.
     """
     items: list[NumberItem] = []
-    lead = re.compile(r"\s*").match(text, pos)
+    lead = _SPACES.match(text, pos)
     pos = lead.end()
     while True:
         match = _ITEM.match(text, pos)

@@ -11,6 +11,7 @@ task number of more than MAX_DIGITS digits is a syntax error.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -33,13 +34,45 @@ class TitleParse:
         return out
 
 
+_BRACKET = re.compile(r"[\[\]【】()（）]")
+_OPENING = "[【(（"
+
+
 def _prefix_pattern(prefix: str) -> re.Pattern:
+    """The prefix's words and what may follow them up to the first task number (`] No.`, `No:` …).
+
+    Where the words may start is checked by _prefix_ends, not by the pattern: a pattern that also reads
+    the bracket's other words (`[^…]*?[ \t_-]` then `[ \t]*`) backtracks quadratically over a run of
+    spaces, and a title is anyone's text. The possessive quantifiers (`*+`) never give characters back.
+    """
     words = r"[ \t_-]*".join(re.escape(word) for word in prefix.split())
-    return re.compile(
-        # At the title's start, or in a bracket after other words of that bracket ("PaddlePaddle ").
-        r"(?:^|[\[【(（](?:[^\[\]【】()（）]*?[ \t_-])?)[ \t]*(?<![A-Za-z0-9])" + words
-        + r"[ \t_-]*[\]】)）]?[ \t]*No\.?[ \t]*[:：]?[ \t]*(?=\d)", re.IGNORECASE
-    )
+    return re.compile(words + r"[ \t_-]*+[\]】)）]?+[ \t]*+No\.?+[ \t]*+[:：]?+[ \t]*+(?=\d)", re.IGNORECASE)
+
+
+def _prefix_ends(title: str, pattern: re.Pattern):
+    """Where each prefix of the title ends (its task numbers start there), in one pass.
+
+    A prefix counts at the title's start (after spaces), or inside a bracket (`[`, `【`, `(`, `（`) that
+    opened since the previous prefix ended: right after the bracket or after a space, `_` or `-` of it
+    (`【PaddlePaddle Hackathon 5th No.30】`), never in the middle of a word or outside a bracket.
+    """
+    brackets = [m.start() for m in _BRACKET.finditer(title)]
+    lead = len(title) - len(title.lstrip(" \t"))
+    consumed = 0  # a bracket (or the title's start) serves one prefix; the next needs a bracket of its own
+    pos = 0
+    while (match := pattern.search(title, pos)) is not None:
+        start = match.start()
+        pos = start + 1
+        before = bisect.bisect_left(brackets, start)  # brackets[:before] come before the words
+        if before == 0:
+            counts = consumed == 0 and start <= lead
+        else:
+            bracket = brackets[before - 1]  # the nearest bracket before the words: they are inside it
+            counts = (title[bracket] in _OPENING and bracket >= consumed
+                      and (bracket == start - 1 or title[start - 1] in " \t_-"))
+        if counts:
+            consumed = match.end()
+            yield consumed
 
 
 def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50,
@@ -50,9 +83,9 @@ def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int =
         result.revert = True
         return result
     numbers: set[int] = set()
-    for match in _prefix_pattern(prefix).finditer(title):
+    for end in _prefix_ends(title, _prefix_pattern(prefix)):
         try:
-            items, _ = scan_number_list(title, match.end())
+            items, _ = scan_number_list(title, end)
         except NumberTooLong as error:
             result.error = f"column {error.column + 1}: {error}"
             return result
