@@ -150,6 +150,7 @@ def walk(value: Any, leaf, *, into: tuple[type, ...] = (list, tuple), path: tupl
 # cannot hold a huge integer (OverflowError in complex()). Real configs stay far below these.
 MAX_INT_DIGITS = 4300  # Python's own default limit for int(str) (sys.int_info.default_max_str_digits)
 MAX_NESTING = 100  # list/tuple/constructor levels; traced configs nest a few levels deep
+MAX_TOKENS = 10_000  # the longest report line (4,494 characters) has 1,684; bounds the work per line
 
 
 # ---------------------------------------------------------------- tokenizer
@@ -161,6 +162,7 @@ _TOKEN = re.compile(
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)
   | (?P<punct>[()\[\],=-])
+  | (?P<bad>[\s\S])
     """,
     re.VERBOSE,
 )
@@ -170,21 +172,26 @@ _END = ("end", None, -1)
 
 def _tokenize(text: str) -> list[tuple[str, Any, int]]:
     tokens: list[tuple[str, Any, int]] = []
+    append = tokens.append
     pos = 0
     n = len(text)
-    match = _TOKEN.match
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
-            # Reported when the parser reaches it, so earlier errors are named first.
-            what = "an unterminated string" if text[pos] == '"' else f"unexpected character {text[pos]!r}"
-            tokens.append(("error", what, pos))
-            break
+    # finditer: one C loop instead of a match() call per token. Every character starts some token (`bad`
+    # at worst), so it never searches ahead past a character no real token starts with.
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup
+        if kind == "bad":
+            break  # reported below
+        if len(tokens) >= MAX_TOKENS:
+            # Named at once, before any other error: the work for one line stays bounded.
+            raise ConfigSyntaxError(text, pos + 1, f"a config of at most {MAX_TOKENS} tokens", "more")
         if kind != "ws":
-            tokens.append((kind, m.group(), pos))
+            append((kind, m.group(), pos))
         pos = m.end()
-    tokens.append(("end", None, n))
+    if pos < n:
+        # Reported when the parser reaches it, so earlier errors are named first.
+        what = "an unterminated string" if text[pos] == '"' else f"unexpected character {text[pos]!r}"
+        append(("error", what, pos))
+    append(("end", None, n))
     return tokens
 
 

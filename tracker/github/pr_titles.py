@@ -6,8 +6,9 @@ marks a partial fix; a `Revert "…"` title links nothing. The prefix is looked 
 (`【PaddlePaddle Hackathon 5th No.30】` links 30 with prefix `Hackathon 5th`), but always as whole
 words followed by `No.`, so `Fix accuracy diff No.12 in gelu` links nothing.
 
-Abuse limits: a title naming more than `max_tasks` tasks links nothing and says why (`error`), and a
-task number of more than MAX_DIGITS digits is a syntax error.
+Abuse limits: a title naming more than `max_tasks` tasks (or holding more than MAX_NUMBERS numbers)
+links nothing and says why (`error`), and a task number of more than MAX_DIGITS digits is a syntax
+error. Reading a title is linear in its length.
 """
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from .numbers import NumberTooLong, normalize_digits, scan_number_list
+from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list
 
 DEFAULT_PREFIX = "Accuracy diff"
+MAX_NUMBERS = 200  # task numbers in one title, all prefixes together: bounds the work for any title
 
 
 @dataclass
@@ -56,13 +58,14 @@ def _prefix_ends(title: str, pattern: re.Pattern):
     opened since the previous prefix ended: right after the bracket or after a space, `_` or `-` of it
     (`【PaddlePaddle Hackathon 5th No.30】`), never in the middle of a word or outside a bracket.
     """
+    match = pattern.search(title)
+    if match is None:
+        return
     brackets = [m.start() for m in _BRACKET.finditer(title)]
     lead = len(title) - len(title.lstrip(" \t"))
     consumed = 0  # a bracket (or the title's start) serves one prefix; the next needs a bracket of its own
-    pos = 0
-    while (match := pattern.search(title, pos)) is not None:
+    while match is not None:
         start = match.start()
-        pos = start + 1
         before = bisect.bisect_left(brackets, start)  # brackets[:before] come before the words
         if before == 0:
             counts = consumed == 0 and start <= lead
@@ -73,6 +76,7 @@ def _prefix_ends(title: str, pattern: re.Pattern):
         if counts:
             consumed = match.end()
             yield consumed
+        match = pattern.search(title, start + 1)
 
 
 def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50,
@@ -83,12 +87,17 @@ def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int =
         result.revert = True
         return result
     numbers: set[int] = set()
+    numbers_read = 0
     for end in _prefix_ends(title, _prefix_pattern(prefix)):
         try:
-            items, _ = scan_number_list(title, end)
+            items, _ = scan_number_list(title, end, max_items=MAX_NUMBERS - numbers_read)
         except NumberTooLong as error:
             result.error = f"column {error.column + 1}: {error}"
             return result
+        except TooManyNumbers as error:
+            result.error = f"column {error.column + 1}: the title has {error}; at most {MAX_NUMBERS}"
+            return result
+        numbers_read += len(items)
         for item in items:
             # Reversed or huge ranges in a title are typos; link only what is unambiguous.
             if item.start <= item.end and item.end - item.start < max_range:
