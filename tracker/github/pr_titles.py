@@ -55,8 +55,9 @@ def _prefix_ends(title: str, pattern: re.Pattern):
     """Where each prefix of the title ends (its task numbers start there), in one pass.
 
     A prefix counts at the title's start (after spaces), or inside a bracket (`[`, `【`, `(`, `（`) that
-    opened since the previous prefix ended: right after the bracket or after a space, `_` or `-` of it
-    (`【PaddlePaddle Hackathon 5th No.30】`), never in the middle of a word or outside a bracket.
+    opened since the previous prefix ended: after a space, `_` or `-` of the bracket
+    (`【PaddlePaddle Hackathon 5th No.30】`), or else right after the bracket; never in the middle of a
+    word or outside a bracket. One bracket serves one prefix.
     """
     match = pattern.search(title)
     if match is None:
@@ -64,19 +65,28 @@ def _prefix_ends(title: str, pattern: re.Pattern):
     brackets = [m.start() for m in _BRACKET.finditer(title)]
     lead = len(title) - len(title.lstrip(" \t"))
     consumed = 0  # a bracket (or the title's start) serves one prefix; the next needs a bracket of its own
+    pending = None  # (bracket, end) of a prefix right after its bracket: it counts unless a later one in it does
     while match is not None:
         start = match.start()
         before = bisect.bisect_left(brackets, start)  # brackets[:before] come before the words
-        if before == 0:
-            counts = consumed == 0 and start <= lead
-        else:
-            bracket = brackets[before - 1]  # the nearest bracket before the words: they are inside it
-            counts = (title[bracket] in _OPENING and bracket >= consumed
-                      and (bracket == start - 1 or title[start - 1] in " \t_-"))
-        if counts:
-            consumed = match.end()
+        bracket = brackets[before - 1] if before else None  # the nearest: the words are inside it
+        if pending is not None and pending[0] != bracket:
+            consumed = pending[1]
+            pending = None
             yield consumed
+        if bracket is None:
+            if consumed == 0 and start <= lead:
+                consumed = match.end()
+                yield consumed
+        elif title[bracket] in _OPENING and bracket >= consumed:
+            if title[start - 1] in " \t_-":
+                consumed, pending = match.end(), None
+                yield consumed
+            elif bracket == start - 1 and pending is None:
+                pending = (bracket, match.end())
         match = pattern.search(title, start + 1)
+    if pending is not None:
+        yield pending[1]
 
 
 def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50,
