@@ -99,6 +99,12 @@ def comment_bodies() -> dict[str, str]:
         "<!-- repeated": fill("", "<!--"),
         "<!-- then dashes": fill("<!--", "-"),
         "``` repeated": fill("", "`"),
+        "an unclosed fence, then lines": fill("```\n", "【报名】: 1\n", ""),
+        "a long fence, then shorter ones": fill("````\n", "```\n", ""),
+        "a ~~~ fence, then ``` ones": fill("~~~\n", "```\n", ""),
+        "fences closed by trailing text": fill("", "```\n``` x\n", ""),
+        "On lines": fill("", "On\n", ""),
+        "On lines before long ones": fill("", "On x\n" + "wrote " * 20 + "\n", ""),
     })
     for unit in MARKDOWN:
         bodies[f"{unit!r} nested"] = fill("", unit)
