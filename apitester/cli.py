@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 
@@ -126,13 +127,17 @@ def parse_main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m apitester parse", description="Syntax-check config files.")
     p.add_argument("files", nargs="+")
     args = p.parse_args(argv)
+    # A report names what it found (a character of the line): never a traceback for a terminal that can't show it.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
 
     from .config import ConfigSyntaxError, parse_config
 
     ok = total = 0
     for name in args.files:
         try:
-            fh = open(name, encoding="utf-8")
+            # Bytes that are not UTF-8 come through as lone surrogates: that line is reported, not the file.
+            fh = open(name, encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
             print(f"{name}: cannot read: {exc.strerror}")
             total += 1
@@ -143,6 +148,11 @@ def parse_main(argv: list[str]) -> int:
                 if not line:
                     continue
                 total += 1
+                undecodable = _first_undecodable(raw)
+                if undecodable is not None:
+                    col, byte = undecodable
+                    print(f"{name}:{lineno}:{col}: expected UTF-8 text, found the byte {byte:#04x}")
+                    continue
                 try:
                     parse_config(line)
                 except ConfigSyntaxError as exc:
@@ -153,6 +163,15 @@ def parse_main(argv: list[str]) -> int:
                 ok += 1
     print(f"parsed {ok}/{total}")
     return 0 if ok == total else 1
+
+
+_UNDECODABLE = re.compile("[\udc80-\udcff]")  # what errors="surrogateescape" makes of a non-UTF-8 byte
+
+
+def _first_undecodable(text: str) -> tuple[int, int] | None:
+    """(1-based column, byte) of the first byte that was not UTF-8, or None."""
+    match = _UNDECODABLE.search(text)
+    return None if match is None else (match.start() + 1, ord(match.group()) - 0xDC00)
 
 
 def main(argv: list[str] | None = None) -> int:

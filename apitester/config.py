@@ -142,6 +142,17 @@ def walk(value: Any, leaf, *, into: tuple[type, ...] = (list, tuple), path: tupl
     return leaf(value, path)
 
 
+# ---------------------------------------------------------------- limits
+
+# A config is anyone's text (a report line, a staff edit), so every way it can be absurd is a
+# ConfigSyntaxError at its column, never another exception: int() refuses more than 4,300 digits
+# (ValueError) and is quadratic beyond that anyway, nesting recurses (RecursionError), and a float
+# cannot hold a huge integer (OverflowError in complex()). Real configs stay far below these.
+MAX_INT_DIGITS = 4300  # Python's own default limit for int(str) (sys.int_info.default_max_str_digits)
+MAX_NESTING = 100  # list/tuple/constructor levels; traced configs nest a few levels deep
+MAX_TOKENS = 10_000  # the longest report line (4,494 characters) has 1,684; bounds the work per line
+
+
 # ---------------------------------------------------------------- tokenizer
 
 _TOKEN = re.compile(
@@ -151,6 +162,7 @@ _TOKEN = re.compile(
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)
   | (?P<punct>[()\[\],=-])
+  | (?P<bad>[\s\S])
     """,
     re.VERBOSE,
 )
@@ -160,21 +172,26 @@ _END = ("end", None, -1)
 
 def _tokenize(text: str) -> list[tuple[str, Any, int]]:
     tokens: list[tuple[str, Any, int]] = []
+    append = tokens.append
     pos = 0
     n = len(text)
-    match = _TOKEN.match
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
-            # Reported when the parser reaches it, so earlier errors are named first.
-            what = "an unterminated string" if text[pos] == '"' else f"unexpected character {text[pos]!r}"
-            tokens.append(("error", what, pos))
-            break
+    # finditer: one C loop instead of a match() call per token. Every character starts some token (`bad`
+    # at worst), so it never searches ahead past a character no real token starts with.
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup
+        if kind == "bad":
+            break  # reported below
+        if len(tokens) >= MAX_TOKENS:
+            # Named at once, before any other error: the work for one line stays bounded.
+            raise ConfigSyntaxError(text, pos + 1, f"a config of at most {MAX_TOKENS} tokens", "more")
         if kind != "ws":
-            tokens.append((kind, m.group(), pos))
+            append((kind, m.group(), pos))
         pos = m.end()
-    tokens.append(("end", None, n))
+    if pos < n:
+        # Reported when the parser reaches it, so earlier errors are named first.
+        what = "an unterminated string" if text[pos] == '"' else f"unexpected character {text[pos]!r}"
+        append(("error", what, pos))
+    append(("end", None, n))
     return tokens
 
 
@@ -182,12 +199,13 @@ def _tokenize(text: str) -> list[tuple[str, Any, int]]:
 
 
 class _Parser:
-    __slots__ = ("text", "tokens", "i")
+    __slots__ = ("text", "tokens", "i", "depth")
 
     def __init__(self, text: str):
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0  # containers open at the current token
 
     def error(self, expected: str) -> ConfigSyntaxError:
         kind, value, pos = self.tokens[self.i]
@@ -195,6 +213,8 @@ class _Parser:
             found = "end of input"
         elif kind == "error":
             found = value
+        elif len(value) > 40:  # a 5,000-digit number is named, not repeated
+            found = f"{value[:30]!r}… ({len(value)} characters)"
         else:
             found = repr(value)
         return ConfigSyntaxError(self.text, pos + 1, expected, found)
@@ -219,8 +239,9 @@ class _Parser:
         kwargs: dict = {}
         while not self.peek_punct(")"):
             kind, value, _ = self.tokens[self.i]
-            nxt = self.tokens[self.i + 1]
-            if kind == "name" and nxt[0] == "punct" and nxt[1] == "=":
+            # A name is never the last token (the end token follows), so it has a next one.
+            nxt = self.tokens[self.i + 1] if kind == "name" else None
+            if nxt is not None and nxt[0] == "punct" and nxt[1] == "=":
                 if "." in value:
                     raise self.error("a keyword name without dots")
                 if value in kwargs:
@@ -242,6 +263,10 @@ class _Parser:
 
     def items(self, close: str) -> list:
         """Comma-separated values up to ``close`` (trailing comma allowed)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self.i -= 1  # at the bracket that opened one level too many
+            raise self.error(f"at most {MAX_NESTING} levels of nesting")
         out = []
         while not self.peek_punct(close):
             out.append(self.value())
@@ -250,15 +275,24 @@ class _Parser:
             elif not self.peek_punct(close):
                 raise self.error(f"',' or '{close}'")
         self.i += 1
+        self.depth -= 1
         return out
+
+    def integer(self, tok: str, what: str) -> int:
+        """int(tok) for the current token; too many digits is a syntax error there."""
+        if len(tok.lstrip("-")) > MAX_INT_DIGITS:
+            raise self.error(f"{what} of at most {MAX_INT_DIGITS} digits")
+        return int(tok)
 
     def value(self) -> Any:
         kind, tok, _ = self.tokens[self.i]
         if kind == "number":
-            self.i += 1
             if tok.lstrip("-").isdigit():
-                return int(tok)
-            return float(tok)
+                value = self.integer(tok, "an integer")
+            else:
+                value = float(tok)  # never raises: a float too large for a double reads as inf
+            self.i += 1
+            return value
         if kind == "string":
             self.i += 1
             body = tok[1:-1]
@@ -296,7 +330,11 @@ class _Parser:
                         # Kept as written (complex(nan,math.inf)) so it formats back to itself;
                         # complex_value() gives the number.
                         return Constructor("complex", tuple(items))
-                    return complex(items[0], items[1])
+                    try:
+                        return complex(items[0], items[1])
+                    except OverflowError:  # an integer part too large for a float
+                        self.i -= 1
+                        raise self.error("complex(real,imag) with numbers a float can hold") from None
                 return Constructor(tok, tuple(items))
             return Name(tok)
         if kind == "punct" and tok == "-":
@@ -320,7 +358,7 @@ class _Parser:
             kind, tok, _ = self.tokens[self.i]
             if kind != "number" or not tok.isdigit():
                 raise self.error("a non-negative integer dimension")
-            dims.append(int(tok))
+            dims.append(self.integer(tok, "a dimension"))
             self.i += 1
             if self.peek_punct(","):
                 self.i += 1

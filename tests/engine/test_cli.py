@@ -120,3 +120,84 @@ def test_coverage_only_apis_maps_task_names(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "TOTAL configs=1 verdict=1 unsupported=0 engine_error=0"
     assert lines[0].startswith("paddle.Tensor.__mul__ configs=1")
+
+
+FUZZ_SEEDS = [
+    CLIP_OK, MUL_FP16,
+    'paddle.concat(list[Tensor([2, 3],"float32"),Tensor([2, 3],"float32"),], axis=0, )',
+    'paddle.nn.functional.pad(Tensor([1, 2, 3],"float64"), pad=tuple(1,1,), mode="constant", value=-math.inf, )',
+    'paddle.Tensor.__getitem__(Tensor([4, 5],"int64"), tuple(slice(None,2,None),1,), )',
+    'paddle.full(shape=list[2,3,], fill_value=complex(nan,math.inf), dtype=Dtype(float16), )',
+    'paddle.clip(x=Tensor([3, 3],"float64"), min=Tensor([1],"float64"), max=None, )',
+]
+FUZZ_PIECES = ["(", ")", "[", "]", ",", "=", "-", '"', "\\", " ", "\t", "1", "9" * 50, "1e309", ".", "inf", "nan",
+               "Tensor", "list", "tuple", "slice", "complex", "math.inf", "None", "True", "a.b", "报", "\x00", "\x0b",
+               "\x0c", "\x85", "\u2028", "\udcff", "😀", "\r", "list[" * 40, "(" * 50, "1" * 4400]
+
+
+WORST_LINES = [b"paddle.x(" + b"[" * 100_000, b"paddle.x(" + b"list[" * 1000 + b"]" * 1000 + b")",
+               b"paddle.x(" + b"1" * 5000 + b", )", b"paddle.x(-" + b"7" * 100_000 + b", )",
+               b'paddle.x(Tensor([' + b"9" * 4301 + b'],"float32"), )', b"paddle.x(complex(" + b"1" * 400 + b",0), )",
+               b"paddle.x(" + b"1," * 50_000 + b")", b'paddle.x("' + b"a" * 100_000, b'paddle.x("' + b'\\"' * 50_000,
+               b"paddle.x(\xff\xfe)", b"\xc3", b"paddle.x(a", b"paddle.x(", b"(" * 65536, b"-" * 65536, b" " * 65536]
+
+
+def fuzz_lines(rng) -> list[bytes]:
+    """The worst cases by hand (lines 1-16), then generated config lines (as bytes: some are not UTF-8;
+    some hold a carriage return, which also ends a line)."""
+    lines = list(WORST_LINES)
+    for _ in range(3000):
+        text = rng.choice(FUZZ_SEEDS)
+        for _ in range(rng.randint(0, 4)):
+            at = rng.randint(0, len(text))
+            piece = rng.choice(FUZZ_PIECES)
+            text = rng.choice([text[:at] + piece + text[at:], text[:at] + text[at + len(piece):],
+                               text[:at] + piece + text[at + 1:]])
+        lines.append(text.encode("utf-8", "surrogateescape"))
+    return lines
+
+
+def test_parse_subcommand_never_stops_on_a_line(tmp_path):
+    """Generated and worst-case lines: no traceback, and every line the parser refuses is reported with
+    file:line:column and what was expected and found; the other lines count as parsed."""
+    import random
+    import re
+
+    from apitester.config import ConfigSyntaxError, parse_config
+
+    path = tmp_path / "fuzz.txt"
+    path.write_bytes(b"\n".join(fuzz_lines(random.Random(17))) + b"\n")
+    proc = run("parse", str(path), timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr and proc.stderr == "", proc.stderr[-3000:]
+    assert proc.returncode == 1
+
+    # What the parser says about each line, read the way the CLI reads the file (no other exception allowed).
+    refused, total = set(), 0
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            total += 1
+            try:
+                if re.search("[\udc80-\udcff]", raw):
+                    raise ConfigSyntaxError(raw, 1, "UTF-8 text", "")
+                parse_config(raw.strip())
+            except ConfigSyntaxError:
+                refused.add(lineno)
+    out = proc.stdout.splitlines()
+    assert out[-1] == f"parsed {total - len(refused)}/{total}"
+    reported = {}
+    for line in out[:-1]:
+        match = re.fullmatch(re.escape(str(path)) + r":(\d+):(\d+): expected .+, found .+", line)
+        assert match, f"not a file:line:column report: {line[:300]!r}"
+        reported[int(match.group(1))] = line
+    assert set(reported) == refused
+    assert 100 < len(refused) < total - 100  # the generator makes both kinds
+    worst = {1: "tokens", 2: "levels of nesting", 3: "at most 4300 digits", 4: "at most 4300 digits", 5: "a dimension of at most 4300 digits",
+             6: "numbers a float can hold", 7: "tokens", 8: "an unterminated string", 10: "UTF-8 text, found the byte 0xff",
+             11: "UTF-8 text, found the byte 0xc3", 12: "',' or ')'", 13: "a value", 16: None}
+    for lineno, why in worst.items():
+        if why is None:
+            assert lineno not in reported  # a line of spaces is blank
+        else:
+            assert why in reported[lineno], reported[lineno][:300]

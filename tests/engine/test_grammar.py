@@ -5,7 +5,8 @@ import math
 import pytest
 
 from apitester.config import (
-    Call, ConfigSyntaxError, Constructor, Name, TensorSpec, format_call, format_value,
+    MAX_INT_DIGITS, MAX_NESTING, MAX_TOKENS, Call, ConfigSyntaxError, Constructor, Name, TensorSpec, format_call,
+    format_value,
     parse_config, parse_value,
 )
 
@@ -176,3 +177,31 @@ def test_every_report_line_parses_and_round_trips():
             pytest.fail(f"{path}:{lineno}:{exc.column}: {exc}")
         assert format_call(call) == line, f"{path}:{lineno}"
     assert lines > 100_000 and len(seen) > 40_000
+
+
+@pytest.mark.parametrize("text, column, expected", [
+    ("paddle.x(" + "1" * 4301 + ", )", 10, f"an integer of at most {MAX_INT_DIGITS} digits"),
+    ("paddle.x(-" + "1" * 4301 + ", )", 10, f"an integer of at most {MAX_INT_DIGITS} digits"),
+    ('paddle.x(Tensor([' + "9" * 5000 + '],"float32"), )', 18, f"a dimension of at most {MAX_INT_DIGITS} digits"),
+    ("paddle.x(" + "[" * 5000, 10 + MAX_NESTING, f"at most {MAX_NESTING} levels of nesting"),
+    ("paddle.x(" + "list[" * 300, 10 + 5 * MAX_NESTING + 4, f"at most {MAX_NESTING} levels of nesting"),
+    ("paddle.x(complex(" + "1" * 400 + ",0), )", 420, "complex(real,imag) with numbers a float can hold"),
+    ("paddle.x(", 10, "a value"),
+    ("paddle.x(a", 11, "',' or ')'"),
+    ("paddle.x(" + "1," * MAX_TOKENS + ")", 9 + (MAX_TOKENS - 2) + 1, f"a config of at most {MAX_TOKENS} tokens"),
+])
+def test_absurd_configs_are_syntax_errors_never_other_exceptions(text, column, expected):
+    """A >4,300-digit number (int() raises ValueError), deep nesting (RecursionError), a float overflow
+    and a name at the very end (IndexError) are ConfigSyntaxErrors at their column, like any typo."""
+    with pytest.raises(ConfigSyntaxError) as info:
+        parse_config(text)
+    assert (info.value.column, info.value.expected) == (column, expected)
+    assert len(str(info.value)) < 200  # a 5,000-digit token is named, not repeated
+
+
+def test_configs_up_to_the_limits_still_parse():
+    assert parse_config("paddle.x(" + "1" * MAX_INT_DIGITS + ", )").args[0] == int("1" * MAX_INT_DIGITS)
+    nested = parse_config("paddle.x(" + "list[" * MAX_NESTING + "]" * MAX_NESTING + ", )").args[0]
+    for _ in range(MAX_NESTING - 1):
+        nested = nested[0]
+    assert nested == []

@@ -9,8 +9,8 @@
                                                     `oauth_login`: redirects to redirect_uri with a code
 - POST /login/oauth/access_token                    code (+ client secret, PKCE verifier) → access token
 Every GET answers with an ETag and honours If-None-Match with 304. A queue of rate-limit answers
-(403/429 with Retry-After or X-RateLimit-Reset) is served before the real answers. Every request is
-logged so tests can assert what the client sent.
+(403/429 with Retry-After or X-RateLimit-Reset) is served before the real answers. `delays` makes
+chosen GET paths slow. Every request is logged so tests can assert what the client sent.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ class FakeGitHub:
         self.token_login = token_login
         self.requests: list[dict] = []
         self.rate_limits: list[dict] = []  # answers to serve first: {"status", "headers"}
+        self.delays: dict[str, float] = {}  # path → seconds a GET of it waits before answering (a slow GitHub)
         self.next_comment_id = 3_100_000_000
         # OAuth app registered on this GitHub, and the person who will agree on the consent page.
         self.oauth_client_id, self.oauth_client_secret = "Iv1.fakeclientid", "fake-client-secret"
@@ -184,6 +185,7 @@ class FakeGitHub:
 
             def do_GET(self):
                 entry = self._log()
+                time.sleep(fake.delays.get(entry["path"], 0))
                 if entry["path"] == "/login/oauth/authorize":
                     return self._authorize(entry)
                 if self._rate_limited():

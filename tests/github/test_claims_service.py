@@ -1,8 +1,9 @@
 """Applying tracking-issue comments to the board: claims, edits, deletions, bots, errors, events."""
 import pytest
 
+from tracker.github.comments import MAX_MARKER_LINES
 from tracker.models import Claim, Contributor, Event, IssueComment, PullRequest, TaskStatus
-from tracker.services.claims import apply_comment, delete_comment
+from tracker.services.claims import apply_comment, delete_comment, read_comment
 
 from . import payloads
 
@@ -224,3 +225,27 @@ def test_site_account_is_discovered_through_the_token(board, github_settings, fa
     user_requests = fake_github.requests_to("/user")
     assert len(user_requests) == 1  # asked once, then cached
     assert user_requests[0]["headers"]["authorization"] == "Bearer ghs_test_token"
+
+
+def test_a_comment_read_before_its_transaction_is_applied_against_the_board_as_it_is_then(board):
+    """The webhook reads a comment (parse, GitHub lookup) before it takes the write lock; a task locked in
+    between is still refused, and a comment read while nothing changed applies as read."""
+    c = payloads.comment(2875000020, "BeingGod", "【报名】: 12、13", "2025-05-20T00:00:00Z")
+    reading = read_comment(c)
+    assert reading.parsed.claim == [12, 13] and not IssueComment.objects.exists()  # reading writes nothing
+    board[13].locked_reason = "output dtype类型不同，暂不要报名"
+    board[13].save()
+    result = apply_comment(c, reading=reading)
+    assert result.claimed == [12] and active(13) == []
+    assert [e["code"] for e in result.errors] == ["locked"]
+
+    d = payloads.comment(2875000021, "Z-NAVY", "【报名】: 14", "2025-05-20T00:00:00Z")
+    assert apply_comment(d, reading=read_comment(d)).claimed == [14]
+
+
+def test_a_comment_over_the_line_limit_is_rejected_and_recorded(board):
+    body = "【报名】: 12\n" * (MAX_MARKER_LINES + 1)
+    result = apply_comment(payloads.comment(2875000022, "mallory", body, "2025-05-20T00:00:00Z"))
+    assert result.claimed == [] and not Claim.objects.exists()
+    assert result.skipped == f"the comment has more than {MAX_MARKER_LINES} claim lines, so none of it was applied"
+    assert Event.objects.get(kind="comment_rejected").message == f"comment by @mallory rejected: {result.skipped}"

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from tracker.github.comments import parse_comment
+from tracker.github.comments import MAX_MARKER_LINES, MAX_NUMBERS, parse_comment
 
 LOCKED = {n: "output dtype类型不同，暂不要报名" for n in range(155, 181)}
 
@@ -263,3 +263,36 @@ def test_for_login_is_reported_not_applied():
     assert parse("【报名】: 21").for_login == ""
     assert parse("【报名】: 21 (for @a)\n【报名】: 22 (for @b)").for_login == ""  # two people: nobody
     assert parse("【报名】: 21 (for @-bad)").for_login == ""
+
+
+def test_a_comment_with_too_many_claim_lines_or_numbers_is_rejected_whole():
+    """The limits that bound the work for one comment: lines that start with a marker, and numbers in all."""
+    many_lines = "【报名】: 12\n" * (MAX_MARKER_LINES + 1)
+    result = parse(many_lines)
+    assert result.claim == [] and result.rejected and codes(result) == ["too_many_lines"]
+    assert result.errors[0].line == MAX_MARKER_LINES + 1
+    assert result.errors[0].message == (f"the comment has more than {MAX_MARKER_LINES} claim lines, "
+                                        "so none of it was applied")
+    assert parse("【报名】: 12\n" * MAX_MARKER_LINES).claim == [12]  # at the limit: applied
+    # Lines that are not claims (prose, quotes, code) do not count.
+    assert parse("text\n> 【报名】: 13\n" * 500 + "```\n" + "【报名】: 14\n" * 500 + "```\n【报名】: 12").claim == [12]
+
+    many_numbers = "【报名】: " + "12、" * MAX_NUMBERS + "12"
+    result = parse(many_numbers)
+    assert result.claim == [] and codes(result) == ["too_many_numbers"]
+    assert parse("【报名】: " + "12、" * (MAX_NUMBERS - 1) + "12").claim == [12]
+    split = "\n".join(["【报名】: " + "12、" * (MAX_NUMBERS // 2 - 1) + "12"] * 2 + ["认领 13"])
+    assert codes(parse(split)) == ["too_many_numbers"]  # counted over the whole comment
+
+
+def test_fences_html_comments_and_reply_headers_with_many_lines():
+    """The one-pass line finder agrees with the rules line by line: a closing fence needs the same
+    character, at least as long, nothing after it; an unclosed fence hides the rest."""
+    assert parse("````\n```\n【报名】: 12\n````\n【报名】: 13").claim == [13]
+    assert parse("```\n~~~\n【报名】: 12\n```  \n【报名】: 13").claim == [13]
+    assert parse("```\n``` x\n【报名】: 12\n```\n【报名】: 13").claim == [13]
+    assert parse("```\n【报名】: 12").claim == []
+    assert parse("<!--\n【报名】: 12\n-->\n【报名】: 13").errors == []
+    assert parse("<!--\n\n-->【报名】: 1-" + "\n" + "【报名】: 40-30").errors[0].line == 4
+    assert parse("【报名】: 12\nOn Mon, May 12\nwrote:\n【报名】: 13").claim == [12]
+    assert parse("【报名】: 12\n--  Original message --\n【报名】: 13").claim == [12]

@@ -4,7 +4,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from tracker.github.pr_titles import parse_pr_title
+from tracker.github.pr_titles import MAX_NUMBERS, parse_pr_title
 
 
 @pytest.mark.parametrize("title, tasks", [
@@ -103,3 +103,26 @@ def test_parse_pr_title_command():
     assert run("--prefix", "Hackathon 8th", "--json", "[Hackathon 8th No.3-part] x") == {
         "tasks": [3], "part": True, "revert": False}
     assert run("--json", 'Revert "[Accuracy diff No.3] x"') == {"tasks": [], "part": False, "revert": True}
+
+
+def test_a_title_with_too_many_numbers_links_nothing_and_says_why():
+    title = "[Accuracy diff No." + "12、" * MAX_NUMBERS + "12] x"
+    result = parse_pr_title(title, "Accuracy diff")
+    assert result.tasks == []
+    assert result.error == f"column {len('[Accuracy diff No.') + 3 * MAX_NUMBERS + 1}: the title has more than " \
+                           f"{MAX_NUMBERS} task numbers; at most {MAX_NUMBERS}"
+    assert parse_pr_title("[Accuracy diff No." + "12、" * (MAX_NUMBERS - 1) + "12] x", "Accuracy diff").tasks == [12]
+
+
+@pytest.mark.parametrize("title, tasks", [
+    ("[Accuracy diff No.1 Accuracy diff No.2] x", [2]),  # one bracket serves one prefix: after a space first
+    ("[Accuracy diff No.1] [Accuracy diff No.2] x", [1, 2]),
+    ("Accuracy diff No.1 (Accuracy diff No.2)", [1, 2]),
+    ("x Accuracy diff No.1", []),
+    ("[xAccuracy diff No.1]", []),
+    ("[x_Accuracy diff No.1]", [1]),
+    ("[a] Accuracy diff No.1", []),
+    ("[a (Accuracy diff] No.1", [1]),
+])
+def test_where_a_prefix_counts(title, tasks):
+    assert parse_pr_title(title, "Accuracy diff").tasks == tasks

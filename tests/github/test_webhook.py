@@ -203,3 +203,15 @@ def test_failure_half_way_rolls_back_the_whole_delivery(client, board):
             cursor.execute(drop)
     assert deliver(client, "issue_comment", claim_event(), delivery="d-half").status_code == 200
     assert Claim.objects.count() == 2
+
+
+@pytest.mark.parametrize("raw, content_type", [
+    (b"[" * 100_000, "application/json"),
+    (b'{"action": "created", "comment": ' + b'{"a": ' * 50_000, "application/json"),
+    (b"payload=" + b"%5B" * 100_000, "application/x-www-form-urlencoded"),
+])
+def test_deeply_nested_json_is_400_and_changes_nothing(client, board, raw, content_type):
+    response = deliver(client, "issue_comment", None, raw=raw, content_type=content_type)
+    assert response.status_code == 400
+    assert response.json()["error"] == "malformed JSON payload: nested too deeply"
+    assert nothing_stored()

@@ -1,4 +1,5 @@
-"""1,000+ hostile deliveries to POST /github/webhook: every one answered 4xx, none changes anything.
+"""1,000+ hostile deliveries to POST /github/webhook: every one answered 4xx, none changes anything; and
+signed deliveries with generated comment bodies and nesting: never a 5xx, never a second.
 
 Unsigned, mis-signed, non-ASCII signature headers, oversized bodies, and correctly signed deliveries
 whose JSON, headers or field types are wrong. Each starts from a real claim comment (which, delivered
@@ -11,6 +12,7 @@ import copy
 import hashlib
 import json
 import random
+import time
 import urllib.parse
 
 import pytest
@@ -20,6 +22,8 @@ from tracker.models import Claim, Contributor, Event, IssueComment, PullRequest,
 
 from tests.github import payloads
 from tests.github.conftest import board  # noqa: F401  (the 183-task board fixture)
+
+from .test_parser_time_budget import LIMIT, TEXT_PIECES, comment_bodies, mixture
 
 pytestmark = pytest.mark.django_db
 
@@ -191,3 +195,84 @@ def test_non_ascii_signature_is_401(client, board, header):
                            HTTP_X_GITHUB_EVENT="issue_comment", HTTP_X_GITHUB_DELIVERY="d-1",
                            HTTP_X_HUB_SIGNATURE_256=header)
     assert response.status_code == 401 and not WebhookDelivery.objects.exists()
+
+
+def nested(depth: int, open_: str = "[", close: str = "]") -> str:
+    return open_ * depth + close * depth
+
+
+def signed_post(client, body: bytes, delivery: str, event: str = "issue_comment",
+                content_type: str = "application/json"):
+    started = time.perf_counter()
+    response = client.post("/github/webhook", data=body, content_type=content_type, HTTP_X_GITHUB_EVENT=event,
+                           HTTP_X_GITHUB_DELIVERY=delivery, HTTP_X_HUB_SIGNATURE_256=sign(body))
+    return response, time.perf_counter() - started
+
+
+def comment_json(n: int, body: str, login: str = "BeingGod", extra: str = "") -> bytes:
+    """A signed-ready issue_comment delivery; `extra` is raw JSON spliced in as the comment's "extra" field
+    (json.dumps cannot write a structure nested deeper than Python's recursion limit)."""
+    text = json.dumps(payloads.issue_comment_event("created", payloads.comment(
+        2_874_800_000 + n, login, body, "2025-05-12T03:21:45Z")), ensure_ascii=False)
+    if extra:
+        text = text.replace('"comment": {', '"comment": {"extra": ' + extra + ", ", 1)
+    return text.encode()
+
+
+def generated_bodies(rng: random.Random) -> list[str]:
+    """Every worst-case body of the time-budget test, then random ones of every length up to GitHub's limit."""
+    bodies = list(comment_bodies().values())
+    for i in range(300):
+        length = rng.choice([10, 100, 1000, 10_000, LIMIT])
+        bodies.append(mixture(rng.randrange(10**9), TEXT_PIECES)[:rng.randint(1, length)])
+    return bodies
+
+
+def test_generated_bodies_and_nesting_never_answer_5xx_nor_take_a_second(board):
+    """Signed deliveries whose comment bodies are generated (every parser's worst case within 65,536
+    characters, random mixtures of marker pieces) are applied, each within a second; signed JSON nested
+    too deep for the reader is a 400 that changes nothing. Counts are printed for the README."""
+    rng = random.Random(SEED + 1)
+    client = Client()
+    statuses: dict[int, int] = {}
+    slowest, failures = (0.0, ""), []
+
+    def record(what: str, response, seconds: float):
+        nonlocal slowest
+        statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+        slowest = max(slowest, (seconds, what))
+        if response.status_code >= 500:
+            failures.append((what, response.status_code, response.content[:200]))
+
+    # Refused: nesting beyond what the JSON reader follows, anywhere in the payload. Nothing may change.
+    before = snapshot()
+    refused = 0
+    for depth in (5_000, 20_000, 100_000, 160_000):  # 160,000 levels of {"a": stay under the 1 MB body cap
+        for i, body in enumerate([nested(depth).encode(), nested(depth, "{\"a\":", "}").encode(),
+                                  comment_json(depth, "【报名】: 12", extra=nested(depth))]):
+            response, seconds = signed_post(client, body, f"nest-{depth}-{i}")
+            record(f"nesting {depth} #{i}", response, seconds)
+            refused += 1
+            assert response.status_code == 400 and "nested too deeply" in response.json()["error"], response.content[:300]
+        form = b"payload=" + urllib.parse.quote(nested(depth)).encode()
+        response, seconds = signed_post(client, form, f"nest-form-{depth}", content_type="application/x-www-form-urlencoded")
+        record(f"form nesting {depth}", response, seconds)
+        refused += 1
+        assert response.status_code == 400
+    assert snapshot() == before, "a refused delivery changed the board"
+
+    # Accepted: generated bodies, and nesting the reader does follow (extra fields are ignored).
+    accepted = 0
+    for n, body in enumerate(generated_bodies(rng)):
+        extra = nested(rng.randint(1, 200)) if n % 7 == 0 else ""
+        response, seconds = signed_post(client, comment_json(n, body, login=f"fuzz-{n % 50}", extra=extra), f"gen-{n}")
+        record(f"generated body #{n} ({len(body)} characters)", response, seconds)
+        accepted += 1
+        assert response.status_code == 200, (n, response.content[:300])
+    assert WebhookDelivery.objects.filter(delivery_id__startswith="gen-").count() == accepted
+    assert Claim.objects.exists()  # the mixtures do claim tasks: the bodies are read, not dropped
+
+    print(f"{refused + accepted} signed deliveries (generated bodies up to 65,536 characters, nesting up to "
+          f"160,000 deep): statuses {statuses}; 5xx: {len(failures)}; slowest {slowest[0] * 1000:.0f} ms ({slowest[1]})")
+    assert not failures, failures[:5]
+    assert slowest[0] < 1.0, f"slowest request: {slowest[1]} took {slowest[0]:.2f} s"

@@ -12,7 +12,8 @@ accepts and strict in what it applies:
 * Problems are reported as errors with line and column; the rest of the comment still applies.
 * Abuse limits: a number of more than MAX_DIGITS digits is a syntax error (its line gives nothing),
   and a comment naming more than `max_tasks` tasks is rejected whole (error `too_many_tasks`, no
-  claim and no withdrawal).
+  claim and no withdrawal), as is one with more than MAX_MARKER_LINES claim lines (`too_many_lines`)
+  or MAX_NUMBERS task numbers (`too_many_numbers`). Reading a comment is linear in its length.
 * `【报名】: 21 (for @login)` names the person a claim is for. The parser only reports the login
   (`for_login`); whether to believe it (only when the site's own account wrote the comment) is the
   caller's decision.
@@ -25,37 +26,48 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .numbers import NumberTooLong, normalize_digits, scan_number_list
+from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list
 
 MAX_RANGE_LENGTH = 50
+# Abuse limits that bound the work for one comment (65,536 characters of anyone's text): a comment with
+# more claim lines or task numbers than these is rejected whole. Real claim comments have a few of each.
+MAX_MARKER_LINES = 100
+MAX_NUMBERS = 200
+REJECTING_CODES = ("too_many_tasks", "too_many_lines", "too_many_numbers")  # errors that refuse the whole comment
 
-_LEAD = r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?[ \t]*"  # indentation, a list bullet, bold
+# Every pattern here runs on text anyone on GitHub can write (65,536 characters per comment), so none may
+# backtrack over a run of characters: quantifiers next to each other that can take the same characters
+# (`[ \t]*` … `[ \t]*`) are possessive (`*+`), which keeps each match linear in the line's length. The lead
+# of a line is read once, and the markers are matched where it ends.
+_LEAD = re.compile(r"[ \t]*+(?:[-*+][ \t]++)?+(?:\*\*|__)?+[ \t]*+")  # indentation, a list bullet, bold
 _OPEN = r"[【\[［〔〖]"
 _CLOSE = r"[】\]］〕〗]"
-_AFTER_MARKER = r"[ \t]*(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:(?:task|任务)[ \t]*)?"
+_AFTER_MARKER = r"[ \t]*+(?:\*\*|__)?+[ \t]*+[:：]?+[ \t]*+(?:(?:task|任务)[ \t]*+)?+"
 
 _BRACKET_MARKER = re.compile(
-    _LEAD + _OPEN + r"[ \t]*(?P<kind>取消[ \t]*报名|报名)[ \t]*" + _CLOSE + _AFTER_MARKER, re.IGNORECASE
+    _OPEN + r"[ \t]*+(?P<kind>取消[ \t]*+报名|报名)[ \t]*+" + _CLOSE + _AFTER_MARKER, re.IGNORECASE
 )
 # Plain-word forms; a line that starts with the word but carries no number is prose, not an error.
-_WORD_MARKER = re.compile(_LEAD + r"(?:意向认领|认领)" + _AFTER_MARKER, re.IGNORECASE)
-_TEAM_NUMBER = re.compile(_LEAD + _OPEN + r"[ \t]*序号[ \t]*" + _CLOSE + _AFTER_MARKER)
-_TEAM_STATUS = re.compile(_LEAD + _OPEN + r"[ \t]*状态[ \t]*" + _CLOSE + r"[ \t]*[:：]?[ \t]*(?P<status>.*)$")
+_WORD_MARKER = re.compile(r"(?:意向认领|认领)" + _AFTER_MARKER, re.IGNORECASE)
+_TEAM_NUMBER = re.compile(_OPEN + r"[ \t]*+序号[ \t]*+" + _CLOSE + _AFTER_MARKER)
+_TEAM_STATUS = re.compile(_OPEN + r"[ \t]*+状态[ \t]*+" + _CLOSE + r"[ \t]*+[:：]?+[ \t]*+(?P<status>.*)$")
 
-_QUOTE = re.compile(r"^[ \t]*>")
-_FENCE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})")
+# The lines that matter, found in one regex pass (the other lines are never looked at in Python):
+# a fenced code block with its closing fence (skipped whole), an unclosed fence (the rest is code), the
+# header of a quoted e-mail reply (everything from it on is quoted), and lines that start with a marker.
+# Quoted lines (`>`) need no rule: a marker's lead never contains `>`.
+_FENCED_BLOCK = (r"[ \t]{0,3}(?:(?P<ticks>`{3,}+)[^\n]*+(?:\n.*+)*?\n[ \t]{0,3}(?P=ticks)`*+"
+                 r"|(?P<tildes>~{3,}+)[^\n]*+(?:\n.*+)*?\n[ \t]{0,3}(?P=tildes)~*+)[^\S\n]*+$")
+_REPLY_HEADER = (r"[ \t]*+(?:-{2,}+[ \t]*+(?:原始邮件|(?i:Original Message))[ \t]*+-{2,}"
+                 r"|On\b.*\bwrote:[ \t]*+$|在.*写道[:：][ \t]*+$"
+                 r"|On\b(?=.*+\n.*\bwrote:[ \t]*+$))")  # Gmail wraps "On …\n… wrote:" over two lines
+_MARKER_START = (_LEAD.pattern + r"(?:" + _OPEN + r"[ \t]*+(?:取消[ \t]*+报名|报名|序号|状态)[ \t]*+" + _CLOSE
+                 + r"|意向认领|认领)")
+_NOTABLE_LINE = re.compile(r"^(?:(?P<block>" + _FENCED_BLOCK + r")|(?P<unclosed>[ \t]{0,3}(?:`{3}|~{3}))"
+                           r"|(?P<reply>" + _REPLY_HEADER + r")|(?P<marker>" + _MARKER_START + r"))", re.MULTILINE)
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-# Everything from the first of these lines on is a quoted e-mail reply.
-_REPLY_HEADERS = [
-    re.compile(r"^[ \t]*-{2,}[ \t]*原始邮件[ \t]*-{2,}"),
-    re.compile(r"^[ \t]*-{2,}[ \t]*Original Message[ \t]*-{2,}", re.IGNORECASE),
-    re.compile(r"^[ \t]*On\b.*\bwrote:[ \t]*$"),
-    re.compile(r"^[ \t]*在.*写道[:：][ \t]*$"),
-]
-_REPLY_HEADER_START = re.compile(r"^[ \t]*On\b")  # Gmail wraps "On …\n… wrote:" over two lines
-_REPLY_HEADER_END = re.compile(r"\bwrote:[ \t]*$")
 # "(for @login)" after a marker's number list: the site posts claims in the name of the signed-in user.
-_FOR_LOGIN = re.compile(r"[ \t]*[(（][ \t]*for[ \t]+@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})[ \t]*[)）]",
+_FOR_LOGIN = re.compile(r"[ \t]*+[(（][ \t]*+for[ \t]++@(?P<login>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})[ \t]*+[)）]",
                         re.IGNORECASE)
 
 
@@ -63,7 +75,7 @@ _FOR_LOGIN = re.compile(r"[ \t]*[(（][ \t]*for[ \t]+@(?P<login>[A-Za-z0-9](?:[A
 class CommentError:
     line: int  # 1-based line of the comment
     column: int  # 1-based column
-    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers | number_too_long | too_many_tasks
+    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers | number_too_long | too_many_*
     message: str
     numbers: list[int] = field(default_factory=list)
 
@@ -82,7 +94,7 @@ class CommentParse:
     @property
     def rejected(self) -> bool:
         """The whole comment is refused (it names too many tasks)."""
-        return any(e.code == "too_many_tasks" for e in self.errors)
+        return any(e.code in REJECTING_CODES for e in self.errors)
 
     def as_dict(self) -> dict:
         out = {"claim": self.claim, "withdraw": self.withdraw, "errors": [e.as_dict() for e in self.errors]}
@@ -91,33 +103,27 @@ class CommentParse:
         return out
 
 
-def readable_lines(body: str) -> list[tuple[int, str]]:
-    """(line number, text) of the lines a claim may be read from."""
+def marker_lines(body: str):
+    """(line number, text) of the lines that start with a marker, outside code blocks, HTML comments
+    and quoted replies; linear in the body's length."""
     # HTML comments are blanked, keeping their line breaks so line numbers stay right.
     body = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), body or "")
-    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    readable = []
-    fence = None
-    for index, line in enumerate(lines):
-        number = index + 1
-        fence_match = _FENCE.match(line)
-        if fence is not None:
-            marker = fence_match.group("fence") if fence_match else ""
-            if marker and marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip().strip(marker[0]):
-                fence = None
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    pos = counted = 0
+    line_no = 1
+    while (match := _NOTABLE_LINE.search(body, pos)) is not None:
+        kind = match.lastgroup
+        if kind in ("unclosed", "reply"):
+            return  # the rest is code, or a quoted e-mail
+        if kind == "block":
+            pos = match.end()
             continue
-        if fence_match:
-            fence = fence_match.group("fence")
-            continue
-        if any(header.match(line) for header in _REPLY_HEADERS):
-            break
-        if (_REPLY_HEADER_START.match(line) and index + 1 < len(lines)
-                and _REPLY_HEADER_END.search(lines[index + 1])):
-            break
-        if _QUOTE.match(line):
-            continue
-        readable.append((number, line))
-    return readable
+        start = match.start()
+        line_no += body.count("\n", counted, start)
+        counted = start
+        end = body.find("\n", start)
+        pos = len(body) if end < 0 else end
+        yield line_no, body[start:pos]
 
 
 def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int, str] | None = None,
@@ -144,13 +150,20 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                 withdraw.add(n)
                 claim.discard(n)
 
+    numbers_read = 0
+
     def scan(text: str, pos: int, line_no: int):
-        """scan_number_list, with a too-long number recorded as this line's error (no items)."""
+        """scan_number_list, with a too-long number recorded as this line's error (no items).
+
+        Raises TooManyNumbers once the comment's lists hold more than MAX_NUMBERS items in all."""
+        nonlocal numbers_read
         try:
-            return scan_number_list(text, pos)
+            items, end = scan_number_list(text, pos, max_items=MAX_NUMBERS - numbers_read)
         except NumberTooLong as error:
             errors.append(CommentError(line_no, error.column + 1, "number_too_long", str(error)))
             return [], pos
+        numbers_read += len(items)
+        return items, end
 
     def read_list(text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
         """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
@@ -201,9 +214,10 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
             return "claim"
         return None  # 提交RFC, 完成… are progress reports, not claims
 
-    for line_no, raw_line in readable_lines(body):
-        line = normalize_digits(raw_line)
-        marker = _BRACKET_MARKER.match(line)
+    def read_line(line_no: int, line: str) -> None:
+        nonlocal team_numbers, team_status
+        lead = _LEAD.match(line).end()
+        marker = _BRACKET_MARKER.match(line, lead)
         if marker:
             kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
             numbers = read_list(line, marker.end(), line_no, kind)
@@ -212,14 +226,14 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                                            f"{marker.group('kind').replace(' ', '')} line without task numbers"))
             else:
                 apply(kind, numbers, line_no, marker.end() + 1)
-            continue
-        word = _WORD_MARKER.match(line)
+            return
+        word = _WORD_MARKER.match(line, lead)
         if word:
-            items, _ = scan(line, word.end(), line_no)
-            if items:
-                apply("claim", read_list(line, word.end(), line_no, "claim"), line_no, word.end() + 1)
-            continue
-        number_line = _TEAM_NUMBER.match(line)
+            numbers = read_list(line, word.end(), line_no, "claim")
+            if numbers is not None:  # a 认领 line without numbers is prose
+                apply("claim", numbers, line_no, word.end() + 1)
+            return
+        number_line = _TEAM_NUMBER.match(line, lead)
         if number_line:
             team_numbers = (read_list(line, number_line.end(), line_no, "claim") or [], line_no)
             if team_status is not None:
@@ -227,8 +241,8 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                 if kind:
                     apply(kind, team_numbers[0], line_no, 1)
                 team_numbers, team_status = None, None
-            continue
-        status_line = _TEAM_STATUS.match(line)
+            return
+        status_line = _TEAM_STATUS.match(line, lead)
         if status_line:
             if team_numbers is not None:
                 kind = team_kind(status_line.group("status"))
@@ -237,7 +251,19 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
                 team_numbers = None
             else:
                 team_status = status_line.group("status")
-            continue
+            return
+
+    def rejected(line_no: int, code: str, message: str) -> CommentParse:
+        errors.append(CommentError(line_no, 1, code, f"{message}, so none of it was applied", []))
+        return CommentParse([], [], errors)
+
+    for count, (line_no, raw_line) in enumerate(marker_lines(body), 1):
+        if count > MAX_MARKER_LINES:
+            return rejected(line_no, "too_many_lines", f"the comment has more than {MAX_MARKER_LINES} claim lines")
+        try:
+            read_line(line_no, normalize_digits(raw_line))
+        except TooManyNumbers:
+            return rejected(line_no, "too_many_numbers", f"the comment has more than {MAX_NUMBERS} task numbers")
 
     if max_tasks is not None and len(named) > max_tasks:
         # Abuse limit: one comment never claims or withdraws a large part of the board at once.

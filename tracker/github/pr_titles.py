@@ -6,17 +6,20 @@ marks a partial fix; a `Revert "…"` title links nothing. The prefix is looked 
 (`【PaddlePaddle Hackathon 5th No.30】` links 30 with prefix `Hackathon 5th`), but always as whole
 words followed by `No.`, so `Fix accuracy diff No.12 in gelu` links nothing.
 
-Abuse limits: a title naming more than `max_tasks` tasks links nothing and says why (`error`), and a
-task number of more than MAX_DIGITS digits is a syntax error.
+Abuse limits: a title naming more than `max_tasks` tasks (or holding more than MAX_NUMBERS numbers)
+links nothing and says why (`error`), and a task number of more than MAX_DIGITS digits is a syntax
+error. Reading a title is linear in its length.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
-from .numbers import NumberTooLong, normalize_digits, scan_number_list
+from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list
 
 DEFAULT_PREFIX = "Accuracy diff"
+MAX_NUMBERS = 200  # task numbers in one title, all prefixes together: bounds the work for any title
 
 
 @dataclass
@@ -33,13 +36,57 @@ class TitleParse:
         return out
 
 
+_BRACKET = re.compile(r"[\[\]【】()（）]")
+_OPENING = "[【(（"
+
+
 def _prefix_pattern(prefix: str) -> re.Pattern:
+    """The prefix's words and what may follow them up to the first task number (`] No.`, `No:` …).
+
+    Where the words may start is checked by _prefix_ends, not by the pattern: a pattern that also reads
+    the bracket's other words (`[^…]*?[ \t_-]` then `[ \t]*`) backtracks quadratically over a run of
+    spaces, and a title is anyone's text. The possessive quantifiers (`*+`) never give characters back.
+    """
     words = r"[ \t_-]*".join(re.escape(word) for word in prefix.split())
-    return re.compile(
-        # At the title's start, or in a bracket after other words of that bracket ("PaddlePaddle ").
-        r"(?:^|[\[【(（](?:[^\[\]【】()（）]*?[ \t_-])?)[ \t]*(?<![A-Za-z0-9])" + words
-        + r"[ \t_-]*[\]】)）]?[ \t]*No\.?[ \t]*[:：]?[ \t]*(?=\d)", re.IGNORECASE
-    )
+    return re.compile(words + r"[ \t_-]*+[\]】)）]?+[ \t]*+No\.?+[ \t]*+[:：]?+[ \t]*+(?=\d)", re.IGNORECASE)
+
+
+def _prefix_ends(title: str, pattern: re.Pattern):
+    """Where each prefix of the title ends (its task numbers start there), in one pass.
+
+    A prefix counts at the title's start (after spaces), or inside a bracket (`[`, `【`, `(`, `（`) that
+    opened since the previous prefix ended: after a space, `_` or `-` of the bracket
+    (`【PaddlePaddle Hackathon 5th No.30】`), or else right after the bracket; never in the middle of a
+    word or outside a bracket. One bracket serves one prefix.
+    """
+    match = pattern.search(title)
+    if match is None:
+        return
+    brackets = [m.start() for m in _BRACKET.finditer(title)]
+    lead = len(title) - len(title.lstrip(" \t"))
+    consumed = 0  # a bracket (or the title's start) serves one prefix; the next needs a bracket of its own
+    pending = None  # (bracket, end) of a prefix right after its bracket: it counts unless a later one in it does
+    while match is not None:
+        start = match.start()
+        before = bisect.bisect_left(brackets, start)  # brackets[:before] come before the words
+        bracket = brackets[before - 1] if before else None  # the nearest: the words are inside it
+        if pending is not None and pending[0] != bracket:
+            consumed = pending[1]
+            pending = None
+            yield consumed
+        if bracket is None:
+            if consumed == 0 and start <= lead:
+                consumed = match.end()
+                yield consumed
+        elif title[bracket] in _OPENING and bracket >= consumed:
+            if title[start - 1] in " \t_-":
+                consumed, pending = match.end(), None
+                yield consumed
+            elif bracket == start - 1 and pending is None:
+                pending = (bracket, match.end())
+        match = pattern.search(title, start + 1)
+    if pending is not None:
+        yield pending[1]
 
 
 def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int = 50,
@@ -50,12 +97,17 @@ def parse_pr_title(title: str, prefix: str = DEFAULT_PREFIX, *, max_range: int =
         result.revert = True
         return result
     numbers: set[int] = set()
-    for match in _prefix_pattern(prefix).finditer(title):
+    numbers_read = 0
+    for end in _prefix_ends(title, _prefix_pattern(prefix)):
         try:
-            items, _ = scan_number_list(title, match.end())
+            items, _ = scan_number_list(title, end, max_items=MAX_NUMBERS - numbers_read)
         except NumberTooLong as error:
             result.error = f"column {error.column + 1}: {error}"
             return result
+        except TooManyNumbers as error:
+            result.error = f"column {error.column + 1}: the title has {error}; at most {MAX_NUMBERS}"
+            return result
+        numbers_read += len(items)
         for item in items:
             # Reversed or huge ranges in a title are typos; link only what is unambiguous.
             if item.start <= item.end and item.end - item.start < max_range:

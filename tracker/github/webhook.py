@@ -2,7 +2,9 @@
 
 One delivery is one transaction: the WebhookDelivery row and every change it causes commit together
 or not at all, so a delivery that fails half-way can be redelivered and a redelivered id that did
-commit changes nothing.
+commit changes nothing. The transaction only writes: the comment is read (parsed, and GitHub asked
+whether its author is the site's account) before it opens, so a slow GitHub or a long comment never
+holds the database's write lock that every other delivery waits for.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
 from ..models import WebhookDelivery
-from ..services.claims import apply_comment, delete_comment
+from ..services.claims import CommentReading, apply_comment, delete_comment, read_comment
 from ..services.pull_requests import apply_pull_request
 from .client import parse_issue_ref
 
@@ -115,7 +117,15 @@ def _is_tracking_issue(payload: dict) -> bool:
     return full_name.lower() == repo.lower() and (payload.get("issue") or {}).get("number") == number
 
 
-def _dispatch(event: str, delivery_id: str, payload: dict) -> tuple[int, dict]:
+def _read_first(event: str, payload: dict) -> CommentReading | None:
+    """The part of a delivery that may take time and writes nothing, done before the transaction."""
+    if (event == "issue_comment" and payload.get("action") in ("created", "edited")
+            and _is_tracking_issue(payload) and isinstance(payload.get("comment"), dict)):
+        return read_comment(payload["comment"])
+    return None
+
+
+def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | None) -> tuple[int, dict]:
     action = payload.get("action", "")
     if event == "ping":
         return 200, {"ok": True, "event": "ping", "zen": payload.get("zen", "")}
@@ -130,7 +140,7 @@ def _dispatch(event: str, delivery_id: str, payload: dict) -> tuple[int, dict]:
         if action == "deleted":
             result = delete_comment(comment, delivery_id=delivery_id)
         else:
-            result = apply_comment(comment, delivery_id=delivery_id)
+            result = apply_comment(comment, delivery_id=delivery_id, reading=reading)
         return 200, {"event": event, "action": action, **result.as_dict()}
     if event == "pull_request":
         if action not in PR_ACTIONS:
@@ -154,14 +164,21 @@ class BadDelivery(ValueError):
 def handle_delivery(event: str, delivery_id: str, payload: dict) -> tuple[int, dict]:
     """Apply one verified delivery; returns (HTTP status, JSON answer)."""
     check_shape(event, payload)
+    if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():  # a redelivery: no need to read it
+        return 200, {"duplicate": True, "delivery": delivery_id}
+    try:
+        reading = _read_first(event, payload)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise BadDelivery(str(error)) from error
     try:
         with transaction.atomic():
+            # Checked again under the write lock: the same id may have committed meanwhile.
             if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():
                 return 200, {"duplicate": True, "delivery": delivery_id}
             record = WebhookDelivery.objects.create(delivery_id=delivery_id, event=event,
                                                     action=str(payload.get("action", ""))[:50])
             try:
-                status, answer = _dispatch(event, delivery_id, payload)
+                status, answer = _dispatch(event, delivery_id, payload, reading)
             except (KeyError, TypeError, ValueError, AttributeError, DataError) as error:
                 # Raised inside the transaction: everything this delivery wrote is rolled back.
                 raise BadDelivery(str(error)) from error

@@ -1,7 +1,9 @@
 """Apply claims and withdrawals: from tracking-issue comments (webhook or poller) and from the site.
 
 Every change writes an Event with its source (the comment URL; the webhook delivery id in the data)
-and refreshes the task's board status. Callers wrap one comment / one delivery in transaction.atomic.
+and refreshes the task's board status. Callers wrap one comment / one delivery in transaction.atomic,
+and read the comment first (`read_comment`: the parse, and GitHub asked whether the author is the site's
+account) outside it, so the write lock is held only while writing.
 
 Abuse limits: a comment naming more than settings.CLAIM_MAX_TASKS tasks changes nothing and is
 recorded as a `comment_rejected` Event (where and why). A comment the site's own account posted
@@ -21,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..github.client import GitHubError, client_from_settings
-from ..github.comments import parse_comment
+from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
 from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Source, Task
 from .events import record_event
 from .status import refresh_task_status
@@ -169,15 +171,51 @@ def _claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: i
     return ""
 
 
-def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "") -> ApplyResult:
+@dataclass(frozen=True)
+class CommentReading:
+    """What a comment says, read before the write transaction (none of it writes)."""
+
+    login: str
+    body: str
+    declared_bot: bool
+    parsed: CommentParse | None  # None: not read (a bot's comment that names nobody, or no author)
+    site_account: bool  # the author is the site's own account (asked from GitHub when the comment names someone)
+    limits: tuple  # board_limits() the parse used
+
+
+def read_comment(comment: dict) -> CommentReading:
+    """Parse the comment and, for a "(for @x)" comment, ask GitHub who the site's account is (GET /user,
+    retried, seconds when GitHub is slow). Call it outside any transaction: nothing here writes."""
+    login = (comment.get("user") or {}).get("login") or ""
+    body = comment.get("body") or ""
+    declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
+    parsed, site_account, limits = None, False, (None, {})
+    if login and (not declared_bot or "for @" in body):
+        limits = board_limits()
+        parsed = _parse(body, limits)
+        # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
+        site_account = is_site_account(login) if parsed.for_login else \
+            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    return CommentReading(login, body, declared_bot, parsed, site_account, limits)
+
+
+def _parse(body: str, limits: tuple) -> CommentParse:
+    top, locked = limits
+    return parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
+
+
+def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
+                  reading: CommentReading | None = None) -> ApplyResult:
     """Apply a tracking-issue comment (new or edited) in GitHub's REST/webhook shape.
 
     The comment's claims are compared with what it claimed when last seen: claims it no longer makes
-    are withdrawn (unless another comment or the person's PR still backs them).
+    are withdrawn (unless another comment or the person's PR still backs them). `reading` is
+    read_comment(comment), done before the caller's transaction; without it the comment is read here.
     """
     comment_id = int(comment["id"])
-    login = (comment.get("user") or {}).get("login") or ""
-    body = comment.get("body") or ""
+    if reading is None:
+        reading = read_comment(comment)
+    login, body = reading.login, reading.body
     url = source_ref or comment.get("html_url") or ""
     created = parse_github_time(comment.get("created_at")) or timezone.now()
     updated = parse_github_time(comment.get("updated_at")) or created
@@ -199,14 +237,13 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
 
     previous = set(stored.claimed) if stored is not None else set()
     credited = login  # whose claims the comment makes
-    declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
-    parsed, site_account = None, False
-    if login and (not declared_bot or "for @" in body):
-        top, locked = board_limits()
-        parsed = parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
-        # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
-        site_account = is_site_account(login) if parsed.for_login else \
-            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    declared_bot, parsed, site_account = reading.declared_bot, reading.parsed, reading.site_account
+    if parsed is not None:
+        limits = board_limits()
+        if limits != reading.limits:
+            # A task was locked or added since the comment was read: read it again against the board as it
+            # is now (the parse is linear and quick; who the site's account is did not change).
+            parsed = _parse(body, limits)
     bot = parsed is None or (declared_bot and not site_account)
     rejected_whole = False
     if bot:
@@ -240,7 +277,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "")
     if bot:
         return result
     if rejected_whole:
-        reason = "; ".join(e["message"] for e in errors if e["code"] == "too_many_tasks")
+        reason = "; ".join(e["message"] for e in errors if e["code"] in REJECTING_CODES)
         result.skipped = reason
         record_event(task=None, kind="comment_rejected", source=Source.COMMENT, source_ref=url, actor=login,
                      message=f"comment by @{login} rejected: {reason}", data={**data, "errors": errors}, when=updated)
@@ -332,6 +369,8 @@ def record_bad_comment(comment, error: Exception) -> None:
                  data={"comment_id": str(comment.get("id"))[:40], "error": f"{type(error).__name__}: {str(error)[:300]}"})
 
 
-@transaction.atomic
 def apply_comment_atomic(comment: dict, **kwargs) -> ApplyResult:
-    return apply_comment(comment, **kwargs)
+    """Read the comment, then apply it in a transaction of its own."""
+    reading = read_comment(comment)
+    with transaction.atomic():
+        return apply_comment(comment, reading=reading, **kwargs)

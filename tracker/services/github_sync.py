@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import IssueComment, SyncCursor
-from .claims import apply_comment, delete_comment, parse_github_time, record_bad_comment
+from .claims import apply_comment, delete_comment, parse_github_time, read_comment, record_bad_comment
 from .pull_requests import apply_pull_request
 from ..github.client import GitHubClient
 
@@ -89,8 +89,9 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
         report.comments_seen += 1
         try:
             seen_ids.add(int(comment["id"]))
+            reading = read_comment(comment)  # the parse and any GitHub lookup, before the write lock
             with transaction.atomic():
-                result = apply_comment(comment)
+                result = apply_comment(comment, reading=reading)
         except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as error:
             # A comment that cannot be applied is recorded and skipped; one bad comment never stops
             # the poller (database errors still propagate: the cursor stays and the poll is retried).

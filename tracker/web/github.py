@@ -51,6 +51,10 @@ def webhook(request):
         payload = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as error:
         return JsonResponse({"error": f"malformed JSON payload: {error}"}, status=400)
+    except RecursionError:
+        # `[[[[…` a hundred thousand deep fits in the size limit; json's reader gives up at Python's
+        # recursion limit. No event GitHub sends nests more than a few levels.
+        return JsonResponse({"error": "malformed JSON payload: nested too deeply"}, status=400)
     if not isinstance(payload, dict):
         return JsonResponse({"error": "malformed payload: expected a JSON object"}, status=400)
     try:
