@@ -62,3 +62,43 @@ def test_the_checker_sees_what_it_checks():
     assert ("tracker.web.board", "tracker.selectors.board") in {(e.importer, e.module) for e in EDGES}
     assert ("tracker.services.runs", "apitester.pool") in {(e.importer, e.module) for e in EDGES}
     assert len(MODULES) > 80
+
+
+WRITE_CALLS = {"create", "get_or_create", "update_or_create", "bulk_create", "bulk_update", "save", "delete"}
+
+
+def _model_writes(path):
+    """Calls that write rows: Model.objects.<write>(…), <queryset>.update/delete(…), <row>.save()/.delete()."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name, owner = node.func.attr, node.func.value
+        chain = ast.unparse(owner)
+        if name in WRITE_CALLS and (".objects" in chain or name in {"save", "delete"}):
+            found.append((node.lineno, f"{chain}.{name}"))
+        elif name == "update" and ".objects" in chain:
+            found.append((node.lineno, f"{chain}.{name}"))
+    return found
+
+
+def test_every_write_is_in_a_service():
+    # Management commands, migrations and the admin are Django's own writers; tests are not in the tree.
+    allowed = ("tracker.services.", "tracker.migrations.", "tracker.management.", "tracker.admin")
+    offending = []
+    for path in source_files():
+        name = module_name(path)
+        if name.startswith("tracker") and not name.startswith(allowed):
+            offending += [(name, line, call) for line, call in _model_writes(path)]
+    assert offending == []
+
+
+def test_the_write_scan_finds_writes():
+    from .imports import REPO
+
+    writes = _model_writes(REPO / "tracker" / "services" / "runs.py")
+    assert any("ConfigResult.objects" in call and call.endswith(".create") for _, call in writes)
+    assert any("TestRun.objects" in call and call.endswith(".update") for _, call in writes)

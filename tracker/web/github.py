@@ -16,7 +16,8 @@ from django.views.decorators.http import require_POST
 
 from ..models import Task
 from ..services import site_claims
-from ..github.webhook import BadDelivery, handle_delivery, header_problem, signature_is_valid
+from ..github.webhook import BadDelivery, header_problem, signature_is_valid
+from ..services.webhook_deliveries import handle_delivery
 
 # GitHub caps webhook payloads at 25 MB, but the events the board reads are a few kB: a larger body is
 # refused before it is read or hashed.

@@ -1,0 +1,95 @@
+"""Apply one checked GitHub webhook delivery (the checks are tracker/github/webhook.py's).
+
+One delivery is one transaction: the WebhookDelivery row and every change it causes commit together
+or not at all, so a delivery that fails half-way can be redelivered and a redelivered id that did
+commit changes nothing. The transaction only writes: the comment is read (parsed, and GitHub asked
+whether its author is the site's account) before it opens, so a slow GitHub or a long comment never
+holds the database's write lock that every other delivery waits for.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import DataError, IntegrityError, transaction
+
+from ..github.client import parse_issue_ref
+from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape
+from ..models import WebhookDelivery
+from .claims import CommentReading, apply_comment, delete_comment, read_comment
+from .pull_requests import apply_pull_request
+
+def _is_tracking_issue(payload: dict) -> bool:
+    repo, number = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
+    full_name = (payload.get("repository") or {}).get("full_name", "")
+    return full_name.lower() == repo.lower() and (payload.get("issue") or {}).get("number") == number
+
+
+def _read_first(event: str, payload: dict) -> CommentReading | None:
+    """The part of a delivery that may take time and writes nothing, done before the transaction."""
+    if (event == "issue_comment" and payload.get("action") in ("created", "edited")
+            and _is_tracking_issue(payload) and isinstance(payload.get("comment"), dict)):
+        return read_comment(payload["comment"])
+    return None
+
+
+def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | None) -> tuple[int, dict]:
+    action = payload.get("action", "")
+    if event == "ping":
+        return 200, {"ok": True, "event": "ping", "zen": payload.get("zen", "")}
+    if event == "issue_comment":
+        if action not in COMMENT_ACTIONS:
+            return 202, {"ignored": f"issue_comment action {action!r}"}
+        if not _is_tracking_issue(payload):
+            return 202, {"ignored": "comment on another issue"}
+        comment = payload.get("comment")
+        if not isinstance(comment, dict) or "id" not in comment:
+            raise ValueError("issue_comment payload without comment.id")
+        if action == "deleted":
+            result = delete_comment(comment, delivery_id=delivery_id)
+        else:
+            result = apply_comment(comment, delivery_id=delivery_id, reading=reading)
+        return 200, {"event": event, "action": action, **result.as_dict()}
+    if event == "pull_request":
+        if action not in PR_ACTIONS:
+            return 202, {"ignored": f"pull_request action {action!r}"}
+        pull = payload.get("pull_request")
+        if not isinstance(pull, dict) or "number" not in pull:
+            raise ValueError("pull_request payload without pull_request.number")
+        repo_names = {r.strip().lower() for r in settings.GITHUB_PR_REPOS}
+        repo = (payload.get("repository") or {}).get("full_name") or None
+        if repo and repo.lower() not in repo_names:
+            return 202, {"ignored": f"pull request in {repo}, not a board repository"}
+        result = apply_pull_request(pull, repo=repo, delivery_id=delivery_id)
+        return 200, {"event": event, "action": action, **result.as_dict()}
+    return 202, {"ignored": f"event {event!r}"}
+
+
+def handle_delivery(event: str, delivery_id: str, payload: dict) -> tuple[int, dict]:
+    """Apply one verified delivery; returns (HTTP status, JSON answer)."""
+    check_shape(event, payload)
+    if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():  # a redelivery: no need to read it
+        return 200, {"duplicate": True, "delivery": delivery_id}
+    try:
+        reading = _read_first(event, payload)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise BadDelivery(str(error)) from error
+    try:
+        with transaction.atomic():
+            # Checked again under the write lock: the same id may have committed meanwhile.
+            if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():
+                return 200, {"duplicate": True, "delivery": delivery_id}
+            record = WebhookDelivery.objects.create(delivery_id=delivery_id, event=event,
+                                                    action=str(payload.get("action", ""))[:50])
+            try:
+                status, answer = _dispatch(event, delivery_id, payload, reading)
+            except (KeyError, TypeError, ValueError, AttributeError, DataError) as error:
+                # Raised inside the transaction: everything this delivery wrote is rolled back.
+                raise BadDelivery(str(error)) from error
+            record.outcome = (answer.get("ignored") or answer.get("skipped") or
+                              f"{answer.get('changes', 0)} change(s)")[:200]
+            record.save(update_fields=["outcome"])
+            return status, {"delivery": delivery_id, **answer}
+    except IntegrityError:
+        # The same delivery committed concurrently: it is applied once.
+        if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():
+            return 200, {"duplicate": True, "delivery": delivery_id}
+        raise
