@@ -225,6 +225,9 @@ class TestRun(models.Model):
     # died (kill -9, lost host) is found by these and resumed where it stopped.
     executor = models.CharField(max_length=200, blank=True, default="")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Times the stale sweep put the run back on its queue since it last stored a verdict; past
+    # RUNNER_MAX_REQUEUES the sweep ends it `failed` (something in the runner stops it every time).
+    requeues = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-id"]

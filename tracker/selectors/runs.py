@@ -381,6 +381,19 @@ def regressions(*, lane: str | None = None, task: Task | None = None, run: TestR
     return found
 
 
+def task_failed_runs(task: Task, lane: str, limit: int = 3) -> list[TestRun]:
+    """The task's runs on the lane that ended `failed` since its last finished (`done`) run, newest first:
+    the task page says why they stopped (e.g. re-queued too often by the stale sweep)."""
+    last_done = (TestRun.objects.filter(lane=lane, state=TestRun.State.DONE, lanes__isnull=True)
+                 .filter(results__task=task).aggregate(Max("finished_at"))["finished_at__max"])
+    failed = TestRun.objects.filter(lane=lane, state=TestRun.State.FAILED, lanes__isnull=True)
+    if last_done is not None:
+        failed = failed.filter(finished_at__gt=last_done)
+    # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
+    return [run for run in failed.order_by("-finished_at", "-id")[:200]
+            if task.number in (run.scope or {}).get("tasks", [])][:limit]
+
+
 def run_list(limit: int = 200):
     return TestRun.objects.all()[:limit]
 
