@@ -76,7 +76,7 @@ def start(request):
         tasks = None
     back = _safe_next(request)
     if tasks is None:
-        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
+        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(map(params.shown, numbers))})
         return redirect(back)
     releases = request.POST.get("releases", "").strip()
     try:
