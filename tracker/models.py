@@ -235,6 +235,15 @@ class TestRun(models.Model):
     def __str__(self):
         return f"run {self.pk} ({self.lane}, {self.state})"
 
+    @property
+    def scope_tasks(self) -> list[int]:
+        """The task numbers the scope names, for pages that list a task's runs. A scope edited in the admin
+        may hold anything JSON does ({"tasks": "1"}, 7, nesting): what isn't a list of numbers names no task."""
+        tasks = self.scope.get("tasks") if isinstance(self.scope, dict) else None
+        if not isinstance(tasks, list):
+            return []
+        return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool)]
+
 
 class ConfigResult(models.Model):
     run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="results")

@@ -391,7 +391,7 @@ def task_failed_runs(task: Task, lane: str, limit: int = 3) -> list[TestRun]:
         failed = failed.filter(finished_at__gt=last_done)
     # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
     return [run for run in failed.order_by("-finished_at", "-id")[:200]
-            if task.number in (run.scope or {}).get("tasks", [])][:limit]
+            if task.number in run.scope_tasks][:limit]
 
 
 def run_list(limit: int = 200):

@@ -20,7 +20,7 @@ def task_runs_panel(context, task):
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": run_selectors.waiting_reason(r)}
                         for r in TestRun.objects.filter(state__in=["queued", "running"])
-                        if task.number in r.scope.get("tasks", [])],
+                        if task.number in r.scope_tasks],
         "failed_runs": run_selectors.task_failed_runs(task, lane),
         "is_staff": bool(request and request.user.is_staff),
         "no_lane_worker": lane == "gpu" and not run_selectors.lane_workers("gpu"),
