@@ -91,7 +91,14 @@ class TimeBudget:
     maximum: float = 900.0
 
     def for_elements(self, elements: int) -> float:
-        return min(self.maximum, self.base + self.per_million_elements * elements / 1e6)
+        # An absurd shape (10**320 elements) has no float; any count past _HUGE_ELEMENTS gets the cap anyway.
+        millions = min(int(elements), _HUGE_ELEMENTS) / 1e6
+        return min(self.maximum, self.base + self.per_million_elements * millions)
+
+
+# Past this many elements every budget is at its cap and every estimate over any budget; counts are Python
+# ints (exact for any shape), only clamped to this before they meet a float.
+_HUGE_ELEMENTS = 10**18
 
 
 @dataclass
@@ -184,6 +191,16 @@ def estimate_bytes(config: str) -> int:
     except Exception:
         return 0  # the engine reports a bad config itself
     return MEMORY_FACTOR * int(input_bytes(call))
+
+
+def describe_mib(nbytes: int) -> str:
+    """Bytes as MiB for a message, in integer arithmetic: exact for any size, short for absurd ones
+    ("12 MiB", "3.81e+314 MiB"), never an OverflowError."""
+    mib = int(nbytes) >> 20
+    digits = str(mib)
+    if len(digits) <= 15:
+        return f"{mib} MiB"
+    return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1} MiB"
 
 
 def _pool_verdict(status: str, message: str, **extra) -> dict:
@@ -395,12 +412,12 @@ class WorkerPool:
         self.start()
         pending: deque[_Job] = deque()
         for key, config in jobs:
-            need = estimate_bytes(config)
-            if need > self.memory_budget:
-                yield PoolResult(key, config, _pool_verdict(
-                    SKIPPED_TOO_LARGE,
-                    f"estimated {need / 2**20:.0f} MiB exceeds the worker budget of {self.memory_budget / 2**20:.0f} MiB",
-                    estimated_bytes=need), 0.0, attempts=0, build=dict(self.build))
+            try:
+                too_large = self._too_large(key, config)
+            except Exception as exc:  # one config's sizing must not stop the run: it becomes that config's verdict
+                too_large = self._runner_error(_Job(key, config), "sizing the config", exc)
+            if too_large is not None:
+                yield too_large
             else:
                 pending.append(_Job(key, config))
         pending = deque(dispatch_order(pending, lambda job: config_elements(job.config),
@@ -413,7 +430,9 @@ class WorkerPool:
                     job = next((j for j in pending if j.worker is None or j.worker is worker), None)
                     if job is not None:
                         pending.remove(job)
-                        self._dispatch(worker, job)
+                        unsent = self._dispatch(worker, job)
+                        if unsent is not None:
+                            yield unsent
             now = time.monotonic()
             deadlines = [w.deadline for w in self._workers if w.job]
             wait = max(0.0, min(deadlines) - now) if deadlines else 1.0
@@ -421,15 +440,36 @@ class WorkerPool:
             yield from self._expire(pending)
             yield from self._expire_startup(pending)
 
-    def _dispatch(self, worker: _Worker, job: _Job) -> None:
-        worker.job = job
-        worker.deadline = time.monotonic() + self.time_budget.for_elements(config_elements(job.config))
-        message = {"config": job.config, "device": self.device, "atol": self.atol, "rtol": self.rtol,
-                   "seed": self.seed}
+    def _too_large(self, key: Any, config: str) -> PoolResult | None:
+        """The config's skipped_too_large verdict when its estimate exceeds the budget, else None."""
+        need = estimate_bytes(config)  # a Python int: exact even for a 10**320-element shape
+        if need <= self.memory_budget:
+            return None
+        return PoolResult(key, config, _pool_verdict(
+            SKIPPED_TOO_LARGE,
+            f"estimated {describe_mib(need)} exceeds the worker budget of {describe_mib(self.memory_budget)}",
+            estimated_bytes=need), 0.0, attempts=0, build=dict(self.build))
+
+    def _runner_error(self, job: _Job, doing: str, exc: BaseException) -> PoolResult:
+        """A config the pool itself failed on (a gap in the runner, not Paddle's behaviour): ``unsupported``."""
+        return PoolResult(job.key, job.config, _pool_verdict(
+            "unsupported", f"runner error while {doing}: {type(exc).__name__}: {str(exc)[:300]}", engine_error=True),
+            0.0, attempts=job.attempt, build=dict(self.build))
+
+    def _dispatch(self, worker: _Worker, job: _Job) -> PoolResult | None:
+        """Send the job to the worker; a config that can't even be sent gets its verdict here (returned)."""
         try:
-            worker.to_worker.write((json.dumps(message) + "\n").encode())
+            deadline = time.monotonic() + self.time_budget.for_elements(config_elements(job.config))
+            line = (json.dumps({"config": job.config, "device": self.device, "atol": self.atol, "rtol": self.rtol,
+                                "seed": self.seed}) + "\n").encode()
+        except Exception as exc:
+            return self._runner_error(job, "sending the config to a worker", exc)
+        worker.job, worker.deadline = job, deadline
+        try:
+            worker.to_worker.write(line)
         except (BrokenPipeError, OSError):
             pass  # it died between jobs; the EOF on its result pipe is handled as a death
+        return None
 
     def _poll(self, timeout: float, pending: deque | None = None) -> Iterator[PoolResult]:
         for selkey, _ in self._selector.select(timeout):
@@ -441,11 +481,23 @@ class WorkerPool:
             worker.buffer += chunk
             while b"\n" in worker.buffer:
                 line, worker.buffer = worker.buffer.split(b"\n", 1)
-                result = self._message(worker, json.loads(line))
+                try:
+                    result = self._message(worker, line)
+                except Exception as exc:
+                    # An answer the parent can't read: the job's verdict says so, and a worker that speaks
+                    # garbage is not trusted with another job (replaced like a dead one).
+                    job, worker.job, worker.deadline = worker.job, None, math.inf
+                    if job is not None:
+                        yield self._runner_error(job, "reading the worker's answer", exc)
+                    yield from self._died(worker, pending)
+                    break
                 if result is not None:
                     yield result
 
-    def _message(self, worker: _Worker, message: dict) -> PoolResult | None:
+    def _message(self, worker: _Worker, line: bytes) -> PoolResult | None:
+        message = json.loads(line)
+        if not isinstance(message, dict):
+            raise ValueError(f"expected a JSON object, got {type(message).__name__}")
         if "ready" in message:
             worker.ready = True
             self._startup_failures = 0
@@ -453,8 +505,12 @@ class WorkerPool:
                 self.info = message["ready"]
             worker.info = message["ready"]
             return None
+        verdict, seconds = message["verdict"], float(message["seconds"])
+        if not isinstance(verdict, dict) or not isinstance(verdict.get("status"), str):
+            raise ValueError("the verdict is not an object with a status")
+        if worker.job is None:
+            raise ValueError("a verdict from a worker that has no job")
         job, worker.job, worker.deadline = worker.job, None, math.inf
-        verdict = message["verdict"]
         if verdict.get("status") == CRASH:  # only the worker's out-of-memory answer; it exits next
             worker.retiring = True
         if job.first_death and verdict.get("status") != CRASH:  # (a retry that ran out of memory stays crash)
@@ -462,7 +518,7 @@ class WorkerPool:
             verdict = dict(verdict, status=FLAKY_CRASH, retry_status=retry_status, signal=job.first_death,
                            message=f"worker {job.first_death_detail} on the first try; the retry gave "
                                    f"{retry_status}" + (f": {verdict.get('message')}" if verdict.get("message") else ""))
-        return PoolResult(job.key, job.config, verdict, message["seconds"], attempts=job.attempt,
+        return PoolResult(job.key, job.config, verdict, seconds, attempts=job.attempt,
                           worker_pid=worker.proc.pid, build=_build_of(worker.info))
 
     def _died(self, worker: _Worker, pending: deque | None) -> Iterator[PoolResult]:

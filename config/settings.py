@@ -200,12 +200,15 @@ RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
 RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))
 RUNNER_TIME_MAX = float(os.environ.get("RUNNER_TIME_MAX", "900"))
 RUNNER_MEMORY_BUDGET_MB = int(os.environ.get("RUNNER_MEMORY_BUDGET_MB", "0"))
-# A running run whose executor hasn't reported for this long is resumed by the next worker.
 # Per-release Paddle environments (manage.py paddle_envs): where they live, and which releases
 # scripts/run.sh provisions at start ("3.0.0 3.2.2"; empty = only the main .venv's Paddle).
 PADDLE_ENVS_DIR = os.environ.get("PADDLE_ENVS_DIR") or str(BASE_DIR / "var" / "paddle-envs")
 PADDLE_RELEASES = os.environ.get("PADDLE_RELEASES", "").replace(",", " ").split()
+# A running run whose executor hasn't reported for this long is resumed by the next worker.
 RUNNER_STALE_SECONDS = float(os.environ.get("RUNNER_STALE_SECONDS", "120"))
+# A run the stale sweep finds orphaned again after this many re-queues in a row with no new verdict in
+# between ends `failed` (with the reason on its page) instead of starting its workers once more.
+RUNNER_MAX_REQUEUES = int(os.environ.get("RUNNER_MAX_REQUEUES", "3"))
 
 # --- GitHub sync -----------------------------------------------------------------------------
 GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com")

@@ -1,30 +1,61 @@
+import json
+
+from django import forms
 from django.contrib import admin
+from django.db.models import JSONField
 
 from . import models
 
 
+class StrictJSONFormField(forms.JSONField):
+    """Django's JSON form field, with every way json.loads fails as "Enter a valid JSON." (a form error):
+    Django catches only JSONDecodeError, so a number past int()'s 4,300 digits (ValueError), nesting past
+    the recursion limit (RecursionError) or NaN (refused by the database's JSON check) in a staff edit was a 500."""
+
+    def to_python(self, value):
+        try:
+            converted = super().to_python(value)
+            # NaN / Infinity parse but are no JSON: the database's JSON check refuses them (an IntegrityError).
+            json.dumps(converted, allow_nan=False, cls=self.encoder)
+        except (ValueError, RecursionError) as exc:  # (JSONDecodeError is a ValueError; ValidationError is not)
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value}) from exc
+        return converted
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except (ValueError, RecursionError):
+            return forms.fields.InvalidJSONInput(data)
+
+
+class ModelAdmin(admin.ModelAdmin):
+    """The site's admin pages: JSON fields reject what json.loads can't read as a form error."""
+
+    formfield_overrides = {JSONField: {"form_class": StrictJSONFormField}}
+
+
 @admin.register(models.Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ModelAdmin):
     list_display = ("number", "api", "kernel", "status", "locked_reason")
     list_filter = ("kernel", "status")
     search_fields = ("api",)
 
 
 @admin.register(models.Contributor)
-class ContributorAdmin(admin.ModelAdmin):
+class ContributorAdmin(ModelAdmin):
     list_display = ("login", "user")
     search_fields = ("login",)
 
 
 @admin.register(models.Claim)
-class ClaimAdmin(admin.ModelAdmin):
+class ClaimAdmin(ModelAdmin):
     list_display = ("task", "contributor", "status", "source", "created", "withdrawn_at")
     list_filter = ("status", "source")
     search_fields = ("contributor__login", "task__api")
 
 
 @admin.register(models.PullRequest)
-class PullRequestAdmin(admin.ModelAdmin):
+class PullRequestAdmin(ModelAdmin):
     list_display = ("repo", "number", "title", "state", "author", "part")
     list_filter = ("repo", "state")
     search_fields = ("title",)
@@ -32,29 +63,29 @@ class PullRequestAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.FailingConfig)
-class FailingConfigAdmin(admin.ModelAdmin):
+class FailingConfigAdmin(ModelAdmin):
     list_display = ("task", "config", "category", "origin_date", "first_seen", "last_seen", "in_latest_report")
     list_filter = ("category", "in_latest_report", "task__kernel")
     search_fields = ("config",)
 
 
 @admin.register(models.Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ModelAdmin):
     list_display = ("created", "task", "kind", "source", "source_ref", "actor")
     list_filter = ("kind", "source")
 
 
 @admin.register(models.TestRun)
-class TestRunAdmin(admin.ModelAdmin):
+class TestRunAdmin(ModelAdmin):
     list_display = ("id", "lane", "state", "paddle_version", "total", "done", "created")
     list_filter = ("lane", "state")
 
 
 @admin.register(models.ConfigResult)
-class ConfigResultAdmin(admin.ModelAdmin):
+class ConfigResultAdmin(ModelAdmin):
     list_display = ("run", "task", "status", "direction", "max_abs", "max_rel", "seconds")
     list_filter = ("status",)
 
 
 for model in (models.WebhookDelivery, models.SyncCursor, models.IssueComment, models.WorkerHeartbeat):
-    admin.site.register(model)
+    admin.site.register(model, ModelAdmin)

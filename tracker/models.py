@@ -225,12 +225,24 @@ class TestRun(models.Model):
     # died (kill -9, lost host) is found by these and resumed where it stopped.
     executor = models.CharField(max_length=200, blank=True, default="")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Times the stale sweep put the run back on its queue since it last stored a verdict; past
+    # RUNNER_MAX_REQUEUES the sweep ends it `failed` (something in the runner stops it every time).
+    requeues = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created", "-id"]
 
     def __str__(self):
         return f"run {self.pk} ({self.lane}, {self.state})"
+
+    @property
+    def scope_tasks(self) -> list[int]:
+        """The task numbers the scope names, for pages that list a task's runs. A scope edited in the admin
+        may hold anything JSON does ({"tasks": "1"}, 7, nesting): what isn't a list of numbers names no task."""
+        tasks = self.scope.get("tasks") if isinstance(self.scope, dict) else None
+        if not isinstance(tasks, list):
+            return []
+        return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool)]
 
 
 class ConfigResult(models.Model):

@@ -20,3 +20,19 @@ def summary(run_id: int) -> None:
     from tracker.selectors.runs import run_summary
 
     print("JSON" + json.dumps(run_summary(TestRun.objects.get(pk=run_id))))
+
+
+KILL_EXECUTOR = 'paddle.testonly.kill_executor(x=Tensor([3],"float32"), )'
+
+
+def seed_kill_executor() -> None:
+    make_task(3, "paddle.testonly.kill_executor", [KILL_EXECUTOR, PASSING[0]])
+
+
+def page(path: str) -> None:
+    """Print a page of this database's site as an anonymous visitor sees it."""
+    from django.test import Client
+
+    response = Client().get(path)
+    print(f"STATUS {response.status_code}")
+    print("HTML" + response.content.decode())

@@ -5,6 +5,7 @@ process, never returns, needs more memory than the worker has, or dies once and 
 """
 import os
 import signal
+import sys
 import time
 
 from apitester.specs.base import Spec, register
@@ -88,4 +89,27 @@ register(
          signature=lambda x, mib: None, backward=False),
     Spec(api="paddle.testonly.allocate_torch", torch=_allocate_torch, paddle=lambda x, mib: x,
          signature=lambda x, mib: None, backward=False),
+)
+
+
+def _garbage_answer(x):
+    # Stands for a worker whose answer the parent can't read (a library writing to the wrong descriptor): a
+    # line that is not JSON on the result pipe (argv: -m apitester.pool --worker JOB_FD RESULT_FD ...).
+    os.write(int(sys.argv[3]), b"not a verdict {\n")
+    return x
+
+
+def _kill_executor(x):
+    # Stands for whatever takes the executor process down with the config each time (the OOM killer choosing
+    # the parent): the worker's parent is the executor; the worker follows it (PR_SET_PDEATHSIG).
+    os.kill(os.getppid(), signal.SIGKILL)
+    time.sleep(60)
+    return x
+
+
+register(
+    Spec(api="paddle.testonly.garbage_answer", torch=lambda x: x, paddle=_garbage_answer, signature=lambda x: None,
+         backward=False),
+    Spec(api="paddle.testonly.kill_executor", torch=lambda x: x, paddle=_kill_executor, signature=lambda x: None,
+         backward=False),
 )

@@ -98,3 +98,38 @@ def test_start_never_redirects_to_another_site(client, staff, next_url):
     assert not TestRun.objects.exists()
     bad_numbers = client.post("/runs/start", {"scope": "task", "task": "x", "lane": "cpu", "next": next_url})
     assert bad_numbers.status_code == 302 and bad_numbers["Location"] == "/"
+
+
+HUGE_TASK = "9" * 25  # past every database's integer column (SQLite raised OverflowError: a 500)
+
+
+OUT_OF_RANGE = "on the board: task numbers go from 1 to"
+
+
+@pytest.mark.parametrize("numbers, expected", [
+    ([HUGE_TASK], OUT_OF_RANGE), (["5", HUGE_TASK], OUT_OF_RANGE), (["-" + HUGE_TASK], OUT_OF_RANGE),
+    (["0"], OUT_OF_RANGE),
+    (["9" * 5000], "Task numbers must be integers"),  # past int()'s 4,300-digit limit
+])
+def test_an_out_of_range_task_number_on_the_staff_form_is_a_form_error(client, staff, numbers, expected):
+    make_task(5, "paddle.clip", PASSING[:1])
+    kind = "task" if len(numbers) == 1 else "tasks"
+    response = client.post("/runs/start", {"scope": kind, "task": numbers, "lane": "cpu", "next": "/tasks/5"})
+    assert response.status_code == 302 and response["Location"] == "/tasks/5"
+    assert not TestRun.objects.exists() and not OrmQ.objects.exists()
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert len(messages) == 1 and expected in messages[0]
+    assert len(messages[0]) < 200  # a 5,000-digit number is shortened, not echoed
+    page = client.get("/tasks/5")
+    assert page.status_code == 200 and expected in page.content.decode()
+
+
+def test_retest_command_names_an_out_of_range_task_or_run_without_a_traceback():
+    from django.core.management import CommandError, call_command
+
+    make_task(5, "paddle.clip", PASSING[:1])
+    with pytest.raises(CommandError, match=r"^no task No\.9{23} on the board: task numbers go from 1 to \d+$"):
+        call_command("retest", "--task", "9" * 23)
+    with pytest.raises(CommandError, match=r"^no run 9{23}$"):
+        call_command("retest", "--run", "9" * 23, "--inline")
+    assert not TestRun.objects.exists()

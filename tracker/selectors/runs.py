@@ -25,7 +25,7 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 def run_configs(run: TestRun):
     """The configs a run judges: every FailingConfig of the tasks in its scope (one definition, the
     executor's and the progress's)."""
-    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
+    return FailingConfig.objects.filter(task__number__in=run.scope_tasks).order_by("id")
 
 
 @dataclass(frozen=True)
@@ -400,6 +400,19 @@ def regressions(*, lane: str | None = None, task: Task | None = None, run: TestR
             failed_version=versions.get(result.run_id, ""), max_abs=result.max_abs))
     found.sort(key=lambda r: (-r.failed_run_id, r.task.number, r.failing_config_id))
     return found
+
+
+def task_failed_runs(task: Task, lane: str, limit: int = 3) -> list[TestRun]:
+    """The task's runs on the lane that ended `failed` since its last finished (`done`) run, newest first:
+    the task page says why they stopped (e.g. re-queued too often by the stale sweep)."""
+    last_done = (TestRun.objects.filter(lane=lane, state=TestRun.State.DONE, lanes__isnull=True)
+                 .filter(results__task=task).aggregate(Max("finished_at"))["finished_at__max"])
+    failed = TestRun.objects.filter(lane=lane, state=TestRun.State.FAILED, lanes__isnull=True)
+    if last_done is not None:
+        failed = failed.filter(finished_at__gt=last_done)
+    # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
+    return [run for run in failed.order_by("-finished_at", "-id")[:200]
+            if task.number in run.scope_tasks][:limit]
 
 
 def run_list(limit: int = 200):

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apitester.pool import PoolError, TimeBudget, WorkerPool
@@ -39,6 +40,8 @@ GPU_DECLINED = "waiting for a GPU worker"
 MATRIX = "matrix"
 # Start of the message an executor without the run's Paddle release leaves on the run it declined.
 RELEASE_DECLINED = "waiting for a worker with Paddle"
+# Start of the message an executor leaves on the run when something outside any one config stopped it.
+EXECUTOR_ERROR = "executor error"
 
 
 class RunError(ValueError):
@@ -55,6 +58,11 @@ def runner_workers() -> int:
 def stale_after() -> timedelta:
     """A running run whose executor hasn't reported for this long is orphaned."""
     return timedelta(seconds=settings.RUNNER_STALE_SECONDS)
+
+
+def max_requeues() -> int:
+    """Re-queues in a row without a new verdict after which the stale sweep ends a run `failed`."""
+    return settings.RUNNER_MAX_REQUEUES
 
 
 def pool_options() -> dict:
@@ -80,6 +88,12 @@ def _lane_kernel(lane: str) -> str:
     return "GPU" if lane == TestRun.Lane.GPU else "CPU"
 
 
+def task_number_range() -> tuple[int, int]:
+    """The task numbers the database can hold (Task.number's column range on this backend)."""
+    lowest, highest = connection.ops.integer_field_range(Task._meta.get_field("number").get_internal_type())
+    return max(1, lowest or 0), highest if highest is not None else 2**63 - 1
+
+
 def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu") -> list[Task]:
     """The tasks a scope names, checked against the lane (a CPU task's configs run on the cpu lane)."""
     if lane not in LANES:
@@ -91,6 +105,13 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
         numbers = [int(n) for n in (tasks or [])]
         if not numbers:
             raise RunError("name at least one task number")
+        lowest, highest = task_number_range()
+        out_of_range = [n for n in numbers if not lowest <= n <= highest]
+        if out_of_range:
+            # The database can't even compare such a number (SQLite: OverflowError): no task has it.
+            shown = str(out_of_range[0])
+            shown = shown if len(shown) <= 30 else f"{shown[:12]}…({len(shown)} digits)"
+            raise RunError(f"no task No.{shown} on the board: task numbers go from {lowest} to {highest}")
         if kind == "task" and len(numbers) != 1:
             raise RunError("scope 'task' takes exactly one task number")
         found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
@@ -313,16 +334,22 @@ def check_build(run: TestRun, build: dict) -> None:
         raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
 
 
-def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1,
-                 build: dict | None = None):
-    """Write one config's verdict; a second write for the same (run, config) is ignored.
+_BIGINT = (-2**63, 2**63 - 1)  # what a BigIntegerField column holds on every backend
 
-    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release
-    (the executor always passes it; None only for verdicts that no worker produced, e.g. synthetic data).
-    """
-    if build is not None:
-        check_build(run, build)
-    build = build or {}
+
+def _int(value):
+    """An integer a BigIntegerField column holds, or None (an absurd shape's element count fits no column)."""
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if _BIGINT[0] <= number <= _BIGINT[1] else None
+
+
+def _result_fields(verdict: dict, seconds) -> dict:
+    """ConfigResult fields of one verdict (the engine's, or a pool-made one of the same shape)."""
     message = verdict.get("message") or ""
     extras = []
     for key in ("max_abs", "max_rel"):
@@ -332,21 +359,56 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
         extras.append(f"output: {verdict['output']}")
     if extras:
         message = (message + "\n" if message else "") + "; ".join(extras)
+    return dict(
+        status=str(verdict.get("status") or "unsupported")[:30], direction=str(verdict.get("direction") or "")[:10],
+        statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
+        max_rel=_float(verdict.get("max_rel")), mismatched=_int(verdict.get("mismatched")),
+        total_elements=_int(verdict.get("total")), worst_index=verdict.get("worst_index"),
+        message=str(message)[:5000], seconds=_float(seconds) or 0.0, diff_map=_diff_map(verdict),
+        **_layers(verdict),
+    )
+
+
+def _unstorable(verdict, exc: Exception) -> dict:
+    """The verdict stored instead of one the runner could not store: an engine gap, with the reason."""
+    status = verdict.get("status") if isinstance(verdict, dict) else None
+    return {"status": "unsupported",
+            "message": f"runner error: the verdict{f' ({status!r})' if status else ''} could not be stored: "
+                       f"{type(exc).__name__}: {str(exc)[:300]}"}
+
+
+def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1,
+                 build: dict | None = None):
+    """Write one config's verdict; a second write for the same (run, config) is ignored.
+
+    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release
+    (the executor always passes it; None only for verdicts that no worker produced, e.g. synthetic data).
+    A verdict that can't be read or stored (a value no column holds) is stored as that config's
+    ``unsupported`` with the reason: one config never stops the run.
+    """
+    if build is not None:
+        check_build(run, build)
+    build = build or {}
+    versions = {"paddle_version": str(build.get("paddle_version", ""))[:50],
+                "paddle_commit": str(build.get("paddle_commit", ""))[:64],
+                "torch_version": str(build.get("torch_version", ""))[:50]}
+
+    def create(fields):
+        try:
+            with transaction.atomic():
+                return ConfigResult.objects.create(run=run, failing_config=failing_config,
+                                                   task_id=failing_config.task_id, **versions, **fields)
+        except IntegrityError:
+            return None
+
     try:
-        with transaction.atomic():
-            return ConfigResult.objects.create(
-                run=run, failing_config=failing_config, task_id=failing_config.task_id,
-                status=verdict.get("status", "unsupported"), direction=verdict.get("direction") or "",
-                statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
-                max_rel=_float(verdict.get("max_rel")), mismatched=verdict.get("mismatched"),
-                total_elements=verdict.get("total"), worst_index=verdict.get("worst_index"),
-                message=message[:5000], seconds=float(seconds or 0.0), diff_map=_diff_map(verdict),
-                paddle_version=build.get("paddle_version", ""), paddle_commit=build.get("paddle_commit", ""),
-                torch_version=build.get("torch_version", ""),
-                **_layers(verdict),
-            )
-    except IntegrityError:
-        return None
+        fields = _result_fields(verdict, seconds)
+    except Exception as exc:  # a verdict of an unexpected shape
+        return create(_result_fields(_unstorable(verdict, exc), 0.0))
+    try:
+        return create(fields)
+    except (DataError, OverflowError, ValueError, TypeError) as exc:  # a value its column can't hold
+        return create(_result_fields(_unstorable(verdict, exc), 0.0))
 
 
 @dataclass
@@ -395,6 +457,14 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
         report.state = TestRun.State.FAILED
         if run.parent_id:
             refresh_matrix(run.parent)
+        return report
+    except Exception as exc:
+        # Not one config's doing (those become verdicts): the run is left to the stale sweep, which re-queues
+        # it now (no heartbeat) and ends it `failed` after RUNNER_MAX_REQUEUES; its page says why meanwhile.
+        log.exception("run %s: the executor stopped", run.pk)
+        TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES, executor=me).update(
+            heartbeat_at=None, message=f"{EXECUTOR_ERROR}: {type(exc).__name__}: {str(exc)[:500]}")
+        report.state = TestRun.objects.get(pk=run.pk).state
         return report
 
 
@@ -455,8 +525,9 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
                 report.executed += 1
                 report.worker_seconds += result.seconds
                 report.statuses[result.status] = report.statuses.get(result.status, 0) + 1
+                # A stored verdict is progress: the sweep's count of re-queues in a row starts again.
                 TestRun.objects.filter(pk=run.pk).update(
-                    done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now())
+                    done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now(), requeues=0)
 
     run.refresh_from_db()
     if run.state == TestRun.State.RUNNING and run.executor == me:
@@ -513,17 +584,40 @@ def mark_dequeued(run: TestRun, me: str) -> bool:
         executor=me, heartbeat_at=timezone.now()))
 
 
+def _requeue_or_fail(run: TestRun, why: str, **requeue_fields) -> str | None:
+    """The stale sweep's step for one orphaned run: back on the queue ("requeued"), or `failed` ("failed") once it
+    was re-queued RUNNER_MAX_REQUEUES times in a row without a new verdict; None when another sweeper won.
+
+    Conditional on the state, executor and heartbeat we judged dead, so two sweepers don't both act. ``why`` is
+    the re-queue message; an executor error left on the run is kept in it, so the page says what happened.
+    """
+    judged = TestRun.objects.filter(pk=run.pk, state=run.state, executor=run.executor, heartbeat_at=run.heartbeat_at)
+    error = run.message if run.message.startswith(EXECUTOR_ERROR) else ""
+    if run.requeues >= max_requeues():
+        message = (f"failed: the stale sweep re-queued this run {run.requeues} times in a row and its executor "
+                   f"({run.executor or 'unknown'}) stopped again without storing a verdict"
+                   f"{f' — {error}' if error else ''}. Limit: RUNNER_MAX_REQUEUES={max_requeues()}.")
+        if not judged.update(state=TestRun.State.FAILED, finished_at=timezone.now(), message=message[:5000]):
+            return None
+        log.warning("run %s: %s", run.pk, message)
+        if run.parent_id:
+            refresh_matrix(run.parent)
+        return "failed"
+    message = f"{why} ({error})" if error else why
+    if not judged.update(requeues=F("requeues") + 1, message=message[:5000], **requeue_fields):
+        return None
+    return "requeued"
+
+
 def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
     """Queued runs whose job a worker took off the queue and then died before starting: queued again."""
     requeued = []
     for run in TestRun.objects.filter(state=TestRun.State.QUEUED).exclude(executor=""):
         if not executor_dead(run):
             continue
-        # Conditional on the mark we judged dead, so two sweeping workers don't both enqueue it.
-        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, executor=run.executor,
-                                  heartbeat_at=run.heartbeat_at).update(
-                executor="", heartbeat_at=None,
-                message=f"queued again: worker {run.executor} died after taking its job off the queue"):
+        outcome = _requeue_or_fail(run, f"queued again: worker {run.executor} died after taking its job off the queue",
+                                   executor="", heartbeat_at=None)
+        if outcome == "requeued":
             requeued.append(run.pk)
             if enqueue:
                 enqueue_run(run)
@@ -532,14 +626,16 @@ def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
 
 def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
     """Runs left `running` by a dead executor go back to `queued` (and onto their lane's queue); so do
-    queued runs whose job a dead worker had taken off the queue before starting them."""
+    queued runs whose job a dead worker had taken off the queue before starting them. A run that keeps
+    losing its executor without storing a verdict ends `failed` instead (see _requeue_or_fail)."""
     resumed = requeue_lost_queued_runs(enqueue=enqueue)
     for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
         if not executor_dead(run):
             continue
-        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=run.executor,
-                                  heartbeat_at=run.heartbeat_at).update(
-                state=TestRun.State.QUEUED, message=f"resumed after its executor {run.executor} died"):
+        stopped = "stopped" if run.message.startswith(EXECUTOR_ERROR) else "died"
+        outcome = _requeue_or_fail(run, f"resumed after its executor {run.executor} {stopped}",
+                                   state=TestRun.State.QUEUED)
+        if outcome == "requeued":
             resumed.append(run.pk)
             if enqueue:
                 enqueue_run(run)

@@ -23,7 +23,8 @@ def task_runs_panel(context, task):
         "active_runs": [{"run": r, "waiting": run_selectors.waiting_reason(r),
                          "progress": run_selectors.task_progress(r).get(task.number)}
                         for r in TestRun.objects.filter(state__in=["queued", "running"])
-                        if task.number in r.scope.get("tasks", [])],
+                        if task.number in r.scope_tasks],
+        "failed_runs": run_selectors.task_failed_runs(task, lane),
         "progress_labels": _progress_labels(),
         "is_staff": bool(request and request.user.is_staff),
         "no_lane_worker": lane == "gpu" and not run_selectors.lane_workers("gpu"),

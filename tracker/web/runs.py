@@ -56,10 +56,11 @@ def cancel(request, run_id):
 
 
 def _safe_next(request) -> str:
-    """The form's `next` page when it is on this site; `//evil.example` and `https://evil` are not."""
+    """The form's `next` page when it is a path on this site; `//evil.example` and `https://evil` are not, nor
+    is `1` or ` 1 ` (redirect() would take those for URL pattern names: NoReverseMatch, a 500)."""
     candidate = request.POST.get("next") or ""
-    if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
-                                                     require_https=request.is_secure()):
+    if candidate.startswith("/") and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
+                                                                     require_https=request.is_secure()):
         return candidate
     return "/"
 
@@ -76,7 +77,7 @@ def start(request):
         tasks = None
     back = _safe_next(request)
     if tasks is None:
-        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(numbers)})
+        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(map(params.shown, numbers))})
         return redirect(back)
     releases = request.POST.get("releases", "").strip()
     try:

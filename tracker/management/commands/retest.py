@@ -108,6 +108,8 @@ class Command(BaseCommand):
             self._wait(run.pk)
 
     def _inline(self, run_id, options):
+        if not TestRun.objects.filter(pk=run_id).exists():  # (an id past the column's range matches nothing)
+            raise CommandError(f"no run {run_id}")
         report = run_service.execute_run(run_id, workers=options.get("workers"))
         summary = run_summary(TestRun.objects.get(pk=run_id))
         self.stdout.write(progress_line(summary))
