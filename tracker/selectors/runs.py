@@ -25,7 +25,7 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 def run_configs(run: TestRun):
     """The configs a run judges: every FailingConfig of the tasks in its scope (one definition, the
     executor's and the progress's)."""
-    return FailingConfig.objects.filter(task__number__in=run.scope_tasks).order_by("id")
+    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
 
 
 @dataclass(frozen=True)
