@@ -50,7 +50,9 @@ def task_progress(run: TestRun) -> dict[int, TaskProgress]:
     runs = list(run.lanes.all()) if run.pk else []
     lanes = len(runs) or 1
     run_ids = [r.pk for r in runs] or [run.pk]
-    totals = dict(run_configs(run).order_by().values_list("task__number").annotate(n=Count("pk")))
+    # scope_tasks, not run_configs: a page must render even for a scope edited into nonsense in the admin
+    totals = dict(FailingConfig.objects.filter(task__number__in=run.scope_tasks).order_by()
+                  .values_list("task__number").annotate(n=Count("pk")))
     found: dict[int, dict[str, int]] = {}
     for number, status, n in (ConfigResult.objects.filter(run_id__in=run_ids).order_by()
                               .values_list("task__number", "status").annotate(n=Count("pk"))):
