@@ -89,7 +89,9 @@ def test_task_partial_shows_latest_verdicts_with_diff_numbers():
 
 
 @pytest.mark.parametrize("next_url", ["//evil.example/phish", "https://evil.example/", "///evil.example",
-                                      "/\\evil.example", "javascript:alert(1)"])
+                                      "/\\evil.example", "javascript:alert(1)",
+                                      # not paths: redirect() took them for URL pattern names (NoReverseMatch: a 500)
+                                      "1", " 1 ", "board", "tracker:board"])
 def test_start_never_redirects_to_another_site(client, staff, next_url):
     make_task(6, "paddle.all", ['paddle.all(Tensor([3, 4],"bool"), )'], kernel="GPU")
     # A GPU task on the CPU lane is refused, which redirects back to `next`: only a page of this site.
