@@ -16,6 +16,7 @@ from ..models import WebhookDelivery
 from ..services.claims import apply_comment, delete_comment
 from ..services.pull_requests import apply_pull_request
 from .client import parse_issue_ref
+from .logins import login_problem
 
 PR_ACTIONS = {"opened", "edited", "reopened", "closed"}
 COMMENT_ACTIONS = {"created", "edited", "deleted"}
@@ -67,6 +68,8 @@ def _check_user(container: dict, what: str) -> None:
         raise BadDelivery(f"{what}.user must be an object")
     _check_text(user, "login", f"{what}.user.login", MAX_LOGIN_CHARS)
     _check_text(user, "type", f"{what}.user.type", 50)
+    if user.get("login") and (problem := login_problem(user["login"])):
+        raise BadDelivery(f"{what}.user.login: {problem}")
 
 
 def check_shape(event: str, payload: dict) -> None:

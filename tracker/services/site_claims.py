@@ -13,7 +13,6 @@ seconds (counted in Django's cache); the views answer 429 beyond that.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -23,12 +22,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
+from ..github.logins import is_github_login
 from ..github.oauth import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
 from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
 
-GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
 
 
 @dataclass
@@ -87,7 +86,7 @@ def site_contributor(user) -> Contributor | None:
     The proven login wins over an older unproven link (a login typed on the profile before sign-in
     through GitHub existed)."""
     login = proven_github_login(user)
-    if not login or not GITHUB_LOGIN.match(login):
+    if not login or not is_github_login(login):
         return None
     with transaction.atomic():
         contributor = contributor_for(login)
