@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from tracker.github.client import check_api_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -248,6 +250,13 @@ SOCIALACCOUNT_PROVIDERS = {
 # the sign-in reads /user from is GITHUB_OAUTH_API_URL (default: GITHUB_API_URL).
 GITHUB_OAUTH_URL = os.environ.get("GITHUB_OAUTH_URL", "https://github.com")
 GITHUB_OAUTH_API_URL = os.environ.get("GITHUB_OAUTH_API_URL", "") or GITHUB_API_URL
+# Tokens go to these URLs: https only, plain http only on loopback (a local stand-in). The REST client
+# checks again when it is built, so a URL changed at run time is refused too.
+for _name in ("GITHUB_API_URL", "GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"):
+    try:
+        check_api_url(globals()[_name], _name)
+    except ValueError as _error:
+        raise ImproperlyConfigured(str(_error)) from None
 ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = False
