@@ -196,6 +196,24 @@ if REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
+# --- Caches ----------------------------------------------------------------------------------
+# "default" is shared by every process of the site: rate limits (site claims, failed sign-ins, allauth's
+# limits), the site account's login. The database cache (table board_cache, made by `manage.py
+# createcachetable`, which scripts/run.sh and scripts/serve.sh run after migrate) unless REDIS_URL is set,
+# then Redis. "pages" holds rendered pages and board rows keyed by data version (tracker/conditional.py):
+# a process may as well render its own copy, so it stays in process memory, the fastest place.
+if REDIS_URL:
+    _shared_cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+else:
+    # Culling removes arbitrary live entries once MAX_ENTRIES is passed (a rate limit would forget
+    # attempts): far above what the limits hold at once; expired entries go first.
+    _shared_cache = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "board_cache",
+                     "OPTIONS": {"MAX_ENTRIES": 100_000}}
+CACHES = {
+    "default": {**_shared_cache, "KEY_PREFIX": Q_CLUSTER["name"]},
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages"},
+}
+
 # --- Re-test runner --------------------------------------------------------------------------
 RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() or 1)
 # The queues the two lanes' runs go to. A plain `manage.py qcluster` consumes the site's queue
@@ -227,8 +245,8 @@ GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-c
 GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
 # Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
 CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
-# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in Django's cache:
-# with several web processes, configure a shared CACHES backend (e.g. Redis) so they count together.
+# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in the shared cache
+# (CACHES "default" below), so every web process counts together.
 SITE_CLAIM_RATE_LIMIT = int(os.environ.get("SITE_CLAIM_RATE_LIMIT", "20"))
 SITE_CLAIM_RATE_WINDOW = int(os.environ.get("SITE_CLAIM_RATE_WINDOW", "3600"))
 
