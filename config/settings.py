@@ -144,7 +144,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS = []
+# createsuperuser, changepassword and the password change forms refuse short, common, all-digit passwords
+# and ones close to the user name.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
@@ -275,6 +282,35 @@ for _name in ("GITHUB_API_URL", "GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"):
         check_api_url(globals()[_name], _name)
     except ValueError as _error:
         raise ImproperlyConfigured(str(_error)) from None
+# Failed staff password sign-ins (/accounts/login/, /admin/login/) per account and per client address
+# per window (seconds), counted in the shared cache (tracker/staff_login.py); then even the right password
+# waits for the window's end.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+# Behind a proxy every request comes from the proxy's address: with DJANGO_TRUSTED_PROXY_COUNT=1 the client
+# address is the last X-Forwarded-For entry (the one the proxy added), for these limits and allauth's.
+ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
+
+# --- Mail --------------------------------------------------------------------------------------
+# Password reset is the only mail the site sends. With EMAIL_HOST it goes through that SMTP server; the
+# developer server (DEBUG) prints it on the console; otherwise there is no mail and password reset is
+# off (its pages say so, 404) rather than failing with a 500.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "board@localhost")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+elif DEBUG:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+PASSWORD_RESET_ENABLED = bool(EMAIL_HOST) or DEBUG
+
 ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = False
