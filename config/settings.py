@@ -12,6 +12,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from apitester.reports import reports_dir
+from tracker.github.client import check_api_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -136,7 +137,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS = []
+# createsuperuser, changepassword and the password change forms refuse short, common, all-digit passwords
+# and ones close to the user name.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
@@ -189,6 +197,24 @@ if REDIS_URL:
 else:
     Q_CLUSTER["orm"] = "default"
 
+# --- Caches ----------------------------------------------------------------------------------
+# "default" is shared by every process of the site: rate limits (site claims, failed sign-ins, allauth's
+# limits), the site account's login. The database cache (table board_cache, made by `manage.py
+# createcachetable`, which scripts/run.sh and scripts/serve.sh run after migrate) unless REDIS_URL is set,
+# then Redis. "pages" holds rendered pages and board rows keyed by data version (tracker/conditional.py):
+# a process may as well render its own copy, so it stays in process memory, the fastest place.
+if REDIS_URL:
+    _shared_cache = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+else:
+    # Culling removes arbitrary live entries once MAX_ENTRIES is passed (a rate limit would forget
+    # attempts): far above what the limits hold at once; expired entries go first.
+    _shared_cache = {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "board_cache",
+                     "OPTIONS": {"MAX_ENTRIES": 100_000}}
+CACHES = {
+    "default": {**_shared_cache, "KEY_PREFIX": Q_CLUSTER["name"]},
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages"},
+}
+
 # --- Re-test runner --------------------------------------------------------------------------
 RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() or 1)
 # The queues the two lanes' runs go to. A plain `manage.py qcluster` consumes the site's queue
@@ -223,8 +249,8 @@ GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-c
 GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
 # Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
 CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
-# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in Django's cache:
-# with several web processes, configure a shared CACHES backend (e.g. Redis) so they count together.
+# Site claims + withdrawals per user per window (seconds); more answer 429. Counted in the shared cache
+# (CACHES "default" below), so every web process counts together.
 SITE_CLAIM_RATE_LIMIT = int(os.environ.get("SITE_CLAIM_RATE_LIMIT", "20"))
 SITE_CLAIM_RATE_WINDOW = int(os.environ.get("SITE_CLAIM_RATE_WINDOW", "3600"))
 
@@ -246,6 +272,42 @@ SOCIALACCOUNT_PROVIDERS = {
 # the sign-in reads /user from is GITHUB_OAUTH_API_URL (default: GITHUB_API_URL).
 GITHUB_OAUTH_URL = os.environ.get("GITHUB_OAUTH_URL", "https://github.com")
 GITHUB_OAUTH_API_URL = os.environ.get("GITHUB_OAUTH_API_URL", "") or GITHUB_API_URL
+# Tokens go to these URLs: https only, plain http only on loopback (a local stand-in). The REST client
+# checks again when it is built, so a URL changed at run time is refused too.
+for _name in ("GITHUB_API_URL", "GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"):
+    try:
+        check_api_url(globals()[_name], _name)
+    except ValueError as _error:
+        raise ImproperlyConfigured(str(_error)) from None
+# Failed staff password sign-ins (/accounts/login/, /admin/login/) per account and per client address
+# per window (seconds), counted in the shared cache (tracker/staff_login.py); then even the right password
+# waits for the window's end.
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+# Behind a proxy every request comes from the proxy's address: with DJANGO_TRUSTED_PROXY_COUNT=1 the client
+# address is the last X-Forwarded-For entry (the one the proxy added), for these limits and allauth's.
+ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
+
+# --- Mail --------------------------------------------------------------------------------------
+# Password reset is the only mail the site sends. With EMAIL_HOST it goes through that SMTP server; the
+# developer server (DEBUG) prints it on the console; otherwise there is no mail and password reset is
+# off (its pages say so, 404) rather than failing with a 500.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "board@localhost")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+elif DEBUG:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+PASSWORD_RESET_ENABLED = bool(EMAIL_HOST) or DEBUG
+
 ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
 SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = False

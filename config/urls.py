@@ -1,9 +1,23 @@
+from allauth.account import views as allauth_views
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
+
+from tracker.staff_login import AdminLoginForm, StaffLoginView, password_reset_unless_no_mail
+
+# The admin's own login form counts failed passwords like /accounts/login/ (tracker/staff_login.py).
+admin.site.login_form = AdminLoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Staff password sign-in, throttled; matched before django.contrib.auth.urls' own login/ below.
+    path("accounts/login/", StaffLoginView.as_view(), name="login"),
+    # Both password resets (Django's and allauth's) send mail: off unless the site can send it.
+    path("accounts/password_reset/", password_reset_unless_no_mail(auth_views.PasswordResetView.as_view()),
+         name="password_reset"),
+    path("accounts/password/reset/", password_reset_unless_no_mail(allauth_views.password_reset),
+         name="account_reset_password"),
     path("accounts/", include("django.contrib.auth.urls")),
     # Sign-in with GitHub: /accounts/github/login/ and its callback (django-allauth). Django's own
     # password login above keeps /accounts/login/ for staff accounts.

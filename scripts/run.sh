@@ -8,6 +8,7 @@ PY=.venv/bin/python
 # DJANGO_SECRET_KEY). A public deployment uses scripts/serve.sh instead.
 export DJANGO_DEBUG="${DJANGO_DEBUG:-1}"
 $PY manage.py migrate --noinput
+$PY manage.py createcachetable   # the shared cache's table (rate limits); a no-op once it exists or with REDIS_URL
 $PY manage.py bootstrap_board          # board fixture + PaddleAPITest reports when ../shared is there
 $PY manage.py compilemessages >/dev/null 2>&1 || true   # .mo files are committed; this only refreshes them
 # Extra Paddle releases to re-test on (e.g. PADDLE_RELEASES="3.0.0 3.2.2"); the main .venv's is always there.

@@ -17,6 +17,7 @@ WORKERS=${WEB_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
 # Each gunicorn thread keeps its database connection between requests instead of opening one per request.
 export DB_CONN_MAX_AGE="${DB_CONN_MAX_AGE:-60}"
 $PY manage.py migrate --noinput
+$PY manage.py createcachetable   # the shared cache's table (rate limits); a no-op once it exists or with REDIS_URL
 $PY manage.py collectstatic --noinput >/dev/null
 exec $PY -m gunicorn config.wsgi:application \
   --bind "${WEB_BIND:-127.0.0.1:8000}" \

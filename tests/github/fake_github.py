@@ -34,6 +34,9 @@ class FakeGitHub:
         self.requests: list[dict] = []
         self.rate_limits: list[dict] = []  # answers to serve first: {"status", "headers"}
         self.delays: dict[str, float] = {}  # path → seconds a GET of it waits before answering (a slow GitHub)
+        # A hostile API: the origin its Link headers name (default its own), and path → 302 Location.
+        self.link_origin = ""
+        self.redirects: dict[str, str] = {}
         self.next_comment_id = 3_100_000_000
         # OAuth app registered on this GitHub, and the person who will agree on the consent page.
         self.oauth_client_id, self.oauth_client_secret = "Iv1.fakeclientid", "fake-client-secret"
@@ -125,9 +128,10 @@ class FakeGitHub:
                 headers = {"ETag": etag}
                 links = []
                 base = {k: v[0] for k, v in query.items()}
+                origin = fake.link_origin or fake.url
                 if page < pages:
-                    links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": page + 1})}>; rel="next"')
-                    links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": pages})}>; rel="last"')
+                    links.append(f'<{origin}{entry["path"]}?{urllib.parse.urlencode({**base, "page": page + 1})}>; rel="next"')
+                    links.append(f'<{origin}{entry["path"]}?{urllib.parse.urlencode({**base, "page": pages})}>; rel="last"')
                 if page > 1:
                     links.append(f'<{fake.url}{entry["path"]}?{urllib.parse.urlencode({**base, "page": 1})}>; rel="first"')
                 if links:
@@ -188,6 +192,11 @@ class FakeGitHub:
                 time.sleep(fake.delays.get(entry["path"], 0))
                 if entry["path"] == "/login/oauth/authorize":
                     return self._authorize(entry)
+                if entry["path"] in fake.redirects:
+                    self.send_response(302)
+                    self.send_header("Location", fake.redirects[entry["path"]])
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
                 if self._rate_limited():
                     return
                 if entry["path"] == "/user":

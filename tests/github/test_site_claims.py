@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 
+from tracker.conditional import page_cache
 from tracker.models import Claim, Contributor, Event, IssueComment
 from tracker.services.claims import apply_comment
 
@@ -16,10 +17,14 @@ from .conftest import sign_in_with_github
 
 
 @pytest.fixture(autouse=True)
-def fresh_rate_limit():
-    cache.clear()  # the per-user counters live in the (process-wide) cache
+def fresh_caches(db):
+    # The per-user counters live in the shared (database) cache; the anonymous pages rendered under one
+    # test's settings (sign-in configured or not) in the page cache.
+    for each in (cache, page_cache):
+        each.clear()
     yield
-    cache.clear()
+    for each in (cache, page_cache):
+        each.clear()
 
 
 @pytest.fixture

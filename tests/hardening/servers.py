@@ -27,10 +27,10 @@ class Served:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(workdir / f"serve-{self.port}.log", "w+")
-        env = clean_env(**PRODUCTION_ENV, PYTHON=PYTHON, WEB_BIND=f"127.0.0.1:{self.port}",
-                        WEB_WORKERS=str(workers), WEB_THREADS=str(threads), WEB_ACCESS_LOG="/dev/null",
-                        DJANGO_STATIC_ROOT=str(workdir / "static"),
-                        DATABASE_URL=database_url or f"sqlite:///{workdir / 'db.sqlite3'}", **(extra_env or {}))
+        env = clean_env(**{**PRODUCTION_ENV, "PYTHON": PYTHON, "WEB_BIND": f"127.0.0.1:{self.port}",
+                           "WEB_WORKERS": str(workers), "WEB_THREADS": str(threads), "WEB_ACCESS_LOG": "/dev/null",
+                           "DJANGO_STATIC_ROOT": str(workdir / "static"),
+                           "DATABASE_URL": database_url or f"sqlite:///{workdir / 'db.sqlite3'}", **(extra_env or {})})
         self.env = env
         # Its own process group: gunicorn's workers are stopped with it.
         self.process = subprocess.Popen(["bash", str(REPO / "scripts" / "serve.sh")], cwd=REPO, env=env,

@@ -3,6 +3,10 @@
 Standard library only (urllib). The base URL is a parameter (settings.GITHUB_API_URL) so tests talk
 to a local server that plays GitHub.
 
+The token goes only to GITHUB_API_URL's origin (scheme, host, port): a `Link: rel="next"` URL or a
+redirect to any other origin is refused before anything is sent there, and a plain-http API URL is
+refused unless it is loopback (a local stand-in), so the token never crosses the network in clear.
+
 Rate limits: a 403/429 answer with Retry-After, or with X-RateLimit-Remaining: 0 and
 X-RateLimit-Reset, is waited out when the wait is at most `max_wait` seconds and retried; a longer
 wait raises RateLimited with the time GitHub names, so the caller can report it.
@@ -19,6 +23,30 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 _LINK = re.compile(r'<(?P<url>[^>]+)>\s*;\s*rel="(?P<rel>[^"]+)"')
+LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in; hosts compare case-insensitively."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: matches no origin
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+def check_api_url(url: str, name: str = "GITHUB_API_URL") -> str:
+    """`url` when the token may be sent to it: https, or http on a loopback host; ValueError otherwise."""
+    scheme, host, _ = url_origin(url or "")
+    if not host or scheme not in _DEFAULT_PORTS:
+        raise ValueError(f"{name}={url!r} is not an http(s) URL with a host, e.g. https://api.github.com")
+    if scheme != "https" and host not in LOOPBACK_HOSTS:
+        raise ValueError(f"{name}={url!r} must use https: the GitHub token would cross the network in clear "
+                         f"(plain http is allowed only for a loopback stand-in: {', '.join(sorted(LOOPBACK_HOSTS))})")
+    return url
 
 
 class GitHubError(Exception):
@@ -65,7 +93,8 @@ class RequestLog:
 class GitHubClient:
     def __init__(self, base_url: str, token: str = "", *, max_wait: float = 900.0, max_retries: int = 3,
                  timeout: float = 30.0, sleep=time.sleep, user_agent: str = "accuracy-diff-board"):
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_api_url(base_url).rstrip("/")
+        self.origin = url_origin(self.base_url)
         self.token = token
         self.max_wait = max_wait
         self.max_retries = max_retries
@@ -76,6 +105,7 @@ class GitHubClient:
 
     def url_for(self, path: str, params: dict | None = None) -> str:
         url = path if path.startswith(("http://", "https://")) else f"{self.base_url}/{path.lstrip('/')}"
+        self._check_same_origin(url, "a link")
         if params:
             url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
         return url
@@ -96,11 +126,12 @@ class GitHubClient:
         if body is not None:
             payload = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        opener = urllib.request.build_opener(_SameOriginRedirects(self))
         for attempt in range(self.max_retries + 1):
             self.log.requests += 1
             request = urllib.request.Request(url, data=payload, headers=headers, method=method)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                with opener.open(request, timeout=self.timeout) as answer:
                     raw = answer.read()
                     answer_headers = {k.lower(): v for k, v in answer.headers.items()}
                     return Response(answer.status, url, json.loads(raw) if raw.strip() else None, answer_headers)
@@ -121,6 +152,11 @@ class GitHubClient:
             except urllib.error.URLError as error:
                 raise GitHubError(0, url, f"cannot reach GitHub: {error.reason}") from None
         raise AssertionError("unreachable")
+
+    def _check_same_origin(self, url: str, what: str) -> None:
+        if url_origin(url) != self.origin:
+            raise GitHubError(0, url, f"refusing to follow {what} off {self.base_url}'s origin: the token is sent "
+                                      f"only there")
 
     @staticmethod
     def _rate_limit_wait(status: int, headers: dict, message: str = "") -> float | None:
@@ -157,6 +193,19 @@ class GitHubClient:
 
     def post_issue_comment(self, repo: str, issue: int, body: str) -> dict:
         return self.request("POST", f"repos/{repo}/issues/{issue}/comments", body={"body": body}).data
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """urllib re-sends every header (Authorization included) to wherever a redirect points: only
+    redirects within the API's origin are followed (GitHub redirects a renamed repository's URLs)."""
+
+    def __init__(self, client: GitHubClient):
+        super().__init__()
+        self.client = client
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        self.client._check_same_origin(urllib.parse.urljoin(req.full_url, newurl), f"a {code} redirect")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def _error_message(raw: bytes) -> str:

@@ -11,10 +11,14 @@ the one GitHub vouched for, never one typed into a form.
 from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.shortcuts import render
+
+from .logins import login_problem
 
 ENDPOINT_SETTINGS = {"GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"}
 
@@ -27,6 +31,15 @@ class AccountAdapter(DefaultAccountAdapter):
 class SocialAccountAdapter(DefaultSocialAccountAdapter):
     def is_open_for_signup(self, request, sociallogin) -> bool:
         return True
+
+    def populate_user(self, request, sociallogin, data):
+        # The first hook after GitHub's /user answer and before allauth stores or updates anything: a
+        # login that is not a GitHub login (a stand-in or a compromised GitHub Enterprise) signs nobody in.
+        problem = login_problem((sociallogin.account.extra_data or {}).get("login"))
+        if problem:
+            raise ImmediateHttpResponse(render(request, "tracker/github_sign_in_refused.html",
+                                               {"problem": problem}, status=400))
+        return super().populate_user(request, sociallogin, data)
 
 
 def configure_github_endpoints() -> None:

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 
 from ..models import WebhookDelivery
+from .logins import login_problem
 
 PR_ACTIONS = {"opened", "edited", "reopened", "closed"}
 COMMENT_ACTIONS = {"created", "edited", "deleted"}
@@ -59,6 +60,8 @@ def _check_user(container: dict, what: str) -> None:
         raise BadDelivery(f"{what}.user must be an object")
     _check_text(user, "login", f"{what}.user.login", MAX_LOGIN_CHARS)
     _check_text(user, "type", f"{what}.user.type", 50)
+    if user.get("login") and (problem := login_problem(user["login"])):
+        raise BadDelivery(f"{what}.user.login: {problem}")
 
 
 def check_shape(event: str, payload: dict) -> None:

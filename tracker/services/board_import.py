@@ -23,6 +23,7 @@ from urllib.parse import unquote
 from django.db import transaction
 from django.utils import timezone
 
+from ..github.logins import login_problem
 from ..models import Claim, ClaimStatus, Contributor, Kernel, PullRequest, Source, Task
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
@@ -35,8 +36,9 @@ PADDLEAPITEST_PR_LIMIT = 10000
 # A status cell such as "output dtype类型不同，暂不要报名" closes the task to claims; the text is the reason.
 _LOCK_PHRASES = ("不要报名", "暂停报名", "禁止报名", "不可报名", "do not claim")
 
-_LOGIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
-_LOGIN_RE = re.compile(r"(?<![\w/])@(" + _LOGIN + r")")
+# Any @word is taken whole and then checked against GitHub's rule (github/logins.py): `@a--b` or `@x-`
+# is a bad row, not a login cut short.
+_LOGIN_RE = re.compile(r"(?<![\w/])@([A-Za-z0-9][A-Za-z0-9-]*(?:\[bot\])?)")
 _MD_PR_RE = re.compile(r"\[#(\d+)\]\((https?://[^)\s]+)\)")
 _PR_URL_RE = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:pull|issues)/(\d+)")
 _BARE_PR_RE = re.compile(r"(?<![\w/&])#(\d+)\b")
@@ -146,6 +148,8 @@ def _row_head(number_text: str, api: str, kernel: str, line: int, text: str) -> 
 def _parse_plain_cell(row: BoardRow, cell: str, text: str) -> RowError | None:
     """`@a @b #280 #212` — claimants and PRs, nobody's status, nobody's PR in particular."""
     rest = cell
+    if problem := _logins_problem(cell):
+        return RowError(row.line, problem, text)
     for login in _LOGIN_RE.findall(cell):
         if login.lower() not in {p.login.lower() for p in row.people}:
             row.people.append(Person(login))
@@ -161,6 +165,13 @@ def _parse_plain_cell(row: BoardRow, cell: str, text: str) -> RowError | None:
         if not reason:
             return RowError(row.line, f"unrecognised text in the status cell: {rest!r}", text)
         row.locked_reason = reason
+    return None
+
+
+def _logins_problem(text: str) -> str | None:
+    for login in _LOGIN_RE.findall(text):
+        if problem := login_problem(login):
+            return problem
     return None
 
 
@@ -185,6 +196,8 @@ def _parse_markdown_cell(row: BoardRow, cell: str, text: str) -> RowError | None
             continue
         without_links = _MD_PR_RE.sub(" ", _IMG_RE.sub(" ", segment))
         logins = _LOGIN_RE.findall(without_links)
+        if problem := _logins_problem(without_links):
+            return RowError(row.line, problem, text)
         statuses = []
         for src in _IMG_RE.findall(segment):
             badge = _BADGE_STATUS_RE.search(unquote(src).split("?")[0])

@@ -22,6 +22,7 @@ from ..models import IssueComment, SyncCursor
 from .claims import apply_comment, delete_comment, parse_github_time, read_comment, record_bad_comment
 from .pull_requests import apply_pull_request
 from ..github.client import GitHubClient
+from ..github.logins import login_problem
 
 # A full listing concludes "deleted" only for comments created this long before it began.
 DELETION_CLOCK_MARGIN = timedelta(minutes=2)
@@ -46,6 +47,14 @@ class SyncReport:
         out += [f"not modified (304): {key}" for key in self.not_modified]
         out += [f"error: {e}" for e in self.errors]
         return out
+
+
+def check_author(item: dict, what: str) -> None:
+    """A comment or PR whose author is not a GitHub login is refused (ValueError) before anything is stored."""
+    user = item.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    if login and (problem := login_problem(login)):
+        raise ValueError(f"{what}: author {problem}")
 
 
 def _github_time(value) -> str:
@@ -89,6 +98,7 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
         report.comments_seen += 1
         try:
             seen_ids.add(int(comment["id"]))
+            check_author(comment, f"comment {comment['id']}")
             reading = read_comment(comment)  # the parse and any GitHub lookup, before the write lock
             with transaction.atomic():
                 result = apply_comment(comment, reading=reading)
@@ -135,6 +145,7 @@ def sync_pull_requests(client: GitHubClient, repo: str, prefix: str, report: Syn
             return None  # the search also finds issues
         report.prs_seen += 1
         try:
+            check_author(item, f"pull request {repo}#{str(item.get('number'))[:20]}")
             with transaction.atomic():
                 result = apply_pull_request(item, repo=repo, prefix=prefix)
         except ValueError as error:

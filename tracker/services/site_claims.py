@@ -9,28 +9,26 @@ otherwise the user is shown the exact comment to paste. The posted comment is re
 (IssueComment) so its webhook echo changes nothing.
 
 Each user may claim or withdraw at most SITE_CLAIM_RATE_LIMIT times per SITE_CLAIM_RATE_WINDOW
-seconds (counted in Django's cache); the views answer 429 beyond that.
+seconds (counted in the shared cache, services/throttle.py); the views answer 429 beyond that.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from allauth.account.signals import user_logged_in
 from allauth.socialaccount.signals import social_account_added, social_account_updated
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
+from ..github.logins import is_github_login
 from ..selectors.accounts import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
 from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
+from .throttle import take_slot
 
-GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
 
 
 @dataclass
@@ -62,20 +60,12 @@ class RateLimit:
 def take_rate_limit(user) -> RateLimit:
     """Count one claim/withdraw attempt of `user`; beyond SITE_CLAIM_RATE_LIMIT per window it is refused.
 
-    A fixed window per user: cache.add starts the window's counter, cache.incr counts atomically (on
-    backends that share state between processes — see settings)."""
+    A fixed window per user, counted in the shared cache (services/throttle.py): exact across the web
+    server's processes."""
     limit, window = settings.SITE_CLAIM_RATE_LIMIT, settings.SITE_CLAIM_RATE_WINDOW
-    now = int(timezone.now().timestamp())
-    start = now - now % window
-    key = f"site-claims:{user.pk}:{start}"
-    cache.add(key, 0, timeout=window + 60)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=window + 60)
-        count = 1
-    retry_after = start + window - now
-    if count <= limit:
+    slot = take_slot(f"site-claims:{user.pk}", limit, window)
+    retry_after = slot.retry_after
+    if slot.allowed:
         return RateLimit(True, retry_after)
     return RateLimit(False, retry_after, _(
         "Too many claims and withdrawals: at most %(limit)s per %(minutes)s minutes. "
@@ -89,7 +79,7 @@ def site_contributor(user) -> Contributor | None:
     The proven login wins over an older unproven link (a login typed on the profile before sign-in
     through GitHub existed)."""
     login = proven_github_login(user)
-    if not login or not GITHUB_LOGIN.match(login):
+    if not login or not is_github_login(login):
         return None
     with transaction.atomic():
         contributor = contributor_for(login)

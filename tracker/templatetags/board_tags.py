@@ -1,6 +1,9 @@
 """Template helpers of the board: sortable column links, page links, labels."""
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
 
+from ..github.logins import is_github_login as is_github_login_rule
 from ..models import ClaimStatus
 
 register = template.Library()
@@ -31,3 +34,21 @@ def page_url(context, page: int) -> str:
 @register.filter
 def claim_status_label(status: str) -> str:
     return ClaimStatus(status).label if status in ClaimStatus.values else status
+
+
+@register.filter
+def is_github_login(login) -> bool:
+    """Only a GitHub login gets a /contributors/<login> link: a bad one stored before the rule (or by
+    hand) is shown as text instead of breaking the page (its URL cannot be reversed)."""
+    return is_github_login_rule(login)
+
+
+@register.simple_tag
+def contributor_link(login: str, title: str = ""):
+    """`@login` linked to the contributor's page; plain text when `login` is not a GitHub login."""
+    if not is_github_login_rule(login):
+        return format_html('<span class="muted">@{}</span>', login)
+    url = reverse("tracker:contributor", args=[login])
+    if title:
+        return format_html('<a href="{}" title="{}">@{}</a>', url, title, login)
+    return format_html('<a href="{}">@{}</a>', url, login)

@@ -2,12 +2,11 @@
 import hashlib
 import json
 
-from django.core.cache import cache
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
 from . import serializers
-from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, with_etag
+from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, with_etag
 from ..models import Task
 from ..selectors import board as selectors
 from ..selectors import versions
@@ -23,11 +22,11 @@ def tasks(request):
     if not_modified := conditional_answer(request, etag):
         return not_modified
     key = "api_tasks:" + hashlib.sha256(repr((version, filters.cache_key())).encode()).hexdigest()
-    body = cache.get(key)
+    body = page_cache.get(key)
     if body is None:
         rows = [serializers.task(task) for task in selectors.board_tasks(filters)]
         body = json.dumps({"count": len(rows), "tasks": rows}, ensure_ascii=False)
-        cache.set(key, body, PAGE_CACHE_SECONDS)
+        page_cache.set(key, body, PAGE_CACHE_SECONDS)
     return with_etag(HttpResponse(body, content_type="application/json"), etag)
 
 

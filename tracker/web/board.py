@@ -2,7 +2,6 @@
 import hashlib
 
 from django.contrib import messages
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
@@ -13,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from . import params
-from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_etag, shared_page, with_etag
+from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, shared_page, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import board as selectors
 from ..selectors import runs as run_selectors
@@ -47,7 +46,7 @@ def board(request):
 
 
 def _board_data(key: str, filters) -> dict:
-    board_data = cache.get(key)
+    board_data = page_cache.get(key)
     if board_data is None:
         tasks = list(selectors.board_tasks(filters))
         fixed_in = fixed_in_by_task()
@@ -71,7 +70,7 @@ def _board_data(key: str, filters) -> dict:
             "report_import": selectors.latest_report_import(),
             "contributors": list(Contributor.objects.order_by("login").values_list("login", flat=True)),
         }
-        cache.set(key, board_data, PAGE_CACHE_SECONDS)
+        page_cache.set(key, board_data, PAGE_CACHE_SECONDS)
     return {**board_data, "rows_html": mark_safe(board_data["rows_html"])}
 
 

@@ -10,7 +10,7 @@ import hashlib
 
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
@@ -18,6 +18,8 @@ from django.utils.http import parse_etags
 
 # Rendered fragments live this long at most; a data change replaces them at once (new version, new key).
 PAGE_CACHE_SECONDS = 600
+# Keyed by data version, so each process's own copy is right: process memory (settings.CACHES "pages").
+page_cache = caches["pages"]
 
 
 def page_etag(request, page: str, version: str, language: str) -> str | None:
@@ -62,8 +64,8 @@ def shared_page(request, key: str, render_page):
     """
     if request.user.is_authenticated or len(get_messages(request)):
         return None
-    html = cache.get(key)
+    html = page_cache.get(key)
     if html is None:
         html = render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode()
-        cache.set(key, html, PAGE_CACHE_SECONDS)
+        page_cache.set(key, html, PAGE_CACHE_SECONDS)
     return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))

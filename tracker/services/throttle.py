@@ -1,0 +1,47 @@
+"""Fixed-window limits counted in the shared cache, exact across web processes.
+
+A window holds `limit` numbered slots per name (e.g. one user's site claims); an attempt takes the first
+free slot with `cache.add`, which is atomic on every shared backend — on the database cache a second
+INSERT of the same key fails on the primary key, on Redis it is SET NX — so any number of concurrent
+attempts in any number of processes take at most `limit` slots. (`cache.incr` is not atomic on the
+database cache: it reads the value and writes it back.) The cache must be shared by all web processes:
+config/settings.py's CACHES "default" (the database cache, or Redis with REDIS_URL).
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+
+
+@dataclass
+class Slot:
+    key: str | None  # None: every slot of the window is taken
+    retry_after: int  # seconds until the window ends
+
+    @property
+    def allowed(self) -> bool:
+        return self.key is not None
+
+    def release(self) -> None:
+        """Give the slot back (an attempt that should not count, e.g. a successful sign-in)."""
+        if self.key is not None:
+            cache.delete(self.key)
+            self.key = None
+
+
+def take_slot(name: str, limit: int, window: int) -> Slot:
+    """One attempt of `name` in the current `window`-second window; refused once `limit` are taken."""
+    now = int(time.time())
+    start = now - now % window
+    retry_after = start + window - now
+    # Hashed: a name may hold anything (a typed user name), cache keys may not.
+    prefix = f"throttle:{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:40]}:{start}:"
+    keys = [f"{prefix}{i}" for i in range(limit)]
+    taken = cache.get_many(keys)  # one round trip to skip the slots already taken
+    for key in keys:
+        if key not in taken and cache.add(key, now, timeout=retry_after + 5):
+            return Slot(key, retry_after)
+    return Slot(None, retry_after)
