@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tracker.github.client import GitHubClient, GitHubError, check_api_url, url_origin
-from tracker.github.sync import sync_github
+from tracker.services.github_sync import sync_github
 from tracker.models import SyncCursor
 
 from . import payloads

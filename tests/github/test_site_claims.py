@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 
-from tracker.conditional import page_cache
+from tracker.web.conditional import page_cache
 from tracker.models import Claim, Contributor, Event, IssueComment
 from tracker.services.claims import apply_comment
 
