@@ -71,30 +71,37 @@ def funnel() -> dict[str, dict[str, int]]:
     return result
 
 
-# Event kinds written by the board, GitHub sync and runner, grouped into the burn-down's series.
+# The burn-down's series read from what the board writes: the Events of claims (comments, PRs, the site,
+# the board import) and PR links, the runner's fix_verified Events, and the merge time GitHub reports on
+# each PullRequest (a PR first seen already merged writes no state Event, so merges come from the row).
 BURNDOWN_EVENT_KINDS = {
-    "claims": ("claimed", "claim_added"),
-    "prs": ("pr_linked", "pr_opened"),
-    "merged": ("pr_merged",),
-    "verified": ("fix_verified", "verified"),
+    "claims": ("claimed",),
+    "prs": ("pr_linked",),
+    "verified": ("fix_verified",),
 }
+BURNDOWN_SERIES = ("claims", "prs", "merged", "verified")
 
 
 def burndown_from_events() -> dict[str, list]:
     """Cumulative count of distinct tasks per day that got a claim, a PR, a merge, a verification."""
     kind_to_series = {kind: series for series, kinds in BURNDOWN_EVENT_KINDS.items() for kind in kinds}
     first_day: dict[str, dict[int, date]] = defaultdict(dict)
+
+    def first_seen_on(series: str, task_id: int, day: date) -> None:
+        days_seen = first_day[series]
+        if task_id not in days_seen or day < days_seen[task_id]:
+            days_seen[task_id] = day
+
     events = Event.objects.filter(kind__in=kind_to_series, task__isnull=False).values_list("kind", "task_id", "created")
     for kind, task_id, created in events:
-        series = kind_to_series[kind]
-        day = created.date()
-        seen = first_day[series]
-        if task_id not in seen or day < seen[task_id]:
-            seen[task_id] = day
+        first_seen_on(kind_to_series[kind], task_id, created.date())
+    merges = PullRequest.objects.filter(merged_at__isnull=False, tasks__isnull=False).values_list("tasks", "merged_at")
+    for task_id, merged_at in merges:
+        first_seen_on("merged", task_id, merged_at.date())
     days = sorted({d for seen in first_day.values() for d in seen.values()})
     out: dict[str, list] = {"days": [d.isoformat() for d in days]}
     open_tasks = Task.objects.exclude(status=TaskStatus.LOCKED).count()
-    for series in BURNDOWN_EVENT_KINDS:
+    for series in BURNDOWN_SERIES:
         per_day = Counter(first_day[series].values())
         running, values = 0, []
         for d in days:
