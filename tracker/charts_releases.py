@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
 from .charts import _LAYOUT, NO_VALIDATION
-from .verdicts import is_failing, is_passing
+from .vocab import is_failing, is_passing
 
 # 0 pass (green), 0.5 no verdict / engine gap (grey), 1 fail (red), 0.75 crash/error (orange).
 _COLOURS = [[0, "#2ecc71"], [0.5, "#bdc3c7"], [0.75, "#e67e22"], [1, "#e74c3c"]]

@@ -60,7 +60,7 @@ def test_passing_everywhere_and_untested():
 
 
 def test_only_the_strict_pass_counts_as_passing():
-    # flaky_crash on the newest release is a failure (tracker.verdicts), so nothing is fixed yet.
+    # flaky_crash on the newest release is a failure (tracker.vocab), so nothing is fixed yet.
     assert fixed_in(grid(["accuracy_error", "", "", "flaky_crash"])).kind == "never"
 
 

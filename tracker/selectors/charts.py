@@ -25,10 +25,8 @@ from ..models import (
     TaskStatus,
     TestRun,
 )
-from ..verdicts import FAILING, PASSING
+from ..vocab import FAILING, PASSING, EventKind
 from .runs import verifications_in_own_lane
-
-KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
 
 FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified")
 # How far each board status has come along the funnel (locked tasks are outside it).
@@ -75,11 +73,34 @@ def funnel() -> dict[str, dict[str, int]]:
 # the board import) and PR links, the runner's fix_verified Events, and the merge time GitHub reports on
 # each PullRequest (a PR first seen already merged writes no state Event, so merges come from the row).
 BURNDOWN_EVENT_KINDS = {
-    "claims": ("claimed",),
-    "prs": ("pr_linked",),
-    "verified": ("fix_verified",),
+    "claims": (EventKind.CLAIMED,),
+    "prs": (EventKind.PR_LINKED,),
+    "verified": (EventKind.FIX_VERIFIED,),
 }
 BURNDOWN_SERIES = ("claims", "prs", "merged", "verified")
+# Every other kind, and why no chart reads it: each kind the services write is either drawn or listed here.
+UNCHARTED_EVENT_KINDS = {
+    EventKind.TASK_CREATED: "the board's own bookkeeping; tasks are counted from Task rows",
+    EventKind.TASK_CHANGED: "bookkeeping of the board import",
+    EventKind.LOCKED: "locked tasks are left out of every chart (Task.status)",
+    EventKind.UNLOCKED: "the funnel reads Task.status",
+    EventKind.STATUS: "the funnel reads Task.status",
+    EventKind.PR_AUTHOR: "contributor stats read PullRequest.author",
+    EventKind.WITHDRAWN: "a claim once made stays in the burn-down's cumulative count",
+    EventKind.CLAIM_STATUS: "contributor stats read Claim.status",
+    EventKind.CLAIM_KEPT: "no change: a comment or PR left a claim as it was",
+    EventKind.CLAIM_REJECTED: "nothing was claimed",
+    EventKind.COMMENT_REJECTED: "nothing was claimed",
+    EventKind.COMMENT_ERRORS: "nothing was claimed",
+    EventKind.COMMENT_POSTED: "the claim it posted is its own claimed Event",
+    EventKind.PR_UNLINKED: "a PR once linked stays in the burn-down's cumulative count",
+    EventKind.PR_STATE: "merges come from PullRequest.merged_at (a PR first seen merged writes no state Event)",
+    EventKind.PR_REJECTED: "the PR linked no task",
+    EventKind.PR_UNKNOWN_TASK: "the PR named no task of the board",
+    EventKind.CONFIGS_IMPORTED: "the report history reads FailingConfig.first_seen / last_seen",
+    EventKind.REPORT_IMPORT: "the report history reads FailingConfig.first_seen / last_seen",
+    EventKind.REGRESSION: "the pass → fail transitions chart reads the results themselves",
+}
 
 
 def burndown_from_events() -> dict[str, list]:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task
-from ..verdicts import NO_VERDICT, is_passing
+from ..vocab import NO_VERDICT, is_passing
 
 
 def is_failing(status: str) -> bool:

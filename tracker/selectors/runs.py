@@ -9,9 +9,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
-from ..verdicts import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT
+from ..vocab import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT, Status
 
-PASS = "pass"
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
 # or not on this machine.
 GAP_STATUSES = tuple(sorted(NO_VERDICT))
@@ -270,7 +269,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
         latest.setdefault(result.failing_config_id, result)
 
     def rank(result: ConfigResult):
-        group = 2 if result.status == PASS else (1 if result.status in GAP_STATUSES else 0)
+        group = 2 if result.status == Status.PASS else (1 if result.status in GAP_STATUSES else 0)
         return group, -(result.max_rel or 0), result.failing_config_id
 
     rows = sorted(latest.values(), key=rank)

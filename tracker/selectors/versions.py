@@ -12,6 +12,7 @@ import hashlib
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from ..vocab import EventKind
 
 
 def _digest(*parts) -> str:
@@ -33,7 +34,7 @@ def board_version() -> str:
         FailingConfig.objects.aggregate(n=Count("pk"), last=Max("pk"), tasks=Sum("task_id")),
         # re-test verdicts feed the board's verification / "fixed in" columns
         ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
-        Event.objects.filter(task__isnull=True, kind="report_import").aggregate(last=Max("pk")),
+        Event.objects.filter(task__isnull=True, kind=EventKind.REPORT_IMPORT).aggregate(last=Max("pk")),
     )
 
 
