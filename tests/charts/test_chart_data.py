@@ -1,20 +1,19 @@
 """Chart numbers checked against the database they are drawn from."""
-import json
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
-from tracker.selectors import charts as sel
-from tracker.github.client import GitHubClient
-from tracker.github.sync import sync_github
-from tracker.services.synthetic import generate_results
-
 from tests.github import payloads
 from tests.github.conftest import fake_github  # noqa: F401  (the GitHub stand-in fixture)
+from tracker.github.client import GitHubClient
+from tracker.github.sync import sync_github
+from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from tracker.selectors import charts as sel
+from tracker.services.synthetic import generate_results
 
 from .board_history import DAYS, at, comment, seed_history
+from .figures import page_figure
 
 pytestmark = pytest.mark.django_db
 
@@ -144,16 +143,10 @@ def test_burndown_counts_a_merge_the_poller_first_sees_already_merged(fake_githu
     assert burndown["prs"] == burndown["merged"] == [1]
 
 
-def _figure(page: str, figure_id: str) -> dict:
-    """The figure a chart page hands plotly.js (its JSON <script> element)."""
-    text = page.split(f'<script type="application/json" id="{figure_id}-data">', 1)[1].split("</script>", 1)[0]
-    return json.loads(text)
-
-
 def test_burndown_figure_draws_each_series_day_by_day(client):
     seed_history(1)
     make_task(4, "locked")  # not claimable: outside the burn-down
-    figure = _figure(client.get("/charts/overview").content.decode(), "burndown")
+    figure = page_figure(client.get("/charts/overview").content.decode(), "burndown")
     traces = {trace["name"]: trace for trace in figure["data"]}
     expected = {
         "tasks without a claim": [2, 1, 0],  # three unlocked tasks, claimed on days 0, 1, 2
@@ -174,7 +167,7 @@ def test_burndown_figure_draws_each_series_day_by_day(client):
 
 def test_contributor_figure_draws_each_persons_counts(client):
     seed_history(1)
-    figure = _figure(client.get("/charts/contributors").content.decode(), "contributors")
+    figure = page_figure(client.get("/charts/contributors").content.decode(), "contributors")
     traces = {trace["name"]: trace for trace in figure["data"]}
     assert {name: trace["type"] for name, trace in traces.items()} == dict.fromkeys(
         ("claimed", "PR submitted", "completed", "fix verified"), "bar")

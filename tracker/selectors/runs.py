@@ -313,8 +313,10 @@ def task_verdicts_json(task: Task, lane: str | None = None) -> dict:
 
 # ----------------------------------------------------------------------------- regressions
 #
-# The board's one definition of a regression. tracker/selectors/charts.pass_fail_transitions() is the
-# history beside it: every pass → fail step, including the ones that passed again since (docs/runner.md).
+# The board's regression rule between runs of a lane (between Paddle releases it is
+# tracker/selectors/releases.regressed_in, with the same steps: passes and failures only).
+# tracker/selectors/charts.pass_fail_transitions() is the history beside it: every pass → fail step,
+# including the ones that passed again since (docs/runner.md).
 
 # Verdicts that judge Paddle. An engine gap (unsupported, torch_error, skipped_too_large) between two runs
 # neither makes nor hides a regression.
