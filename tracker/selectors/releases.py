@@ -163,6 +163,14 @@ def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, 
     return releases, [(configs[cid], cells[cid]) for cid in sorted(cells)]
 
 
+def task_releases_panel(task: Task) -> dict:
+    """What the task page's per-release panel shows: the grid, the "fixed in" answer, the merged PRs."""
+    releases, rows = task_release_grid(task)
+    answer = fixed_in({fc.id: {r: c.status for r, c in cells.items()} for fc, cells in rows})
+    return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
+            "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
+
+
 def task_fixed_in(task: Task) -> FixedIn:
     _releases, rows = task_release_grid(task)
     return fixed_in({fc.id: {r: c.status for r, c in row.items()} for fc, row in rows})

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
-from ..vocab import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT, Status
+from ..vocab import ACTIVE_RUN_STATES, BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT, Status
 
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
 # or not on this machine.
@@ -393,3 +393,32 @@ def run_results(run: TestRun, status: str | None = None, limit: int = 500):
     if status:
         qs = qs.filter(status=status)
     return qs[:limit]
+
+
+# ----------------------------------------------------------------------------- page panels
+
+
+def task_runs_panel(task: Task) -> dict:
+    """What the task page's re-test panel shows, for the task's own lane."""
+    lane = task.kernel.lower()
+    return {
+        "lane": lane,
+        "verification": task_verification(task, lane),
+        "latest": task_latest_verdicts(task, lane),
+        "regressions": regressions(task=task),
+        # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
+        "active_runs": [{"run": r, "waiting": waiting_reason(r)}
+                        for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)
+                        if task.number in r.scope.get("tasks", [])],
+        "no_lane_worker": lane == "gpu" and not lane_workers("gpu"),
+    }
+
+
+def board_run_actions() -> dict:
+    """The board's run panel: whether a GPU run would wait, and the runs in progress for everyone to watch
+    (e.g. the first start's re-test of every CPU task)."""
+    return {
+        "gpu_waiting": not lane_workers("gpu"),
+        "active_runs": [run_summary(run) for run in
+                        TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True)[:3]],
+    }
