@@ -12,7 +12,7 @@ import hashlib
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
-from ..vocab import EventKind
+from ..vocab import ACTIVE_RUN_STATES, EventKind
 
 
 def _digest(*parts) -> str:
@@ -62,7 +62,7 @@ def task_version(task_id: int) -> str:
             "pk", "contributor_id", "status", "withdrawn_at", "source", "source_ref", "created")),
         list(PullRequest.objects.filter(tasks=task_id).order_by("pk").values_list(
             "pk", "repo", "number", "state", "title", "author_id", "part")),
-        list(TestRun.objects.filter(state__in=["queued", "running"]).order_by("pk").values_list(
+        list(TestRun.objects.filter(state__in=ACTIVE_RUN_STATES).order_by("pk").values_list(
             "pk", "state", "done", "total", "message", "scope")),
         bool(lane_workers("gpu")),
     )
