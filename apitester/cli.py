@@ -21,6 +21,8 @@ import re
 import sys
 from collections import Counter
 
+from .vocab import Status
+
 
 def _bool(text: str) -> bool:
     value = str(text).strip().lower()
@@ -120,7 +122,7 @@ def run_main(argv: list[str]) -> int:
         if strict_counts != counts:  # some spec adapts: say what the plain Torch call gave
             strict = " ".join(f"{k}={v}" for k, v in sorted(strict_counts.items()))
             print(f"strict layer (plain Torch call): {strict}")
-    return 0 if set(counts) == {"pass"} else 1
+    return 0 if set(counts) == {Status.PASS} else 1
 
 
 def parse_main(argv: list[str]) -> int:

@@ -17,11 +17,10 @@ from typing import Sequence
 
 import numpy as np
 
-STATUSES = (
-    "pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error",
-    "torch_error", "unsupported", "crash", "flaky_crash", "timeout", "skipped_too_large",
-    "documented_difference", "torch_suspect",
-)
+from .vocab import Status
+
+# Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
+STATUSES = tuple(Status)
 
 # Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
 LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message")
@@ -43,14 +42,14 @@ def final_status(strict: str, adapted: str, kinds) -> str:
     at a higher precision than Torch's own call, which Paddle matches -> ``torch_suspect``
     (Torch is the one off the exact value).  Any other adaptation does not excuse a strict failure.
     """
-    if strict == "pass" or adapted != "pass":
+    if strict == Status.PASS or adapted != Status.PASS:
         return strict
-    if strict in ("torch_error", "unsupported"):
+    if strict in (Status.TORCH_ERROR, Status.UNSUPPORTED):
         return strict  # the strict layer could not be judged: no verdict, as before
     if "documented_semantics" in kinds:
-        return "documented_difference"
-    if "reference_precision" in kinds and strict == "accuracy_error":
-        return "torch_suspect"
+        return Status.DOCUMENTED_DIFFERENCE
+    if "reference_precision" in kinds and strict == Status.ACCURACY_ERROR:
+        return Status.TORCH_SUSPECT
     return strict
 
 DIFF_MAP_CELLS = 128
@@ -104,7 +103,7 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        return self.status == "pass"
+        return self.status == Status.PASS
 
     @property
     def strict_status(self) -> str:
@@ -337,7 +336,7 @@ def compare_outputs(
 ) -> Verdict:
     """Compare Paddle's outputs with Torch's; the first disagreement decides the status."""
     if len(actual) != len(desired):
-        return Verdict("shape_mismatch", direction=direction,
+        return Verdict(Status.SHAPE_MISMATCH, direction=direction,
                        message=f"{direction}: paddle gave {len(actual)} outputs, torch gave {len(desired)}")
     mismatched = total = 0
     max_abs = max_rel = 0.0
@@ -348,19 +347,19 @@ def compare_outputs(
             continue
         if a.array is None or d.array is None:
             which = "paddle" if a.array is None else "torch"
-            return Verdict("shape_mismatch", direction=direction, output=label,
+            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label,
                            message=f"{direction} {label}: {which} gave None, the other side a value")
         if a.array.shape != d.array.shape:
-            return Verdict("shape_mismatch", direction=direction, output=label,
+            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label,
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
             text = f"{direction} {label}: dtype {a.dtype} (paddle) vs {d.dtype} (torch)"
             text += "; values " + ("agree" if diff.ok else f"also differ at {diff.mismatched}/{diff.total}")
-            return _with_diff(Verdict("dtype_mismatch", direction=direction, output=label, message=text), diff)
+            return _with_diff(Verdict(Status.DTYPE_MISMATCH, direction=direction, output=label, message=text), diff)
         if not diff.ok:
-            verdict = Verdict("accuracy_error", direction=direction, output=label,
+            verdict = Verdict(Status.ACCURACY_ERROR, direction=direction, output=label,
                               message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array))
             return _with_diff(verdict, diff, a.array.shape)
         mismatched += diff.mismatched
@@ -368,7 +367,7 @@ def compare_outputs(
         if diff.max_abs >= max_abs:
             max_abs, worst = diff.max_abs, diff.worst_index
         max_rel = max(max_rel, diff.max_rel)
-    return Verdict("pass", direction=None, max_abs=max_abs, max_rel=max_rel, mismatched=0,
+    return Verdict(Status.PASS, direction=None, max_abs=max_abs, max_rel=max_rel, mismatched=0,
                    total=total, worst_index=worst)
 
 

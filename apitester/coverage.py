@@ -12,12 +12,13 @@ million input elements, capped at ``--time-max``) as ``timeout``; configs whose 
 peak memory exceeds ``--budget-gib`` are not run and count as ``skipped_too_large``.
 
 Per API: configs, verdict (pass / accuracy_error / dtype_mismatch / shape_mismatch /
-paddle_error / torch_error), unsupported (the engine cannot run it: no spec, arguments do
-not bind, syntax), engine_error (an exception inside apitester), then the other counts and
-the per-status counts.  The last line is exactly
-``TOTAL configs=N verdict=M unsupported=U engine_error=E``; the line before it gives
-``skipped_too_large``, ``crash`` (``flaky_crash`` included, and also given on its own) and
-``timeout``, so N = M + U + E + those three.
+paddle_error / documented_difference / torch_suspect: the engine judged the config),
+unsupported (the engine cannot run it: no spec, arguments do not bind, syntax), engine_error
+(an exception inside apitester), then the other counts and the per-status counts.  The last
+line is exactly ``TOTAL configs=N verdict=M unsupported=U engine_error=E``; the line before it
+gives ``skipped_too_large``, ``crash`` (``flaky_crash`` included, and also given on its own),
+``timeout`` and (after ``flaky_crash``) ``torch_error`` (the Torch reference raised: no verdict, as on the board), so
+N = M + U + E + those four.
 """
 
 from __future__ import annotations
@@ -33,16 +34,20 @@ from pathlib import Path
 from .config import api_name
 from .pool import CRASH, FLAKY_CRASH, MEMORY_FACTOR, TimeBudget, WorkerPool
 from .reports import TASK_NAME_ALIASES, iter_config_lines
+from .vocab import NO_VERDICT, RUNNER_FAILURES, Status
 
-VERDICT_STATUSES = ("pass", "accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error", "torch_error",
-                    "documented_difference", "torch_suspect")
-OTHER_STATUSES = ("skipped_too_large", "crash", "timeout")
+# Coverage's counts, read from apitester.vocab's one classification: a config reaches a verdict when the
+# engine judged it (pass, a Paddle failure of the comparison, a documented difference, a Torch suspect);
+# the runner's crash / timeout and every no-verdict status (unsupported, torch_error, skipped_too_large)
+# are counted apart, as the board counts them.
+VERDICT_STATUSES = tuple(s for s in Status if s not in NO_VERDICT and s not in RUNNER_FAILURES)
+OTHER_STATUSES = (Status.SKIPPED_TOO_LARGE, Status.CRASH, Status.TIMEOUT, Status.TORCH_ERROR)
 
 
 def category(verdict: dict) -> str:
-    """verdict | unsupported | engine_error | skipped_too_large | crash | timeout."""
+    """verdict | unsupported | engine_error | skipped_too_large | crash | timeout | torch_error."""
     status = verdict["status"]
-    if status == "unsupported":
+    if status == Status.UNSUPPORTED:
         return "engine_error" if verdict.get("engine_error") else "unsupported"
     if status in VERDICT_STATUSES:
         return "verdict"
@@ -169,13 +174,14 @@ def coverage_main(argv: list[str]) -> int:
         status_text = " ".join(f"{s}={statuses[s]}" for s in sorted(statuses))
         print(f"{api} configs={len(verdicts)} verdict={cats['verdict']} unsupported={cats['unsupported']} "
               f"engine_error={cats['engine_error']} skipped_too_large={cats['skipped_too_large']} "
-              f"crash={cats[CRASH]} timeout={cats['timeout']} | {status_text}")
-        gaps = [v for v in verdicts if category(v) in ("unsupported", "engine_error", CRASH, "timeout")]
+              f"crash={cats[CRASH]} timeout={cats['timeout']} torch_error={cats['torch_error']} | {status_text}")
+        gaps = [v for v in verdicts if category(v) in ("unsupported", "engine_error", CRASH, "timeout", "torch_error")]
         for v in gaps[:3]:  # a few examples per API; --jsonl has them all
             print(f"    {v['status']}{' (engine error)' if v.get('engine_error') else ''}: "
                   f"{(v.get('message') or '')[:200]} <- {v['config'][:160]}")
     print(f"OTHER skipped_too_large={totals['skipped_too_large']} crash={totals[CRASH]} timeout={totals['timeout']} "
-          f"flaky_crash={totals[FLAKY_CRASH]} seconds={time.monotonic() - start:.1f}")
+          f"flaky_crash={totals[FLAKY_CRASH]} torch_error={totals['torch_error']} "
+          f"seconds={time.monotonic() - start:.1f}")
     print(f"TOTAL configs={totals['configs']} verdict={totals['verdict']} "
           f"unsupported={totals['unsupported']} engine_error={totals['engine_error']}")
     return 0

@@ -44,15 +44,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
+from .vocab import RAISED, Status
+
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
 T = TypeVar("T")
 
-# Pool-made verdict statuses (the engine's own statuses come from apitester.execute).
-CRASH = "crash"
-FLAKY_CRASH = "flaky_crash"
-TIMEOUT = "timeout"
-SKIPPED_TOO_LARGE = "skipped_too_large"
+# Pool-made verdict statuses (apitester.vocab names every status).
+CRASH = Status.CRASH
+FLAKY_CRASH = Status.FLAKY_CRASH
+TIMEOUT = Status.TIMEOUT
+SKIPPED_TOO_LARGE = Status.SKIPPED_TOO_LARGE
 
 # The memory model (the one place it is defined): peak memory while a config runs is this many
 # live copies of its input bytes (``inputs.estimate_bytes``): the numpy source, the paddle tensor,
@@ -613,7 +615,7 @@ def _limit_address_space(extra: int) -> dict:
 
 def _out_of_memory(verdict: dict) -> bool:
     """Did the config fail because an allocation failed (under the worker's address-space limit)?"""
-    if verdict.get("status") not in ("paddle_error", "torch_error", "unsupported"):
+    if verdict.get("status") not in RAISED:
         return False
     message = verdict.get("message") or ""
     return any(marker in message for marker in _OUT_OF_MEMORY)
@@ -684,7 +686,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
             verdict = run_config(request["config"], device=request["device"], atol=request["atol"],
                                  rtol=request["rtol"], seed=request["seed"]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
-            verdict = _pool_verdict("unsupported", f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
+            verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
         seconds = time.perf_counter() - started
         out_of_memory = address_space_extra and _out_of_memory(verdict)
         if out_of_memory:

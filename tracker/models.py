@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from .vocab import RunState
+
 
 class Kernel(models.TextChoices):
     CPU = "CPU", "CPU"
@@ -193,12 +195,7 @@ class TestRun(models.Model):
         CPU = "cpu", "CPU"
         GPU = "gpu", "GPU"
 
-    class State(models.TextChoices):
-        QUEUED = "queued", _("queued")
-        RUNNING = "running", _("running")
-        DONE = "done", _("done")
-        CANCELLED = "cancelled", _("cancelled")
-        FAILED = "failed", _("failed")
+    State = RunState  # tracker/vocab.py
 
     # {"kind": "task"|"tasks"|"api"|"all_open", "tasks": [numbers], "api": name}
     scope = models.JSONField(default=dict)

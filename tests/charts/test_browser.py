@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db.models import Max
 
 from tracker.models import ConfigResult, Task
 from tracker.selectors import charts as sel
@@ -28,9 +29,9 @@ def figure_points(page, figure_id):
 @pytest.fixture
 def filled_board(db):
     info = generate_results(runs=6, results=1500, seed=3, diff_maps=5)
-    # Synthetic results carry no claims or board events: add a known history so the burn-down and the
-    # contributor chart have data to draw.
-    seed_history(*Task.objects.filter(kernel="CPU", locked_reason="").order_by("number")[:3])
+    # Synthetic results carry no claims or board events: add a known history (webhooks and a real run)
+    # so the burn-down and the contributor chart have data to draw.
+    seed_history(first_number=Task.objects.aggregate(top=Max("number"))["top"] + 1)
     return info
 
 

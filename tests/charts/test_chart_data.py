@@ -1,13 +1,19 @@
 """Chart numbers checked against the database they are drawn from."""
-import json
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from tests.github import payloads
+from tests.github.conftest import fake_github  # noqa: F401  (the GitHub stand-in fixture)
+from tracker.github.client import GitHubClient
+from tracker.github.sync import sync_github
 from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
 from tracker.selectors import charts as sel
 from tracker.services.synthetic import generate_results
+
+from .board_history import DAYS, at, comment, seed_history
+from .figures import page_figure
 
 pytestmark = pytest.mark.django_db
 
@@ -112,28 +118,35 @@ def test_contributor_stats_count_active_claims_on_claimable_tasks():
 
 
 def test_burndown_counts_each_task_once_on_its_first_day():
-    t1, t2 = make_task(1, "claimed"), make_task(2, "claimed")
-    day0 = timezone.now() - timedelta(days=3)
-    for task, when in ((t1, day0), (t1, day0 + timedelta(days=1)), (t2, day0 + timedelta(days=2))):
-        Event.objects.create(task=task, kind="claimed", source="comment", created=when)
+    make_task(1), make_task(2)
+    comment("alice", "【报名】: 1", at(0, 9))
+    comment("bob", "【报名】: 1", at(1, 9))  # a second claimant: task 1 still counts once, on day 0
+    comment("carol", "【报名】: 2", at(2, 9))
     burndown = sel.burndown_from_events()
+    assert burndown["days"] == [DAYS[0], DAYS[2]]
     assert burndown["claims"] == [1, 2]
     assert burndown["unclaimed"] == [1, 0]
 
 
-def _figure(page: str, figure_id: str) -> dict:
-    """The figure a chart page hands plotly.js (its JSON <script> element)."""
-    text = page.split(f'<script type="application/json" id="{figure_id}-data">', 1)[1].split("</script>", 1)[0]
-    return json.loads(text)
+def test_burndown_counts_a_merge_the_poller_first_sees_already_merged(fake_github):
+    """A PR merged before the board saw it writes no state Event: the merge comes from the PR's merged_at."""
+    task = make_task(1)
+    fake_github.pulls = [payloads.search_item(73_005, "[Accuracy diff No.1] fix", "alice", state="closed",
+                                              created_at=at(0, 9), updated_at=at(1, 9), closed_at=at(1, 9),
+                                              merged_at=at(1, 9))]
+    sync_github(GitHubClient(fake_github.url, "ghs_test_token", max_wait=5), repo=payloads.REPO,
+                issue=payloads.ISSUE, pr_repos=[payloads.REPO], prefix="Accuracy diff", comments=False)
+    assert not Event.objects.filter(kind="pr_state").exists()
+    assert PullRequest.objects.get(number=73_005).tasks.get() == task
+    burndown = sel.burndown_from_events()
+    assert burndown["days"] == [DAYS[1]]
+    assert burndown["prs"] == burndown["merged"] == [1]
 
 
 def test_burndown_figure_draws_each_series_day_by_day(client):
-    from .board_history import DAYS, seed_history
-
-    done, pr_open, fresh = make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed")
+    seed_history(1)
     make_task(4, "locked")  # not claimable: outside the burn-down
-    seed_history(done, pr_open, fresh)
-    figure = _figure(client.get("/charts/overview").content.decode(), "burndown")
+    figure = page_figure(client.get("/charts/overview").content.decode(), "burndown")
     traces = {trace["name"]: trace for trace in figure["data"]}
     expected = {
         "tasks without a claim": [2, 1, 0],  # three unlocked tasks, claimed on days 0, 1, 2
@@ -147,13 +160,14 @@ def test_burndown_figure_draws_each_series_day_by_day(client):
     for name, values in expected.items():
         assert traces[name]["x"] == DAYS and traces[name]["y"] == values, name
     assert traces["failing configs in the CPU report"]["yaxis"] == "y2"
+    funnel = sel.funnel()["all"]
+    assert (funnel["open"], funnel["claimed"], funnel["pr_submitted"], funnel["completed"], funnel["verified"]) \
+        == (3, 3, 2, 1, 1)
 
 
 def test_contributor_figure_draws_each_persons_counts(client):
-    from .board_history import seed_history
-
-    seed_history(make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "claimed"))
-    figure = _figure(client.get("/charts/contributors").content.decode(), "contributors")
+    seed_history(1)
+    figure = page_figure(client.get("/charts/contributors").content.decode(), "contributors")
     traces = {trace["name"]: trace for trace in figure["data"]}
     assert {name: trace["type"] for name, trace in traces.items()} == dict.fromkeys(
         ("claimed", "PR submitted", "completed", "fix verified"), "bar")

@@ -1,5 +1,5 @@
 """The "fixed in / partly / regressed / never" answer, computed from synthetic configs × releases grids."""
-from tracker.selectors.releases import describe, fixed_in
+from tracker.selectors.releases import describe, fixed_in, regressed_in
 
 R = ["3.0.0", "3.1.0", "3.2.0", "3.3.1"]
 
@@ -60,7 +60,7 @@ def test_passing_everywhere_and_untested():
 
 
 def test_only_the_strict_pass_counts_as_passing():
-    # flaky_crash on the newest release is a failure (tracker.verdicts), so nothing is fixed yet.
+    # flaky_crash on the newest release is a failure (tracker.vocab), so nothing is fixed yet.
     assert fixed_in(grid(["accuracy_error", "", "", "flaky_crash"])).kind == "never"
 
 
@@ -68,3 +68,21 @@ def test_a_status_that_is_not_a_strict_pass_keeps_a_task_from_being_fixed():
     # e.g. a documented difference: Paddle still differs from the plain Torch call on the newest release.
     answer = fixed_in(grid(["accuracy_error", "", "", "pass"], ["accuracy_error", "", "", "documented_difference"]))
     assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+
+
+def test_a_documented_difference_after_a_pass_is_no_regression_as_between_runs():
+    # regressed_in (between releases) reads passes and failures only, like selectors.runs.regressions.
+    g = grid(["pass", "pass", "documented_difference", "documented_difference"], ["pass"] * 4)
+    assert regressed_in(g, R) is None
+    answer = fixed_in(g)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+    # A documented difference between the pass and the failure neither makes nor hides the step.
+    g = grid(["pass", "documented_difference", "accuracy_error", "accuracy_error"])
+    assert regressed_in(g, R) == ("3.2.0", "3.1.0")
+    assert fixed_in(g).kind == "regressed"
+
+
+def test_only_documented_differences_on_the_newest_release_differ_and_do_not_fail():
+    answer = fixed_in(grid(["accuracy_error", "", "", "documented_difference"], ["", "", "", "torch_suspect"]))
+    assert (answer.kind, answer.judged_latest, answer.passing_latest) == ("differs", 2, 0)
+    assert describe(answer).startswith("differs from Torch on 3.3.1")

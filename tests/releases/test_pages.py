@@ -2,7 +2,10 @@
 import pytest
 from django.contrib.auth.models import User
 
+from tests.charts.figures import page_figure
+from tracker.figures.releases import CELL_DIFFERS, CELL_FAIL, CELL_NO_VERDICT, CELL_PASS
 from tracker.models import TestRun
+from tracker.selectors.releases import release_matrix, task_fixed_in
 
 from .grids import merged_pr, store_grid
 
@@ -74,3 +77,40 @@ def test_staff_button_starts_one_matrix_run_and_unknown_release_is_refused(clien
     assert "3.0.0" in [lane.release for lane in parent.lanes.all()]
     page = client.get(f"/runs/{parent.pk}").content.decode()
     assert 'id="release-lanes"' in page and 'data-release="3.0.0"' in page
+
+
+def _release_cells(html: str) -> dict[str, list]:
+    """The task page's configs × releases grid as drawn: release -> the column's cell values."""
+    trace = page_figure(html, "release-grid")["data"][0]
+    return {release: [row[i] for row in trace["z"]] for i, release in enumerate(trace["x"])}
+
+
+def test_release_grid_and_fixed_in_line_read_a_documented_difference_alike(client):
+    # One rule (tracker.vocab): a documented difference is a verdict that neither passes nor fails. The
+    # grid paints it "differs from Torch", not grey (no verdict); the "fixed in" line counts it among the
+    # judged configs (so the task is not fixed) and not among the failures.
+    mixed = store_grid(21, "paddle.unique", {"3.0.0": [FAIL, FAIL, FAIL],
+                                             "3.3.1": [OK, "documented_difference", "unsupported"]})
+    by_design = store_grid(22, "paddle.unique_consecutive", {"3.0.0": [FAIL], "3.3.1": ["documented_difference"]})
+
+    html = client.get("/tasks/21").content.decode()
+    cells = _release_cells(html)
+    assert cells["3.3.1"] == [CELL_PASS, CELL_DIFFERS, CELL_NO_VERDICT]
+    answer = task_fixed_in(mixed)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+    assert answer.passing_latest == cells["3.3.1"].count(CELL_PASS)
+    assert answer.judged_latest == sum(1 for v in cells["3.3.1"] if v not in (CELL_NO_VERDICT, None))
+    assert "partly fixed: 1 of 2 pass on 3.3.1" in html
+
+    html = client.get("/tasks/22").content.decode()
+    assert _release_cells(html) == {"3.0.0": [CELL_FAIL], "3.3.1": [CELL_DIFFERS]}
+    answer = task_fixed_in(by_design)
+    assert answer.kind == "differs" and answer.judged_latest == 1
+    assert "differs from Torch on 3.3.1: none of its 1 configs passes and none fails" in html
+    assert "failing on every release tested" not in html
+
+    # /charts/releases: the same reading (half of No.21's judged configs pass on 3.3.1, none of No.22's).
+    matrix = release_matrix()
+    fractions = {t["number"]: dict(zip(matrix["releases"], t["fractions"])) for t in matrix["tasks"]}
+    assert fractions[21]["3.3.1"] == 0.5 and fractions[22]["3.3.1"] == 0.0
+    assert matrix["judged_configs"]["3.3.1"] == 3 and matrix["passing_configs"]["3.3.1"] == 1

@@ -6,6 +6,8 @@ from django.test import RequestFactory
 from django_q.models import OrmQ
 
 from tracker.models import ConfigResult, TestRun
+from tracker.selectors.charts import task_config_matrix
+from tracker.selectors.runs import board_run_actions, task_runs_panel
 from tracker.services.runs import create_run, store_result
 
 from .conftest import FAILING_BACKWARD, PASSING, make_task
@@ -72,19 +74,23 @@ def test_task_partial_shows_latest_verdicts_with_diff_numbers():
 
     request = RequestFactory().get("/tasks/9")
     request.user = User.objects.create_user("maint", is_staff=True)
-    html = render_to_string("tracker/partials/task_runs.html", {"task": task}, request=request)
+    # The view hands the partial what the selectors read (the template tags only format it).
+    panels = {"task": task, "runs_panel": task_runs_panel(task), "task_matrix": task_config_matrix(task)}
+    html = render_to_string("tracker/partials/task_runs.html", panels, request=request)
     assert "still failing 1 of 2" in html
     assert "accuracy_error (backward)" in html and "1.50509" in html and "1/1" in html
     assert "Re-test on the CPU lane" in html and 'value="9"' in html
 
     request.user = User.objects.create_user("visitor")
-    html = render_to_string("tracker/partials/task_runs.html", {"task": task}, request=request)
+    html = render_to_string("tracker/partials/task_runs.html", panels, request=request)
     assert "still failing 1 of 2" in html and "Re-test on the CPU lane" not in html
 
-    board = render_to_string("tracker/partials/board_actions.html", {}, request=request)
+    board = render_to_string("tracker/partials/board_actions.html", {"run_actions": board_run_actions()},
+                             request=request)
     assert "Re-test all open" not in board
     request.user = User.objects.get(username="maint")
-    board = render_to_string("tracker/partials/board_actions.html", {}, request=request)
+    board = render_to_string("tracker/partials/board_actions.html", {"run_actions": board_run_actions()},
+                             request=request)
     assert "Re-test all open CPU tasks" in board and "no GPU worker is connected" in board
 
 

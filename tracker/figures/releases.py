@@ -5,23 +5,29 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
 from .charts import _LAYOUT, NO_VALIDATION
-from ..verdicts import is_failing, is_passing
+from ..vocab import NO_VERDICT, RUNNER_FAILURES, Status, is_failing, is_passing
 
-# 0 pass (green), 0.5 no verdict / engine gap (grey), 1 fail (red), 0.75 crash/error (orange).
-_COLOURS = [[0, "#2ecc71"], [0.5, "#bdc3c7"], [0.75, "#e67e22"], [1, "#e74c3c"]]
-_ERRORS = {"paddle_error", "crash", "flaky_crash", "timeout"}
+# The cell colours follow the board's classes (tracker.vocab), so the grid reads as the "fixed in" line
+# does: 0 pass (green); 0.25 a verdict that neither passes nor fails — differs from Torch by design, or a
+# Torch suspect (purple); 0.5 no verdict / engine gap (grey); 0.75 a Paddle error or crash (orange);
+# 1 any other Paddle failure (red).
+_COLOURS = [[0, "#2ecc71"], [0.25, "#9b59b6"], [0.5, "#bdc3c7"], [0.75, "#e67e22"], [1, "#e74c3c"]]
+_ERRORS = {Status.PADDLE_ERROR} | RUNNER_FAILURES
+CELL_PASS, CELL_DIFFERS, CELL_NO_VERDICT, CELL_ERROR, CELL_FAIL = 0.0, 0.25, 0.5, 0.75, 1.0
 
 
 def cell_value(status: str) -> float | None:
     if not status:
         return None
     if is_passing(status):
-        return 0.0
+        return CELL_PASS
     if status in _ERRORS:
-        return 0.75
+        return CELL_ERROR
     if is_failing(status):
-        return 1.0
-    return 0.5
+        return CELL_FAIL
+    if status in NO_VERDICT:
+        return CELL_NO_VERDICT
+    return CELL_DIFFERS  # BY_DESIGN, TORCH_SUSPECT: the classes partition the statuses
 
 
 def _num(value) -> str:
@@ -42,7 +48,8 @@ def release_grid_figure(releases: list[str], rows: list) -> go.Figure:
     fig = go.Figure(**NO_VALIDATION, data=go.Heatmap(
         **NO_VALIDATION, z=z, x=releases, y=y, text=hover, zmin=0, zmax=1, colorscale=_COLOURS, showscale=False,
         hovertemplate="%{text}<extra></extra>", xgap=2, ygap=1))
-    fig.update_layout(title=_("Configs × Paddle releases (green: pass, red: fail, orange: error/crash, grey: no verdict)"),
+    fig.update_layout(title=_("Configs × Paddle releases (green: pass, red: fail, orange: error/crash, purple: differs from Torch, "
+                            "grey: no verdict)"),
                       height=max(180, 18 * len(y) + 120), xaxis=dict(type="category"),
                       yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True), **_LAYOUT)
     return fig

@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
 from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
+from ..vocab import EventKind
 from .releases import fixed_in_by_task
 
 # sort key → ORDER BY (the task number breaks ties so the order is stable)
@@ -159,7 +160,7 @@ def board_totals() -> dict:
 
 def latest_report_import() -> Event | None:
     """The newest report import's summary: which APIs had configs but no task on the board."""
-    return Event.objects.filter(task__isnull=True, kind="report_import").order_by("-created", "-id").first()
+    return Event.objects.filter(task__isnull=True, kind=EventKind.REPORT_IMPORT).order_by("-created", "-id").first()
 
 
 def task_detail(number: int) -> Task:

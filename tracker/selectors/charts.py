@@ -1,6 +1,6 @@
 """Read paths behind the chart pages: plain numbers (lists and dicts), no plotly here.
 
-Every figure in tracker/charts.py is drawn from these values and every page shows the same values
+Every figure in tracker/figures/ is drawn from these values and every page shows the same values
 as a table, so the tests check these numbers against the database directly.
 """
 from __future__ import annotations
@@ -25,10 +25,8 @@ from ..models import (
     TaskStatus,
     TestRun,
 )
-from ..verdicts import FAILING, PASSING
+from ..vocab import FAILING, PASSING, EventKind
 from .runs import main_release_q, verifications_in_own_lane
-
-KERNEL_LANE = {"CPU": TestRun.Lane.CPU, "GPU": TestRun.Lane.GPU}
 
 FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified")
 # How far each board status has come along the funnel (locked tasks are outside it).
@@ -71,12 +69,37 @@ def funnel() -> dict[str, dict[str, int]]:
     return result
 
 
-# Event kinds written by the board, GitHub sync and runner, grouped into the burn-down's series.
+# The burn-down's series read from what the board writes: the Events of claims (comments, PRs, the site,
+# the board import) and PR links, the runner's fix_verified Events, and the merge time GitHub reports on
+# each PullRequest (a PR first seen already merged writes no state Event, so merges come from the row).
 BURNDOWN_EVENT_KINDS = {
-    "claims": ("claimed", "claim_added"),
-    "prs": ("pr_linked", "pr_opened"),
-    "merged": ("pr_merged",),
-    "verified": ("fix_verified", "verified"),
+    "claims": (EventKind.CLAIMED,),
+    "prs": (EventKind.PR_LINKED,),
+    "verified": (EventKind.FIX_VERIFIED,),
+}
+BURNDOWN_SERIES = ("claims", "prs", "merged", "verified")
+# Every other kind, and why no chart reads it: each kind the services write is either drawn or listed here.
+UNCHARTED_EVENT_KINDS = {
+    EventKind.TASK_CREATED: "the board's own bookkeeping; tasks are counted from Task rows",
+    EventKind.TASK_CHANGED: "bookkeeping of the board import",
+    EventKind.LOCKED: "locked tasks are left out of every chart (Task.status)",
+    EventKind.UNLOCKED: "the funnel reads Task.status",
+    EventKind.STATUS: "the funnel reads Task.status",
+    EventKind.PR_AUTHOR: "contributor stats read PullRequest.author",
+    EventKind.WITHDRAWN: "a claim once made stays in the burn-down's cumulative count",
+    EventKind.CLAIM_STATUS: "contributor stats read Claim.status",
+    EventKind.CLAIM_KEPT: "no change: a comment or PR left a claim as it was",
+    EventKind.CLAIM_REJECTED: "nothing was claimed",
+    EventKind.COMMENT_REJECTED: "nothing was claimed",
+    EventKind.COMMENT_ERRORS: "nothing was claimed",
+    EventKind.COMMENT_POSTED: "the claim it posted is its own claimed Event",
+    EventKind.PR_UNLINKED: "a PR once linked stays in the burn-down's cumulative count",
+    EventKind.PR_STATE: "merges come from PullRequest.merged_at (a PR first seen merged writes no state Event)",
+    EventKind.PR_REJECTED: "the PR linked no task",
+    EventKind.PR_UNKNOWN_TASK: "the PR named no task of the board",
+    EventKind.CONFIGS_IMPORTED: "the report history reads FailingConfig.first_seen / last_seen",
+    EventKind.REPORT_IMPORT: "the report history reads FailingConfig.first_seen / last_seen",
+    EventKind.REGRESSION: "the pass → fail transitions chart reads the results themselves",
 }
 
 
@@ -84,17 +107,22 @@ def burndown_from_events() -> dict[str, list]:
     """Cumulative count of distinct tasks per day that got a claim, a PR, a merge, a verification."""
     kind_to_series = {kind: series for series, kinds in BURNDOWN_EVENT_KINDS.items() for kind in kinds}
     first_day: dict[str, dict[int, date]] = defaultdict(dict)
+
+    def first_seen_on(series: str, task_id: int, day: date) -> None:
+        days_seen = first_day[series]
+        if task_id not in days_seen or day < days_seen[task_id]:
+            days_seen[task_id] = day
+
     events = Event.objects.filter(kind__in=kind_to_series, task__isnull=False).values_list("kind", "task_id", "created")
     for kind, task_id, created in events:
-        series = kind_to_series[kind]
-        day = created.date()
-        seen = first_day[series]
-        if task_id not in seen or day < seen[task_id]:
-            seen[task_id] = day
+        first_seen_on(kind_to_series[kind], task_id, created.date())
+    merges = PullRequest.objects.filter(merged_at__isnull=False, tasks__isnull=False).values_list("tasks", "merged_at")
+    for task_id, merged_at in merges:
+        first_seen_on("merged", task_id, merged_at.date())
     days = sorted({d for seen in first_day.values() for d in seen.values()})
     out: dict[str, list] = {"days": [d.isoformat() for d in days]}
     open_tasks = Task.objects.exclude(status=TaskStatus.LOCKED).count()
-    for series in BURNDOWN_EVENT_KINDS:
+    for series in BURNDOWN_SERIES:
         per_day = Counter(first_day[series].values())
         running, values = 0, []
         for d in days:

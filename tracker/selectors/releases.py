@@ -3,8 +3,12 @@
 ``fixed_in`` is a pure function of a grid {config: {release: status}} — the answer to "did the fix land,
 and in which release?" — so it is tested on synthetic grids; the readers below build grids from stored
 verdicts, keyed by the Paddle version each verdict records (the build that produced it).
-A config *passes* only by the strict rule of tracker/verdicts.py (is_passing); every other status except
-the engine gaps (NO_VERDICT, which say nothing about a release and are left out) counts as not fixed.
+
+Statuses are read by the board's one classification (tracker.vocab, docs/verdicts.md): a config *passes*
+only by the strict rule (is_passing) and *fails* only when the verdict blames Paddle (is_failing). A
+documented difference or a Torch suspect is neither: it is a verdict (its strict layer failed), so it keeps
+a release from being all-pass, but it is no failure and makes no regression. Engine gaps (NO_VERDICT)
+say nothing about a release and are left out.
 """
 from __future__ import annotations
 
@@ -14,14 +18,12 @@ from dataclasses import asdict, dataclass, field
 from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task
-from ..verdicts import NO_VERDICT, is_passing
+from ..vocab import NO_VERDICT, is_failing, is_passing
 
 
-def is_failing(status: str) -> bool:
-    """Judged and not a strict pass. Besides the failures of tracker/verdicts.py this includes every other
-    status that says something about Paddle without passing (e.g. a documented difference): "fixed" follows
-    the strict rule, so such a config keeps its task from being fixed. Engine gaps are not judged."""
-    return bool(status) and not is_passing(status) and status not in NO_VERDICT
+def has_verdict(status: str) -> bool:
+    """The engine judged the config: a pass, a Paddle failure, a documented difference or a Torch suspect."""
+    return bool(status) and status not in NO_VERDICT
 
 
 def version_key(version: str) -> tuple:
@@ -43,27 +45,51 @@ class FixedIn:
         return {**asdict(self), "text": describe(self)}
 
 
+def regressed_in(grid: dict, releases: list[str]) -> tuple[str, str] | None:
+    """The regression rule between releases (selectors.runs.regressions is the one between runs):
+    (R, the release before R) for the earliest release R that starts a config's final failing stretch
+    after it passed on an older release; None when no config regressed.
+
+    Only passes and failures are steps, as between runs: a documented difference or an engine gap
+    neither makes nor hides a regression.
+    """
+    broke_at = []
+    for row in grid.values():
+        steps = [(r, row[r]) for r in releases if r in row and (is_passing(row[r]) or is_failing(row[r]))]
+        if not steps or not is_failing(steps[-1][1]):
+            continue
+        i = len(steps) - 1
+        while i > 0 and is_failing(steps[i - 1][1]):
+            i -= 1
+        if i > 0:  # it passed on steps[i-1] and fails from steps[i] on
+            broke_at.append(steps[i][0])
+    if not broke_at:
+        return None
+    release = min(broke_at, key=version_key)
+    return release, releases[releases.index(release) - 1]
+
+
 def fixed_in(grid: dict) -> FixedIn:
     """Where the fix landed, from {config: {release: status}} (releases in any order, any subset per config).
 
     * fixed in R: every judged config passes on R and on every newer release, and the release before R had
-      failures (R is the first of that final all-pass stretch);
+      configs that did not pass (R is the first of that final all-pass stretch);
     * passing: every judged config passes on every release tested;
-    * regressed in R: a config fails on the newest release after passing on an older one; R is the earliest
-      release that starts such a config's final failing stretch;
+    * regressed in R: see regressed_in;
     * partly fixed: some, not all, configs pass on the newest release;
-    * never: no config passes on any release tested.
+    * differs: no config passes on the newest release and none fails there: they differ from Torch by
+      design (or the engine suspects the Torch reference);
+    * never: no config passes on the newest release, and some fail.
     """
-    releases = sorted({r for row in grid.values() for r, s in row.items() if is_passing(s) or is_failing(s)},
-                      key=version_key)
+    releases = sorted({r for row in grid.values() for r, s in row.items() if has_verdict(s)}, key=version_key)
     if not releases:
         return FixedIn("untested")
     passing = {r: sum(1 for row in grid.values() if is_passing(row.get(r, ""))) for r in releases}
     failing = {r: sum(1 for row in grid.values() if is_failing(row.get(r, ""))) for r in releases}
-    all_pass = {r: failing[r] == 0 and passing[r] > 0 for r in releases}
+    judged = {r: sum(1 for row in grid.values() if has_verdict(row.get(r, ""))) for r in releases}
+    all_pass = {r: passing[r] == judged[r] > 0 for r in releases}
     latest = releases[-1]
-    base = dict(latest=latest, passing_latest=passing[latest], judged_latest=passing[latest] + failing[latest],
-                releases=releases)
+    base = dict(latest=latest, passing_latest=passing[latest], judged_latest=judged[latest], releases=releases)
     if all_pass[latest]:
         start = len(releases) - 1
         while start > 0 and all_pass[releases[start - 1]]:
@@ -72,22 +98,14 @@ def fixed_in(grid: dict) -> FixedIn:
             return FixedIn("passing", **base)
         before = releases[start - 1]
         return FixedIn("fixed", release=releases[start], before=before, failing_before=failing[before], **base)
-    broke_at = []
-    for row in grid.values():
-        judged = [(r, row[r]) for r in releases if r in row and (is_passing(row[r]) or is_failing(row[r]))]
-        if not judged or not is_failing(judged[-1][1]):
-            continue
-        i = len(judged) - 1
-        while i > 0 and is_failing(judged[i - 1][1]):
-            i -= 1
-        if i > 0:  # it passed on judged[i-1] and fails from judged[i] on
-            broke_at.append(judged[i][0])
-    if broke_at:
-        release = min(broke_at, key=version_key)
-        before = releases[releases.index(release) - 1]
+    regression = regressed_in(grid, releases)
+    if regression:
+        release, before = regression
         return FixedIn("regressed", release=release, before=before, failing_before=failing[before], **base)
     if passing[latest]:
         return FixedIn("partly", **base)
+    if not failing[latest]:
+        return FixedIn("differs", **base)
     return FixedIn("never", **base)
 
 
@@ -104,6 +122,9 @@ def describe(answer: FixedIn) -> str:
     if answer.kind == "partly":
         return _("partly fixed: %(p)d of %(n)d pass on %(l)s") % {
             "p": answer.passing_latest, "n": answer.judged_latest, "l": answer.latest}
+    if answer.kind == "differs":
+        return _("differs from Torch on %(l)s: none of its %(n)d configs passes and none fails "
+                 "(by design, or the engine suspects the Torch reference)") % {"l": answer.latest, "n": answer.judged_latest}
     if answer.kind == "never":
         return _("failing on every release tested (%(rs)s)") % {"rs": ", ".join(answer.releases)}
     return _("not tested on any release yet")
@@ -140,6 +161,14 @@ def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, 
     releases = sorted({r for row in cells.values() for r in row}, key=version_key)
     configs = {fc.id: fc for fc in FailingConfig.objects.filter(id__in=cells).defer("origins")}
     return releases, [(configs[cid], cells[cid]) for cid in sorted(cells)]
+
+
+def task_releases_panel(task: Task) -> dict:
+    """What the task page's per-release panel shows: the grid, the "fixed in" answer, the merged PRs."""
+    releases, rows = task_release_grid(task)
+    answer = fixed_in({fc.id: {r: c.status for r, c in cells.items()} for fc, cells in rows})
+    return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
+            "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 
 def task_fixed_in(task: Task) -> FixedIn:
@@ -189,10 +218,10 @@ def release_matrix() -> dict:
         fractions = []
         for r in releases:
             p = sum(1 for row in grid.values() if is_passing(row.get(r, "")))
-            f = sum(1 for row in grid.values() if is_failing(row.get(r, "")))
+            n = sum(1 for row in grid.values() if has_verdict(row.get(r, "")))
             passing_configs[r] += p
-            judged_configs[r] += p + f
-            fractions.append(round(p / (p + f), 3) if p + f else None)
+            judged_configs[r] += n
+            fractions.append(round(p / n, 3) if n else None)
         tasks.append({"number": numbers[task_id], "kernel": kernels[task_id], "fractions": fractions,
                       "fixed_in": answer.as_dict()})
     return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,

@@ -10,9 +10,8 @@ from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
-from ..verdicts import BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT
+from ..vocab import ACTIVE_RUN_STATES, BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT, Status
 
-PASS = "pass"
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
 # or not on this machine.
 GAP_STATUSES = tuple(sorted(NO_VERDICT))
@@ -326,7 +325,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
         latest.setdefault(result.failing_config_id, result)
 
     def rank(result: ConfigResult):
-        group = 2 if result.status == PASS else (1 if result.status in GAP_STATUSES else 0)
+        group = 2 if result.status == Status.PASS else (1 if result.status in GAP_STATUSES else 0)
         return group, -(result.max_rel or 0), result.failing_config_id
 
     rows = sorted(latest.values(), key=rank)
@@ -337,8 +336,10 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
 
 # ----------------------------------------------------------------------------- regressions
 #
-# The board's one definition of a regression. tracker/selectors/charts.pass_fail_transitions() is the
-# history beside it: every pass → fail step, including the ones that passed again since (docs/runner.md).
+# The board's regression rule between runs of a lane (between Paddle releases it is
+# tracker/selectors/releases.regressed_in, with the same steps: passes and failures only).
+# tracker/selectors/charts.pass_fail_transitions() is the history beside it: every pass → fail step,
+# including the ones that passed again since (docs/runner.md).
 
 # Verdicts that judge Paddle. An engine gap (unsupported, torch_error, skipped_too_large) between two runs
 # neither makes nor hides a regression.
@@ -428,3 +429,35 @@ def run_results(run: TestRun, status: str | None = None, limit: int = 500):
     if status:
         qs = qs.filter(status=status)
     return qs[:limit]
+
+
+# ----------------------------------------------------------------------------- page panels
+
+
+def task_runs_panel(task: Task) -> dict:
+    """What the task page's re-test panel shows, for the task's own lane."""
+    lane = task.kernel.lower()
+    return {
+        "lane": lane,
+        "verification": task_verification(task, lane),
+        "latest": task_latest_verdicts(task, lane),
+        "regressions": regressions(task=task),
+        # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
+        "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}
+                        for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)
+                        if task.number in r.scope_tasks],
+        "failed_runs": task_failed_runs(task, lane),
+        "no_lane_worker": lane == "gpu" and not lane_workers("gpu"),
+    }
+
+
+def board_run_actions() -> dict:
+    """The board's run panel: whether a GPU run would wait, and the runs in progress for everyone to watch
+    (e.g. the first start's re-test of every CPU task)."""
+    return {
+        "gpu_waiting": not lane_workers("gpu"),
+        "active_runs": [run_summary(run) for run in
+                        TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True)[:3]],
+        # the run whose per-task progress the board's rows show (the same choice as the rows')
+        "progress_run_id": getattr(active_run(), "pk", None),
+    }

@@ -12,6 +12,7 @@ import hashlib
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
 from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from ..vocab import ACTIVE_RUN_STATES, EventKind
 from .runs import lane_workers
 
 
@@ -34,9 +35,9 @@ def board_version() -> str:
         FailingConfig.objects.aggregate(n=Count("pk"), last=Max("pk"), tasks=Sum("task_id")),
         # re-test verdicts feed the board's verification / "fixed in" columns
         ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
-        Event.objects.filter(task__isnull=True, kind="report_import").aggregate(last=Max("pk")),
+        Event.objects.filter(task__isnull=True, kind=EventKind.REPORT_IMPORT).aggregate(last=Max("pk")),
         # the running run's per-task progress is shown on the rows from its start to its end
-        list(TestRun.objects.filter(state__in=["queued", "running"], parent__isnull=True).order_by("pk")
+        list(TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True).order_by("pk")
              .values_list("pk", "state")),
     )
 
@@ -63,7 +64,7 @@ def task_version(task_id: int) -> str:
             "pk", "contributor_id", "status", "withdrawn_at", "source", "source_ref", "created")),
         list(PullRequest.objects.filter(tasks=task_id).order_by("pk").values_list(
             "pk", "repo", "number", "state", "title", "author_id", "part")),
-        list(TestRun.objects.filter(state__in=["queued", "running"]).order_by("pk").values_list(
+        list(TestRun.objects.filter(state__in=ACTIVE_RUN_STATES).order_by("pk").values_list(
             "pk", "state", "done", "total", "message", "scope")),
         bool(lane_workers("gpu")),
     )

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from ..github.logins import login_problem
 from ..models import Claim, ClaimStatus, Contributor, Kernel, PullRequest, Source, Task
+from ..vocab import EventKind
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
 
@@ -375,9 +376,9 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
     created = task is None
     if created:
         task = Task.objects.create(number=row.number, api=row.api, kernel=row.kernel, locked_reason=row.locked_reason)
-        changes.append(("task_created", f"No.{row.number} {row.api} {row.kernel}", {"api": row.api, "kernel": row.kernel}))
+        changes.append((EventKind.TASK_CREATED, f"No.{row.number} {row.api} {row.kernel}", {"api": row.api, "kernel": row.kernel}))
         if row.locked_reason:
-            changes.append(("locked", row.locked_reason, {"locked_reason": row.locked_reason}))
+            changes.append((EventKind.LOCKED, row.locked_reason, {"locked_reason": row.locked_reason}))
     else:
         fields = []
         for name in ("api", "kernel"):
@@ -385,12 +386,12 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
             if old != new:
                 setattr(task, name, new)
                 fields.append(name)
-                changes.append(("task_changed", f"{name}: {old} → {new}", {"field": name, "old": old, "new": new}))
+                changes.append((EventKind.TASK_CHANGED, f"{name}: {old} → {new}", {"field": name, "old": old, "new": new}))
         if task.locked_reason != row.locked_reason:
             old = task.locked_reason
             task.locked_reason = row.locked_reason
             fields.append("locked_reason")
-            kind = "locked" if row.locked_reason else "unlocked"
+            kind = EventKind.LOCKED if row.locked_reason else EventKind.UNLOCKED
             changes.append((kind, row.locked_reason or old, {"old": old, "new": row.locked_reason}))
         if fields:
             task.save(update_fields=fields + ["updated"])
@@ -405,7 +406,7 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
             Claim.objects.create(
                 task=task, contributor=contributor, status=person.status, source=Source.SEED, source_ref=ref, created=when
             )
-            changes.append(("claimed", f"@{contributor.login} {person.status}", {"login": contributor.login, "status": person.status}))
+            changes.append((EventKind.CLAIMED, f"@{contributor.login} {person.status}", {"login": contributor.login, "status": person.status}))
             continue
         fields = []
         if claim.withdrawn_at is not None:
@@ -417,11 +418,11 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
                 continue
             claim.withdrawn_at, claim.withdrawn_source = None, ""
             fields += ["withdrawn_at", "withdrawn_source"]
-            changes.append(("claimed", f"@{contributor.login} listed again", {"login": contributor.login}))
+            changes.append((EventKind.CLAIMED, f"@{contributor.login} listed again", {"login": contributor.login}))
         # The plain form shows no status, so it keeps ours; the bot's badges may only move a person forward
         # (the table can be older than what the GitHub sync has already applied).
         if row.authored and advance_claim_status(claim.status, person.status) != claim.status:
-            changes.append(("claim_status", f"@{contributor.login}: {claim.status} → {person.status}",
+            changes.append((EventKind.CLAIM_STATUS, f"@{contributor.login}: {claim.status} → {person.status}",
                             {"login": contributor.login, "old": claim.status, "new": person.status}))
             claim.status = person.status
             fields.append("status")
@@ -433,7 +434,7 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
         if login not in listed and claim.source == Source.SEED and claim.withdrawn_at is None:
             claim.withdrawn_at, claim.withdrawn_source = when, Source.SEED
             claim.save(update_fields=["withdrawn_at", "withdrawn_source", "updated"])
-            changes.append(("withdrawn", f"@{claim.contributor.login} no longer listed", {"login": claim.contributor.login}))
+            changes.append((EventKind.WITHDRAWN, f"@{claim.contributor.login} no longer listed", {"login": claim.contributor.login}))
 
     linked = {(pr.repo, pr.number) for pr in task.pull_requests.all()}
     for pr in row.prs:
@@ -442,15 +443,15 @@ def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef,
         if author_login and pull.author_id is None:
             pull.author = _contributor(author_login, contributors)
             pull.save(update_fields=["author"])
-            changes.append(("pr_author", f"{pr.repo}#{pr.number} by @{author_login}", {"repo": pr.repo, "number": pr.number, "login": author_login}))
+            changes.append((EventKind.PR_AUTHOR, f"{pr.repo}#{pr.number} by @{author_login}", {"repo": pr.repo, "number": pr.number, "login": author_login}))
         if (pr.repo, pr.number) not in linked:
             pull.tasks.add(task)
-            changes.append(("pr_linked", f"{pr.repo}#{pr.number}", {"repo": pr.repo, "number": pr.number, "url": pr.url}))
+            changes.append((EventKind.PR_LINKED, f"{pr.repo}#{pr.number}", {"repo": pr.repo, "number": pr.number, "url": pr.url}))
     # PRs missing from the row stay linked: PR links also come from PR titles, which the board import can't judge.
 
     status_before = task.status
     if refresh_task_status(task):
-        changes.append(("status", f"{status_before} → {task.status}", {"old": status_before, "new": task.status}))
+        changes.append((EventKind.STATUS, f"{status_before} → {task.status}", {"old": status_before, "new": task.status}))
     for kind, message, data in changes:
         record_event(task=task, kind=kind, source=Source.SEED, source_ref=ref, message=message, data=data, when=when)
     if changes and not created:

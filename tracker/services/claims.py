@@ -25,6 +25,7 @@ from django.utils.dateparse import parse_datetime
 from ..github.client import GitHubError, client_from_settings
 from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
 from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Source, Task
+from ..vocab import EventKind
 from .events import record_event
 from .status import refresh_task_status
 
@@ -131,7 +132,7 @@ def claim_task(task: Task, contributor: Contributor, *, source: str, source_ref:
         claim.source, claim.source_ref = source, source_ref
         claim.save(update_fields=["withdrawn_at", "withdrawn_source", "source", "source_ref", "updated"])
         message = f"@{contributor.login} claimed No.{task.number} again"
-    record_event(task=task, kind="claimed", source=source, source_ref=source_ref, actor=actor or contributor.login,
+    record_event(task=task, kind=EventKind.CLAIMED, source=source, source_ref=source_ref, actor=actor or contributor.login,
                  message=message, data=data, when=when)
     refresh_task_status(task)
     return True
@@ -146,7 +147,7 @@ def withdraw_claim(task: Task, contributor: Contributor, *, source: str, source_
     claim.withdrawn_at, claim.withdrawn_source = when, source
     claim.save(update_fields=["withdrawn_at", "withdrawn_source", "updated"])
     message = f"@{contributor.login} withdrew from No.{task.number}" + (f" ({reason})" if reason else "")
-    record_event(task=task, kind="withdrawn", source=source, source_ref=source_ref, actor=actor or contributor.login,
+    record_event(task=task, kind=EventKind.WITHDRAWN, source=source, source_ref=source_ref, actor=actor or contributor.login,
                  message=message, data=data, when=when)
     refresh_task_status(task)
     return True
@@ -279,7 +280,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     if rejected_whole:
         reason = "; ".join(e["message"] for e in errors if e["code"] in REJECTING_CODES)
         result.skipped = reason
-        record_event(task=None, kind="comment_rejected", source=Source.COMMENT, source_ref=url, actor=login,
+        record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT, source_ref=url, actor=login,
                      message=f"comment by @{login} rejected: {reason}", data={**data, "errors": errors}, when=updated)
         return result
 
@@ -302,18 +303,18 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
             continue
         backing = _claims_backed_elsewhere(contributor, task, comment_id)
         if backing:
-            record_event(task=task, kind="claim_kept", source=Source.COMMENT, source_ref=url, actor=login,
+            record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=url, actor=login,
                          message=f"comment edited; @{login} keeps No.{number}: {backing}", data=data, when=updated)
         elif withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=url, when=updated, data=data,
                             reason="claim removed from the comment"):
             result.withdrawn.append(number)
     for error in errors:
         for number in error["numbers"][:1] if error["code"] == "locked" else []:
-            record_event(task=tasks.get(number), kind="claim_rejected", source=Source.COMMENT, source_ref=url,
+            record_event(task=tasks.get(number), kind=EventKind.CLAIM_REJECTED, source=Source.COMMENT, source_ref=url,
                          actor=login, message=f"@{login}: {error['message']}", data={**data, "error": error},
                          when=updated)
     if any(error["code"] != "locked" for error in errors):
-        record_event(task=None, kind="comment_errors", source=Source.COMMENT, source_ref=url, actor=login,
+        record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=url, actor=login,
                      message="; ".join(f"line {e['line']}: {e['message']}" for e in errors if e["code"] != "locked"),
                      data={**data, "errors": errors}, when=updated)
     result.changes += len(result.claimed) + len(result.withdrawn)
@@ -348,7 +349,7 @@ def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     for task in Task.objects.filter(number__in=previous):
         backing = _claims_backed_elsewhere(contributor, task, comment_id)
         if backing:
-            record_event(task=task, kind="claim_kept", source=Source.COMMENT, source_ref=stored.url,
+            record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=stored.url,
                          actor=person, data=data, when=now,
                          message=f"comment deleted; @{person} keeps No.{task.number}: {backing}")
         elif withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=stored.url, when=now, data=data,
@@ -363,7 +364,7 @@ def record_bad_comment(comment, error: Exception) -> None:
     poller can skip it and go on."""
     comment = comment if isinstance(comment, dict) else {}
     login = str((comment.get("user") or {}).get("login") or "") if isinstance(comment.get("user"), dict) else ""
-    record_event(task=None, kind="comment_rejected", source=Source.COMMENT,
+    record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT,
                  source_ref=str(comment.get("html_url") or comment.get("id") or "")[:500], actor=login[:100],
                  message=f"comment skipped: {type(error).__name__}: {str(error)[:300]}",
                  data={"comment_id": str(comment.get("id"))[:40], "error": f"{type(error).__name__}: {str(error)[:300]}"})

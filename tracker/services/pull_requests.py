@@ -18,6 +18,7 @@ from django.db import transaction
 
 from ..github.pr_titles import parse_pr_title
 from ..models import Claim, ClaimStatus, Event, PullRequest, Source, Task
+from ..vocab import EventKind
 from .claims import ApplyResult, claim_task, contributor_for, parse_github_time
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
@@ -82,8 +83,8 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
         result.skipped = f"{info['repo']}#{info['number']}: {parsed.error}"
         result.errors.append({"code": "title_rejected", "numbers": [], "message": result.skipped})
         # Once per title: the poller and redelivered webhooks see the same PR again and again.
-        if not Event.objects.filter(kind="pr_rejected", source_ref=source_ref, data__title=info["title"]).exists():
-            record_event(task=None, kind="pr_rejected", source=Source.PR, source_ref=source_ref, actor=info["login"],
+        if not Event.objects.filter(kind=EventKind.PR_REJECTED, source_ref=source_ref, data__title=info["title"]).exists():
+            record_event(task=None, kind=EventKind.PR_REJECTED, source=Source.PR, source_ref=source_ref, actor=info["login"],
                          message=f"pull request rejected: {result.skipped}",
                          data={**data, "title": info["title"], "reason": parsed.error}, when=when)
         return result
@@ -121,7 +122,7 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     if missing and (created or old_title_tasks != set(parsed.tasks)):
         result.errors.append({"code": "not_on_board", "numbers": missing,
                               "message": f"{pr}: task {', '.join(map(str, missing))} is not on the board"})
-        record_event(task=None, kind="pr_unknown_task", source=Source.PR, source_ref=source_ref,
+        record_event(task=None, kind=EventKind.PR_UNKNOWN_TASK, source=Source.PR, source_ref=source_ref,
                      actor=info["login"], message=result.errors[-1]["message"], data=data, when=when)
     touched: dict[int, Task] = {}
     for number, task in title_tasks.items():
@@ -130,7 +131,7 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
             linked[number] = task
             touched[number] = task
             result.changes += 1
-            record_event(task=task, kind="pr_linked", source=Source.PR, source_ref=source_ref, actor=info["login"],
+            record_event(task=task, kind=EventKind.PR_LINKED, source=Source.PR, source_ref=source_ref, actor=info["login"],
                          message=f"{pr} linked: {info['title']}", data=data, when=when)
     # Links an earlier title made and the edited title no longer makes; links from elsewhere stay.
     for number in sorted(old_title_tasks - set(parsed.tasks)):
@@ -139,12 +140,12 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
             pr.tasks.remove(task)
             touched[number] = task
             result.changes += 1
-            record_event(task=task, kind="pr_unlinked", source=Source.PR, source_ref=source_ref,
+            record_event(task=task, kind=EventKind.PR_UNLINKED, source=Source.PR, source_ref=source_ref,
                          actor=info["login"], message=f"{pr} no longer names No.{number}: {info['title']}",
                          data=data, when=when)
     if not created and old_state != pr.state:
         for task in linked.values():
-            record_event(task=task, kind="pr_state", source=Source.PR, source_ref=source_ref, actor=info["login"],
+            record_event(task=task, kind=EventKind.PR_STATE, source=Source.PR, source_ref=source_ref, actor=info["login"],
                          message=f"{pr} {old_state} → {pr.state}", data=data, when=when)
 
     target = target_claim_status(pr)
@@ -165,7 +166,7 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
         claim = Claim.objects.get(task=task, contributor=author)
         new_status = advance_claim_status(claim.status, target)
         if new_status != claim.status:
-            record_event(task=task, kind="claim_status", source=Source.PR, source_ref=source_ref,
+            record_event(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=source_ref,
                          actor=info["login"], message=f"@{author.login} on No.{number}: {claim.status} → {new_status}",
                          data={**data, "from": claim.status, "to": new_status}, when=when)
             claim.status = new_status
@@ -183,19 +184,19 @@ def _take_back_pr_submitted(pr: PullRequest, task: Task, author, *, source_ref: 
     if claim is None or claim.status != ClaimStatus.PR_SUBMITTED:
         return False  # never set by a PR, or already moved on (merged elsewhere, partial…)
     # 提交PR set by a pull request of the author (this one, or an earlier one this one kept it at).
-    set_by_a_pr = Event.objects.filter(task=task, kind="claim_status", source=Source.PR, actor__iexact=author.login,
+    set_by_a_pr = Event.objects.filter(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, actor__iexact=author.login,
                                        data__to=ClaimStatus.PR_SUBMITTED).order_by("-created", "-id").first()
     if set_by_a_pr is None:
         return False  # 提交PR came from elsewhere (the board's badge): not a PR's to take back
     backing = task.pull_requests.filter(author=author).exclude(pk=pr.pk).filter(
         state__in=[PullRequest.State.OPEN, PullRequest.State.MERGED, PullRequest.State.UNKNOWN]).first()
     if backing is not None:
-        record_event(task=task, kind="claim_kept", source=Source.PR, source_ref=source_ref, actor=author.login,
+        record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.PR, source_ref=source_ref, actor=author.login,
                      message=f"{pr} closed without merge; @{author.login} stays {claim.status} on No.{task.number}: "
                              f"{backing} ({backing.state}) still backs it", data=data, when=when)
         return False
     previous = set_by_a_pr.data.get("from") or ClaimStatus.CLAIMED
-    record_event(task=task, kind="claim_status", source=Source.PR, source_ref=source_ref, actor=author.login,
+    record_event(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=source_ref, actor=author.login,
                  message=f"@{author.login} on No.{task.number}: {claim.status} → {previous} ({pr} closed without merge)",
                  data={**data, "from": claim.status, "to": previous, "reason": "closed without merge"}, when=when)
     claim.status = previous

@@ -23,6 +23,7 @@ from django.utils import timezone
 from apitester.reports import CONFIG_NAME_TO_TASK, TASK_NAME_ALIASES, ConfigTimeline, build_index
 
 from ..models import FailingConfig, Source, Task
+from ..vocab import EventKind
 from .events import record_event
 
 # Task name <-> traced config name, both ways (e.g. paddle.Tensor.mul <-> paddle.Tensor.__mul__).
@@ -140,14 +141,14 @@ def import_reports(root: str | Path, *, when=None) -> ReportImportResult:
             created, updated = created_per_task[number], updated_per_task[number]
             result.per_task_changes[number] = (created, updated)
             record_event(
-                task=by_number[number], kind="configs_imported", source=Source.IMPORT, source_ref=str(root),
+                task=by_number[number], kind=EventKind.CONFIGS_IMPORTED, source=Source.IMPORT, source_ref=str(root),
                 message=f"{created} failing config(s) added, {updated} updated from the PaddleAPITest reports",
                 data={"created": created, "updated": updated},
                 when=when,
             )
         if to_create or to_update:
             record_event(
-                task=None, kind="report_import", source=Source.IMPORT, source_ref=str(root),
+                task=None, kind=EventKind.REPORT_IMPORT, source=Source.IMPORT, source_ref=str(root),
                 message=(f"{result.created} added, {result.updated} updated, {result.unchanged} unchanged; "
                          f"{result.without_task_configs} configs of {len(result.without_task)} APIs without a task"),
                 data={

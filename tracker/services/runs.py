@@ -25,6 +25,7 @@ from apitester.pool import PoolError, TimeBudget, WorkerPool
 
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
 from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
+from ..vocab import ACTIVE_RUN_STATES, EventKind, Status
 from . import paddle_envs
 from .events import record_event
 from .queue import enqueue_run
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 
 SCOPE_KINDS = ("task", "tasks", "api", "all_open", "all")
 LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
-ACTIVE_STATES = (TestRun.State.QUEUED, TestRun.State.RUNNING)
+ACTIVE_STATES = ACTIVE_RUN_STATES
 # Start of the message a CPU-only executor leaves on a GPU run it received and declined.
 GPU_DECLINED = "waiting for a GPU worker"
 # The release of a matrix run's parent (its children carry the real releases).
@@ -306,7 +307,7 @@ def _layers(verdict: dict) -> dict:
     strict = verdict.get("strict") or {}
     adapted = verdict.get("adapted") or {}
     return {
-        "strict_status": strict.get("status") or verdict.get("status", "unsupported"),
+        "strict_status": strict.get("status") or verdict.get("status", Status.UNSUPPORTED),
         "strict_direction": (strict.get("direction") if strict else verdict.get("direction")) or "",
         "adapted_status": adapted.get("status") or "",
         "adapted_direction": adapted.get("direction") or "",
@@ -651,12 +652,12 @@ def record_run_outcomes(run: TestRun) -> None:
     for task in tasks:
         verification = task_verification(task, run.lane)
         if verification.kind == "verified" and not task.events.filter(
-                kind="fix_verified", data__lane=run.lane, data__paddle_version=verification.paddle_version).exists():
-            record_event(task=task, kind="fix_verified", source=Source.RUN, source_ref=f"run {run.pk}",
+                kind=EventKind.FIX_VERIFIED, data__lane=run.lane, data__paddle_version=verification.paddle_version).exists():
+            record_event(task=task, kind=EventKind.FIX_VERIFIED, source=Source.RUN, source_ref=f"run {run.pk}",
                          message=verification.text, data={"lane": run.lane, "run": run.pk,
                                                           "paddle_version": verification.paddle_version})
     for item in regressions(lane=run.lane, run=run):
-        record_event(task=item.task, kind="regression", source=Source.RUN, source_ref=f"run {run.pk}",
+        record_event(task=item.task, kind=EventKind.REGRESSION, source=Source.RUN, source_ref=f"run {run.pk}",
                      message=f"config {item.failing_config_id} passed in run {item.passed_run_id} "
                              f"(Paddle {item.passed_version}) and is {item.status} in run {item.failed_run_id} "
                              f"(Paddle {item.failed_version})",

@@ -25,6 +25,7 @@ from ..github.client import GitHubError, client_from_settings, parse_issue_ref
 from ..github.logins import is_github_login
 from ..selectors.accounts import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
+from ..vocab import EventKind
 from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
 from .throttle import take_slot
@@ -121,7 +122,7 @@ def _post_or_paste(outcome: SiteOutcome, kind: str, actor: str, task: Task) -> S
             "updated_at": parse_github_time(posted.get("updated_at") or posted.get("created_at")),
             "claimed": [task.number] if kind == "claim" else [], "errors": [],
         })
-        record_event(task=task, kind="comment_posted", source=Source.WEB, source_ref=outcome.posted_url, actor=actor,
+        record_event(task=task, kind=EventKind.COMMENT_POSTED, source=Source.WEB, source_ref=outcome.posted_url, actor=actor,
                      message=f"posted “{body}” on {settings.GITHUB_TRACKING_ISSUE} for @{actor}")
     return outcome
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun
-from ..verdicts import FAILING
+from ..vocab import FAILING, Status
 
 _DTYPES = ("float16", "float32", "float64", "bfloat16", "int64")
 
@@ -59,9 +59,9 @@ def generate_results(*, runs: int = 20, results: int = 50_000, seed: int = 0, di
         for cfg in configs:
             fixed = fixed_at[cfg.task_id]
             failing = fixed is None or r < fixed or rng.random() < 0.02
-            status = rng.choice(sorted(FAILING - {"timeout", "crash"})) if failing else "pass"
+            status = rng.choice(sorted(FAILING - {Status.TIMEOUT, Status.CRASH})) if failing else Status.PASS
             if rng.random() < 0.01:
-                status = "unsupported"
+                status = Status.UNSUPPORTED
             max_rel = 10 ** rng.uniform(-1, 4) if failing else 10 ** rng.uniform(-8, -3)
             diff_map = None
             if failing and made < diff_maps:
@@ -70,7 +70,7 @@ def generate_results(*, runs: int = 20, results: int = 50_000, seed: int = 0, di
                 made += 1
             batch.append(ConfigResult(
                 run=run, failing_config=cfg, task_id=cfg.task_id, status=status,
-                direction="forward" if status == "accuracy_error" else "", max_abs=max_rel / 10, max_rel=max_rel,
+                direction="forward" if status == Status.ACCURACY_ERROR else "", max_abs=max_rel / 10, max_rel=max_rel,
                 mismatched=rng.randint(1, 100) if failing else 0, total_elements=1000, seconds=rng.random() / 10,
                 diff_map=diff_map,
             ))

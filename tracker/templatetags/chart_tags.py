@@ -1,17 +1,16 @@
-"""Task-page charts as an inclusion tag, so the board's task view stays unaware of them.
+"""Task-page charts as an inclusion tag: it draws the figure from the matrix the view read
+(selectors.charts.task_config_matrix).
 
 The heatmap sits inside the runner's re-test panel, above its one latest-verdict table."""
 from django import template
 
 from .. import charts
-from ..selectors import charts as sel
 
 register = template.Library()
 
 
 @register.inclusion_tag("charts/_task_charts.html", takes_context=True)
-def task_charts(context, task):
-    matrix = sel.task_config_matrix(task)
+def task_charts(context, task, matrix: dict):
     return {
         "task": task,
         "matrix": matrix,

@@ -15,8 +15,9 @@ from . import params
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, shared_page, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import board as selectors
+from ..selectors import charts as chart_selectors
+from ..selectors import releases as release_selectors
 from ..selectors import runs as run_selectors
-from ..selectors.releases import fixed_in_by_task
 from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
@@ -37,7 +38,8 @@ def board(request):
     def render_page(extra):
         return render(request, "tracker/board.html", {
             "board": _board_data(key, filters), "filters": filters,
-            "kernels": Kernel.choices, "statuses": TaskStatus.choices, **extra,
+            "kernels": Kernel.choices, "statuses": TaskStatus.choices,
+            "run_actions": run_selectors.board_run_actions(), **extra,
         })
 
     path_key = key + ":page:" + hashlib.sha256(request.get_full_path().encode()).hexdigest()
@@ -49,7 +51,7 @@ def _board_data(key: str, filters) -> dict:
     board_data = page_cache.get(key)
     if board_data is None:
         tasks = list(selectors.board_tasks(filters))
-        fixed_in = fixed_in_by_task()
+        fixed_in = release_selectors.fixed_in_by_task()
         progress_run = run_selectors.active_run()
         progress = run_selectors.task_progress(progress_run) if progress_run else {}
         for task in tasks:
@@ -102,6 +104,10 @@ def task_page(request, number: int):
             "category": category,
             "gone": gone,
             "events": selectors.task_events(task),
+            # The runner's, the charts' and the releases' panels (drawn by their template tags).
+            "runs_panel": run_selectors.task_runs_panel(task),
+            "task_matrix": chart_selectors.task_config_matrix(task),
+            "releases_panel": release_selectors.task_releases_panel(task),
             **extra,
         })
 

@@ -11,7 +11,7 @@ from . import params
 from ..models import TestRun
 from ..selectors import runs as run_selectors
 from ..services import runs as run_service
-from ..verdicts import FAILING, NO_VERDICT, PASSING
+from ..vocab import FAILING, NO_VERDICT, PASSING
 
 
 @require_GET

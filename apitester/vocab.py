@@ -1,0 +1,79 @@
+"""The verdict statuses and how each is read — one definition for the engine, the runner and the board.
+
+Plain Python (no Django): the engine produces these statuses, the pool adds the runner's own, the board
+stores and counts them. ``Status`` members are ``str``s, so the engine's JSON, the database and the
+templates see plain strings ("pass", "accuracy_error", …) at every seam.
+
+Every status is in exactly one class (docs/verdicts.md):
+
+* ``PASSING`` — the strict layer passes: the only status that verifies a fix;
+* ``FAILING`` — the verdict blames Paddle (or Paddle's kernel killed / hung its worker);
+* ``NO_VERDICT`` — the engine could not judge the config (an engine gap, never a Paddle bug);
+* ``BY_DESIGN`` — ``documented_difference``: Paddle still differs from the plain Torch call, as it
+  documents; not a pass (the difference is still there) and not a bug to fix in Paddle's kernel;
+* ``TORCH_SUSPECT`` — the strict layer fails and the evidence says the plain Torch call is the side off
+  the exact value; a human reads the evidence.
+
+"Fix verified", runs, regressions, the release matrix and the charts read PASSING = {"pass"} only, and an
+engine verdict is ``pass`` only when its strict layer passes — so all of them follow the strict layer.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    ACCURACY_ERROR = "accuracy_error"
+    DTYPE_MISMATCH = "dtype_mismatch"
+    SHAPE_MISMATCH = "shape_mismatch"
+    PADDLE_ERROR = "paddle_error"
+    TORCH_ERROR = "torch_error"
+    UNSUPPORTED = "unsupported"
+    # The runner's (apitester.pool): the config's worker died, died once then gave a verdict, hung,
+    # or the config was not run because its estimated memory exceeds the worker's budget.
+    CRASH = "crash"
+    FLAKY_CRASH = "flaky_crash"
+    TIMEOUT = "timeout"
+    SKIPPED_TOO_LARGE = "skipped_too_large"
+    DOCUMENTED_DIFFERENCE = "documented_difference"
+    TORCH_SUSPECT = "torch_suspect"
+
+
+PASSING = frozenset({Status.PASS})
+FAILING = frozenset({
+    Status.ACCURACY_ERROR, Status.DTYPE_MISMATCH, Status.SHAPE_MISMATCH, Status.PADDLE_ERROR,
+    Status.CRASH, Status.FLAKY_CRASH, Status.TIMEOUT,
+})
+NO_VERDICT = frozenset({Status.UNSUPPORTED, Status.TORCH_ERROR, Status.SKIPPED_TOO_LARGE})
+BY_DESIGN = frozenset({Status.DOCUMENTED_DIFFERENCE})
+TORCH_SUSPECT = frozenset({Status.TORCH_SUSPECT})
+
+# Name of each class -> its statuses; together they partition Status.
+CLASSES: dict[str, frozenset[Status]] = {
+    "passing": PASSING, "failing": FAILING, "no_verdict": NO_VERDICT, "by_design": BY_DESIGN,
+    "torch_suspect": TORCH_SUSPECT,
+}
+
+# Failing statuses the pool gives, not a comparison: the kernel killed or hung its worker.
+RUNNER_FAILURES = frozenset({Status.CRASH, Status.FLAKY_CRASH, Status.TIMEOUT})
+# A side of the comparison raised or could not be run: the pool hands these back as the engine gave them.
+RAISED = frozenset({Status.PADDLE_ERROR, Status.TORCH_ERROR, Status.UNSUPPORTED})
+
+
+def status_class(status: str) -> str:
+    """The name of the class `status` is in ("passing", "failing", …); KeyError for an unknown status."""
+    for name, statuses in CLASSES.items():
+        if status in statuses:
+            return name
+    raise KeyError(f"unknown verdict status {status!r}")
+
+
+def is_failing(status: str) -> bool:
+    """Does the verdict blame Paddle? Only FAILING does: a documented difference, a Torch suspect and
+    an engine gap are not Paddle failures (docs/verdicts.md)."""
+    return status in FAILING
+
+
+def is_passing(status: str) -> bool:
+    return status in PASSING
