@@ -7,7 +7,7 @@ from django.utils import timezone
 from tests.github import payloads
 from tests.github.conftest import fake_github  # noqa: F401  (the GitHub stand-in fixture)
 from tracker.github.client import GitHubClient
-from tracker.github.sync import sync_github
+from tracker.services.github_sync import sync_github
 from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
 from tracker.selectors import charts as sel
 from tracker.services.synthetic import generate_results
