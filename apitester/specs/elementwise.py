@@ -64,7 +64,12 @@ register(
         api="paddle.logit",
         aliases=("paddle.Tensor.logit",),
         torch=_logit,
-        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN", adaptations=maps_arguments(),
+        # logit's own domain boundaries and just outside them: the edge draw reaches the NaN
+        # region (where Paddle 3.0.0's gradient is 0 and Torch's NaN) even when the typical
+        # draw of a small tensor lands inside (0, 1); NaN/inf in, NaN/+-inf out on both sides.
+        edges={"x": (0.0, 1.0, -0.5, 1.5)},
+        nan_inf=True,
+        note="torch.logit; inputs in [-1, 1), edges 0, 1 and outside (0, 1) where logit is NaN", adaptations=maps_arguments(),
     ),
     Spec(
         api="paddle.maximum",
