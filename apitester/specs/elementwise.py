@@ -6,7 +6,7 @@ import itertools
 import math
 import zlib
 
-from ..inputs import int_range, positive, ties_with, wide
+from ..inputs import int_range, positive, precondition, ties_with, wide
 from ._helpers import is_tensor, load_torch, promote
 from .base import Adaptation, Spec, maps_arguments, register, torch_call, torch_dtype
 
@@ -343,6 +343,7 @@ def _parameters_to_vector(parameters, **_):
 # ---------------------------------------------------------------- input domains
 
 
+@precondition("valid contraction axes whose paired sizes match")
 def _tensordot_axes_domain(ctx):
     """Valid contraction axes for ``axes`` given as a Tensor or a list of Tensors.
 
