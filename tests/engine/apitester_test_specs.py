@@ -130,3 +130,28 @@ register(
          adaptations=(Adaptation("reference_precision", "test-only: the reference sums in float64, "
                                  "the 'plain' call accumulates in float16"),)),
 )
+
+
+# ---------------------------------------------------------------- a difference only outside the typical domain
+
+
+def _paddle_logit(x):
+    import paddle
+
+    return paddle.logit(x)
+
+
+def _logit_with_finite_gradient_outside(x, **_):
+    """log(x) - log1p(-x): logit's values everywhere (NaN outside [0, 1]), but its gradient
+    1/x + 1/(1 - x) stays finite outside (0, 1), where paddle.logit's is NaN (3.3.1) or 0 (3.0.0):
+    a difference only an input outside (0, 1) reaches."""
+    import torch
+
+    return torch.log(x) - torch.log1p(-x)
+
+
+register(
+    Spec(api="apitester_test.logit_finite_gradient_outside", paddle=_paddle_logit,
+         torch=_logit_with_finite_gradient_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
+         note="test-only: paddle.logit against a reference whose gradient differs only outside (0, 1)"),
+)
