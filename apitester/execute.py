@@ -410,7 +410,8 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
         plan = [inp.Draw(inp.TYPICAL, seed)]
     else:
         plan = inp.draw_plan(sum(t.numel for t in prepared.call.tensors()), seed)
-    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, extra=dict(spec.edges))
+    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
+                              extra=dict(spec.edges))
     reported: Verdict | None = None
     judged: list[str] = []
     not_judged: list[str] = []

@@ -113,6 +113,11 @@ DRAW_KINDS = (TYPICAL, EDGE)
 # config's seconds are its tensors', and another seed finds little an edge draw does not).
 SMALL_INPUT_ELEMENTS = 4096
 EXTRA_SEEDS = 2
+# Inputs above this many elements get the typical draw only: the few largest configs are most of
+# a run's seconds (on a 169-config CPU-task sample, the 15 configs above 4M elements take half of
+# them), so an edge draw there would double the run; the edge values' bugs (a NaN region, an
+# overflow, a kink) do not need millions of elements to show.  README "Input draws" has the figures.
+EDGE_INPUT_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -149,8 +154,11 @@ class Draw:
 
 def draw_plan(elements: int, seed: int = 0) -> list[Draw]:
     """The draws a verdict is judged over, in order: typical (the given seed: the inputs a
-    single-draw verdict always had), edge, and for small inputs EXTRA_SEEDS more seeds."""
-    plan = [Draw(TYPICAL, seed), Draw(EDGE, seed)]
+    single-draw verdict always had), edge (up to EDGE_INPUT_ELEMENTS input elements), and for
+    small inputs EXTRA_SEEDS more seeds."""
+    plan = [Draw(TYPICAL, seed)]
+    if elements <= EDGE_INPUT_ELEMENTS:
+        plan.append(Draw(EDGE, seed))
     if elements <= SMALL_INPUT_ELEMENTS:
         plan += [Draw(TYPICAL, seed + k) for k in range(1, EXTRA_SEEDS + 1)]
     return plan
@@ -162,6 +170,7 @@ class EdgeOptions:
 
     nan_inf: bool = False   # NaN and +-inf inputs: only where the API defines its result on them
     overflow: bool = False  # an integer dtype's extremes: where overflow is the question
+    magnitudes: bool = True  # large and tiny float magnitudes (False: see Spec.magnitudes)
     extra: Mapping[str, tuple] = field(default_factory=dict)  # per param, placed before the domain's own
 
 
@@ -183,7 +192,8 @@ def float_edges(dtype: str, options: EdgeOptions) -> list:
     are left out: flush-to-zero is a CPU setting, not the API's behaviour)."""
     big, tiny = big_value(dtype), float(_float_finfo(dtype).tiny)
     special = [math.nan, math.inf, -math.inf] if options.nan_inf else []
-    return [0.0, 1.0, -1.0, *special, big, -big, tiny, -tiny]
+    sizes = [big, -big, tiny, -tiny] if options.magnitudes else []
+    return [0.0, 1.0, -1.0, *special, *sizes]
 
 
 def int_extremes(dtype: str) -> list:
@@ -294,7 +304,8 @@ def positive(lo: float = 0.1, hi: float = 2.0) -> Callable:
         # weights, which Torch rejects (gaussian_nll_loss raises) or defines only >= 0.
         if dtype in INT_DTYPES:
             return [*(int_extremes(dtype)[:1] if options.overflow else []), 1, 0, 9]
-        return [lo, 0.0, hi, big_value(dtype), float(_float_finfo(dtype).tiny)]
+        sizes = [big_value(dtype), float(_float_finfo(dtype).tiny)] if options.magnitudes else []
+        return [lo, 0.0, hi, *sizes]
 
     return with_edges(edges)(domain)
 
@@ -360,7 +371,7 @@ def nonzero(lo: float = 0.5, hi: float = 1.5) -> Callable:
         # the magnitudes' bounds with both signs; 0 never: nonzero() guards a divisor
         if dtype in INT_DTYPES:
             return [1, -1, 9, -9]
-        return [lo, -lo, hi, -hi, big_value(dtype), -big_value(dtype)]
+        return [lo, -lo, hi, -hi, *([big_value(dtype), -big_value(dtype)] if options.magnitudes else [])]
 
     return with_edges(edges)(domain)
 
@@ -480,7 +491,7 @@ def wide(min_exponent: float = -3.0) -> Callable:
         if dtype in INT_DTYPES or dtype == "bool":
             return default_edges(dtype, options)
         top = float(_float_finfo(dtype).max)
-        return [*float_edges(dtype, options), top, -top]
+        return [*float_edges(dtype, options), *([top, -top] if options.magnitudes else [])]
 
     return with_edges(edges)(domain)
 

@@ -96,9 +96,13 @@ class Spec:
     # on them.  ``overflow``: integer inputs get their dtype's extremes, where overflow is the
     # question (cumulative and product APIs).  A domain that is a precondition of the math
     # (spd, valid indices) gets no edges whatever these say (``inputs.precondition``).
+    # ``magnitudes=False``: no large/tiny float edges, where every output mixes all inputs so its
+    # rounding scales with the largest (eigenvalues of a matrix with a 1e154 entry: the small ones
+    # are rounding noise on both sides, and the comparison would measure LAPACK, not the API).
     edges: Mapping[str, tuple] = field(default_factory=dict)
     nan_inf: bool = False
     overflow: bool = False
+    magnitudes: bool = True
 
     @property
     def names(self) -> tuple[str, ...]:

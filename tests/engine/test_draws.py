@@ -30,7 +30,8 @@ def _bound(config: str) -> tuple[dict, object]:
 
 
 def _options(spec) -> inp.EdgeOptions:
-    return inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, extra=dict(spec.edges))
+    return inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
+                           extra=dict(spec.edges))
 
 
 def _arrays(materialised) -> list[np.ndarray]:
@@ -47,6 +48,7 @@ def test_the_plan_is_typical_then_edge_then_extra_seeds_for_small_inputs_only():
     small = inp.draw_plan(inp.SMALL_INPUT_ELEMENTS, seed=0)
     assert [str(d) for d in small] == ["typical:0", "edge:0", "typical:1", "typical:2"]
     assert [str(d) for d in inp.draw_plan(inp.SMALL_INPUT_ELEMENTS + 1, seed=5)] == ["typical:5", "edge:5"]
+    assert [str(d) for d in inp.draw_plan(inp.EDGE_INPUT_ELEMENTS + 1, seed=0)] == ["typical:0"]
     assert inp.Draw.parse("edge:3") == inp.Draw("edge", 3) and inp.Draw.parse({"kind": "typical", "seed": 1}).seed == 1
     for bad in ("edgy:0", "edge:x", "typical:1.5"):
         with pytest.raises(ValueError, match="KIND:SEED"):
