@@ -580,6 +580,10 @@ register(
     Spec(
         api="paddle.vander",
         torch=_vander,
+        # The reference's cumprod backward (sum of grad * output, divided by x) overflows to inf at
+        # x = 2**511 where the true gradient (and Paddle's) is finite: large magnitudes would judge
+        # the reference, not Paddle.  Edges 0 and +-1 only.
+        magnitudes=False,
         note="columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod: "
         "torch.vander's own backward fails on an in-place op", adaptations=maps_arguments(),
     ),
