@@ -102,7 +102,7 @@ class Verdict:
     strict_separate: bool = True
     evidence: str = ""  # why the engine suspects Torch (torch_suspect)
     # The input draw this verdict comes from ({kind, seed}; apitester.inputs.Draw) and every draw
-    # judged, in plan order ("typical:0", "edge:0", ...): the verdict is the worst over them.
+    # run, in plan order ("typical:0", "edge:0", ...): the verdict is the worst over them.
     draw: dict | None = None
     draws: list = field(default_factory=list)
 

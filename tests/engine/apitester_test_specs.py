@@ -150,7 +150,19 @@ def _logit_with_finite_gradient_outside(x, **_):
     return torch.log(x) - torch.log1p(-x)
 
 
+def _logit_rejecting_outside(x, **_):
+    """torch.logit, but raising for inputs outside [0, 1]: a reference that cannot judge edge values."""
+    import torch
+
+    if bool(((x < 0) | (x > 1)).any()):
+        raise ValueError("test-only: this reference takes x in [0, 1] only")
+    return torch.logit(x)
+
+
 register(
+    Spec(api="apitester_test.logit_reference_rejects_outside", paddle=_paddle_logit,
+         torch=_logit_rejecting_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
+         note="test-only: paddle.logit against a reference that raises outside [0, 1]"),
     Spec(api="apitester_test.logit_finite_gradient_outside", paddle=_paddle_logit,
          torch=_logit_with_finite_gradient_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
          note="test-only: paddle.logit against a reference whose gradient differs only outside (0, 1)"),

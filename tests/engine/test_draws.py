@@ -114,6 +114,16 @@ def test_a_failure_only_in_the_edge_draw_is_the_verdict_with_its_draw():
     assert replay.message == verdict.message
 
 
+def test_a_later_draw_without_a_verdict_changes_nothing_and_says_so():
+    """The reference raises for the edge values (torch_error): no verdict for that draw, so the
+    typical draw's pass stands, and the message names the draw that was not judged."""
+    config = 'apitester_test.logit_reference_rejects_outside(x=Tensor([4],"float32"), )'
+    verdict = run_config(config)
+    assert verdict.status == "pass" and verdict.draw == {"kind": "typical", "seed": 0}, verdict.message
+    assert "draw edge:0 not judged (torch_error" in verdict.message
+    assert run_config(config, draw="edge:0").status == "torch_error"
+
+
 def test_the_cli_replays_the_reported_draw_and_refuses_a_malformed_one():
     env = {"APITESTER_EXTRA_SPECS": "apitester_test_specs"}
     full = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--json", extra_env=env)
