@@ -4,6 +4,10 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
 
     python -m apitester --accuracy=True --api_config='paddle.clip(Tensor([3],"float32"), min=0, )'
     python -m apitester --accuracy=True --api_config_file=configs.txt --test_cpu=True --json
+    python -m apitester --api_config='paddle.logit(x=Tensor([4],"float32"), )' --draw edge:0
+
+A verdict is the worst over the config's input draws (typical, edge, extra seeds for small inputs);
+``--draw KIND:SEED`` replays the one draw a verdict reports (its ``draw``).
 
 and two subcommands::
 
@@ -21,7 +25,15 @@ import re
 import sys
 from collections import Counter
 
+from .inputs import Draw
 from .vocab import Status
+
+
+def _draw(text: str) -> Draw:
+    try:
+        return Draw.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _bool(text: str) -> bool:
@@ -56,6 +68,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0, help="input seed (inputs are deterministic per config+seed)")
+    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED",
+                   help="replay one input draw (typical:N or edge:N, as a verdict's `draw` reports) "
+                        "instead of judging the whole draw plan")
     p.add_argument("--json", action="store_true", help="print one JSON verdict per line")
     for flag in _IGNORED_ENGINE_FLAGS:
         p.add_argument(f"--{flag}", default=None, help=argparse.SUPPRESS)
@@ -109,7 +124,8 @@ def run_main(argv: list[str]) -> int:
         if config in seen:  # a file may repeat a config; run it once
             continue
         seen.add(config)
-        verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed)
+        verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
+                             draw=args.draw)
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:

@@ -100,6 +100,10 @@ class Verdict:
     adaptations: list = field(default_factory=list)
     strict_separate: bool = True
     evidence: str = ""  # why the engine suspects Torch (torch_suspect)
+    # The input draw this verdict comes from ({kind, seed}; apitester.inputs.Draw) and every draw
+    # run, in plan order ("typical:0", "edge:0", ...): the verdict is the worst over them.
+    draw: dict | None = None
+    draws: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -156,6 +160,9 @@ class Verdict:
             lines.append("  (no plain Torch comparison exists for this API: the strict layer is the adapted check)")
         if self.evidence:
             lines.append(f"  evidence: {self.evidence}")
+        if self.draw:
+            lines.append(f"  draw {self.draw['kind']}:{self.draw['seed']} of {', '.join(self.draws) or '-'} "
+                         f"(replay: --draw {self.draw['kind']}:{self.draw['seed']})")
         return "\n".join(lines)
 
 

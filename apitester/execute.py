@@ -3,6 +3,21 @@
 ``run_config`` never raises for a bad config, a missing spec, or a Paddle/Torch exception:
 those become statuses.  An exception inside apitester itself becomes ``unsupported`` with
 ``engine_error=True`` (an engine gap is never reported as a Paddle bug).
+
+A verdict is the worst over the config's draws (``apitester.inputs.draw_plan``: typical, edge,
+extra seeds for small inputs), judged in plan order:
+
+* the first draw (typical) decides alone when it is not ``pass`` or a by-design status
+  (``documented_difference``, ``torch_suspect``): a failure, or no verdict at all;
+* a later draw that fails (accuracy, dtype, shape, a Paddle error Torch does not share) is the
+  verdict, and no further draw runs (the budget: one failure is enough);
+* a later by-design draw replaces a ``pass`` (or a by-design draw with fewer values off the
+  plain Torch call): it is the worse of the two;
+* a later draw with no verdict (Torch raises, both sides reject the edge values) changes
+  nothing; the message says it was not judged.
+
+``Verdict.draw`` is the reported draw, ``Verdict.draws`` every draw judged;
+``run_config(config, draw="edge:0")`` (``python -m apitester --draw edge:0``) replays one.
 """
 
 from __future__ import annotations
@@ -29,6 +44,13 @@ FLOATING = ("float16", "bfloat16", "float32", "float64")
 MESSAGE_LIMIT = 500
 
 _frameworks: dict[str, Any] = {}
+
+# Statuses of a draw that make it the verdict (a Paddle failure) and those that are worse than a
+# pass without being one (docs/verdicts.md).
+FAILING_DRAW = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error")
+BY_DESIGN_DRAW = ("documented_difference", "torch_suspect")
+# How a paddle_error says Torch rejects the same inputs (the edge values are outside the API).
+BOTH_REJECT = " (torch rejects it too: "
 
 
 def frameworks():
@@ -318,9 +340,17 @@ def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
 # ---------------------------------------------------------------- run
 
 
-def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0) -> Verdict:
-    """Run one config string and return its Verdict (never raises for bad input)."""
+def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
+               draw: "str | inp.Draw | dict | None" = None) -> Verdict:
+    """Run one config string and return its Verdict (never raises for bad input).
+
+    ``draw`` ("edge:0", a Draw or its dict) replays that one draw instead of the plan."""
     config = config.strip()
+    if draw is not None:
+        try:
+            draw = inp.Draw.parse(draw)
+        except (ValueError, TypeError) as exc:
+            return Verdict("unsupported", config=config, api=api_name(config), message=str(exc))
     try:
         frameworks()  # one-time import, not part of a config's seconds
     except Exception as exc:
@@ -329,7 +359,7 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
                        message=f"engine error: cannot import paddle/torch: {last}")
     start = time.perf_counter()
     try:
-        verdict = _run(config, device, atol, rtol, seed)
+        verdict = _run(config, device, atol, rtol, seed, draw)
     except Exception as exc:  # a bug or gap inside apitester itself
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
@@ -369,10 +399,73 @@ class _Forward:
     t_leaves: _Leaves
 
 
-def _run(config: str, device: str, atol: float, rtol: float, seed: int) -> Verdict:
-    prepared = _prepare(config, device, seed)
+def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: inp.Draw | None) -> Verdict:
+    prepared = _prepare(config, device)
     if isinstance(prepared, Verdict):
         return prepared
+    spec = prepared.spec
+    if draw is not None:
+        plan = [draw]
+    elif spec.random:  # a statistical check of its own samples: edge values and seeds say nothing new
+        plan = [inp.Draw(inp.TYPICAL, seed)]
+    else:
+        plan = inp.draw_plan(sum(t.numel for t in prepared.call.tensors()), seed)
+    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
+                              extra=dict(spec.edges))
+    reported: Verdict | None = None
+    judged: list[str] = []
+    not_judged: list[str] = []
+    for current in plan:
+        if reported is None:  # the first draw: an error here is the config's, as it always was
+            verdict = _run_draw(prepared, current, options, atol, rtol, replay=draw is not None)
+        else:
+            try:
+                verdict = _run_draw(prepared, current, options, atol, rtol, replay=False)
+            except Exception as exc:  # a domain or reference that cannot take this draw
+                last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+                not_judged.append(f"draw {current} not judged (engine: {last[:160]})")
+                continue
+        if verdict is None:  # an edge draw that placed no edge value: the typical draw again
+            continue
+        judged.append(str(current))
+        if reported is None:
+            reported = verdict
+            if verdict.status != "pass" and verdict.status not in BY_DESIGN_DRAW:
+                break
+        elif _fails(verdict):
+            reported = verdict
+            break
+        elif verdict.status in BY_DESIGN_DRAW:
+            if reported.status == "pass" or (verdict.mismatched or 0) > (reported.mismatched or 0):
+                reported = verdict
+        elif verdict.status != "pass":
+            not_judged.append(f"draw {current} not judged ({verdict.status}: {verdict.message[:160]})")
+    reported.draws = judged
+    if not_judged:
+        reported.message = "\n".join([reported.message, *not_judged]).strip()
+    return reported
+
+
+def _fails(verdict: Verdict) -> bool:
+    """A later draw's verdict that blames Paddle (not: both sides reject its edge values)."""
+    if verdict.status not in FAILING_DRAW:
+        return False
+    return not (verdict.status == "paddle_error" and BOTH_REJECT in verdict.message)
+
+
+def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, atol: float, rtol: float,
+              replay: bool) -> Verdict | None:
+    """The verdict of one draw (None: an edge draw where no tensor takes edge values, unless replayed)."""
+    materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
+    if draw.kind == inp.EDGE and not placed and not replay:
+        return None
+    verdict = _run_layers(replace(prepared, materialised=materialised), atol, rtol, draw.seed)
+    verdict.draw = draw.to_dict()
+    return verdict
+
+
+def _run_layers(prepared: "_Prepared", atol: float, rtol: float, seed: int) -> Verdict:
+    """One draw's verdict: the strict layer and, where the spec adapts, the adapted one."""
     spec = prepared.spec
     visible = spec.visible_adaptations
     if not visible:
@@ -427,8 +520,8 @@ def _copy_inputs(materialised: dict) -> dict:
     return {k: _map_tensors(v, lambda t: inp.InputTensor(t.array.copy(), t.dtype)) for k, v in materialised.items()}
 
 
-def _prepare(config: str, device: str, seed: int) -> _Prepared | Verdict:
-    """Parse, find the spec, bind to Paddle's signature, draw the inputs.
+def _prepare(config: str, device: str) -> _Prepared | Verdict:
+    """Parse, find the spec, bind to Paddle's signature (the inputs are drawn per draw).
 
     Returns a Verdict when the config cannot be run (syntax, no spec, no such Paddle API,
     arguments that do not bind).
@@ -466,7 +559,7 @@ def _prepare(config: str, device: str, seed: int) -> _Prepared | Verdict:
     parsed = {k: _plain(v) for k, v in bound_args.arguments.items()}
     return _Prepared(
         call=call, spec=spec, sig=sig, parsed=parsed,
-        materialised=inp.materialise(parsed, spec.domains, seed),
+        materialised={},
         want_grad=spec.backward and not spec.random and not _is_inplace(call.api),
         paddle_side=paddle_side, torch_side=_keyword_side(spec.torch, sig),
     )
@@ -502,7 +595,7 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
             t_values, _ = _convert(prep.materialised, _to_torch, False)
             prep.torch_side(t_values)
         except Exception as texc:
-            message += f" (torch rejects it too: {_short(texc)[:200]})"
+            message += f"{BOTH_REJECT}{_short(texc)[:200]})"
         return Verdict("paddle_error", direction="forward", api=api, message=message)
 
     t_values, t_leaves = _convert(prep.materialised, _to_torch, prep.want_grad)

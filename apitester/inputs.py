@@ -7,13 +7,20 @@ and converted on each side, so both frameworks see identical numbers.
 A Domain is a callable ``domain(ctx) -> np.ndarray``; ``ctx`` carries ``shape``,
 ``dtype`` (a name such as "float32" or "bfloat16"), ``rng``, ``args`` (the bound parsed
 arguments; tensors as TensorSpec) and ``arrays`` (already materialised params by name).
+
+Draws: a verdict is judged over a plan of deterministic draws (``draw_plan``): ``typical``
+(the domains as written, seed 0 first: exactly the inputs this module always drew), ``edge``
+(the typical draw with the domain's edge values placed at deterministic positions) and, for
+small inputs, extra ``typical`` seeds.  A domain says what its edges are (``domain.edges``) or
+why it has none (``domain.precondition``: values outside it break the math the reference
+assumes, e.g. SPD for cholesky, valid indices); a domain that says neither gets no edges.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -94,6 +101,192 @@ def default_values(ctx: DomainContext) -> np.ndarray:
     return _uniform(ctx, -1.0, 1.0)
 
 
+
+# ---------------------------------------------------------------- draws and edge values
+
+TYPICAL = "typical"  # the domains as written
+EDGE = "edge"        # the typical draw with the domains' edge values at deterministic positions
+DRAW_KINDS = (TYPICAL, EDGE)
+
+# Inputs of at most this many elements (all tensors of the config) also get EXTRA_SEEDS more
+# typical seeds; larger ones get the typical and the edge draw only (the time budget: a big
+# config's seconds are its tensors', and another seed finds little an edge draw does not).
+SMALL_INPUT_ELEMENTS = 4096
+EXTRA_SEEDS = 2
+# Inputs above this many elements get the typical draw only: the few largest configs are most of
+# a run's seconds (on a 169-config CPU-task sample, the 15 configs above 4M elements take half of
+# them), so an edge draw there would double the run; the edge values' bugs (a NaN region, an
+# overflow, a kink) do not need millions of elements to show.  README "Input draws" has the figures.
+EDGE_INPUT_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One deterministic draw of a config's inputs: its kind and seed ("edge:0" as text)."""
+
+    kind: str
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.kind not in DRAW_KINDS:
+            raise ValueError(f"unknown draw kind {self.kind!r} (one of {', '.join(DRAW_KINDS)})")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.seed}"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "seed": self.seed}
+
+    @classmethod
+    def parse(cls, text: "str | Draw | Mapping") -> "Draw":
+        """``"edge:0"`` / ``"typical:2"`` / ``{"kind": "edge", "seed": 0}`` -> Draw (ValueError if malformed)."""
+        if isinstance(text, Draw):
+            return text
+        if isinstance(text, Mapping):
+            return cls(str(text.get("kind")), int(text.get("seed", 0)))
+        kind, sep, seed = str(text).strip().partition(":")
+        try:
+            return cls(kind, int(seed) if sep else 0)
+        except ValueError as exc:
+            raise ValueError(f"bad draw {text!r}: expected KIND:SEED with KIND one of "
+                             f"{', '.join(DRAW_KINDS)} and SEED an integer ({exc})") from None
+
+
+def draw_plan(elements: int, seed: int = 0) -> list[Draw]:
+    """The draws a verdict is judged over, in order: typical (the given seed: the inputs a
+    single-draw verdict always had), edge (up to EDGE_INPUT_ELEMENTS input elements), and for
+    small inputs EXTRA_SEEDS more seeds."""
+    plan = [Draw(TYPICAL, seed)]
+    if elements <= EDGE_INPUT_ELEMENTS:
+        plan.append(Draw(EDGE, seed))
+    if elements <= SMALL_INPUT_ELEMENTS:
+        plan += [Draw(TYPICAL, seed + k) for k in range(1, EXTRA_SEEDS + 1)]
+    return plan
+
+
+@dataclass(frozen=True)
+class EdgeOptions:
+    """What a spec admits in its edge draws (``Spec.nan_inf``, ``Spec.overflow``, ``Spec.edges``)."""
+
+    nan_inf: bool = False   # NaN and +-inf inputs: only where the API defines its result on them
+    overflow: bool = False  # an integer dtype's extremes: where overflow is the question
+    magnitudes: bool = True  # large and tiny float magnitudes (False: see Spec.magnitudes)
+    extra: Mapping[str, tuple] = field(default_factory=dict)  # per param, placed before the domain's own
+
+
+def _float_finfo(dtype: str) -> np.finfo:
+    return np.finfo(np.float32 if dtype in ("bfloat16", "complex64") else
+                    np.float64 if dtype == "complex128" else numpy_dtype(dtype))
+
+
+def big_value(dtype: str) -> float:
+    """A large magnitude the dtype holds whose square it still holds: the power of two nearest
+    sqrt(max) from below.  The dtype's max itself is not a default edge: sums of values near it
+    overflow to inf or not depending on accumulation order, which neither framework defines
+    (``wide()`` draws the whole range where range limits are the question)."""
+    return float(2.0 ** math.floor(math.log2(float(_float_finfo(dtype).max)) / 2))
+
+
+def float_edges(dtype: str, options: EdgeOptions) -> list:
+    """0, +-1, NaN/+-inf (if the API defines them), +-big, +-tiny (the smallest normal; subnormals
+    are left out: flush-to-zero is a CPU setting, not the API's behaviour)."""
+    big, tiny = big_value(dtype), float(_float_finfo(dtype).tiny)
+    special = [math.nan, math.inf, -math.inf] if options.nan_inf else []
+    sizes = [big, -big, tiny, -tiny] if options.magnitudes else []
+    return [0.0, 1.0, -1.0, *special, *sizes]
+
+
+def int_extremes(dtype: str) -> list:
+    """The dtype's extremes and the magnitude whose square overflows it (products of two overflow)."""
+    info = np.iinfo(dtype)
+    root = math.isqrt(int(info.max)) + 1
+    if dtype.startswith("u"):
+        return [int(info.max), root]
+    return [int(info.max), int(info.min), root, -root]
+
+
+def int_edges(dtype: str, options: EdgeOptions, lo: int, hi: int) -> list:
+    """The extremes first when overflow is the question, then 0, +-1 and the range's bounds [lo, hi)."""
+    values = int_extremes(dtype) if options.overflow else []
+    return [*values, 0, 1, -1, lo, hi - 1]
+
+
+def default_edges(dtype: str, options: EdgeOptions) -> list:
+    if dtype == "bool":
+        return []  # both values are typical already
+    if dtype in INT_DTYPES:
+        return int_edges(dtype, options, 0 if dtype.startswith("u") else -10, 10)
+    return float_edges(dtype, options)
+
+
+default_values.edges = default_edges
+
+
+def precondition(reason: str) -> Callable:
+    """Mark a domain as a precondition of the math: its edge draw keeps its typical values
+    (``reason`` says why values outside it break what the reference computes)."""
+
+    def mark(domain):
+        domain.precondition = reason
+        return domain
+
+    return mark
+
+
+def with_edges(edges: Callable) -> Callable:
+    """Give a domain its edge values: ``edges(dtype, options) -> list``."""
+
+    def mark(domain):
+        domain.edges = edges
+        return domain
+
+    return mark
+
+
+def _representable(values, dtype: str) -> list:
+    """The edge values the dtype can hold (ints: finite integers within its range)."""
+    if dtype == "bool":
+        return []
+    if dtype not in INT_DTYPES:
+        return list(values)
+    info = np.iinfo(dtype)
+    out = []
+    for v in values:
+        if isinstance(v, (int, np.integer)) or (isinstance(v, float) and math.isfinite(v) and v == int(v)):
+            if info.min <= int(v) <= info.max:
+                out.append(int(v))
+    return out
+
+
+def edge_values(domain, dtype: str, options: EdgeOptions, param: str) -> list:
+    """The values an edge draw places in a tensor of this domain (spec-declared ones first)."""
+    own = getattr(domain or default_values, "edges", None)
+    if own is None:  # a precondition, or a domain that declares no edges
+        return []
+    values = [*options.extra.get(param, ()), *own(dtype, options)]
+    seen, out = set(), []
+    for v in _representable(values, dtype):
+        key = repr(v)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def place_edges(values: np.ndarray, edges: list, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """``values`` with each edge value at one deterministic position (the first len(values) edges
+    when there are more edges than elements); returns the array and how many were placed."""
+    n = int(values.size)
+    count = min(n, len(edges))
+    if not count:
+        return values, 0
+    out = np.array(values, copy=True)
+    positions = rng.permutation(n)[:count]
+    flat = out.reshape(-1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        flat[positions] = np.asarray(edges[:count]).astype(out.dtype)
+    return flat.reshape(values.shape), count
+
 # ---------------------------------------------------------------- domain helpers
 
 
@@ -105,7 +298,16 @@ def positive(lo: float = 0.1, hi: float = 2.0) -> Callable:
             return ctx.rng.integers(1, 10, ctx.shape).astype(ctx.dtype)
         return _uniform(ctx, lo, hi)
 
-    return domain
+    def edges(dtype, options):
+        # The bounds and 0 just below them (log -> -inf, rsqrt -> inf: defined on both sides),
+        # a large and a tiny positive value.  No negatives: positive() also guards variances and
+        # weights, which Torch rejects (gaussian_nll_loss raises) or defines only >= 0.
+        if dtype in INT_DTYPES:
+            return [*(int_extremes(dtype)[:1] if options.overflow else []), 1, 0, 9]
+        sizes = [big_value(dtype), float(_float_finfo(dtype).tiny)] if options.magnitudes else []
+        return [lo, 0.0, hi, *sizes]
+
+    return with_edges(edges)(domain)
 
 
 def unit_open(margin: float = 0.01) -> Callable:
@@ -114,7 +316,9 @@ def unit_open(margin: float = 0.01) -> Callable:
     def domain(ctx):
         return _uniform(ctx, margin, 1.0 - margin)
 
-    return domain
+    # The interval's ends, nothing outside: unit_open() draws probabilities, and Torch rejects
+    # probabilities outside [0, 1] (binary_cross_entropy raises) where Paddle's kernel may not.
+    return with_edges(lambda dtype, options: [0.0, 1.0, margin, 1.0 - margin])(domain)
 
 
 def range_(lo: float, hi: float) -> Callable:
@@ -125,7 +329,14 @@ def range_(lo: float, hi: float) -> Callable:
             return ctx.rng.integers(math.ceil(lo), math.ceil(hi), ctx.shape).astype(ctx.dtype)
         return _uniform(ctx, lo, hi)
 
-    return domain
+    def edges(dtype, options):
+        # The bounds only: a range is the spec's choice of a well-conditioned region (logits,
+        # a scale factor, a normalizer), and outside it the comparison says nothing new.
+        if dtype in INT_DTYPES:
+            return [math.ceil(lo), math.ceil(hi) - 1]
+        return [lo, hi]
+
+    return with_edges(edges)(domain)
 
 
 def int_range(lo: int, hi: int) -> Callable:
@@ -135,7 +346,13 @@ def int_range(lo: int, hi: int) -> Callable:
         values = ctx.rng.integers(lo, hi, ctx.shape)
         return values.astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    def edges(dtype, options):
+        # the range's bounds; the dtype's extremes too where the spec says overflow is the question
+        if dtype in INT_DTYPES:
+            return int_edges(dtype, options, lo, hi)
+        return [float(lo), float(hi - 1)]
+
+    return with_edges(edges)(domain)
 
 
 def nonzero(lo: float = 0.5, hi: float = 1.5) -> Callable:
@@ -150,7 +367,13 @@ def nonzero(lo: float = 0.5, hi: float = 1.5) -> Callable:
             return (sign * mag).astype(ctx.dtype)
         return (sign * ctx.rng.uniform(lo, hi, ctx.shape)).astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    def edges(dtype, options):
+        # the magnitudes' bounds with both signs; 0 never: nonzero() guards a divisor
+        if dtype in INT_DTYPES:
+            return [1, -1, 9, -9]
+        return [lo, -lo, hi, -hi, *([big_value(dtype), -big_value(dtype)] if options.magnitudes else [])]
+
+    return with_edges(edges)(domain)
 
 
 # The bit pattern of each float format's +inf: patterns 0 .. inf-1 are its finite non-negative
@@ -224,7 +447,8 @@ def unique(lo: float = -1.0, hi: float = 1.0) -> Callable:
             return values
         return ctx.rng.permutation(_nearest_zero(ctx.dtype, n)).reshape(ctx.shape)
 
-    return domain
+    return precondition("pairwise distinct values (sort/topk ties have no defined order): "
+                        "an edge value would repeat one")(domain)
 
 
 def spd(jitter: float | None = None) -> Callable:
@@ -240,7 +464,8 @@ def spd(jitter: float | None = None) -> Callable:
             return mat.astype(ctx.dtype)
         return mat.astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("symmetric positive definite matrices: cholesky and its solves are "
+                        "undefined otherwise, and one edge value breaks the symmetry")(domain)
 
 
 def wide(min_exponent: float = -3.0) -> Callable:
@@ -261,7 +486,14 @@ def wide(min_exponent: float = -3.0) -> Callable:
         sign = np.where(ctx.rng.random(ctx.shape) < 0.5, -1.0, 1.0)
         return (sign * mag).astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    def edges(dtype, options):
+        # the default edges and, since range limits are this domain's question, the dtype's max
+        if dtype in INT_DTYPES or dtype == "bool":
+            return default_edges(dtype, options)
+        top = float(_float_finfo(dtype).max)
+        return [*float_edges(dtype, options), *([top, -top] if options.magnitudes else [])]
+
+    return with_edges(edges)(domain)
 
 
 def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
@@ -284,7 +516,8 @@ def ties_with(other: str = "x", fraction: float = 0.1) -> Callable:
         mask = ctx.rng.random(values.shape) < fraction
         return np.where(mask, aligned.astype(values.dtype), values)
 
-    return domain
+    # the default edges (the ties stay at the other positions)
+    return with_edges(default_edges)(domain)
 
 
 def _arg_value(ctx: DomainContext, key: Any) -> Any:
@@ -329,7 +562,7 @@ def indices(of: str = "arr", axis: str | int | None = "axis", unique: bool = Fal
                 return out.reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
         return ctx.rng.integers(0, size, ctx.shape).astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("valid indices into another argument: out of range is an error on both sides")(domain)
 
 
 def axes(of: str = "x") -> Callable:
@@ -349,7 +582,7 @@ def axes(of: str = "x") -> Callable:
         dims = np.where(signs, dims - ndim, dims)
         return dims.reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("valid, distinct axes of another argument")(domain)
 
 
 def probabilities(axis: int = -1) -> Callable:
@@ -363,7 +596,7 @@ def probabilities(axis: int = -1) -> Callable:
             values = np.ones(())
         return values.astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("non-negative values summing to 1 along an axis: one edge value breaks the sum")(domain)
 
 
 def one_of(values) -> Callable:
@@ -373,7 +606,7 @@ def one_of(values) -> Callable:
     def domain(ctx):
         return ctx.rng.choice(choices, ctx.shape).astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("values from a fixed set the API accepts")(domain)
 
 
 # ---------------------------------------------------------------- materialisation
@@ -395,14 +628,29 @@ def _finish(array: np.ndarray, spec: TensorSpec) -> InputTensor:
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)
 
 
-def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays) -> InputTensor:
+def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
+          edges: "_EdgeDraw | None" = None) -> InputTensor:
     ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
                         _rng(seed, name, index), args, arrays, name, index if index else None)
     values = (domain or default_values)(ctx)
+    if edges is not None:
+        values = np.asarray(values)
+        wanted = edge_values(domain, ctx.dtype, edges.options, name.split(".", 1)[0])
+        # a generator of its own, so the typical values under the edges are the typical draw's
+        values, placed = place_edges(values, wanted, _rng(seed, "edge " + name, index))
+        edges.placed += placed
     return _finish(values, spec)
 
 
-def _materialise_param(value, name, seed, domain, args, arrays):
+@dataclass
+class _EdgeDraw:
+    """An edge draw in progress: the spec's options and how many edge values were placed."""
+
+    options: EdgeOptions
+    placed: int = 0
+
+
+def _materialise_param(value, name, seed, domain, args, arrays, edges=None):
     """The param's value with every TensorSpec replaced by an InputTensor (lists, tuples, slices
     and a **kwargs dict walked).  Tensors are numbered in order per name; an entry of a **kwargs
     dict is named ``param.key`` and numbered on its own."""
@@ -414,26 +662,42 @@ def _materialise_param(value, name, seed, domain, args, arrays):
         scope = ".".join([name, *(p for p in path if isinstance(p, str))])
         index = counters.get(scope, 0)
         counters[scope] = index + 1
-        return _make(item, scope, index, seed, domain, args, arrays)
+        return _make(item, scope, index, seed, domain, args, arrays, edges)
 
     return walk(value, leaf, into=(list, tuple, slice, dict))
 
 
 def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
-    """Replace every TensorSpec in the bound arguments by an InputTensor.
+    """Replace every TensorSpec in the bound arguments by an InputTensor (the typical draw).
 
     Params without a domain are drawn first, then params with a domain in signature
     order, so a domain (e.g. ``indices(of="arr")``) can look at other params' arrays.
     Each tensor's generator is seeded from (seed, param name, position), so values do not
     depend on evaluation order.
     """
-    domains = domains or {}
+    return _materialise_all(bound, domains or {}, seed, None)
+
+
+def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None, draw: Draw,
+                     options: EdgeOptions | None = None) -> tuple[dict[str, Any], int]:
+    """The inputs of one draw and how many edge values it placed (0 for a typical draw).
+
+    A typical draw is ``materialise(bound, domains, draw.seed)``.  An edge draw is that draw with
+    each tensor's edge values (``edge_values``) at deterministic positions; a tensor whose domain
+    is a precondition keeps its typical values, and a domain reading another argument's array
+    sees that argument with its edges."""
+    edges = _EdgeDraw(options or EdgeOptions()) if draw.kind == EDGE else None
+    out = _materialise_all(bound, domains or {}, draw.seed, edges)
+    return out, edges.placed if edges else 0
+
+
+def _materialise_all(bound, domains, seed, edges) -> dict[str, Any]:
     out: dict[str, Any] = {}
     arrays: dict[str, Any] = {}
     ordered = [k for k in bound if k not in domains] + [k for k in bound if k in domains]
     for key in ordered:
         value = bound[key]
-        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays)
+        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays, edges)
         out[key] = mat
         arrays[key] = _strip(mat)
     return {k: out[k] for k in bound}

@@ -90,6 +90,19 @@ class Spec:
     adaptations: tuple[Adaptation, ...] = ()
     strict_torch: Callable | None = None
     strict_paddle: Callable | None = None
+    # The edge draw (apitester.inputs: a verdict is the worst over its draws).  ``edges``: per
+    # param, values placed before the domain's own edges (the API's own boundaries, e.g.
+    # logit's 0 and 1).  ``nan_inf``: NaN and +-inf are edges, where the API defines its result
+    # on them.  ``overflow``: integer inputs get their dtype's extremes, where overflow is the
+    # question (cumulative and product APIs).  A domain that is a precondition of the math
+    # (spd, valid indices) gets no edges whatever these say (``inputs.precondition``).
+    # ``magnitudes=False``: no large/tiny float edges, where every output mixes all inputs so its
+    # rounding scales with the largest (eigenvalues of a matrix with a 1e154 entry: the small ones
+    # are rounding noise on both sides, and the comparison would measure LAPACK, not the API).
+    edges: Mapping[str, tuple] = field(default_factory=dict)
+    nan_inf: bool = False
+    overflow: bool = False
+    magnitudes: bool = True
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ..inputs import precondition
 from .base import Adaptation, Spec, low_precision, maps_arguments, register
 
 # Torch has no fused ops: each reference composes the unfused ops Paddle's docstring names
@@ -333,9 +334,10 @@ def seq_len_full(of: str, dim: int = 2):
         shape = tuple(ctx.args[of].shape)
         return np.full(ctx.shape, shape[dim] if len(shape) > dim else 1, dtype=ctx.dtype)
 
-    return domain
+    return precondition("sequence lengths equal to the full length: every row valid")(domain)
 
 
+@precondition("valid positions into the sin/cos tables")
 def position_index(ctx):
     """Positions valid for the sin/cos tables (their seq dim), else for q's seq dim."""
     sin = ctx.args.get("sin")

@@ -3,6 +3,7 @@ scatter_reduce."""
 
 from __future__ import annotations
 
+from ..inputs import precondition
 from .base import Spec, maps_arguments, register
 
 
@@ -18,7 +19,7 @@ def node_index(of: str = "x"):
                 rows = size
         return ctx.rng.integers(0, max(int(rows), 1), ctx.shape).astype(ctx.dtype)
 
-    return domain
+    return precondition("valid node ids (rows of another argument)")(domain)
 
 
 def _message(op, a, b):

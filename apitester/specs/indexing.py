@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 
-from ..inputs import indices
+from ..inputs import indices, precondition
 from .base import Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
@@ -68,6 +68,7 @@ def _shape(value):
     return tuple(getattr(value, "shape", ()) or ())
 
 
+@precondition("valid indices for __getitem__")
 def getitem_index(ctx):
     """Valid integer indices for paddle.Tensor.__getitem__.
 
@@ -89,6 +90,7 @@ def _shared_rng(ctx, salt: str) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(key.encode()))
 
 
+@precondition("valid indices addressing distinct positions (accumulate=False has no defined winner otherwise)")
 def index_put_indices(ctx):
     """Indices for paddle.index_put: integer index tensors jointly address DISTINCT
     positions (accumulate=False has no defined winner for a repeated position), and a
@@ -125,6 +127,7 @@ def index_put_indices(ctx):
     return coords[ints.index(pos)].reshape(ctx.shape).astype(ctx.dtype)
 
 
+@precondition("valid row indices, distinct where overwrite has no defined winner")
 def scatter_index(ctx):
     """Row indices for paddle.scatter: distinct when there are no more updates than rows
     (overwrite mode has no defined winner on GPU), otherwise any valid row."""

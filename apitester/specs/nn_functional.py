@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
+from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
 from ._helpers import load_functional, load_torch, promote
 from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
 
@@ -167,9 +167,10 @@ def _labels_below(of: str, axis: Any = -1, exclude: str | None = None):
             values = ctx.rng.integers(0, max(classes, 1), ctx.shape)
         return values.astype(numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("valid class labels (or soft labels summing to 1)")(domain)
 
 
+@precondition("a grid kept off the points where bilinear's gradient jumps and nearest's choice flips")
 def _grid(ctx):
     """Sampling grid in [-1, 1], kept 1e-3 pixels away from the points where bilinear's
     gradient jumps (integer source coordinates) and nearest's choice flips (half-integers):
@@ -190,6 +191,7 @@ def _grid(ctx):
     return values.astype(numpy_dtype(ctx.dtype))
 
 
+@precondition("valid row ids of the weight table")
 def _embedding_ids(ctx):
     """Row ids; with a padding_idx, about 1 id in 8 is that row, so the padding behaviour is
     exercised whatever the table size (uniform ids over 33712 rows would almost never hit it,
@@ -204,11 +206,13 @@ def _embedding_ids(ctx):
     return ids.astype(numpy_dtype(ctx.dtype))
 
 
+@precondition("positive output sizes")
 def _resize_size(ctx):
     """A `size` given as a tensor: positive output sizes."""
     return ctx.rng.integers(1, 17, ctx.shape).astype(numpy_dtype(ctx.dtype))
 
 
+@precondition("valid class ids below num_classes")
 def _one_hot_ids(ctx):
     classes = ctx.args.get("num_classes", -1)
     classes = 10 if classes is None or int(classes) <= 0 else int(classes)
@@ -221,9 +225,10 @@ def _filled(value_of):
     def domain(ctx):
         return np.full(ctx.shape, value_of(ctx.args), dtype=numpy_dtype(ctx.dtype))
 
-    return domain
+    return precondition("a length computed from the other arguments' shapes")(domain)
 
 
+@precondition("feasible CTC label lengths (len + repeats <= T)")
 def _ctc_label_lengths(ctx):
     """Feasible CTC label lengths: a path needs len + repeats <= T, so keep len <= T // 2."""
     steps = int(ctx.args["log_probs"].shape[0])
@@ -232,6 +237,7 @@ def _ctc_label_lengths(ctx):
     return ctx.rng.integers(1, top + 1, ctx.shape).astype(numpy_dtype(ctx.dtype))
 
 
+@precondition("probabilities when use_softmax=False (taken as softmax output)")
 def _ce_input(ctx):
     """cross_entropy input: probabilities when use_softmax=False (it is taken as softmax output)."""
     if ctx.args.get("use_softmax", True) is False:

@@ -44,6 +44,7 @@ def _cumsum(x, axis=None, dtype=None, **_):
 register(
     Spec(
         api="paddle.sum",
+        overflow=True,  # integer sums: the edge draw has the dtype's extremes
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
         domains={"axis": axes(of="x")},
@@ -51,6 +52,7 @@ register(
     ),
     Spec(
         api="paddle.cumsum",
+        overflow=True,  # integer sums: the edge draw has the dtype's extremes
         aliases=("paddle.Tensor.cumsum",),
         torch=_cumsum,
         note="torch.cumsum; axis=None flattens first as Paddle does", adaptations=maps_arguments(),
@@ -150,6 +152,25 @@ def _cumprod(x, dim=None, dtype=None, **_):
     if dim is None:  # Paddle flattens first
         y, dim = y.reshape(-1), 0
     return torch.cumprod(y, dim=dim).to(out_dtype)
+
+
+def _cumprod_plain(x, dim=None, dtype=None, **_):
+    """The plain torch.cumprod (dtype= casts x first, as Paddle's does): ints promote to int64."""
+    import torch
+
+    if dim is None:  # Paddle flattens first (Torch needs a dim)
+        x, dim = x.reshape(-1), 0
+    return torch.cumprod(x, dim=dim, dtype=torch_dtype(dtype))
+
+
+# Casting Torch's result back to x's dtype hides int32 overflow (int64 products wrapped to int32
+# equal Paddle's wrapped int32 products), so it is declared as what it is.
+_CUMPROD_KEEPS_DTYPE = Adaptation(
+    "documented_semantics",
+    "Paddle documents cumprod's result in x's dtype unless dtype= is given (\"useful for preventing "
+    "data type overflows\"): integer products wrap at x's width where torch.cumprod promotes int32 "
+    "to int64; the adapted layer casts Torch's result back to x's dtype",
+    link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/cumprod_en.html")
 
 
 def _cum_extreme(name):
@@ -372,10 +393,12 @@ register(
          backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims", adaptations=maps_arguments()),
     Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
          note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments()),
-    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR,
+    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR, overflow=True,
          note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents", adaptations=maps_arguments()),
-    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
-         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)", adaptations=maps_arguments()),
+    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod, strict_torch=_cumprod_plain,
+         overflow=True,  # the task's bug is int32 overflow: the edge draw has the dtype's extremes
+         note="torch.cumprod; dim=None flattens; the adapted layer keeps x's dtype (Torch promotes ints to int64)",
+         adaptations=(_CUMPROD_KEEPS_DTYPE, *maps_arguments("dim=None flattens x first, as Paddle does"))),
     Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
          note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments()),
     Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),

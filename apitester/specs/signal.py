@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ..inputs import precondition
 from .base import Spec, register, torch_call
 
 
+@precondition("a positive window: near zero it violates the NOLA condition istft divides by")
 def window_values(ctx):
     """Window samples in [0.1, 1): a window near zero everywhere violates the NOLA
     condition (the overlap-add envelope istft divides by), which both APIs reject or

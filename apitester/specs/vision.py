@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..inputs import precondition
 from .base import Adaptation, Spec, maps_arguments, register
 
 # ---------------------------------------------------------------- input domains
@@ -34,9 +35,10 @@ def roi_boxes(image: str = "x", scale: str | None = "spatial_scale"):
         boxes = np.stack([x1, y1, x1 + w, y1 + h], axis=-1) if n else np.zeros((0, 4))
         return boxes.reshape(ctx.shape).astype(_array_dtype(ctx.dtype))
 
-    return domain
+    return precondition("boxes inside the image")(domain)
 
 
+@precondition("proposals spread over every FPN level")
 def fpn_rois(ctx):
     """Proposals whose sqrt(area) spreads log-uniformly over 16..1024 pixels, so every
     FPN level (refer_scale 224 at refer_level 4 -> levels 2..5+) gets some boxes."""
@@ -60,7 +62,7 @@ def counts_summing_to(of: str):
         counts = np.diff(np.concatenate([[0], cuts, [total]]))
         return counts.reshape(ctx.shape).astype(ctx.dtype)
 
-    return domain
+    return precondition("per-image counts summing to the box count")(domain)
 
 
 # ---------------------------------------------------------------- deform_conv2d

@@ -130,3 +130,40 @@ register(
          adaptations=(Adaptation("reference_precision", "test-only: the reference sums in float64, "
                                  "the 'plain' call accumulates in float16"),)),
 )
+
+
+# ---------------------------------------------------------------- a difference only outside the typical domain
+
+
+def _paddle_logit(x):
+    import paddle
+
+    return paddle.logit(x)
+
+
+def _logit_with_finite_gradient_outside(x, **_):
+    """log(x) - log1p(-x): logit's values everywhere (NaN outside [0, 1]), but its gradient
+    1/x + 1/(1 - x) stays finite outside (0, 1), where paddle.logit's is NaN (3.3.1) or 0 (3.0.0):
+    a difference only an input outside (0, 1) reaches."""
+    import torch
+
+    return torch.log(x) - torch.log1p(-x)
+
+
+def _logit_rejecting_outside(x, **_):
+    """torch.logit, but raising for inputs outside [0, 1]: a reference that cannot judge edge values."""
+    import torch
+
+    if bool(((x < 0) | (x > 1)).any()):
+        raise ValueError("test-only: this reference takes x in [0, 1] only")
+    return torch.logit(x)
+
+
+register(
+    Spec(api="apitester_test.logit_reference_rejects_outside", paddle=_paddle_logit,
+         torch=_logit_rejecting_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
+         note="test-only: paddle.logit against a reference that raises outside [0, 1]"),
+    Spec(api="apitester_test.logit_finite_gradient_outside", paddle=_paddle_logit,
+         torch=_logit_with_finite_gradient_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
+         note="test-only: paddle.logit against a reference whose gradient differs only outside (0, 1)"),
+)

@@ -101,8 +101,11 @@ REPORT_CASES = [
     # that of the batch-statistics formula.
     ("batch_norm", ("training=False", "use_global_stats=False"), 10_000, "accuracy_error", "backward"),
     ("temporal_shift", ("shift_ratio=0.4",), 1000, "pass", None),
-    ("log_softmax", (), 1000, "pass", None),
-    ("cosine_similarity", (), 1000, "pass", None),
+    # Found by the edge draw (typical draws pass): Paddle's float32 log_softmax floors at -64 for a
+    # logit more than ~64 below the max (log_softmax([-100, 0.3]) gives -64, Torch -100.3, on 3.3.1);
+    # cosine_similarity overflows |x1|^2 * |x2|^2 in float32 at ~1e19 where Torch's 1/sqrt(10) is right.
+    ("log_softmax", (), 1000, "accuracy_error", "forward"),
+    ("cosine_similarity", (), 1000, "accuracy_error", "forward"),
     ("conv2d", ("list[2,2,], 0, list[1,1,], 1, )",), 500_000, "pass", None),
     # float32 input with a float16 weight: Paddle computes in float32 and returns float16
     # (the weight's dtype); the reference does the same (Torch has no mixed-dtype conv).
@@ -210,8 +213,10 @@ SEMANTICS_CASES = [
 
 @pytest.mark.parametrize("tail, status", SEMANTICS_CASES, ids=[c[0][:50] for c in SEMANTICS_CASES])
 def test_reference_semantics(tail, status):
-    """The spec's reference (its adapted layer, where it adapts) against Paddle."""
-    verdict = run_config(NN + tail)
+    """The spec's reference (its adapted layer, where it adapts) against Paddle, on the typical draw:
+    the semantics are the question here (edge draws have their own verdicts; ctc_loss's with 1e154
+    logits, where Paddle's warp-ctc gives 66.8 and Torch 1.1e153, is not diagnosed yet)."""
+    verdict = run_config(NN + tail, draw="typical:0")
     assert not verdict.engine_error, verdict.message
     layer = verdict.adapted or verdict.strict
     assert layer["status"] == status, layer["message"]

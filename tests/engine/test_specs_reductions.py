@@ -53,7 +53,6 @@ PASSING = [
     ("paddle.count_nonzero", r"axis=list\[1,3,\]"),    # list axis + keepdim
     ("paddle.max", r"axis=list\[0,\]"),
     ("paddle.prod", r'"int32"'),                      # int32 stays int32 (Torch would give int64)
-    ("paddle.cumprod", r'"int32"'),
     ("paddle.cummax", r'dtype="int32"'),              # int32 indices
     ("paddle.cummin", r'dtype="int32"'),
     ("paddle.trapezoid", r'x=Tensor\(\[3\]'),          # 1-D x along axis 1 of a 3-D y
@@ -82,6 +81,19 @@ DOCUMENTED_DIFFERENCES = [
     ("paddle.unique_consecutive", r"return_counts=True"),
 ]
 
+# cumprod of int32 was in PASSING: the spec cast Torch's int64 result back to int32, which also
+# hides int32 overflow (the task's bug).  The cast is now a declared documented_semantics
+# adaptation and the strict layer is the plain torch.cumprod (int64): strict dtype_mismatch,
+# adapted pass -> documented_difference; the edge draw's int32 extremes overflow
+# (tests/engine/test_draws.py).
+
+
+def test_int32_cumprod_is_a_documented_difference():
+    line = config("paddle.cumprod", r'"int32"')
+    verdict = run_config(line)
+    assert verdict.status == "documented_difference", (line, verdict.status, verdict.message)
+    assert verdict.strict["status"] == "dtype_mismatch" and verdict.adapted["status"] == "pass"
+
 
 @pytest.mark.parametrize("api,pattern", DOCUMENTED_DIFFERENCES, ids=[f"{a}[{p}]" for a, p in DOCUMENTED_DIFFERENCES])
 def test_flattened_inverse_is_a_documented_difference(api, pattern):
@@ -106,16 +118,28 @@ def test_every_small_cpu_config_of_the_family_reaches_pass():
     apis = ["paddle.all", "paddle.any", "paddle.count_nonzero", "paddle.max", "paddle.prod",
             "paddle.cumprod", "paddle.trapezoid", "paddle.cumulative_trapezoid", "paddle.std",
             "paddle.var", "paddle.trace", "paddle.unique", "paddle.unique_consecutive"]
-    statuses = {}
+    statuses, verdicts = {}, {}
     for api in apis:
         for line in _configs().get(api, []):
-            statuses[line] = run_config(line).status
+            verdicts[line] = run_config(line)
+            statuses[line] = verdicts[line].status
     assert len(statuses) >= 40
-    # the unique APIs' configs that ask for the inverse differ from Torch by design (its shape)
+    # the unique APIs' configs that ask for the inverse differ from Torch by design (its shape), and
+    # so do cumprod's integer configs (Paddle keeps x's dtype; see test_int32_cumprod_is_a_documented_difference)
     by_design = {line for line, s in statuses.items()
                  if s == "documented_difference" and line.startswith("paddle.unique") and "return_inverse=True" in line}
     assert by_design
-    assert {line: s for line, s in statuses.items() if s != "pass" and line not in by_design} == {}
+    by_design |= {line for line, s in statuses.items()
+                  if s == "documented_difference" and line.startswith("paddle.cumprod") and '"int' in line}
+    # paddle.prod's gradient at an element equal to 0 is NaN (Paddle divides the product by x), where
+    # Torch's is the product of the others: a real Paddle bug (3.0.0 and 3.3.1) that only the edge
+    # draw's 0 reaches, so float prod configs reducing over such an element fail in their edge draw.
+    zero_gradient = {line for line, v in verdicts.items()
+                     if line.startswith("paddle.prod") and (v.status, v.direction) == ("accuracy_error", "backward")
+                     and v.draw == {"kind": "edge", "seed": 0}}
+    assert zero_gradient
+    explained = by_design | zero_gradient
+    assert {line: s for line, s in statuses.items() if s != "pass" and line not in explained} == {}
 
 
 def _with_reference(monkeypatch, api: str, reference) -> None:

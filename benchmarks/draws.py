@@ -1,0 +1,95 @@
+"""Input draws (issue 18): the time they add and the verdicts they change.
+
+    python benchmarks/draws.py time CONFIGS.jsonl        # A/B in one process, back to back per config
+    python benchmarks/draws.py changes BEFORE.jsonl AFTER.jsonl
+
+``time`` reads the configs of a ``coverage --jsonl`` file (skipped_too_large / crash / timeout left
+out: they never ran a draw) and runs each twice in this process, one math thread: the typical draw
+alone (``draw="typical:0"``, exactly the single-draw engine's inputs and code path) and the whole
+plan.  Running the two back to back per config keeps the machine's load out of the ratio.  A config
+whose plan is one draw (inputs above EDGE_INPUT_ELEMENTS, random APIs) runs once and counts the same
+seconds on both sides.  Prints Σ seconds of each, the ratio, and the draws judged per config.
+
+``changes`` lists every config whose status differs between two ``coverage --jsonl`` files, grouped
+by API and (before -> after), with the draw the new verdict reports.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+
+NOT_RUN = ("skipped_too_large", "crash", "flaky_crash", "timeout")
+
+
+def load(path: str) -> dict[str, dict]:
+    with open(path, encoding="utf-8") as fh:
+        return {v["config"]: v for v in map(json.loads, filter(str.strip, fh))}
+
+
+def time_main(path: str) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from apitester import inputs as inp
+    from apitester.config import parse_config
+    from apitester.execute import frameworks, run_config
+    from apitester.specs import get_spec
+
+    frameworks()
+    configs = [c for c, v in load(path).items() if v["status"] not in NOT_RUN]
+    single = full = 0.0
+    draws: Counter[int] = Counter()
+    for i, config in enumerate(configs, 1):
+        start = time.perf_counter()
+        run_config(config, draw="typical:0")
+        typical = time.perf_counter() - start
+        call, spec = None, None
+        try:
+            call = parse_config(config)
+            spec = get_spec(call.api)
+        except Exception:  # a syntax error: one draw, as before
+            pass
+        one_draw = spec is None or spec.random or \
+            len(inp.draw_plan(sum(t.numel for t in call.tensors()))) == 1
+        if one_draw:
+            plan, judged = typical, 1
+        else:
+            start = time.perf_counter()
+            verdict = run_config(config)
+            plan, judged = time.perf_counter() - start, max(len(verdict.draws), 1)
+        single += typical
+        full += plan
+        draws[judged] += 1
+        if i % 20 == 0:
+            print(f"  {i}/{len(configs)}: typical {single:.1f} s, plan {full:.1f} s", file=sys.stderr, flush=True)
+    print(f"configs: {len(configs)}; draws judged per config: "
+          + ", ".join(f"{k}: {draws[k]}" for k in sorted(draws)))
+    print(f"typical draw only: {single:.1f} s; whole plan: {full:.1f} s; ratio {full / max(single, 1e-9):.3f}")
+    return 0
+
+
+def changes_main(before_path: str, after_path: str) -> int:
+    before, after = load(before_path), load(after_path)
+    common = sorted(set(before) & set(after))
+    groups: dict[tuple, list] = defaultdict(list)
+    for config in common:
+        b, a = before[config], after[config]
+        if b["status"] != a["status"]:
+            draw = a.get("draw") or {}
+            label = f"{draw.get('kind')}:{draw.get('seed')}" if draw else "-"
+            groups[(a.get("api") or b.get("api"), b["status"], a["status"], a.get("direction"), label)].append(config)
+    print(f"configs: {len(common)} in both; status changed: {sum(len(v) for v in groups.values())}")
+    for (api, old, new, direction, label), configs in sorted(groups.items()):
+        print(f"  {api}: {old} -> {new}{' ' + direction if direction else ''} x{len(configs)} (draw {label})"
+              f"  e.g. {configs[0][:150]}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "time":
+        sys.exit(time_main(sys.argv[2]))
+    if len(sys.argv) == 4 and sys.argv[1] == "changes":
+        sys.exit(changes_main(sys.argv[2], sys.argv[3]))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)

@@ -1,0 +1,198 @@
+"""A verdict is the worst over deterministic input draws (apitester.inputs.draw_plan): typical,
+edge, extra seeds for small inputs.  Real paddle and torch (CPU); the failing draw is recorded and
+replays exactly (``run_config(..., draw=...)``, ``python -m apitester --draw``)."""
+
+import json
+
+import numpy as np
+import pytest
+
+import apitester_test_specs  # noqa: F401  (registers the apitester_test.* specs)
+from apitester import inputs as inp
+from apitester.config import TensorSpec, parse_config
+from apitester.execute import _bind, _plain, _signature, run_config
+from apitester.specs import all_specs, get_spec
+from report_configs import configs  # tests/engine is on sys.path (no __init__.py)
+from test_cli import run as run_cli
+
+LOGIT = 'paddle.logit(x=Tensor([4],"float32"), )'
+CUMPROD = 'paddle.cumprod(x=Tensor([3, 4],"int32"), dim=0, )'
+# Paddle's logit against a reference whose gradient differs from it only outside (0, 1)
+LOGIT_CONSTRUCT = 'apitester_test.logit_finite_gradient_outside(x=Tensor([4],"float32"), )'
+
+
+def _bound(config: str) -> tuple[dict, object]:
+    """The parsed, bound arguments of a config as execute binds them, and its spec."""
+    call = parse_config(config)
+    spec = get_spec(call.api)
+    bound = _bind(_signature(spec, call.api), call)
+    return {k: _plain(v) for k, v in bound.arguments.items()}, spec
+
+
+def _options(spec) -> inp.EdgeOptions:
+    return inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
+                           extra=dict(spec.edges))
+
+
+def _arrays(materialised) -> list[np.ndarray]:
+    out = []
+    inp.walk(materialised, lambda item, _path: out.append(item.array) if isinstance(item, inp.InputTensor) else None,
+             into=(list, tuple, dict))
+    return out
+
+
+# ---------------------------------------------------------------- the plan and the typical draw
+
+
+def test_the_plan_is_typical_then_edge_then_extra_seeds_for_small_inputs_only():
+    small = inp.draw_plan(inp.SMALL_INPUT_ELEMENTS, seed=0)
+    assert [str(d) for d in small] == ["typical:0", "edge:0", "typical:1", "typical:2"]
+    assert [str(d) for d in inp.draw_plan(inp.SMALL_INPUT_ELEMENTS + 1, seed=5)] == ["typical:5", "edge:5"]
+    assert [str(d) for d in inp.draw_plan(inp.EDGE_INPUT_ELEMENTS + 1, seed=0)] == ["typical:0"]
+    assert inp.Draw.parse("edge:3") == inp.Draw("edge", 3) and inp.Draw.parse({"kind": "typical", "seed": 1}).seed == 1
+    for bad in ("edgy:0", "edge:x", "typical:1.5"):
+        with pytest.raises(ValueError, match="KIND:SEED"):
+            inp.Draw.parse(bad)
+
+
+@pytest.mark.parametrize("config", [
+    LOGIT, CUMPROD,
+    'paddle.nn.functional.binary_cross_entropy(Tensor([4, 3],"float32"), Tensor([4, 3],"float32"), '
+    'weight=Tensor([4, 3],"float32"), )',
+    'paddle.concat(list[Tensor([2, 3],"float16"),Tensor([2, 3],"bfloat16"),], 0, )',
+    'paddle.put_along_axis(Tensor([4, 5],"float64"), Tensor([4, 2],"int64"), Tensor([4, 2],"float64"), 1, )',
+])
+def test_the_typical_draw_is_the_single_draw_inputs_always_were(config):
+    """The first draw of every plan is inputs.materialise(seed 0), the function every verdict drew
+    its inputs with before draws existed: existing verdicts do not shift."""
+    bound, spec = _bound(config)
+    before = _arrays(inp.materialise(bound, spec.domains, 0))
+    typical, placed = inp.materialise_draw(bound, spec.domains, inp.Draw("typical", 0), _options(spec))
+    assert placed == 0
+    after = _arrays(typical)
+    assert len(before) == len(after) and before
+    for a, b in zip(before, after):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    # the edge draw is that draw with some elements replaced (none where the domain is a precondition)
+    edge, placed = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), _options(spec))
+    changed = sum(int(np.count_nonzero((a != e) & ~(np.isnan(e) if e.dtype.kind == "f" else False)))
+                  + int(np.count_nonzero(np.isnan(e) if e.dtype.kind == "f" else 0))
+                  for a, e in zip(after, _arrays(edge)))
+    assert 0 < changed <= placed
+
+
+# ---------------------------------------------------------------- edge values reach the failure
+
+
+def test_logit_edge_draw_reaches_outside_the_unit_interval_where_the_typical_draw_does_not():
+    bound, spec = _bound(LOGIT)
+    typical = inp.materialise_draw(bound, spec.domains, inp.Draw("typical", 0), _options(spec))[0]["x"].array
+    assert ((typical > 0) & (typical < 1)).all()  # the miss the issue reports: four draws inside (0, 1)
+    edge = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), _options(spec))[0]["x"].array
+    assert sorted(edge.tolist()) == [-0.5, 0.0, 1.0, 1.5]  # the spec's edges: both bounds, both sides outside
+    # NaN/inf only where the spec says the API defines them: a plain spec's edge draw has none
+    bigger = inp.materialise_draw({"x": TensorSpec((64,), "float32")}, {}, inp.Draw("edge", 0))[0]["x"].array
+    assert np.isfinite(bigger).all() and {0.0, 1.0, -1.0} <= set(bigger.tolist())
+    logit64 = inp.materialise_draw({"x": TensorSpec((64,), "float32")}, spec.domains, inp.Draw("edge", 0),
+                                   _options(spec))[0]["x"].array
+    assert np.isnan(logit64).sum() == 1 and np.isposinf(logit64).sum() == 1 and np.isneginf(logit64).sum() == 1
+
+
+def test_a_failure_only_in_the_edge_draw_is_the_verdict_with_its_draw():
+    """Real paddle.logit against a reference that differs from it only outside (0, 1): the typical
+    draw passes, the edge draw fails, and the verdict says which draw (no further draw runs)."""
+    verdict = run_config(LOGIT_CONSTRUCT)
+    assert (verdict.status, verdict.direction) == ("accuracy_error", "backward"), verdict.message
+    assert verdict.draw == {"kind": "edge", "seed": 0}
+    assert verdict.draws == ["typical:0", "edge:0"]  # stopped at the first failing draw
+    assert verdict.to_dict()["draw"] == {"kind": "edge", "seed": 0}  # the JSON seam: a plain dict
+    typical = run_config(LOGIT_CONSTRUCT, draw="typical:0")
+    assert typical.status == "pass" and typical.draws == ["typical:0"], typical.message
+    replay = run_config(LOGIT_CONSTRUCT, draw=verdict.draw)
+    assert (replay.status, replay.direction, replay.mismatched, replay.output) == \
+        (verdict.status, verdict.direction, verdict.mismatched, verdict.output)
+    assert replay.message == verdict.message
+
+
+def test_a_later_draw_without_a_verdict_changes_nothing_and_says_so():
+    """The reference raises for the edge values (torch_error): no verdict for that draw, so the
+    typical draw's pass stands, and the message names the draw that was not judged."""
+    config = 'apitester_test.logit_reference_rejects_outside(x=Tensor([4],"float32"), )'
+    verdict = run_config(config)
+    assert verdict.status == "pass" and verdict.draw == {"kind": "typical", "seed": 0}, verdict.message
+    assert "draw edge:0 not judged (torch_error" in verdict.message
+    assert run_config(config, draw="edge:0").status == "torch_error"
+
+
+def test_the_cli_replays_the_reported_draw_and_refuses_a_malformed_one():
+    env = {"APITESTER_EXTRA_SPECS": "apitester_test_specs"}
+    full = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--json", extra_env=env)
+    verdict = json.loads(full.stdout)
+    assert full.returncode == 1 and verdict["draw"] == {"kind": "edge", "seed": 0}, full.stderr
+    draw = f"{verdict['draw']['kind']}:{verdict['draw']['seed']}"
+    replay = json.loads(run_cli(f"--api_config={LOGIT_CONSTRUCT}", f"--draw={draw}", "--json", extra_env=env).stdout)
+    for key in ("status", "direction", "mismatched", "max_abs", "output", "message", "draw"):
+        assert replay[key] == verdict[key], key
+    assert replay["draws"] == [draw]
+    human = run_cli(f"--api_config={LOGIT_CONSTRUCT}", extra_env=env)
+    assert "(replay: --draw edge:0)" in human.stdout
+    bad = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--draw=sideways:1")
+    assert bad.returncode == 2 and "KIND:SEED" in bad.stderr and not bad.stdout
+
+
+def test_cumprod_int32_overflow_is_found_by_the_edge_draw():
+    """The board's cumprod task is int32 overflow (Paddle keeps int32, Torch promotes to int64).
+    Typical ints in [-10, 10) never overflow; the edge draw has int32's extremes, and the strict
+    layer (the plain torch.cumprod) then differs in value as well as dtype.  Casting Torch's result
+    back to int32 wraps exactly as Paddle does, which is why that cast is a declared adaptation."""
+    [config] = [c for c in configs("paddle.cumprod", '"int32"') if c == CUMPROD]
+    bound, spec = _bound(config)
+    edge = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), _options(spec))[0]["x"].array
+    exact = np.cumprod(edge.astype(np.int64), axis=0)
+    assert (np.abs(exact) > np.iinfo(np.int32).max).any()  # the edge draw overflows int32
+    typical = run_config(config, draw="typical:0")
+    assert typical.strict["status"] == "dtype_mismatch" and typical.strict["message"].endswith("values agree")
+    verdict = run_config(config)
+    assert verdict.status == "documented_difference", verdict.message  # was `pass`: the cast hid the dtype
+    assert verdict.draw == {"kind": "edge", "seed": 0}  # the draw with the most values off the plain call
+    assert verdict.strict["status"] == "dtype_mismatch" and "values also differ" in verdict.strict["message"]
+    assert verdict.mismatched == int(np.count_nonzero(exact != exact.astype(np.int32)))
+    assert verdict.adapted["status"] == "pass"  # int64 products wrapped to int32 equal Paddle's
+    assert [a["kind"] for a in verdict.adaptations] == ["documented_semantics"]
+
+
+# ---------------------------------------------------------------- preconditions
+
+
+def test_precondition_domains_get_no_edge_values():
+    spd = inp.spd()
+    bound = {"x": TensorSpec((2, 5, 5), "float64"), "y": TensorSpec((6,), "int64"), "z": TensorSpec((9,), "float32")}
+    domains = {"x": spd, "y": inp.indices(of="z", axis=None), "z": inp.unique()}
+    typical = inp.materialise_draw(bound, domains, inp.Draw("typical", 0))[0]
+    edge, placed = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions(nan_inf=True, overflow=True))
+    assert placed == 0
+    for key in bound:
+        assert edge[key].array.tobytes() == typical[key].array.tobytes(), key
+    m = edge["x"].array
+    assert np.allclose(m, np.swapaxes(m, -1, -2)) and np.linalg.eigvalsh(m).min() > 0
+    # a real spec's precondition: cholesky_solve's y stays a Cholesky factor in its edge draw
+    config = 'paddle.linalg.cholesky_solve(Tensor([3, 3],"float64"), Tensor([3, 3],"float64"), )'
+    bound, spec = _bound(config)
+    typical = inp.materialise_draw(bound, spec.domains, inp.Draw("typical", 0), _options(spec))[0]
+    edge = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), _options(spec))[0]
+    assert edge["y"].array.tobytes() == typical["y"].array.tobytes()
+    assert edge["x"].array.tobytes() != typical["x"].array.tobytes()  # the right-hand side takes edges
+
+
+def test_every_registered_domain_declares_its_edges_or_why_it_has_none():
+    engine_specs = {api: spec for api, spec in all_specs().items() if not api.startswith("apitester_test.")}
+    assert len(engine_specs) > 100
+    for api, spec in sorted(engine_specs.items()):
+        for param, domain in spec.domains.items():
+            edges, reason = getattr(domain, "edges", None), getattr(domain, "precondition", "")
+            assert edges is not None or reason, f"{api}: domain of {param!r} declares neither edges nor a precondition"
+
+
+def test_a_random_api_keeps_one_draw():
+    verdict = run_config('apitester_test.rand(x=Tensor([4],"float32"), )')
+    assert verdict.statistical and verdict.draws == ["typical:0"]
