@@ -276,6 +276,9 @@ class ConfigResult(models.Model):
     adapted_message = models.TextField(blank=True, default="")
     adaptations = models.JSONField(default=list, blank=True)
     evidence = models.TextField(blank=True, default="")  # why the engine suspects Torch (torch_suspect)
+    # The input draw the verdict comes from ("edge:0"; "" for the typical draw or a pool-made verdict), so
+    # the repro command replays exactly those inputs (apitester --draw).
+    draw = models.CharField(max_length=40, blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
 
     @property

@@ -366,8 +366,16 @@ def _result_fields(verdict: dict, seconds) -> dict:
         max_rel=_float(verdict.get("max_rel")), mismatched=_int(verdict.get("mismatched")),
         total_elements=_int(verdict.get("total")), worst_index=verdict.get("worst_index"),
         message=str(message)[:5000], seconds=_float(seconds) or 0.0, diff_map=_diff_map(verdict),
-        **_layers(verdict),
+        draw=_draw_text(verdict.get("draw")), **_layers(verdict),
     )
+
+
+def _draw_text(draw) -> str:
+    """The verdict's draw as the CLI's --draw text; "" for the typical draw (the command's default)."""
+    if not isinstance(draw, dict):
+        return ""
+    text = f"{draw.get('kind', '')}:{draw.get('seed', 0)}"[:40]
+    return "" if text == "typical:0" else text
 
 
 def _unstorable(verdict, exc: Exception) -> dict:

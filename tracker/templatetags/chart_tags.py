@@ -20,6 +20,8 @@ def task_charts(context, task, matrix: dict):
 
 
 @register.simple_tag
-def repro_command(config: str) -> str:
-    """The command a contributor runs locally to reproduce a config (PaddleAPITest's flags)."""
-    return "python -m apitester --accuracy=True --api_config='" + config.replace("'", "'\\''") + "'"
+def repro_command(config: str, draw: str = "") -> str:
+    """The command a contributor runs locally to reproduce a config (PaddleAPITest's flags), with the input
+    draw the verdict came from when it is not the typical one."""
+    command = "python -m apitester --accuracy=True --api_config='" + config.replace("'", "'\\''") + "'"
+    return command + (f" --draw {draw}" if draw else "")

@@ -54,6 +54,7 @@ def result(result: ConfigResult) -> dict:
     """One stored verdict with both layers (the adapted one only where the spec adapts)."""
     data = {
         "config": result.failing_config.config, "run": result.run_id, "status": result.status,
+        "draw": result.draw or "typical:0",
         "direction": result.direction or None, "statistical": result.statistical,
         "strict": {"status": result.strict, "direction": result.strict_direction or None,
                    "max_abs": result.max_abs, "max_rel": result.max_rel, "mismatched": result.mismatched},
