@@ -101,6 +101,11 @@ class Verdict:
     adaptations: list = field(default_factory=list)
     strict_separate: bool = True
     evidence: str = ""  # why the engine suspects Torch (torch_suspect)
+    # The spec's declared known Paddle failure this verdict matches (KnownFailure.to_dict():
+    # release range, dtypes, reason, source); the status stays the failure it is.
+    known_failure: dict | None = None
+    # What the spec compares and why, where it departs from the default (Comparison.to_dict()).
+    comparison: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -157,6 +162,15 @@ class Verdict:
             lines.append("  (no plain Torch comparison exists for this API: the strict layer is the adapted check)")
         if self.evidence:
             lines.append(f"  evidence: {self.evidence}")
+        if self.comparison:
+            source = f" <{self.comparison['source']}>" if self.comparison.get("source") else ""
+            lines.append(f"  comparison: {self.comparison['note']}{source}")
+        if self.known_failure:
+            known = self.known_failure
+            scope = ", ".join(filter(None, [f"Paddle {known['releases']}" if known.get("releases") else "",
+                                            "/".join(known.get("dtypes") or ())]))
+            source = f" <{known['source']}>" if known.get("source") else ""
+            lines.append(f"  known Paddle failure{f' ({scope})' if scope else ''}: {known['reason']}{source}")
         return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ import zlib
 
 from ..inputs import int_range, positive, ties_with, wide
 from ._helpers import is_tensor, load_torch, promote
-from .base import Adaptation, Spec, maps_arguments, register, torch_call, torch_dtype
+from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_call, torch_dtype
 
 
 def _clip(x, min=None, max=None, detach_bounds=True, **_):
@@ -64,7 +64,7 @@ register(
         api="paddle.logit",
         aliases=("paddle.Tensor.logit",),
         torch=_logit,
-        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN", adaptations=maps_arguments(),
+        note="torch.logit; inputs in [-1, 1) include the region outside (0, 1) where logit is NaN", adaptations=maps_arguments("x, eps -> torch.logit(input, eps)"),
     ),
     Spec(
         api="paddle.maximum",
@@ -72,14 +72,14 @@ register(
         torch=lambda x, y, **_: __import__("torch").maximum(x, y),
         # Some elements equal: the reported failures are gradients at ties.
         domains={"y": ties_with("x")},
-        note="torch.maximum; 10% of y ties with x to exercise the tie gradient", adaptations=maps_arguments(),
+        note="torch.maximum; 10% of y ties with x to exercise the tie gradient", adaptations=maps_arguments("x, y -> torch.maximum(input, other)"),
     ),
     Spec(
         api="paddle.Tensor.__mul__",
         aliases=("paddle.Tensor.mul", "paddle.multiply", "paddle.Tensor.multiply"),
         torch=_mul,
         signature=lambda x, y: None,
-        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature", adaptations=maps_arguments(),
+        note="x * y; Tensor.__mul__ is a builtin without an inspectable signature", adaptations=maps_arguments("x, y -> torch.mul(input, other)"),
     ),
     Spec(
         api="paddle.cast",
@@ -88,7 +88,7 @@ register(
         # Values over the whole float16 range make rounding (not just exact small ints) count.
         # PaddleAPITest's integer range: crosses float16's max, so rounding and overflow count.
         domains={"x": int_range(-65535, 65535)},
-        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest", adaptations=maps_arguments(),
+        note="Tensor.to(dtype); integer inputs in [-65535, 65535) as in PaddleAPITest", adaptations=maps_arguments("dtype -> Tensor.to(dtype)"),
     ),
 )
 
@@ -402,13 +402,13 @@ register(
         torch=_bitwise_right_shift,
         aliases=("paddle.Tensor.bitwise_right_shift",),
         note="torch >> is arithmetic only: is_arithmetic=False shifts the unsigned bit pattern "
-        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)", adaptations=maps_arguments(),
+        "(0-filled); shifts < 0 or >= bit width give 0 (logical) or the sign fill (arithmetic)", adaptations=maps_arguments("x, y -> x >> y; is_arithmetic=False -> the shift of the unsigned bit pattern (0-filled); out-of-range shifts -> 0 or the sign fill"),
     ),
     Spec(
         api="paddle.broadcast_to",
         torch=_expand,
         aliases=("paddle.Tensor.broadcast_to",),
-        note="Tensor.expand(shape) (shape items may be Tensors)", adaptations=maps_arguments(),
+        note="Tensor.expand(shape) (shape items may be Tensors)", adaptations=maps_arguments("shape -> Tensor.expand(size) (Tensor items as ints)"),
     ),
     Spec(
         api="paddle.combinations",
@@ -419,7 +419,7 @@ register(
         api="paddle.concat",
         torch=_concat,
         aliases=("paddle.Tensor.concat",),
-        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype", adaptations=maps_arguments(),
+        note="torch.cat(x, dim=axis); torch promotes mixed dtypes while Paddle requires one dtype", adaptations=maps_arguments("x (a list) -> torch.cat(tensors), axis -> dim (a Tensor axis as an int)"),
     ),
     Spec(
         api="paddle.copysign",
@@ -431,7 +431,7 @@ register(
     Spec(
         api="paddle.diag",
         torch=_diag,
-        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype", adaptations=maps_arguments(),
+        note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype", adaptations=maps_arguments("offset -> diagonal; padding_value -> the off-diagonal entries of a 1-D x's matrix"),
     ),
     Spec(
         api="paddle.diagflat",
@@ -442,18 +442,18 @@ register(
         api="paddle.dot",
         torch=_dot,
         aliases=("paddle.Tensor.dot",),
-        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)", adaptations=maps_arguments(),
+        note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)", adaptations=maps_arguments("x, y -> torch.dot(input, tensor) for 1-D; 2-D (Paddle's row-wise batched dot) -> (x*y).sum(-1)"),
     ),
     Spec(
         api="paddle.einsum",
         torch=_einsum,
-        note="torch.einsum(equation, *operands) after float16/float32 promotion", adaptations=maps_arguments(),
+        note="torch.einsum(equation, *operands) after float16/float32 promotion", adaptations=maps_arguments("equation, *operands -> torch.einsum(equation, *operands); a float16/float32 mix promoted as Paddle does"),
     ),
     Spec(
         api="paddle.expand",
         torch=_expand,
         aliases=("paddle.Tensor.expand",),
-        note="Tensor.expand(shape); -1 keeps a dim", adaptations=maps_arguments(),
+        note="Tensor.expand(shape); -1 keeps a dim", adaptations=maps_arguments("shape -> Tensor.expand(size) (-1 keeps a dim, Tensor items as ints)"),
     ),
     Spec(
         api="paddle.floor",
@@ -489,7 +489,7 @@ register(
     Spec(
         api="paddle.kron",
         torch=_kron,
-        aliases=("paddle.Tensor.kron",), adaptations=maps_arguments(),
+        aliases=("paddle.Tensor.kron",), adaptations=maps_arguments("x, y -> torch.kron(input, other) on the operands promoted to their common dtype"),
         note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
@@ -497,20 +497,20 @@ register(
         torch=_lerp,
         aliases=("paddle.Tensor.lerp",),
         note="torch.lerp on the operands broadcast to one shape; Paddle's lerp gives weight no "
-        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)", adaptations=maps_arguments(),
+        "gradient, which shows as a backward mismatch on weight (the board's grads_diff task)", adaptations=maps_arguments("x, y, weight -> torch.lerp(input, end, weight) on the operands broadcast to one shape"),
     ),
     Spec(
         api="paddle.matmul",
         torch=_matmul,
         aliases=("paddle.Tensor.matmul",),
-        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands", adaptations=maps_arguments(),
+        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands", adaptations=maps_arguments("x, y -> torch.matmul(input, other); transpose_x/transpose_y -> the last two dims of a >=2-D operand swapped first"),
     ),
     Spec(
         api="paddle.Tensor.__matmul__",
         torch=_matmul,
         signature=lambda x, y: None,
         note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
-        "torch.matmul after float16/float32 promotion", adaptations=maps_arguments(),
+        "torch.matmul after float16/float32 promotion", adaptations=maps_arguments("x, y -> torch.matmul(input, other); a float16/float32 pair promoted as Paddle's type promotion does"),
     ),
     Spec(
         api="paddle.minimum",
@@ -526,13 +526,16 @@ register(
         aliases=("paddle.Tensor.nextafter",),
         backward=False,
         tolerances={"float32": (0.0, 0.0), "float64": (0.0, 0.0)},
-        note="exact comparison: a 1-ulp step is the whole result", adaptations=maps_arguments(),
+        comparison=Comparison("float32/float64 compared exactly (atol = rtol = 0, not the default 1e-2): "
+                              "nextafter's whole result is a one-ulp step, which any tolerance would accept "
+                              "unchanged; float16/bfloat16 follow the run's tolerance"),
+        note="exact comparison: a 1-ulp step is the whole result", adaptations=maps_arguments("x, y -> torch.nextafter(input, other)"),
     ),
     Spec(
         api="paddle.outer",
         torch=_outer,
         aliases=("paddle.Tensor.outer",),
-        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)", adaptations=maps_arguments(),
+        note="torch.outer of the flattened operands (Paddle flattens N-D inputs)", adaptations=maps_arguments("x, y -> torch.outer(input, vec2) of the flattened operands (Paddle flattens N-D inputs)"),
     ),
     Spec(
         api="paddle.pow",
@@ -569,30 +572,30 @@ register(
         torch=_tensordot,
         domains={"axes": _tensordot_axes_domain},
         note="torch.tensordot with Paddle's axes forms (int, flat list = same axes, [axes_x, axes_y] "
-        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size", adaptations=maps_arguments(),
+        "with the shorter extended by the longer, Tensor); a size-1 dim contracts against any size", adaptations=maps_arguments("axes (int, flat list = same axes, [axes_x, axes_y] with the shorter extended by the longer, Tensor) -> torch.tensordot(dims=(axes_x, axes_y))"),
     ),
     Spec(
         api="paddle.vander",
         torch=_vander,
         note="columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod: "
-        "torch.vander's own backward fails on an in-place op", adaptations=maps_arguments(),
+        "torch.vander's own backward fails on an in-place op", adaptations=maps_arguments("x, n, increasing -> columns x^(n-1) .. x^0 (reversed when increasing) from an out-of-place cumprod (torch.vander's backward fails on its in-place op)"),
     ),
     Spec(
         api="paddle.where",
         torch=_where,
         aliases=("paddle.Tensor.where",),
-        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)", adaptations=maps_arguments(),
+        note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)", adaptations=maps_arguments("condition, x, y -> torch.where(condition, input, other); x and y None -> torch.nonzero(condition, as_tuple=True)"),
     ),
     Spec(
         api="paddle.Tensor.tile",
         torch=_tile,
-        aliases=("paddle.tile",), adaptations=maps_arguments(),
+        aliases=("paddle.tile",), adaptations=maps_arguments("repeat_times -> Tensor.tile(dims) (Tensor items as ints)"),
         note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
         torch=_parameters_to_vector,
         note="torch.cat of the flattened tensors; Paddle concatenates under no_grad and returns a "
-        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)", adaptations=maps_arguments(),
+        "new leaf, so its inputs get no gradient where Torch's do (the board's grads_diff task)", adaptations=maps_arguments("parameters -> torch.cat of the flattened tensors"),
     ),
 )

@@ -56,7 +56,7 @@ register(
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
-        note="torch.scatter / scatter_reduce after Paddle's broadcast rules", adaptations=maps_arguments(),
+        note="torch.scatter / scatter_reduce after Paddle's broadcast rules", adaptations=maps_arguments("arr, indices, values, axis, reduce, include_self, broadcast -> torch.scatter / scatter_reduce(input, dim, index, src, reduce, include_self) after Paddle's broadcast rules"),
     ),
 )
 
@@ -259,7 +259,7 @@ register(
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
-        "so the reference stacks it first.", adaptations=maps_arguments(),
+        "so the reference stacks it first.", adaptations=maps_arguments("item -> Tensor.__getitem__'s index (Tensor indices as int64, slices and None as given)"),
     ),
     Spec(
         api="paddle.Tensor.set_",
@@ -267,7 +267,7 @@ register(
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
-        "rather than compared on out-of-bounds memory.", adaptations=maps_arguments(),
+        "rather than compared on out-of-bounds memory.", adaptations=maps_arguments("source, shape, stride -> torch.as_strided(size, stride); offset in bytes -> storage_offset = offset // itemsize"),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_",
@@ -275,7 +275,7 @@ register(
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
-        "on a clone.", adaptations=maps_arguments(),
+        "on a clone.", adaptations=maps_arguments("value, wrap -> Tensor.fill_diagonal_(fill_value, wrap) on a clone; Paddle's offset -> the diagonal positions shifted by offset columns"),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
@@ -288,7 +288,7 @@ register(
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
-        "many elements as the integer indices' last dim.", adaptations=maps_arguments(),
+        "many elements as the integer indices' last dim.", adaptations=maps_arguments("x, indices, value, accumulate -> torch.index_put(input, indices (int as int64), values, accumulate)"),
     ),
     Spec(
         api="paddle.diagonal_scatter",
@@ -302,11 +302,11 @@ register(
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
         "index_fill 0 then index_add. Indices drawn distinct when there are no more "
-        "updates than rows.", adaptations=maps_arguments(),
+        "updates than rows.", adaptations=maps_arguments("x, index, updates, overwrite -> index_copy (overwrite) / index_fill 0 then index_add (accumulate)"),
     ),
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
-        note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments(),
+        note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments("axes, starts, ends, strides -> Python slices per axis, taken with index_select (Torch has no negative steps)"),
     ),
 )

@@ -43,7 +43,7 @@ register(
         aliases=("paddle.cholesky_solve",),
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
-        note="y is a Cholesky factor (triangular, positive diagonal) of a well-conditioned SPD matrix", adaptations=maps_arguments(),
+        note="y is a Cholesky factor (triangular, positive diagonal) of a well-conditioned SPD matrix", adaptations=maps_arguments("x, y, upper -> torch.cholesky_solve(B=x, L=y, upper)"),
     ),
 )
 
@@ -361,7 +361,7 @@ register(
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
         note="The method form of paddle.linalg.cholesky_solve (same reference and domain): "
-        "y is a Cholesky factor of a well-conditioned SPD matrix.", adaptations=maps_arguments(),
+        "y is a Cholesky factor of a well-conditioned SPD matrix.", adaptations=maps_arguments("x, y, upper -> torch.cholesky_solve(B=x, L=y, upper)"),
     ),
     Spec(
         api="paddle.linalg.cond",
@@ -412,7 +412,7 @@ register(
         api="paddle.linalg.lstsq",
         torch=_lstsq,
         note="torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, "
-        "singular_values); the CPU default driver is gelsy on both sides.", adaptations=maps_arguments(),
+        "singular_values); the CPU default driver is gelsy on both sides.", adaptations=maps_arguments("x, y, rcond, driver -> torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, singular_values)"),
     ),
     Spec(
         api="paddle.linalg.matrix_rank",
@@ -420,13 +420,13 @@ register(
         domains={"tol": tolerance, "atol": tolerance, "rtol": tolerance},
         backward=False,
         note="torch.linalg.matrix_rank; Paddle's legacy `tol` is an absolute threshold "
-        "(atol=tol, rtol=0). Tolerance tensors drawn in [0, 0.5).", adaptations=maps_arguments(),
+        "(atol=tol, rtol=0). Tolerance tensors drawn in [0, 0.5).", adaptations=maps_arguments("x, atol, rtol, hermitian -> torch.linalg.matrix_rank(A, atol, rtol, hermitian); Paddle's legacy tol -> atol=tol, rtol=0"),
     ),
     Spec(
         api="paddle.linalg.norm",
         torch=_norm,
         note="Paddle's dispatch: 2-element axis or string p -> torch.linalg.matrix_norm, "
-        "otherwise torch.linalg.vector_norm over axis (None = flattened).", adaptations=maps_arguments(),
+        "otherwise torch.linalg.vector_norm over axis (None = flattened).", adaptations=maps_arguments("p, axis, keepdim -> torch.linalg.matrix_norm(ord, dim) for a 2-element axis or a string p, else torch.linalg.vector_norm(ord, dim) (None -> flattened)"),
     ),
     Spec(
         api="paddle.linalg.pinv",
