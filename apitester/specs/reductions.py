@@ -125,31 +125,42 @@ def _max(x, axis=None, keepdim=False, **_):
     return torch.amax(x, dim=dims, keepdim=keepdim)
 
 
-def _prod(x, axis=None, keepdim=False, dtype=None, **_):
+def _prod(x, axis=None, keepdim=False, dtype=None, *, keep_dtype=True, **_):
+    """torch.prod over Paddle's axes; ``keep_dtype`` casts the result back to x's dtype (or
+    ``dtype``) as Paddle documents, where the plain torch.prod promotes integers to int64."""
     import torch
 
-    # Paddle casts x to `dtype` first and otherwise keeps x's dtype (Torch promotes ints to int64).
     out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
-    y = x.to(out_dtype)
+    y = x.to(out_dtype) if dtype is not None else x
     dims = _axes(x, axis)
     for d in reversed(dims):  # torch.prod takes one dim at a time
         y = torch.prod(y, dim=d, keepdim=True)
     if not keepdim and dims:
         y = y.reshape([s for i, s in enumerate(y.shape) if i not in dims])
-    return y.to(out_dtype)
+    return y.to(out_dtype) if keep_dtype else y
+
+
+def _keeps_input_dtype(api: str, torch_name: str) -> Adaptation:
+    """Paddle's documented result dtype of an integer product (no promotion)."""
+    return Adaptation(
+        "documented_semantics",
+        f"Paddle documents {api}'s result in x's dtype when dtype is None (an int32 product wraps at "
+        f"int32's range; dtype= avoids the overflow); {torch_name} promotes integers to int64: the adapted "
+        "layer casts Torch's result back to x's dtype",
+        link=f"https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/{api.rsplit('.', 1)[-1]}_en.html")
 
 
 # ---------------------------------------------------------------- scans
 
 
-def _cumprod(x, dim=None, dtype=None, **_):
+def _cumprod(x, dim=None, dtype=None, *, keep_dtype=True, **_):
+    """torch.cumprod (dim=None flattens, as Paddle does); ``keep_dtype`` casts the result back
+    to x's dtype as Paddle documents, where the plain torch.cumprod promotes integers to int64."""
     import torch
 
-    out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
-    y = x.to(out_dtype)
-    if dim is None:  # Paddle flattens first
-        y, dim = y.reshape(-1), 0
-    return torch.cumprod(y, dim=dim).to(out_dtype)
+    y = x.reshape(-1) if dim is None else x
+    out = torch.cumprod(y, dim=0 if dim is None else dim, dtype=torch_dtype(dtype))
+    return out.to(torch_dtype(dtype) if dtype is not None else x.dtype) if keep_dtype else out
 
 
 def _cum_extreme(name):
@@ -373,9 +384,15 @@ register(
     Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
          note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim: torch.amax")),
     Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR,
-         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents", adaptations=maps_arguments("axis -> dim (one axis at a time; None -> every dim), keepdim -> keepdim, dtype -> dtype")),
+         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents",
+         strict_torch=lambda **kw: _prod(**kw, keep_dtype=False),
+         adaptations=(_keeps_input_dtype("paddle.prod", "torch.prod"),) + maps_arguments(
+             "axis -> dim (one axis at a time; None -> every dim), keepdim -> keepdim, dtype -> dtype")),
     Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
-         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)", adaptations=maps_arguments("dim -> dim (None -> flattened, dim 0), dtype -> dtype")),
+         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)",
+         strict_torch=lambda **kw: _cumprod(**kw, keep_dtype=False),
+         adaptations=(_keeps_input_dtype("paddle.cumprod", "torch.cumprod"),) + maps_arguments(
+             "dim -> dim (None -> flattened, dim 0), dtype -> dtype")),
     Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
          note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0); dtype -> the indices cast to it")),
     Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
