@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from apitester.specs.base import Adaptation, Spec, register
+from apitester.specs.base import Adaptation, Spec, maps_arguments, register
 
 
 def _paddle_tanh(x):
@@ -129,4 +129,28 @@ register(
          domains={"x": lambda ctx: ctx.rng.uniform(0.5, 1.0, ctx.shape).astype(ctx.dtype)},
          adaptations=(Adaptation("reference_precision", "test-only: the reference sums in float64, "
                                  "the 'plain' call accumulates in float16"),)),
+)
+
+
+# ---------------------------------------------------------------- a "silent" mapping that changes the result
+
+
+def _paddle_cumsum(x, axis):
+    import paddle
+
+    return paddle.cumsum(x, axis)
+
+
+def _cumsum_cast_back(x, axis, **_):
+    """Deliberately wrong: the plain torch.cumsum promotes int32 to int64, this casts back and
+    calls it an argument mapping (the shape of cumprod's old declaration)."""
+    import torch
+
+    return torch.cumsum(x, dim=axis).to(x.dtype)
+
+
+register(
+    Spec(api="apitester_test.cumsum", paddle=_paddle_cumsum, torch=_cumsum_cast_back,
+         signature=lambda x, axis: None, backward=False,
+         adaptations=maps_arguments("test-only: axis -> dim (and, undeclared, the result cast back to x's dtype)")),
 )
