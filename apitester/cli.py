@@ -5,10 +5,11 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
     python -m apitester --accuracy=True --api_config='paddle.clip(Tensor([3],"float32"), min=0, )'
     python -m apitester --accuracy=True --api_config_file=configs.txt --test_cpu=True --json
 
-and two subcommands::
+and three subcommands::
 
     python -m apitester parse FILE...            # syntax check only
     python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
+    python -m apitester adaptations [--markdown]  # every spec's declared adaptations
 
 Exit status: 0 when everything passes (or parses), 1 otherwise, 2 for usage errors.
 """
@@ -159,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "parse":
         return parse_main(argv[1:])
+    if argv and argv[0] == "adaptations":
+        from .adaptations import adaptations_main
+
+        return adaptations_main(argv[1:])
     if argv and argv[0] == "coverage":
         from .coverage import coverage_main
 

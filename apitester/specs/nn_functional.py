@@ -19,7 +19,7 @@ import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, probabilities, range_, unit_open
 from ._helpers import load_functional, load_torch, promote
-from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
+from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_dtype
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -912,6 +912,16 @@ def _hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
 
 
 _NN = "paddle.nn.functional."
+
+# PaddleAPITest widened its interpolate tolerance after finding Torch's float16 gradients wrong; this
+# engine keeps the default and says so, so a float16 backward failure is read as what it may be.
+INTERPOLATE_FLOAT16_BACKWARD = Comparison(
+    "float16/bfloat16 backward compared against Torch's own float16 gradient at the engine default "
+    "atol = rtol = 1e-2, not widened: PaddleAPITest's engine widened its interpolate tolerance after finding "
+    "Torch's float16 gradients wrong, so a float16 backward failure here (bilinear: ~5% of elements, "
+    "|diff| ~ 0.1) may be Torch's side; float32/float64 are unaffected. A float64 oracle settles it "
+    "(the diagnosis issue); until then the failure stands",
+    source="board issue 18 (side-by-side run with PaddleAPITest's engine on Paddle 3.0.0 and 3.3.1)")
 _LOW = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
 
 register(
@@ -1048,7 +1058,9 @@ register(
     Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
          note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments("x, grid, mode, padding_mode, align_corners -> F.grid_sample(input, grid, mode, padding_mode, align_corners)")),
     Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+         comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis", adaptations=maps_arguments("size, scale_factor, mode, align_corners, data_format -> F.interpolate's; align_mode=1 linear resize -> src = dst*scale composed per axis")),
     Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+         comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="same reference as interpolate", adaptations=maps_arguments("the arguments of interpolate, mapped as interpolate maps them")),
 )
