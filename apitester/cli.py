@@ -9,10 +9,11 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
 A verdict is the worst over the config's input draws (typical, edge, extra seeds for small inputs);
 ``--draw KIND:SEED`` replays the one draw a verdict reports (its ``draw``).
 
-and two subcommands::
+and three subcommands::
 
     python -m apitester parse FILE...            # syntax check only
     python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
+    python -m apitester adaptations [--markdown]  # every spec's declared adaptations
 
 Exit status: 0 when everything passes (or parses), 1 otherwise, 2 for usage errors.
 """
@@ -196,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "parse":
         return parse_main(argv[1:])
+    if argv and argv[0] == "adaptations":
+        from .adaptations import adaptations_main
+
+        return adaptations_main(argv[1:])
     if argv and argv[0] == "coverage":
         from .coverage import coverage_main
 

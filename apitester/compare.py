@@ -104,6 +104,11 @@ class Verdict:
     # run, in plan order ("typical:0", "edge:0", ...): the verdict is the worst over them.
     draw: dict | None = None
     draws: list = field(default_factory=list)
+    # The spec's declared known Paddle failure this verdict matches (KnownFailure.to_dict():
+    # release range, dtypes, reason, source); the status stays the failure it is.
+    known_failure: dict | None = None
+    # What the spec compares and why, where it departs from the default (Comparison.to_dict()).
+    comparison: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -163,6 +168,15 @@ class Verdict:
         if self.draw:
             lines.append(f"  draw {self.draw['kind']}:{self.draw['seed']} of {', '.join(self.draws) or '-'} "
                          f"(replay: --draw {self.draw['kind']}:{self.draw['seed']})")
+        if self.comparison:
+            source = f" <{self.comparison['source']}>" if self.comparison.get("source") else ""
+            lines.append(f"  comparison: {self.comparison['note']}{source}")
+        if self.known_failure:
+            known = self.known_failure
+            scope = ", ".join(filter(None, [f"Paddle {known['releases']}" if known.get("releases") else "",
+                                            "/".join(known.get("dtypes") or ())]))
+            source = f" <{known['source']}>" if known.get("source") else ""
+            lines.append(f"  known Paddle failure{f' ({scope})' if scope else ''}: {known['reason']}{source}")
         return "\n".join(lines)
 
 

@@ -371,6 +371,26 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         verdict.atol, verdict.rtol = atol, rtol
     if verdict.strict is None:  # one layer: the strict layer is the verdict itself
         verdict.strict = layer_of(verdict)
+    return _with_declarations(verdict)
+
+
+def _with_declarations(verdict: Verdict) -> Verdict:
+    """The spec's comparison note, and the declared known Paddle failure this verdict matches."""
+    spec = get_spec(verdict.api) if verdict.api else None
+    if spec is None:
+        return verdict
+    if spec.comparison is not None:
+        verdict.comparison = spec.comparison.to_dict()
+    if spec.known_failures and verdict.status != "pass":
+        try:
+            dtypes = [t.dtype for t in parse_config(verdict.config).tensors()]
+        except ConfigSyntaxError:
+            return verdict
+        paddle, _ = frameworks()
+        known = spec.known_failure_for(paddle.__version__, dtypes, verdict.status, verdict.direction,
+                                       verdict.config)
+        if known is not None:
+            verdict.known_failure = known.to_dict()
     return verdict
 
 

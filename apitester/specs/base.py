@@ -60,10 +60,100 @@ class Adaptation:
         return {"kind": self.kind, "reason": self.reason, "link": self.link}
 
 
-def maps_arguments(reason: str = "") -> tuple[Adaptation, ...]:
+def maps_arguments(reason: str) -> tuple[Adaptation, ...]:
     """The declaration of a reference that is a call mapping composed of Torch ops (Paddle's
-    argument forms, defaults, layouts) and changes no result; the spec's note says how."""
+    argument forms, defaults, layouts) and changes no result.  ``reason`` (required) says which
+    Paddle argument maps to which Torch argument; tests/engine/test_silent_mappings.py checks on
+    report configs that the mapping leaves the plain Torch call's result unchanged."""
+    if not reason or not reason.strip():
+        raise ValueError("maps_arguments needs its reason: which Paddle argument maps to which Torch argument")
     return (Adaptation("argument_mapping", reason),)
+
+
+def _release_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.strip().split(".") if part.isdigit())
+
+
+_RELEASE_OPS = {
+    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
+    "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+}
+
+
+def release_matches(releases: str, version: str) -> bool:
+    """Does a Paddle version fall in a release range: "" (every release), "<3.1", ">=3.0,<3.3", "==3.3.1"."""
+    have = _release_tuple(version.split("+", 1)[0])
+    for clause in filter(None, (c.strip() for c in releases.split(","))):
+        for op in ("<=", ">=", "==", "<", ">"):
+            if clause.startswith(op):
+                want = _release_tuple(clause[len(op):])
+                width = max(len(want), len(have))
+                pad = lambda t: t + (0,) * (width - len(t))  # noqa: E731
+                if not _RELEASE_OPS[op](pad(have), pad(want)):
+                    return False
+                break
+        else:
+            raise ValueError(f"release clause {clause!r} needs an operator (<, <=, ==, >=, >)")
+    return True
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A Paddle failure known on this spec's API, scoped like OpInfo's ``DecorateInfo``.
+
+    It documents a failure; it never excuses one: the verdict keeps its failing status and
+    shows the matching entry (``Verdict.known_failure``).  ``releases`` is a range of Paddle
+    versions ("" = every release, "<3.1", "==3.3.1"); ``dtypes`` the config input dtypes it
+    concerns (empty = any); ``status`` and ``direction`` the verdict it gives; ``contains`` a
+    fragment the config line must contain (e.g. ``"upper=True"``; empty = any config);
+    ``source`` the issue / PR / report that shows it.
+    """
+
+    status: str
+    reason: str
+    releases: str = ""
+    dtypes: tuple[str, ...] = ()
+    direction: str | None = None
+    contains: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if not self.reason:
+            raise ValueError("a known failure needs its reason")
+        release_matches(self.releases, "0")  # a malformed range fails at import time
+
+    def matches(self, version: str, dtypes, config: str = "") -> bool:
+        """Does this entry concern a config with these input dtypes on this Paddle version?"""
+        if not release_matches(self.releases, version):
+            return False
+        if self.dtypes and not set(self.dtypes) & {dtype_name(d) for d in dtypes}:
+            return False
+        return self.contains in config
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "direction": self.direction, "releases": self.releases,
+                "dtypes": list(self.dtypes), "contains": self.contains, "reason": self.reason,
+                "source": self.source}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a spec compares where it differs from the engine's default (atol = rtol = 1e-2 on
+    every output and gradient) or from PaddleAPITest's choice for the API, and why.
+
+    Required for any spec with ``tolerances`` (no silent widening); shown with every verdict
+    of the spec (``Verdict.comparison``).  ``source``: the issue / PR / doc behind the decision.
+    """
+
+    note: str
+    source: str = ""
+
+    def __post_init__(self):
+        if not self.note:
+            raise ValueError("a comparison note needs its text")
+
+    def to_dict(self) -> dict:
+        return {"note": self.note, "source": self.source}
 
 
 @dataclass(frozen=True, eq=False)  # identity hash: specs are cache keys
@@ -103,6 +193,11 @@ class Spec:
     nan_inf: bool = False
     overflow: bool = False
     magnitudes: bool = True
+    # Known Paddle failures of this API (KnownFailure), read by the tests and shown in verdicts.
+    known_failures: tuple[KnownFailure, ...] = ()
+    # What this spec compares and why, where it differs from the engine default or from
+    # PaddleAPITest (Comparison); required when ``tolerances`` is set.
+    comparison: Comparison | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -112,6 +207,15 @@ class Spec:
     def visible_adaptations(self) -> tuple[Adaptation, ...]:
         """The adaptations every verdict of this spec shows (the result-changing ones)."""
         return tuple(a for a in self.adaptations if a.changes_result)
+
+    def known_failure_for(self, version: str, dtypes, status: str, direction: str | None,
+                          config: str = "") -> KnownFailure | None:
+        """The declared known failure matching a failing verdict (release, dtype, status, direction)."""
+        for known in self.known_failures:
+            if known.status == status and known.direction in (None, direction) \
+                    and known.matches(version, dtypes, config):
+                return known
+        return None
 
     @property
     def has_strict_reference(self) -> bool:
@@ -129,6 +233,9 @@ def register(*specs: Spec) -> None:
         for name in spec.names:
             if name in _REGISTRY:
                 raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {_REGISTRY[name].api})")
+        if spec.tolerances and spec.comparison is None:
+            raise ValueError(f"{spec.api} sets tolerances {dict(spec.tolerances)} without a comparison= "
+                             "note saying why (no silent widening)")
         needs_strict = [a.kind for a in spec.adaptations if a.kind in NEEDS_STRICT_REFERENCE]
         if needs_strict and not spec.has_strict_reference:
             raise ValueError(f"{spec.api} declares {', '.join(needs_strict)} but gives no strict_torch / "

@@ -69,12 +69,12 @@ register(
         torch=_send_ue_recv,
         domains={"src_index": node_index("x"), "dst_index": node_index("x")},
         note="Composed: index_select(x, src) (op) y, then index_add / scatter_reduce(amax, "
-        "amin, include_self=False) into zeros by dst; mean = sum / max(count, 1).", adaptations=maps_arguments(),
+        "amin, include_self=False) into zeros by dst; mean = sum / max(count, 1).", adaptations=maps_arguments("x, y, src_index, dst_index, message_op, reduce_op, out_size -> index_select(x, src) (op) y reduced into zeros by dst (index_add / scatter_reduce; mean = sum / max(count, 1))"),
     ),
     Spec(
         api="paddle.geometric.send_uv",
         torch=_send_uv,
         domains={"src_index": node_index("x"), "dst_index": node_index("y")},
-        note="Composed: index_select(x, src) (op) index_select(y, dst).", adaptations=maps_arguments(),
+        note="Composed: index_select(x, src) (op) index_select(y, dst).", adaptations=maps_arguments("x, y, src_index, dst_index, message_op -> index_select(x, src) (op) index_select(y, dst)"),
     ),
 )

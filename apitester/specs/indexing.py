@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 import zlib
 
+import warnings
+
 import numpy as np
 
 from ..inputs import indices, precondition
-from .base import Spec, maps_arguments, register, torch_call
+from .base import Adaptation, Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
 
@@ -56,7 +58,7 @@ register(
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
-        note="torch.scatter / scatter_reduce after Paddle's broadcast rules", adaptations=maps_arguments(),
+        note="torch.scatter / scatter_reduce after Paddle's broadcast rules", adaptations=maps_arguments("arr, indices, values, axis, reduce, include_self, broadcast -> torch.scatter / scatter_reduce(input, dim, index, src, reduce, include_self) after Paddle's broadcast rules"),
     ),
 )
 
@@ -162,6 +164,26 @@ def _getitem(x, item, **_):
     return x[_torch_index(item)]
 
 
+def _torch_index_plain(item):
+    """The index as the plain Torch call reads it: integer tensors as int64 (a pure mapping),
+    a list left a list (Torch reads a list holding sequences as a tuple of indices)."""
+    import torch
+
+    if isinstance(item, list):
+        return [_torch_index_plain(v) for v in item]
+    if isinstance(item, tuple):
+        return tuple(_torch_index_plain(v) for v in item)
+    if isinstance(item, torch.Tensor) and item.dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        return item.long()
+    return item
+
+
+def _getitem_plain(x, item, **_):
+    with warnings.catch_warnings():  # Torch's deprecation note on a list read as a tuple: that reading is the point
+        warnings.simplefilter("ignore", UserWarning)
+        return x[_torch_index_plain(item)]
+
+
 def _set_(x, source=None, shape=None, stride=None, offset=0, **_):
     """x becomes a view of source's storage: as_strided with Paddle's offset, which is in
     BYTES (Torch's storage_offset counts elements)."""
@@ -240,6 +262,13 @@ def _scatter(x, index, updates, overwrite=True, **_):
     return zeroed.index_add(0, index, updates)
 
 
+def _scatter_plain(x, index, updates, overwrite=True, **_):
+    """The plain Torch calls: index_copy (overwrite; the order of repeated rows is Torch's) and
+    index_add onto x (accumulate; Torch keeps x's rows, Paddle zeroes them first)."""
+    index = index.reshape(-1).long()
+    return x.index_copy(0, index, updates) if overwrite else x.index_add(0, index, updates)
+
+
 def _strided_slice(x, axes, starts, ends, strides, **_):
     """Python slicing per axis (start/end clamped, negative strides walk backwards); Torch
     has no negative-step slices, so the kept positions are gathered with index_select."""
@@ -262,7 +291,15 @@ register(
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
-        "so the reference stacks it first.", adaptations=maps_arguments(),
+        "so the reference stacks it first.",
+        strict_torch=_getitem_plain,
+        adaptations=(Adaptation(
+            "documented_semantics",
+            "Paddle reads a list index as ONE advanced index (paddle.to_tensor of the list, numpy >= 1.23's "
+            "rule), Torch reads a list holding tensors as a tuple of indices: the adapted layer stacks the "
+            "list before Torch indexes, the strict layer is the plain x[item]",
+            link="https://www.paddlepaddle.org.cn/documentation/docs/en/guides/advanced/tensor_index_en.html"),
+        ) + maps_arguments("item -> Tensor.__getitem__'s index (Tensor indices as int64, slices and None as given)"),
     ),
     Spec(
         api="paddle.Tensor.set_",
@@ -270,7 +307,7 @@ register(
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
-        "rather than compared on out-of-bounds memory.", adaptations=maps_arguments(),
+        "rather than compared on out-of-bounds memory.", adaptations=maps_arguments("source, shape, stride -> torch.as_strided(size, stride); offset in bytes -> storage_offset = offset // itemsize"),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_",
@@ -278,7 +315,7 @@ register(
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
-        "on a clone.", adaptations=maps_arguments(),
+        "on a clone.", adaptations=maps_arguments("value, wrap -> Tensor.fill_diagonal_(fill_value, wrap) on a clone; Paddle's offset -> the diagonal positions shifted by offset columns"),
     ),
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
@@ -291,7 +328,7 @@ register(
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
-        "many elements as the integer indices' last dim.", adaptations=maps_arguments(),
+        "many elements as the integer indices' last dim.", adaptations=maps_arguments("x, indices, value, accumulate -> torch.index_put(input, indices (int as int64), values, accumulate)"),
     ),
     Spec(
         api="paddle.diagonal_scatter",
@@ -305,11 +342,19 @@ register(
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
         "index_fill 0 then index_add. Indices drawn distinct when there are no more "
-        "updates than rows.", adaptations=maps_arguments(),
+        "updates than rows.",
+        strict_torch=_scatter_plain,
+        adaptations=(Adaptation(
+            "documented_semantics",
+            "Paddle documents scatter as a sequential loop: overwrite=True keeps the LAST update of a repeated "
+            "row, overwrite=False zeroes the indexed rows and then adds every update; the plain "
+            "x.index_copy / x.index_add leave repeated rows' order to Torch and add onto x's rows",
+            link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/scatter_en.html"),
+        ) + maps_arguments("x, index, updates, overwrite -> index_copy (overwrite) / index_fill 0 then index_add (accumulate)"),
     ),
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
-        note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments(),
+        note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments("axes, starts, ends, strides -> Python slices per axis, taken with index_select (Torch has no negative steps)"),
     ),
 )

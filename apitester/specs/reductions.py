@@ -48,14 +48,14 @@ register(
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
         domains={"axis": axes(of="x")},
-        note="torch.sum; Paddle's axis=None or [] reduces all dims", adaptations=maps_arguments(),
+        note="torch.sum; Paddle's axis=None or [] reduces all dims", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), dtype -> dtype, keepdim -> keepdim"),
     ),
     Spec(
         api="paddle.cumsum",
         overflow=True,  # integer sums: the edge draw has the dtype's extremes
         aliases=("paddle.Tensor.cumsum",),
         torch=_cumsum,
-        note="torch.cumsum; axis=None flattens first as Paddle does", adaptations=maps_arguments(),
+        note="torch.cumsum; axis=None flattens first as Paddle does", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0), dtype -> dtype"),
     ),
 )
 
@@ -127,50 +127,42 @@ def _max(x, axis=None, keepdim=False, **_):
     return torch.amax(x, dim=dims, keepdim=keepdim)
 
 
-def _prod(x, axis=None, keepdim=False, dtype=None, **_):
+def _prod(x, axis=None, keepdim=False, dtype=None, *, keep_dtype=True, **_):
+    """torch.prod over Paddle's axes; ``keep_dtype`` casts the result back to x's dtype (or
+    ``dtype``) as Paddle documents, where the plain torch.prod promotes integers to int64."""
     import torch
 
-    # Paddle casts x to `dtype` first and otherwise keeps x's dtype (Torch promotes ints to int64).
     out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
-    y = x.to(out_dtype)
+    y = x.to(out_dtype) if dtype is not None else x
     dims = _axes(x, axis)
     for d in reversed(dims):  # torch.prod takes one dim at a time
         y = torch.prod(y, dim=d, keepdim=True)
     if not keepdim and dims:
         y = y.reshape([s for i, s in enumerate(y.shape) if i not in dims])
-    return y.to(out_dtype)
+    return y.to(out_dtype) if keep_dtype else y
+
+
+def _keeps_input_dtype(api: str, torch_name: str) -> Adaptation:
+    """Paddle's documented result dtype of an integer product (no promotion)."""
+    return Adaptation(
+        "documented_semantics",
+        f"Paddle documents {api}'s result in x's dtype when dtype is None (an int32 product wraps at "
+        f"int32's range; dtype= avoids the overflow); {torch_name} promotes integers to int64: the adapted "
+        "layer casts Torch's result back to x's dtype",
+        link=f"https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/{api.rsplit('.', 1)[-1]}_en.html")
 
 
 # ---------------------------------------------------------------- scans
 
 
-def _cumprod(x, dim=None, dtype=None, **_):
+def _cumprod(x, dim=None, dtype=None, *, keep_dtype=True, **_):
+    """torch.cumprod (dim=None flattens, as Paddle does); ``keep_dtype`` casts the result back
+    to x's dtype as Paddle documents, where the plain torch.cumprod promotes integers to int64."""
     import torch
 
-    out_dtype = torch_dtype(dtype) if dtype is not None else x.dtype
-    y = x.to(out_dtype)
-    if dim is None:  # Paddle flattens first
-        y, dim = y.reshape(-1), 0
-    return torch.cumprod(y, dim=dim).to(out_dtype)
-
-
-def _cumprod_plain(x, dim=None, dtype=None, **_):
-    """The plain torch.cumprod (dtype= casts x first, as Paddle's does): ints promote to int64."""
-    import torch
-
-    if dim is None:  # Paddle flattens first (Torch needs a dim)
-        x, dim = x.reshape(-1), 0
-    return torch.cumprod(x, dim=dim, dtype=torch_dtype(dtype))
-
-
-# Casting Torch's result back to x's dtype hides int32 overflow (int64 products wrapped to int32
-# equal Paddle's wrapped int32 products), so it is declared as what it is.
-_CUMPROD_KEEPS_DTYPE = Adaptation(
-    "documented_semantics",
-    "Paddle documents cumprod's result in x's dtype unless dtype= is given (\"useful for preventing "
-    "data type overflows\"): integer products wrap at x's width where torch.cumprod promotes int32 "
-    "to int64; the adapted layer casts Torch's result back to x's dtype",
-    link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/cumprod_en.html")
+    y = x.reshape(-1) if dim is None else x
+    out = torch.cumprod(y, dim=0 if dim is None else dim, dtype=torch_dtype(dtype))
+    return out.to(torch_dtype(dtype) if dtype is not None else x.dtype) if keep_dtype else out
 
 
 def _cum_extreme(name):
@@ -386,39 +378,44 @@ TIES_NOTE = ("inputs pairwise distinct (unique() domain), so indices are well de
 
 register(
     Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
-         note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments()),
+         note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim, tuple for a list), keepdim -> keepdim")),
     Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
-         note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments()),
+         note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim, tuple for a list), keepdim -> keepdim")),
     Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
-         backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims", adaptations=maps_arguments()),
+         backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims", adaptations=maps_arguments("axis -> dim; keepdim=True -> the reduced dims re-inserted (torch.count_nonzero has no keepdim)")),
     Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
-         note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments()),
+         note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim: torch.amax")),
     Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR, overflow=True,
-         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents", adaptations=maps_arguments()),
-    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod, strict_torch=_cumprod_plain,
+         note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents",
+         strict_torch=lambda **kw: _prod(**kw, keep_dtype=False),
+         adaptations=(_keeps_input_dtype("paddle.prod", "torch.prod"),) + maps_arguments(
+             "axis -> dim (one axis at a time; None -> every dim), keepdim -> keepdim, dtype -> dtype")),
+    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
          overflow=True,  # the task's bug is int32 overflow: the edge draw has the dtype's extremes
-         note="torch.cumprod; dim=None flattens; the adapted layer keeps x's dtype (Torch promotes ints to int64)",
-         adaptations=(_CUMPROD_KEEPS_DTYPE, *maps_arguments("dim=None flattens x first, as Paddle does"))),
+         note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)",
+         strict_torch=lambda **kw: _cumprod(**kw, keep_dtype=False),
+         adaptations=(_keeps_input_dtype("paddle.cumprod", "torch.cumprod"),) + maps_arguments(
+             "dim -> dim (None -> flattened, dim 0), dtype -> dtype")),
     Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
-         note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments()),
+         note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0); dtype -> the indices cast to it")),
     Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
-         note="torch.cummin, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments()),
+         note="torch.cummin, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0); dtype -> the indices cast to it")),
     Spec(api="paddle.trapezoid", aliases=("paddle.Tensor.trapezoid",), torch=_trapezoid_with("trapezoid"),
-         note="torch.trapezoid with x, else dx (default 1)", adaptations=maps_arguments()),
+         note="torch.trapezoid with x, else dx (default 1)", adaptations=maps_arguments("y, x, else dx (default 1), axis -> torch.trapezoid(y, x | dx, dim)")),
     Spec(api="paddle.cumulative_trapezoid", aliases=("paddle.Tensor.cumulative_trapezoid",),
          torch=_trapezoid_with("cumulative_trapezoid"),
-         note="torch.cumulative_trapezoid with x, else dx (default 1)", adaptations=maps_arguments()),
+         note="torch.cumulative_trapezoid with x, else dx (default 1)", adaptations=maps_arguments("y -> y, x -> x, else dx (default 1) -> dx, axis -> dim")),
     Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": unique()},
-         note="torch.sort(...).values; " + TIES_NOTE, adaptations=maps_arguments()),
+         note="torch.sort(...).values; " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, descending -> descending, stable -> stable: torch.sort(...).values")),
     Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": unique()},
-         backward=False, note="torch.argsort; " + TIES_NOTE, adaptations=maps_arguments()),
+         backward=False, note="torch.argsort; " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, descending -> descending, stable -> stable")),
     Spec(api="paddle.topk", aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
          domains={"x": unique()},
          note="torch.topk (axis=None is the last dim); sorted=False results are compared in sorted order; "
-              + TIES_NOTE, adaptations=maps_arguments()),
+              + TIES_NOTE, adaptations=maps_arguments("k, axis (None -> last dim), largest, sorted -> torch.topk(k, dim, largest, sorted); sorted=False results compared in sorted order")),
     Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": unique()},
          note="mode='avg': mean of the two middle sorted values, float32 unless x is float64 (Paddle's "
-              "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE, adaptations=maps_arguments()),
+              "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, keepdim -> keepdim; mode='min' -> torch.median(dim), mode='avg' -> the mean of the two middle sorted values")),
     Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
          domains={"x": int_range(-4, 4)},
          note="torch.unique on the flattened x (axis=None, as Paddle documents: its inverse is 1-D where "
@@ -437,13 +434,13 @@ register(
          adaptations=_flat_inverse("paddle.unique_consecutive")),
     Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
-              "density torch.histogram over [min, max]", adaptations=maps_arguments()),
+              "density torch.histogram over [min, max]", adaptations=maps_arguments("input, bins, min, max -> torch.histc(input, bins, min, max) (counts as int64); weight/density -> torch.histogram(weight, density) over [min, max]")),
     Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
-         note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim", adaptations=maps_arguments()),
+         note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased -> correction (1 or 0), keepdim -> keepdim")),
     Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
-         note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim", adaptations=maps_arguments()),
+         note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased (when given) or correction -> correction, keepdim -> keepdim")),
     Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
-         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero", adaptations=maps_arguments()),
+         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim; an integer x -> int64 sum // count in x's dtype")),
     Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
-         note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype", adaptations=maps_arguments()),
+         note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype", adaptations=maps_arguments("offset, axis1, axis2 -> torch.diagonal(offset, dim1, dim2).sum(-1)")),
 )

@@ -288,7 +288,7 @@ register(
         torch=_deform_conv2d,
         note="Composed in Torch ops (no torchvision): bilinear sampling at offset kernel taps "
         "(Paddle's DmcnIm2colBilinear border rules), optional modulation mask, grouped "
-        "matmul with the weight, + bias.", adaptations=maps_arguments(),
+        "matmul with the weight, + bias.", adaptations=maps_arguments("x, offset, weight, bias, stride, padding, dilation, deformable_groups, groups, mask -> bilinear samples at the offset kernel taps (Paddle's border rules), modulated by mask, grouped matmul with weight, + bias"),
     ),
     Spec(
         api="paddle.vision.ops.roi_align",
@@ -310,6 +310,6 @@ register(
         backward=False,
         note="Composed: FPN level from sqrt(area) (log2 rule of Paddle's kernel), per-level "
         "proposals in input order, restore index, per-image counts per level; outputs "
-        "flattened to (rois per level..., restore_ind, counts per level...).", adaptations=maps_arguments(),
+        "flattened to (rois per level..., restore_ind, counts per level...).", adaptations=maps_arguments("fpn_rois, min_level, max_level, refer_level, refer_scale, rois_num -> the FPN level from sqrt(area) (Paddle's log2 rule), per-level rois in input order, restore index, per-image counts"),
     ),
 )

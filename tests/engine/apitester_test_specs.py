@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from apitester.specs.base import Adaptation, Spec, register
+from apitester.specs.base import Adaptation, Spec, maps_arguments, register
 
 
 def _paddle_tanh(x):
@@ -166,4 +166,28 @@ register(
     Spec(api="apitester_test.logit_finite_gradient_outside", paddle=_paddle_logit,
          torch=_logit_with_finite_gradient_outside, signature=_stub, edges={"x": (0.0, 1.0, -0.5, 1.5)},
          note="test-only: paddle.logit against a reference whose gradient differs only outside (0, 1)"),
+)
+
+
+# ---------------------------------------------------------------- a "silent" mapping that changes the result
+
+
+def _paddle_cumsum(x, axis):
+    import paddle
+
+    return paddle.cumsum(x, axis)
+
+
+def _cumsum_cast_back(x, axis, **_):
+    """Deliberately wrong: the plain torch.cumsum promotes int32 to int64, this casts back and
+    calls it an argument mapping (the shape of cumprod's old declaration)."""
+    import torch
+
+    return torch.cumsum(x, dim=axis).to(x.dtype)
+
+
+register(
+    Spec(api="apitester_test.cumsum", paddle=_paddle_cumsum, torch=_cumsum_cast_back,
+         signature=lambda x, axis: None, backward=False,
+         adaptations=maps_arguments("test-only: axis -> dim (and, undeclared, the result cast back to x's dtype)")),
 )

@@ -52,7 +52,6 @@ PASSING = [
     ("paddle.any", r'"int32"'),
     ("paddle.count_nonzero", r"axis=list\[1,3,\]"),    # list axis + keepdim
     ("paddle.max", r"axis=list\[0,\]"),
-    ("paddle.prod", r'"int32"'),                      # int32 stays int32 (Torch would give int64)
     ("paddle.cummax", r'dtype="int32"'),              # int32 indices
     ("paddle.cummin", r'dtype="int32"'),
     ("paddle.trapezoid", r'x=Tensor\(\[3\]'),          # 1-D x along axis 1 of a 3-D y
@@ -81,18 +80,18 @@ DOCUMENTED_DIFFERENCES = [
     ("paddle.unique_consecutive", r"return_counts=True"),
 ]
 
-# cumprod of int32 was in PASSING: the spec cast Torch's int64 result back to int32, which also
-# hides int32 overflow (the task's bug).  The cast is now a declared documented_semantics
-# adaptation and the strict layer is the plain torch.cumprod (int64): strict dtype_mismatch,
-# adapted pass -> documented_difference; the edge draw's int32 extremes overflow
-# (tests/engine/test_draws.py).
+# int32 stays int32 in Paddle (documented; an int32 product wraps), the plain Torch call promotes to
+# int64: strict dtype_mismatch, adapted (Torch's result cast back) pass -> documented_difference.
+KEPT_DTYPE = [("paddle.prod", r'"int32"'), ("paddle.cumprod", r'"int32"')]
 
 
-def test_int32_cumprod_is_a_documented_difference():
-    line = config("paddle.cumprod", r'"int32"')
+@pytest.mark.parametrize("api,pattern", KEPT_DTYPE, ids=[f"{a}[{p}]" for a, p in KEPT_DTYPE])
+def test_an_int32_product_keeps_its_dtype_by_design(api, pattern):
+    line = config(api, pattern)
     verdict = run_config(line)
     assert verdict.status == "documented_difference", (line, verdict.status, verdict.message)
-    assert verdict.strict["status"] == "dtype_mismatch" and verdict.adapted["status"] == "pass"
+    assert verdict.strict["status"] == "dtype_mismatch" and "int32 (paddle) vs int64 (torch)" in verdict.message
+    assert verdict.adapted["status"] == "pass", verdict.adapted
 
 
 @pytest.mark.parametrize("api,pattern", DOCUMENTED_DIFFERENCES, ids=[f"{a}[{p}]" for a, p in DOCUMENTED_DIFFERENCES])
@@ -128,6 +127,9 @@ def test_every_small_cpu_config_of_the_family_reaches_pass():
     # so do cumprod's integer configs (Paddle keeps x's dtype; see test_int32_cumprod_is_a_documented_difference)
     by_design = {line for line, s in statuses.items()
                  if s == "documented_difference" and line.startswith("paddle.unique") and "return_inverse=True" in line}
+    # int32 products keep Paddle's documented dtype where Torch promotes
+    by_design |= {line for line, s in statuses.items()
+                  if s == "documented_difference" and line.startswith(("paddle.prod(", "paddle.cumprod(")) and '"int32"' in line}
     assert by_design
     by_design |= {line for line, s in statuses.items()
                   if s == "documented_difference" and line.startswith("paddle.cumprod") and '"int' in line}

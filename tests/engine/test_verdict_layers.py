@@ -166,3 +166,53 @@ def test_an_undeclared_strict_reference_is_refused_at_registration():
         Adaptation("whatever", "x")
     with pytest.raises(ValueError, match="needs a reason"):
         Adaptation("documented_semantics")
+
+
+def test_every_maps_arguments_has_its_reason():
+    from apitester.specs.base import maps_arguments
+
+    with pytest.raises(TypeError):
+        maps_arguments()  # noqa  (the reason is a required argument)
+    with pytest.raises(ValueError, match="needs its reason"):
+        maps_arguments("  ")
+    mappings = [(api, a) for api, spec in all_specs().items() if api.startswith("paddle.")
+                for a in spec.adaptations if a.kind == "argument_mapping"]
+    assert len(mappings) > 80
+    assert [api for api, a in mappings if len(a.reason.strip()) < 10] == []
+
+
+def test_no_tolerance_differs_from_the_default_without_its_reason():
+    specs = {api: spec for api, spec in all_specs().items() if api.startswith("paddle.")}
+    tuned = {api: spec for api, spec in specs.items() if spec.tolerances}
+    assert len(tuned) >= 5  # nextafter (exact) and the fused ops
+    assert [api for api, spec in tuned.items() if spec.comparison is None or not spec.comparison.note] == []
+    from apitester.specs.base import register
+
+    with pytest.raises(ValueError, match="no silent widening"):
+        register(Spec(api="apitester_test.widened", torch=lambda **_: None, tolerances={"float16": (0.1, 0.1)}))
+
+
+def test_the_tolerance_and_convention_decisions_are_on_the_entry_and_in_the_verdict():
+    specs = all_specs()
+    for api in ("paddle.nn.functional.interpolate", "paddle.nn.functional.upsample", "paddle.linalg.pinv",
+                "paddle.linalg.cholesky_solve", "paddle.Tensor.cholesky_solve"):
+        assert specs[api].comparison is not None and specs[api].comparison.source, api
+    config = report_line("paddle.linalg.cholesky_solve", 'x=Tensor([4, 1],"float64")', 'y=Tensor([4, 4],"float64")')
+    out = run("--json", f"--api_config={config}")
+    data = json.loads(out.stdout.splitlines()[0])
+    assert (data["status"], data["output"]) == ("accuracy_error", "grad y")
+    assert "triangle" in data["comparison"]["note"] and data["comparison"]["source"]
+    human = run(f"--api_config={config}").stdout
+    assert "  comparison: gradients compared against the plain torch.cholesky_solve" in human
+
+
+def test_the_docs_table_of_adaptations_is_the_commands_output():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "verdicts.md").read_text(encoding="utf-8")
+    begin, end = "<!-- adaptations-table: begin -->\n", "\n<!-- adaptations-table: end -->"
+    table = doc[doc.index(begin) + len(begin):doc.index(end)]
+    out = run("adaptations", "--markdown")
+    assert out.returncode == 0
+    assert table == out.stdout.rstrip("\n"), "docs/verdicts.md is stale: paste `python -m apitester adaptations --markdown`"
+    assert "| `paddle.cumprod (paddle.Tensor.cumprod)` | documented_semantics | separate" in table
