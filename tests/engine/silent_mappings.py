@@ -12,12 +12,13 @@ reports how many were).
 """
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import warnings
 
+from apitester import inputs as inp
 from apitester.compare import compare_outputs
 from apitester.execute import _convert, _flatten_outputs, _prepare, _reference_kwargs, _to_torch, _torch_out
-from apitester.specs.base import Spec, dtype_name, resolve_torch, torch_dtype
+from apitester.specs.base import Spec, resolve_torch, torch_dtype
 
 RENAMES = {"x": "input", "y": "other", "axis": "dim", "label": "target", "epsilon": "eps",
            "perm": "dims", "repeat_times": "dims", "num_or_sections": "split_size_or_sections"}
@@ -115,9 +116,12 @@ def plain_call(api: str, kwargs: dict):
 def check_config(spec: Spec, config: str) -> str | None:
     """None when the spec's reference equals the plain Torch call on this config's inputs;
     otherwise what differs.  Raises NotDerivable when there is no plain call to compare with."""
-    prep = _prepare(config, "cpu", 0)
+    prep = _prepare(config, "cpu")
     if not hasattr(prep, "torch_side"):
         raise NotDerivable(f"config does not run: {prep.status} {prep.message[:80]}")
+    # the spec's typical inputs (seed 0): the sample both references are run on
+    materialised, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw("typical", 0))
+    prep = dataclasses.replace(prep, materialised=materialised)
     values, _ = _convert(prep.materialised, _to_torch, False)
     kwargs = _reference_kwargs(values, prep.sig)
     try:
