@@ -14,6 +14,7 @@ import time
 import pytest
 
 from apitester.config import ConfigSyntaxError, parse_config, parse_value
+from tracker.github.client import Response
 from tracker.github.comments import MAX_NUMBERS, parse_comment
 from tracker.github.numbers import NumberTooLong, TooManyNumbers, scan_number_list
 from tracker.github.pr_titles import parse_pr_title
@@ -251,7 +252,25 @@ def read_config(text: str):
             pass
 
 
+def link_headers() -> dict[str, str]:
+    """A hostile API's `Link` header (the client reads it to follow rel="next")."""
+    unit = '<https://api.example/x?page=2>; rel="next", '
+    return {
+        "angle brackets": "<" * LIMIT,
+        "unclosed url": "<" + "a" * (LIMIT - 1),
+        "spaces after url": "<u>" + " " * (LIMIT - 3),
+        "unclosed rel": '<u>; rel="' + "n" * (LIMIT - 10),
+        "many links": (unit * (LIMIT // len(unit) + 1))[:LIMIT],
+        "brackets and semicolons": ("<>;" * LIMIT)[:LIMIT],
+    }
+
+
+def read_links(text: str):
+    Response(200, "https://api.example/x", headers={"link": text}).links
+
+
 CASES = ([("comment", name, read_comment, text) for name, text in comment_bodies().items()]
+         + [("link header", name, read_links, text) for name, text in link_headers().items()]
          + [("pr title", name, read_title, text) for name, text in title_texts().items()]
          + [("number list", name, read_numbers, text) for name, text in number_lists().items()]
          + [("config", name, read_config, text) for name, text in config_lines().items()])

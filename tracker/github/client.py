@@ -22,7 +22,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
-_LINK = re.compile(r'<(?P<url>[^>]+)>\s*;\s*rel="(?P<rel>[^"]+)"')
+# Possessive: a header of thousands of "<" (a hostile API's Link) is read in linear time.
+_LINK = re.compile(r'<(?P<url>[^<>]++)>\s*+;\s*+rel="(?P<rel>[^"]++)"')
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
