@@ -4,7 +4,7 @@
 The heatmap sits inside the runner's re-test panel, above its one latest-verdict table."""
 from django import template
 
-from .. import charts
+from ..figures import charts
 
 register = template.Library()
 

@@ -3,7 +3,7 @@
 Only formatting: the view reads the panel through selectors.releases.task_releases_panel."""
 from django import template
 
-from .. import charts
+from ..figures import charts
 from ..figures.releases import release_grid_figure
 
 register = template.Library()
