@@ -102,3 +102,54 @@ def test_the_write_scan_finds_writes():
     writes = _model_writes(REPO / "tracker" / "services" / "runs.py")
     assert any("ConfigResult.objects" in call and call.endswith(".create") for _, call in writes)
     assert any("TestRun.objects" in call and call.endswith(".update") for _, call in writes)
+
+
+def test_every_import_of_our_packages_names_a_module_or_a_name_in_one():
+    """A moved module leaves no import behind (a stale `from .. import charts` only failed at template load)."""
+    import ast
+
+    from .imports import REPO
+
+    def defined_names(module: str) -> set[str] | None:
+        base = REPO.joinpath(*module.split("."))
+        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if not path.exists():
+            return None
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        return names
+
+    missing = []
+    for path in source_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = package.split(".")
+                module = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] not in ("apitester", "tracker", "config"):
+                continue
+            names = defined_names(module)
+            if names is None:
+                missing.append((name, node.lineno, module))
+                continue
+            for alias in node.names:
+                sub = REPO.joinpath(*module.split("."), alias.name)
+                if alias.name != "*" and alias.name not in names and not sub.with_suffix(".py").exists() \
+                        and not sub.is_dir():
+                    missing.append((name, node.lineno, f"{module}.{alias.name}"))
+    assert missing == []
