@@ -12,6 +12,7 @@ a few digits) links nothing and changes nothing; a `pr_rejected` Event says wher
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
@@ -70,35 +71,73 @@ def target_claim_status(pr: PullRequest) -> str | None:
     return None  # closed without merge: the claim stays as it is
 
 
+@dataclass
+class _Delivery:
+    """One pull-request payload being applied: what it says and how its events are labelled."""
+
+    info: dict
+    parsed: object  # pr_titles.TitleParse
+    prefix: str
+    result: ApplyResult
+    data: dict
+    when: object
+
+    @property
+    def source_ref(self) -> str:
+        return self.info["html_url"]
+
+    def event(self, task, kind: str, message: str, data: dict | None = None) -> None:
+        record_event(task=task, kind=kind, source=Source.PR, source_ref=self.source_ref, actor=self.info["login"],
+                     message=message, data=self.data if data is None else data, when=self.when)
+
+
 def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: str = "",
                        prefix: str | None = None) -> ApplyResult:
+    """Apply one pull request (webhook or poller) in named steps: a rejected title is recorded once; a PR
+    older than the stored state is skipped; else the PR row, its task links, then the author's claims."""
     info = normalize_pull_request(payload, repo)
     prefix = prefix or settings.GITHUB_PR_TITLE_PREFIX
-    parsed = parse_pr_title(info["title"], prefix, max_tasks=settings.CLAIM_MAX_TASKS)
-    result = ApplyResult()
-    source_ref = info["html_url"]
-    data = {"pr": f"{info['repo']}#{info['number']}", **({"delivery": delivery_id} if delivery_id else {})}
-    when = info["updated_at"]
-    if parsed.error:
-        result.skipped = f"{info['repo']}#{info['number']}: {parsed.error}"
-        result.errors.append({"code": "title_rejected", "numbers": [], "message": result.skipped})
-        # Once per title: the poller and redelivered webhooks see the same PR again and again.
-        if not Event.objects.filter(kind=EventKind.PR_REJECTED, source_ref=source_ref, data__title=info["title"]).exists():
-            record_event(task=None, kind=EventKind.PR_REJECTED, source=Source.PR, source_ref=source_ref, actor=info["login"],
-                         message=f"pull request rejected: {result.skipped}",
-                         data={**data, "title": info["title"], "reason": parsed.error}, when=when)
-        return result
-
+    delivery = _Delivery(
+        info=info, parsed=parse_pr_title(info["title"], prefix, max_tasks=settings.CLAIM_MAX_TASKS), prefix=prefix,
+        result=ApplyResult(), when=info["updated_at"],
+        data={"pr": f"{info['repo']}#{info['number']}", **({"delivery": delivery_id} if delivery_id else {})})
+    if delivery.parsed.error:
+        return _reject_title(delivery)
     pr = PullRequest.objects.select_for_update().filter(repo=info["repo"], number=info["number"]).first()
-    if pr is None and not parsed.tasks:
-        result.skipped = "title names no task of this board"
-        return result
-    if pr is not None and pr.github_updated_at and when and when < pr.github_updated_at:
-        result.skipped = "older than the state already applied"
-        return result
-
+    if pr is None and not delivery.parsed.tasks:
+        delivery.result.skipped = "title names no task of this board"
+        return delivery.result
+    if pr is not None and pr.github_updated_at and delivery.when and delivery.when < pr.github_updated_at:
+        delivery.result.skipped = "older than the state already applied"
+        return delivery.result
     author = contributor_for(info["login"]) if info["login"] else None
-    old_title_tasks = set(parse_pr_title(pr.title, prefix, max_tasks=settings.CLAIM_MAX_TASKS).tasks) \
+    pr, created, old_state, old_title_tasks = _save_pull_request(delivery, pr, author)
+    linked, touched = _relink_tasks(delivery, pr, created, old_title_tasks)
+    if not created and old_state != pr.state:
+        for task in linked.values():
+            delivery.event(task, EventKind.PR_STATE, f"{pr} {old_state} → {pr.state}")
+    _update_claims(delivery, pr, author, old_state, linked, touched)
+    for task in touched.values():
+        refresh_task_status(task)
+    return delivery.result
+
+
+def _reject_title(delivery: _Delivery) -> ApplyResult:
+    info, result = delivery.info, delivery.result
+    result.skipped = f"{info['repo']}#{info['number']}: {delivery.parsed.error}"
+    result.errors.append({"code": "title_rejected", "numbers": [], "message": result.skipped})
+    # Once per title: the poller and redelivered webhooks see the same PR again and again.
+    if not Event.objects.filter(kind=EventKind.PR_REJECTED, source_ref=delivery.source_ref,
+                                data__title=info["title"]).exists():
+        delivery.event(None, EventKind.PR_REJECTED, f"pull request rejected: {result.skipped}",
+                       data={**delivery.data, "title": info["title"], "reason": delivery.parsed.error})
+    return result
+
+
+def _save_pull_request(delivery: _Delivery, pr: PullRequest | None, author):
+    """The PR row with the payload's fields: (pr, created, its state before, the tasks its old title named)."""
+    info, parsed = delivery.info, delivery.parsed
+    old_title_tasks = set(parse_pr_title(pr.title, delivery.prefix, max_tasks=settings.CLAIM_MAX_TASKS).tasks) \
         if pr is not None and pr.title else set()
     created = pr is None
     if created:
@@ -107,23 +146,28 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     fields = {
         "title": info["title"], "author": author or pr.author, "state": info["state"], "part": parsed.part,
         "created_at": info["created_at"] or pr.created_at, "merged_at": info["merged_at"],
-        "closed_at": info["closed_at"], "github_updated_at": when or pr.github_updated_at,
+        "closed_at": info["closed_at"], "github_updated_at": delivery.when or pr.github_updated_at,
     }
     dirty = created or any(getattr(pr, name) != value for name, value in fields.items())
     for name, value in fields.items():
         setattr(pr, name, value)
     if dirty:
         pr.save()
-        result.changes += 1
+        delivery.result.changes += 1
+    return pr, created, old_state, old_title_tasks
 
+
+def _relink_tasks(delivery: _Delivery, pr: PullRequest, created: bool, old_title_tasks: set[int]):
+    """Link the tasks the title names, unlink those only the old title named: ({number: task} linked now,
+    {number: task} touched)."""
+    info, parsed, result = delivery.info, delivery.parsed, delivery.result
     linked = {t.number: t for t in pr.tasks.all()}
     title_tasks = {t.number: t for t in Task.objects.filter(number__in=parsed.tasks)}
     missing = sorted(set(parsed.tasks) - set(title_tasks))
     if missing and (created or old_title_tasks != set(parsed.tasks)):
         result.errors.append({"code": "not_on_board", "numbers": missing,
                               "message": f"{pr}: task {', '.join(map(str, missing))} is not on the board"})
-        record_event(task=None, kind=EventKind.PR_UNKNOWN_TASK, source=Source.PR, source_ref=source_ref,
-                     actor=info["login"], message=result.errors[-1]["message"], data=data, when=when)
+        delivery.event(None, EventKind.PR_UNKNOWN_TASK, result.errors[-1]["message"])
     touched: dict[int, Task] = {}
     for number, task in title_tasks.items():
         if number not in linked:
@@ -131,8 +175,7 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
             linked[number] = task
             touched[number] = task
             result.changes += 1
-            record_event(task=task, kind=EventKind.PR_LINKED, source=Source.PR, source_ref=source_ref, actor=info["login"],
-                         message=f"{pr} linked: {info['title']}", data=data, when=when)
+            delivery.event(task, EventKind.PR_LINKED, f"{pr} linked: {info['title']}")
     # Links an earlier title made and the edited title no longer makes; links from elsewhere stay.
     for number in sorted(old_title_tasks - set(parsed.tasks)):
         task = linked.pop(number, None)
@@ -140,14 +183,14 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
             pr.tasks.remove(task)
             touched[number] = task
             result.changes += 1
-            record_event(task=task, kind=EventKind.PR_UNLINKED, source=Source.PR, source_ref=source_ref,
-                         actor=info["login"], message=f"{pr} no longer names No.{number}: {info['title']}",
-                         data=data, when=when)
-    if not created and old_state != pr.state:
-        for task in linked.values():
-            record_event(task=task, kind=EventKind.PR_STATE, source=Source.PR, source_ref=source_ref, actor=info["login"],
-                         message=f"{pr} {old_state} → {pr.state}", data=data, when=when)
+            delivery.event(task, EventKind.PR_UNLINKED, f"{pr} no longer names No.{number}: {info['title']}")
+    return linked, touched
 
+
+def _update_claims(delivery: _Delivery, pr: PullRequest, author, old_state: str, linked: dict, touched: dict) -> None:
+    """The author's claim on every linked task follows the PR: claimed (again), PR submitted, completed or
+    partial; a PR closed without merge takes its 提交PR back."""
+    result, source_ref, when, data = delivery.result, delivery.source_ref, delivery.when, delivery.data
     target = target_claim_status(pr)
     for number, task in sorted(linked.items()):
         touched[number] = task
@@ -166,15 +209,11 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
         claim = Claim.objects.get(task=task, contributor=author)
         new_status = advance_claim_status(claim.status, target)
         if new_status != claim.status:
-            record_event(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=source_ref,
-                         actor=info["login"], message=f"@{author.login} on No.{number}: {claim.status} → {new_status}",
-                         data={**data, "from": claim.status, "to": new_status}, when=when)
+            delivery.event(task, EventKind.CLAIM_STATUS, f"@{author.login} on No.{number}: {claim.status} → {new_status}",
+                           data={**data, "from": claim.status, "to": new_status})
             claim.status = new_status
             claim.save(update_fields=["status", "updated"])
             result.changes += 1
-    for task in touched.values():
-        refresh_task_status(task)
-    return result
 
 
 def _take_back_pr_submitted(pr: PullRequest, task: Task, author, *, source_ref: str, when, data: dict) -> bool:
