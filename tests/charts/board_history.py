@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apitester.pool import TimeBudget
 from tests.github import payloads
+from tests.factories import make_task
 from tests.runner.conftest import PASSING
 from tracker.models import FailingConfig, Task
 from tracker.services.runs import create_run, execute_run
@@ -59,11 +60,6 @@ def comment(login: str, body: str, when: str) -> dict:
 
 def pull_request(action: str, pull: dict) -> dict:
     return deliver("pull_request", payloads.pull_request_event(action, pull))
-
-
-def make_task(number: int, api: str, kernel: str = "CPU", locked_reason: str = "") -> Task:
-    return Task.objects.create(number=number, api=api, kernel=kernel, locked_reason=locked_reason,
-                               status="locked" if locked_reason else "open")
 
 
 def report_config(task: Task, config: str, first: int, last: int) -> FailingConfig:

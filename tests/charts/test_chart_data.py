@@ -12,6 +12,8 @@ from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfi
 from tracker.selectors import charts as sel
 from tracker.services.synthetic import generate_results
 
+from tests.factories import make_task as _make_task
+
 from .board_history import DAYS, at, comment, seed_history
 from .figures import page_figure
 
@@ -21,8 +23,7 @@ STATUSES = ["open", "claimed", "pr_submitted", "completed", "locked"]
 
 
 def make_task(number, status="open", kernel="CPU"):
-    return Task.objects.create(number=number, api=f"paddle.api_{number}", kernel=kernel, status=status,
-                               locked_reason="output dtype类型不同，暂不要报名" if status == "locked" else "")
+    return _make_task(number, kernel=kernel, status=status)
 
 
 def make_config(task, i=0):

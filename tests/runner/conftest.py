@@ -1,6 +1,6 @@
-import hashlib
-
 import pytest
+
+from tests.factories import make_task  # noqa: F401  (the runner tests import it from here)
 
 EXTRA_SPECS = "tests.runner.fake_specs"
 
@@ -23,11 +23,3 @@ def extra_specs(monkeypatch):
     return EXTRA_SPECS
 
 
-def make_task(number, api, configs, kernel="CPU", status="open"):
-    from tracker.models import FailingConfig, Task
-
-    task = Task.objects.create(number=number, api=api, kernel=kernel, status=status)
-    for config in configs:
-        FailingConfig.objects.create(task=task, config=config, config_hash=hashlib.sha256(config.encode()).hexdigest(),
-                                     origin_file="reports/ci_ce_cpu/error_config.txt")
-    return task

@@ -86,10 +86,6 @@ class _Delivery:
     def source_ref(self) -> str:
         return self.info["html_url"]
 
-    def event(self, task, kind: str, message: str, data: dict | None = None) -> None:
-        record_event(task=task, kind=kind, source=Source.PR, source_ref=self.source_ref, actor=self.info["login"],
-                     message=message, data=self.data if data is None else data, when=self.when)
-
 
 def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: str = "",
                        prefix: str | None = None) -> ApplyResult:
@@ -115,7 +111,9 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     linked, touched = _relink_tasks(delivery, pr, created, old_title_tasks)
     if not created and old_state != pr.state:
         for task in linked.values():
-            delivery.event(task, EventKind.PR_STATE, f"{pr} {old_state} → {pr.state}")
+            record_event(task=task, kind=EventKind.PR_STATE, source=Source.PR, source_ref=delivery.source_ref,
+                         actor=delivery.info["login"], message=f"{pr} {old_state} → {pr.state}",
+                         data=delivery.data, when=delivery.when)
     _update_claims(delivery, pr, author, old_state, linked, touched)
     for task in touched.values():
         refresh_task_status(task)
@@ -129,8 +127,9 @@ def _reject_title(delivery: _Delivery) -> ApplyResult:
     # Once per title: the poller and redelivered webhooks see the same PR again and again.
     if not Event.objects.filter(kind=EventKind.PR_REJECTED, source_ref=delivery.source_ref,
                                 data__title=info["title"]).exists():
-        delivery.event(None, EventKind.PR_REJECTED, f"pull request rejected: {result.skipped}",
-                       data={**delivery.data, "title": info["title"], "reason": delivery.parsed.error})
+        record_event(task=None, kind=EventKind.PR_REJECTED, source=Source.PR, source_ref=delivery.source_ref,
+                     actor=delivery.info["login"], message=f"pull request rejected: {result.skipped}",
+                     data={**delivery.data, "title": info["title"], "reason": delivery.parsed.error}, when=delivery.when)
     return result
 
 
@@ -167,7 +166,9 @@ def _relink_tasks(delivery: _Delivery, pr: PullRequest, created: bool, old_title
     if missing and (created or old_title_tasks != set(parsed.tasks)):
         result.errors.append({"code": "not_on_board", "numbers": missing,
                               "message": f"{pr}: task {', '.join(map(str, missing))} is not on the board"})
-        delivery.event(None, EventKind.PR_UNKNOWN_TASK, result.errors[-1]["message"])
+        record_event(task=None, kind=EventKind.PR_UNKNOWN_TASK, source=Source.PR, source_ref=delivery.source_ref,
+                     actor=delivery.info["login"], message=result.errors[-1]["message"],
+                     data=delivery.data, when=delivery.when)
     touched: dict[int, Task] = {}
     for number, task in title_tasks.items():
         if number not in linked:
@@ -175,7 +176,9 @@ def _relink_tasks(delivery: _Delivery, pr: PullRequest, created: bool, old_title
             linked[number] = task
             touched[number] = task
             result.changes += 1
-            delivery.event(task, EventKind.PR_LINKED, f"{pr} linked: {info['title']}")
+            record_event(task=task, kind=EventKind.PR_LINKED, source=Source.PR, source_ref=delivery.source_ref,
+                         actor=delivery.info["login"], message=f"{pr} linked: {info['title']}",
+                         data=delivery.data, when=delivery.when)
     # Links an earlier title made and the edited title no longer makes; links from elsewhere stay.
     for number in sorted(old_title_tasks - set(parsed.tasks)):
         task = linked.pop(number, None)
@@ -183,7 +186,9 @@ def _relink_tasks(delivery: _Delivery, pr: PullRequest, created: bool, old_title
             pr.tasks.remove(task)
             touched[number] = task
             result.changes += 1
-            delivery.event(task, EventKind.PR_UNLINKED, f"{pr} no longer names No.{number}: {info['title']}")
+            record_event(task=task, kind=EventKind.PR_UNLINKED, source=Source.PR, source_ref=delivery.source_ref,
+                         actor=delivery.info["login"], message=f"{pr} no longer names No.{number}: {info['title']}",
+                         data=delivery.data, when=delivery.when)
     return linked, touched
 
 
@@ -209,8 +214,9 @@ def _update_claims(delivery: _Delivery, pr: PullRequest, author, old_state: str,
         claim = Claim.objects.get(task=task, contributor=author)
         new_status = advance_claim_status(claim.status, target)
         if new_status != claim.status:
-            delivery.event(task, EventKind.CLAIM_STATUS, f"@{author.login} on No.{number}: {claim.status} → {new_status}",
-                           data={**data, "from": claim.status, "to": new_status})
+            record_event(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=delivery.source_ref,
+                         actor=delivery.info["login"], message=f"@{author.login} on No.{number}: {claim.status} → {new_status}",
+                         data={**data, "from": claim.status, "to": new_status}, when=delivery.when)
             claim.status = new_status
             claim.save(update_fields=["status", "updated"])
             result.changes += 1
