@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import uuid
-
-import pytest
 
 from tests.github.fake_github import FakeGitHub
 
@@ -24,27 +21,6 @@ from .servers import Served
 COMMENTS = 120
 CLIENTS = 4
 SITE_CLAIMS = 12
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'db.sqlite3'}"
-        return
-    from tests.deployment.conftest import PG_ADMIN_DB, _fail_unreachable, pg_connect, pg_url
-
-    name = f"concurrency_{uuid.uuid4().hex[:10]}"
-    try:
-        admin = pg_connect(PG_ADMIN_DB, autocommit=True)
-    except Exception as error:  # psycopg.OperationalError and friends
-        _fail_unreachable("PostgreSQL", error)
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield pg_url(name)
-    finally:
-        with pg_connect(PG_ADMIN_DB, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_webhook_poller_and_site_claims_at_once_apply_each_change_once(tmp_path, database_url):

@@ -26,6 +26,7 @@ from ..github.client import GitHubError, client_from_settings
 from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
 from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Source, Task
 from ..vocab import EventKind
+from .conflicts import retry_on_conflict
 from .events import record_event
 from .status import refresh_task_status
 
@@ -205,6 +206,7 @@ def _parse(body: str, limits: tuple) -> CommentParse:
     return parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
 
 
+@retry_on_conflict
 def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
                   reading: CommentReading | None = None) -> ApplyResult:
     """Apply a tracking-issue comment (new or edited) in GitHub's REST/webhook shape.
@@ -321,6 +323,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     return result
 
 
+@retry_on_conflict
 def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     """A deleted comment withdraws the claims it made (unless something else backs them)."""
     comment_id = int(comment["id"])

@@ -21,6 +21,7 @@ from ..github.pr_titles import parse_pr_title
 from ..models import Claim, ClaimStatus, Event, PullRequest, Source, Task
 from ..vocab import EventKind
 from .claims import ApplyResult, claim_task, contributor_for, parse_github_time
+from .conflicts import retry_on_conflict
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
 
@@ -87,6 +88,7 @@ class _Delivery:
         return self.info["html_url"]
 
 
+@retry_on_conflict
 def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: str = "",
                        prefix: str | None = None) -> ApplyResult:
     """Apply one pull request (webhook or poller) in named steps: a rejected title is recorded once; a PR
