@@ -279,6 +279,11 @@ class ConfigResult(models.Model):
     # The input draw the verdict comes from ("edge:0"; "" for the typical draw or a pool-made verdict), so
     # the repro command replays exactly those inputs (apitester --draw).
     draw = models.CharField(max_length=40, blank=True, default="")
+    # What the spec says about this verdict (docs/verdicts.md): the declared known Paddle failure it matches
+    # ({status, direction, releases, dtypes, contains, reason, source}; it never excuses the failure) and
+    # what the spec compares where it departs from the default tolerance ({note, source}).
+    known_failure = models.JSONField(null=True, blank=True)
+    comparison = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     @property

@@ -317,7 +317,23 @@ def _layers(verdict: dict) -> dict:
         "adapted_message": (adapted.get("message") or "")[:5000],
         "adaptations": list(verdict.get("adaptations") or []),
         "evidence": (verdict.get("evidence") or "")[:2000],
+        "known_failure": _spec_note(verdict.get("known_failure")),
+        "comparison": _spec_note(verdict.get("comparison")),
     }
+
+
+def _spec_note(note) -> dict | None:
+    """The spec's known-failure / comparison entry as stored: short plain values only (a worker sends JSON)."""
+    if not isinstance(note, dict):
+        return None
+    kept = {}
+    for key, value in list(note.items())[:10]:
+        if isinstance(value, list):
+            value = [str(v)[:40] for v in value[:10]]
+        elif value is not None:
+            value = str(value)[:1000]
+        kept[str(key)[:40]] = value
+    return kept
 
 
 class WrongBuild(RuntimeError):

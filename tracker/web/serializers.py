@@ -66,6 +66,10 @@ def result(result: ConfigResult) -> dict:
                            "mismatched": result.adapted_mismatched}
     if result.evidence:
         data["evidence"] = result.evidence
+    if result.known_failure:
+        data["known_failure"] = result.known_failure
+    if result.comparison:
+        data["comparison"] = result.comparison
     return data
 
 
