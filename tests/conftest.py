@@ -59,3 +59,13 @@ def pytest_sessionstart(session):
     reports = reports_dir() / "reports"
     if not reports.is_dir():
         raise pytest.UsageError(f"CI run without the PaddleAPITest reports at {reports} (set PADDLEAPITEST_REPORTS)")
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the site's default language: a zh page request leaves its language active in the
+    thread, and the next test's selector texts would read Chinese."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
