@@ -175,3 +175,31 @@ def test_password_reset_with_mail_sends_the_link(client, settings, staff, mailou
     answer = client.post("/accounts/password/reset/", {"email": "maint@example.org"})
     assert answer.status_code == 302
     assert len(mailoutbox) == 1 and mailoutbox[0].to == ["maint@example.org"]
+
+
+def test_the_throttled_message_is_said_once(client, limits, staff):
+    for _ in range(5):
+        site_login(client, "maint", "guess")
+    assert site_login(client, "maint", PASSWORD).content.decode().count(THROTTLED) == 1
+    for _ in range(5):
+        admin_login(Client(), "maint", "guess", address="10.0.0.7")
+    assert admin_login(Client(), "maint", PASSWORD, address="10.0.0.7").content.decode().count(THROTTLED) == 1
+
+
+def test_a_forwarded_for_shorter_than_the_proxy_count_is_counted_by_the_peer_address(client, limits, staff,
+                                                                                       settings):
+    # DJANGO_TRUSTED_PROXY_COUNT=2 but one X-Forwarded-For entry: allauth raises ImproperlyConfigured (a 500 on
+    # every sign-in). The request did not pass every proxy the setting counts, so only its peer is trusted.
+    settings.ALLAUTH_TRUSTED_PROXY_COUNT = 2
+    for i in range(5):
+        answer = client.post("/accounts/login/", {"username": "maint", "password": "guess"}, REMOTE_ADDR="10.1.1.1",
+                             HTTP_X_FORWARDED_FOR=f"198.51.100.{i}")
+        assert answer.status_code == 200 and "didn't match" in answer.content.decode()
+    # The five failures counted against the peer 10.1.1.1, whatever the header claimed.
+    settings.LOGIN_FAILURES_PER_ACCOUNT = 100
+    for i in range(15):
+        client.post("/accounts/login/", {"username": f"u{i}", "password": "guess"}, REMOTE_ADDR="10.1.1.1",
+                    HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert client.post("/accounts/login/", {"username": "maint", "password": PASSWORD}, REMOTE_ADDR="10.1.1.1",
+                       HTTP_X_FORWARDED_FOR="203.0.113.10").status_code == 429
+    assert client.get("/accounts/login/", REMOTE_ADDR="10.1.1.1", HTTP_X_FORWARDED_FOR="x").status_code == 200

@@ -14,6 +14,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.shortcuts import render
@@ -26,6 +27,19 @@ ENDPOINT_SETTINGS = {"GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"}
 class AccountAdapter(DefaultAccountAdapter):
     def is_open_for_signup(self, request) -> bool:
         return False  # no password sign-ups: a site account comes from signing in with GitHub
+
+    def get_client_ip(self, request) -> str:
+        """The client address the sign-in limits count (allauth's rule), never a 500 for a header.
+
+        With fewer X-Forwarded-For entries than DJANGO_TRUSTED_PROXY_COUNT allauth raises
+        ImproperlyConfigured: the request did not pass every proxy the setting counts (a proxy that does not
+        append, or a client reaching an inner one). Only the peer's address is then known; counting by it is
+        stricter, never looser, than by the header's claim.
+        """
+        try:
+            return super().get_client_ip(request)
+        except ImproperlyConfigured:
+            return request.META.get("REMOTE_ADDR") or "unknown"
 
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):
