@@ -59,7 +59,7 @@ def deployment(postgres_db, redis_ns, tmp_path_factory):
         "Q_WORKERS": "1",
         "PYTHONUNBUFFERED": "1",
         # Test-only slow specs for the kill -9 test; pool workers import them from the repo.
-        "APITESTER_EXTRA_SPECS": "tests.runner.fake_specs",
+        "APITESTER_EXTRA_SPECS": "tests.fake_specs.workers",
         "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     })
     return {"env": env, "db": postgres_db, "redis": redis_ns, "reports": reports, "logs": root}

@@ -4,24 +4,11 @@ Each run is a real subprocess (python -m apitester) importing real paddle and to
 """
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.engine_helpers.cli import FAKE_SPECS, run
 
-REPO = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 MUL_FP16 = 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )'
 CLIP_OK = 'paddle.clip(Tensor([5],"float64"), min=0, )'
-
-
-def run(*args, extra_env=None, timeout=300):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(HERE)])
-    env.update(extra_env or {})
-    return subprocess.run([sys.executable, "-m", "apitester", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_engine_py_style_flags_and_failing_exit_code():
@@ -78,7 +65,7 @@ def test_coverage_counts_and_total_line(tmp_path):
         'paddle.clip(Tensor([3],"float32"), min=, )',                  # syntax error
     ]) + "\n")
     proc = run("coverage", str(cfg), "--workers=2", "--timeout=20", "--quiet",
-               extra_env={"APITESTER_EXTRA_SPECS": "apitester_test_specs"})
+               extra_env={"APITESTER_EXTRA_SPECS": FAKE_SPECS})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "TOTAL configs=8 verdict=2 unsupported=2 engine_error=1"
@@ -101,7 +88,7 @@ def test_coverage_runs_on_the_worker_pool_and_reports_flaky_crash(tmp_path):
     cfg.write_text(f"{die_once}\n{CLIP_OK}\n")
     jsonl = tmp_path / "verdicts.jsonl"
     proc = run("coverage", str(cfg), "--workers=1", "--quiet", f"--jsonl={jsonl}",
-               extra_env={"APITESTER_EXTRA_SPECS": "apitester_test_specs"})
+               extra_env={"APITESTER_EXTRA_SPECS": FAKE_SPECS})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "TOTAL configs=2 verdict=1 unsupported=0 engine_error=0"

@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-import apitester_test_specs  # noqa: F401  (registers the apitester_test.* specs)
+import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 from apitester import inputs as inp
 from apitester.config import TensorSpec, parse_config
 from apitester.execute import _bind, _plain, _signature, run_config
 from apitester.specs import all_specs, get_spec
-from report_configs import configs  # tests/engine is on sys.path (no __init__.py)
-from test_cli import run as run_cli
+from tests.engine_helpers.report_configs import configs
+from tests.engine_helpers.cli import FAKE_SPECS, run as run_cli
 
 LOGIT = 'paddle.logit(x=Tensor([4],"float32"), )'
 CUMPROD = 'paddle.cumprod(x=Tensor([3, 4],"int32"), dim=0, )'
@@ -125,7 +125,7 @@ def test_a_later_draw_without_a_verdict_changes_nothing_and_says_so():
 
 
 def test_the_cli_replays_the_reported_draw_and_refuses_a_malformed_one():
-    env = {"APITESTER_EXTRA_SPECS": "apitester_test_specs"}
+    env = {"APITESTER_EXTRA_SPECS": FAKE_SPECS}
     full = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--json", extra_env=env)
     verdict = json.loads(full.stdout)
     assert full.returncode == 1 and verdict["draw"] == {"kind": "edge", "seed": 0}, full.stderr

@@ -1,7 +1,7 @@
 """run_config paths with test-only specs: backward detection, same output-gradient, engine
 errors, dtype mismatch, random APIs."""
 
-import apitester_test_specs  # noqa: F401  (registers the apitester_test.* specs)
+import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 
 from apitester.execute import run_config
 

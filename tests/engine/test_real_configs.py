@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from apitester.execute import frameworks, run_config
-from report_configs import report_line  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import report_line
 
 CASES = [
     # Paddle scales a float16 tensor by the scalar cast to float16 first: 1e6 -> inf, so

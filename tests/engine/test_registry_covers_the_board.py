@@ -27,7 +27,7 @@ def test_every_board_api_has_a_spec():
 
 def test_registry_entries_are_declarative_and_documented():
     """Every entry names a reference that exists and says in its note what the reference is."""
-    # Test-only specs (tests/engine/apitester_test_specs.py, registered when another test imports them)
+    # Test-only specs (tests/fake_specs/engine.py, registered when another test imports them)
     # are fixtures for the engine's own paths, not entries of the engine's registry.
     specs = {name: spec for name, spec in all_specs().items() if not name.startswith("apitester_test.")}
     assert specs, "the registry is empty"

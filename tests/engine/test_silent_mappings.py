@@ -1,15 +1,15 @@
 """A silent mapping (argument_mapping / layout: "changes no result") must give the plain Torch
-call's result: each such spec's reference is run beside the plain Torch call (tests/engine/
+call's result: each such spec's reference is run beside the plain Torch call (tests/engine_helpers/
 silent_mappings.py derives it) on the API's real report configs (the three shortest of at most 1e6 elements per API, both lanes)."""
-import apitester_test_specs  # noqa: F401  (registers apitester_test.cumsum)
+import tests.fake_specs.engine  # noqa: F401  (registers apitester_test.cumsum)
 import pytest
 
 from apitester.config import ConfigSyntaxError, parse_config
 from apitester.specs import all_specs, get_spec
 from apitester.specs.base import SILENT_KINDS
 
-from report_configs import _lines  # tests/engine is on sys.path (no __init__.py)
-from silent_mappings import NotDerivable, check_config
+from tests.engine_helpers.report_configs import _lines
+from tests.engine_helpers.silent_mappings import NotDerivable, check_config
 
 SAMPLES_PER_API = 3
 MAX_ELEMENTS = 1_000_000  # report configs larger than this are left out (scatter's GPU configs have 2.8e9)

@@ -12,7 +12,7 @@ import pytest
 
 from apitester.execute import run_config
 from apitester.specs import get_spec
-from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import configs, verdict_of
 
 F = "paddle.incubate.nn.functional."
 

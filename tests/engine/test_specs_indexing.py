@@ -10,7 +10,7 @@ from apitester.config import parse_config
 from apitester.inputs import materialise
 from apitester.specs import get_spec
 
-from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import configs, verdict_of
 
 
 def test_getitem_list_index_is_one_advanced_index():

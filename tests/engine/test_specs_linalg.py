@@ -8,7 +8,7 @@ import numpy as np
 
 from apitester.specs import get_spec
 
-from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import configs, verdict_of
 
 
 def test_eigh_invariants_pass_for_every_report_config():

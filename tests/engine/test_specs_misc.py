@@ -10,7 +10,7 @@ from apitester.execute import resolve_paddle, run_config
 from apitester.inputs import materialise
 from apitester.specs import get_spec
 
-from report_configs import configs, verdict_of  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import configs, verdict_of
 
 
 # The board's task names served by the cov-misc family files (linalg, indexing, fused,

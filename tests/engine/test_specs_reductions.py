@@ -19,7 +19,7 @@ from apitester.inputs import DomainContext
 from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import base, get_spec
 from apitester.specs import reductions
-from report_configs import require_reports  # tests/engine is on sys.path (no __init__.py)
+from tests.engine_helpers.report_configs import require_reports
 
 REPORTS = reports_dir() / "reports"
 

@@ -3,7 +3,7 @@ inputs; adapted = after the spec's declared adaptations.  Real paddle and torch,
 import inspect
 import json
 
-import apitester_test_specs  # noqa: F401  (registers apitester_test.precise_sum)
+import tests.fake_specs.engine  # noqa: F401  (registers apitester_test.precise_sum)
 import pytest
 
 from apitester.compare import final_status
@@ -11,8 +11,8 @@ from apitester.execute import run_config
 from apitester.specs import all_specs
 from apitester.specs.base import NEEDS_STRICT_REFERENCE, SILENT_KINDS, Adaptation, Spec
 
-from report_configs import report_line, verdict_of  # tests/engine is on sys.path (no __init__.py)
-from test_cli import run
+from tests.engine_helpers.report_configs import report_line, verdict_of
+from tests.engine_helpers.cli import run
 
 EMBEDDING = "paddle.nn.functional.embedding"
 

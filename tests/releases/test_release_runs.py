@@ -21,7 +21,7 @@ MAIN = version("paddlepaddle")
 
 
 def test_clip_is_fixed_between_3_0_0_and_the_main_release(old_env, monkeypatch):
-    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.releases.fake_specs")
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.fake_specs.workers")
     task = make_task(11, "paddle.clip", [CLIP, CRASH_ON_OLD])
     parent = create_matrix_run("task", tasks=[11], releases=[OLD_RELEASE, MAIN])
     old, new = parent.lanes.order_by("id")

@@ -2,7 +2,7 @@ import pytest
 
 from tests.factories import make_task  # noqa: F401  (the runner tests import it from here)
 
-EXTRA_SPECS = "tests.runner.fake_specs"
+EXTRA_SPECS = "tests.fake_specs.workers"
 
 # Real report lines (quoted singly) with the verdicts the installed Paddle 3.3.1 CPU build gives.
 PASSING = [

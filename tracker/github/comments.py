@@ -126,6 +126,22 @@ def marker_lines(body: str):
         yield line_no, body[start:pos]
 
 
+@dataclass
+class _Reading:
+    """One comment being read: the board's limits, and what its marker lines said so far."""
+
+    max_task: int | None  # numbers above it are not on the board (None: no upper bound)
+    locked: Mapping[int, str]  # task number → why it may not be claimed
+    errors: list[CommentError] = field(default_factory=list)
+    claim: set[int] = field(default_factory=set)
+    withdraw: set[int] = field(default_factory=set)
+    named: set[int] = field(default_factory=set)  # every task number the comment names, claimable or not
+    for_logins: list[str] = field(default_factory=list)  # "(for @x)" of each marker line, "" where a line names nobody
+    numbers_read: int = 0  # list items read in the whole comment, against MAX_NUMBERS
+    team_numbers: tuple[list[int], int] | None = None  # (numbers, line) of a 【序号】 line waiting for its 【状态】
+    team_status: str | None = None  # a 【状态】 line that came before its 【序号】 line
+
+
 def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int, str] | None = None,
                   max_tasks: int | None = None) -> CommentParse:
     """Claims, withdrawals and errors of one comment.
@@ -134,146 +150,167 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
     the reason it may not be claimed. max_tasks: a comment naming more distinct tasks than this is
     rejected whole (None: no limit).
     """
-    locked = locked or {}
-    errors: list[CommentError] = []
-    claim: set[int] = set()
-    withdraw: set[int] = set()
-    named: set[int] = set()  # every task number the comment names, claimable or not
-    for_logins: list[str] = []  # "(for @x)" of each marker line, "" where a line names nobody
-
-    def apply(kind: str, numbers: list[int], line_no: int, column: int):
-        for n in numbers:
-            if kind == "claim":
-                claim.add(n)
-                withdraw.discard(n)
-            else:
-                withdraw.add(n)
-                claim.discard(n)
-
-    numbers_read = 0
-
-    def scan(text: str, pos: int, line_no: int):
-        """scan_number_list, with a too-long number recorded as this line's error (no items).
-
-        Raises TooManyNumbers once the comment's lists hold more than MAX_NUMBERS items in all."""
-        nonlocal numbers_read
-        try:
-            items, end = scan_number_list(text, pos, max_items=MAX_NUMBERS - numbers_read)
-        except NumberTooLong as error:
-            errors.append(CommentError(line_no, error.column + 1, "number_too_long", str(error)))
-            return [], pos
-        numbers_read += len(items)
-        return items, end
-
-    def read_list(text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
-        """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
-        items, end = scan(text, pos, line_no)
-        if not items:
-            return [] if errors and errors[-1].code == "number_too_long" and errors[-1].line == line_no else None
-        for_login = _FOR_LOGIN.match(text, end)
-        for_logins.append(for_login.group("login") if for_login else "")
-        numbers: list[int] = []
-        for item in items:
-            column = item.column + 1
-            if item.start > item.end:
-                errors.append(CommentError(line_no, column, "reversed_range",
-                                           f"range {item.start}-{item.end} is reversed (did you mean {item.end}-{item.start}?)",
-                                           [item.start, item.end]))
-                continue
-            if item.end - item.start + 1 > MAX_RANGE_LENGTH:
-                errors.append(CommentError(line_no, column, "range_too_long",
-                                           f"range {item.start}-{item.end} covers {item.end - item.start + 1} tasks; "
-                                           f"at most {MAX_RANGE_LENGTH} in one range",
-                                           [item.start, item.end]))
-                continue
-            named.update(range(item.start, item.end + 1))
-            missing = [n for n in range(item.start, item.end + 1)
-                       if n < 1 or (max_task is not None and n > max_task)]
-            if missing:
-                bound = f"1-{max_task}" if max_task is not None else "numbers from 1"
-                errors.append(CommentError(line_no, column, "not_on_board",
-                                           f"task {_format_numbers(missing)} is not on the board ({bound})", missing))
-            for n in range(item.start, item.end + 1):
-                if n in missing:
-                    continue
-                if kind == "claim" and n in locked:
-                    errors.append(CommentError(line_no, column, "locked",
-                                               f"task {n} is locked and cannot be claimed: {locked[n]}", [n]))
-                    continue
-                numbers.append(n)
-        return numbers
-
-    team_numbers: tuple[list[int], int] | None = None  # numbers of a 【序号】 line waiting for its 【状态】
-    team_status: str | None = None  # a 【状态】 line that came before its 【序号】 line
-
-    def team_kind(status: str) -> str | None:
-        status = status.strip()
-        if re.match(r"取消\s*报名", status):
-            return "withdraw"
-        if status.startswith("报名"):
-            return "claim"
-        return None  # 提交RFC, 完成… are progress reports, not claims
-
-    def read_line(line_no: int, line: str) -> None:
-        nonlocal team_numbers, team_status
-        lead = _LEAD.match(line).end()
-        marker = _BRACKET_MARKER.match(line, lead)
-        if marker:
-            kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
-            numbers = read_list(line, marker.end(), line_no, kind)
-            if numbers is None:
-                errors.append(CommentError(line_no, marker.end() + 1, "no_numbers",
-                                           f"{marker.group('kind').replace(' ', '')} line without task numbers"))
-            else:
-                apply(kind, numbers, line_no, marker.end() + 1)
-            return
-        word = _WORD_MARKER.match(line, lead)
-        if word:
-            numbers = read_list(line, word.end(), line_no, "claim")
-            if numbers is not None:  # a 认领 line without numbers is prose
-                apply("claim", numbers, line_no, word.end() + 1)
-            return
-        number_line = _TEAM_NUMBER.match(line, lead)
-        if number_line:
-            team_numbers = (read_list(line, number_line.end(), line_no, "claim") or [], line_no)
-            if team_status is not None:
-                kind = team_kind(team_status)
-                if kind:
-                    apply(kind, team_numbers[0], line_no, 1)
-                team_numbers, team_status = None, None
-            return
-        status_line = _TEAM_STATUS.match(line, lead)
-        if status_line:
-            if team_numbers is not None:
-                kind = team_kind(status_line.group("status"))
-                if kind:
-                    apply(kind, team_numbers[0], team_numbers[1], 1)
-                team_numbers = None
-            else:
-                team_status = status_line.group("status")
-            return
-
-    def rejected(line_no: int, code: str, message: str) -> CommentParse:
-        errors.append(CommentError(line_no, 1, code, f"{message}, so none of it was applied", []))
-        return CommentParse([], [], errors)
-
+    reading = _Reading(max_task=max_task, locked=locked or {})
     for count, (line_no, raw_line) in enumerate(marker_lines(body), 1):
         if count > MAX_MARKER_LINES:
-            return rejected(line_no, "too_many_lines", f"the comment has more than {MAX_MARKER_LINES} claim lines")
+            return _rejected(reading, line_no, "too_many_lines",
+                             f"the comment has more than {MAX_MARKER_LINES} claim lines")
         try:
-            read_line(line_no, normalize_digits(raw_line))
+            _read_line(reading, line_no, normalize_digits(raw_line))
         except TooManyNumbers:
-            return rejected(line_no, "too_many_numbers", f"the comment has more than {MAX_NUMBERS} task numbers")
+            return _rejected(reading, line_no, "too_many_numbers",
+                             f"the comment has more than {MAX_NUMBERS} task numbers")
+    return _outcome(reading, max_tasks)
 
-    if max_tasks is not None and len(named) > max_tasks:
-        # Abuse limit: one comment never claims or withdraws a large part of the board at once.
+
+def _read_line(reading: _Reading, line_no: int, line: str) -> None:
+    """One marker line: the first marker that matches where the line's lead ends says what it is."""
+    lead = _LEAD.match(line).end()
+    if marker := _BRACKET_MARKER.match(line, lead):
+        _read_bracket_line(reading, line_no, line, marker)
+    elif word := _WORD_MARKER.match(line, lead):
+        numbers = _read_list(reading, line, word.end(), line_no, "claim")
+        if numbers is not None:  # a 认领 line without numbers is prose
+            _apply(reading, "claim", numbers)
+    elif number_line := _TEAM_NUMBER.match(line, lead):
+        _read_team_number_line(reading, line_no, line, number_line.end())
+    elif status_line := _TEAM_STATUS.match(line, lead):
+        _read_team_status_line(reading, status_line.group("status"))
+
+
+def _read_bracket_line(reading: _Reading, line_no: int, line: str, marker: re.Match) -> None:
+    """`【报名】: 1、2` claims, `【取消报名】: 4` withdraws; a bracket marker without numbers is an error."""
+    kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
+    numbers = _read_list(reading, line, marker.end(), line_no, kind)
+    if numbers is None:
+        reading.errors.append(CommentError(line_no, marker.end() + 1, "no_numbers",
+                                           f"{marker.group('kind').replace(' ', '')} line without task numbers"))
+    else:
+        _apply(reading, kind, numbers)
+
+
+def _read_team_number_line(reading: _Reading, line_no: int, line: str, pos: int) -> None:
+    """The team form's 【序号】 line: applied with the 【状态】 line before it, or kept for the one after it."""
+    reading.team_numbers = (_read_list(reading, line, pos, line_no, "claim") or [], line_no)
+    if reading.team_status is not None:
+        kind = _team_kind(reading.team_status)
+        if kind:
+            _apply(reading, kind, reading.team_numbers[0])
+        reading.team_numbers, reading.team_status = None, None
+
+
+def _read_team_status_line(reading: _Reading, status: str) -> None:
+    """The team form's 【状态】 line: applies the 【序号】 line before it, or waits for the one after it."""
+    if reading.team_numbers is not None:
+        kind = _team_kind(status)
+        if kind:
+            _apply(reading, kind, reading.team_numbers[0])
+        reading.team_numbers = None
+    else:
+        reading.team_status = status
+
+
+def _team_kind(status: str) -> str | None:
+    status = status.strip()
+    if re.match(r"取消\s*报名", status):
+        return "withdraw"
+    if status.startswith("报名"):
+        return "claim"
+    return None  # 提交RFC, 完成… are progress reports, not claims
+
+
+def _apply(reading: _Reading, kind: str, numbers: list[int]) -> None:
+    """The later line wins: a number claimed and then withdrawn (or the other way round) ends withdrawn."""
+    for n in numbers:
+        if kind == "claim":
+            reading.claim.add(n)
+            reading.withdraw.discard(n)
+        else:
+            reading.withdraw.add(n)
+            reading.claim.discard(n)
+
+
+def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
+    """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
+    items, end = _scan(reading, text, pos, line_no)
+    if not items:
+        errors = reading.errors
+        return [] if errors and errors[-1].code == "number_too_long" and errors[-1].line == line_no else None
+    for_login = _FOR_LOGIN.match(text, end)
+    reading.for_logins.append(for_login.group("login") if for_login else "")
+    numbers: list[int] = []
+    for item in items:
+        numbers += _item_numbers(reading, item, line_no, kind)
+    return numbers
+
+
+def _scan(reading: _Reading, text: str, pos: int, line_no: int):
+    """scan_number_list, with a too-long number recorded as this line's error (no items).
+
+    Raises TooManyNumbers once the comment's lists hold more than MAX_NUMBERS items in all."""
+    try:
+        items, end = scan_number_list(text, pos, max_items=MAX_NUMBERS - reading.numbers_read)
+    except NumberTooLong as error:
+        reading.errors.append(CommentError(line_no, error.column + 1, "number_too_long", str(error)))
+        return [], pos
+    reading.numbers_read += len(items)
+    return items, end
+
+
+def _item_numbers(reading: _Reading, item, line_no: int, kind: str) -> list[int]:
+    """The tasks one list item (a number or a range) may claim or withdraw. A reversed range or one of more
+    than MAX_RANGE_LENGTH tasks gives none; numbers off the board give none; a locked task is never claimed."""
+    column, errors = item.column + 1, reading.errors
+    if item.start > item.end:
+        errors.append(CommentError(line_no, column, "reversed_range",
+                                   f"range {item.start}-{item.end} is reversed (did you mean {item.end}-{item.start}?)",
+                                   [item.start, item.end]))
+        return []
+    if item.end - item.start + 1 > MAX_RANGE_LENGTH:
+        errors.append(CommentError(line_no, column, "range_too_long",
+                                   f"range {item.start}-{item.end} covers {item.end - item.start + 1} tasks; "
+                                   f"at most {MAX_RANGE_LENGTH} in one range",
+                                   [item.start, item.end]))
+        return []
+    reading.named.update(range(item.start, item.end + 1))
+    max_task = reading.max_task
+    missing = [n for n in range(item.start, item.end + 1) if n < 1 or (max_task is not None and n > max_task)]
+    if missing:
+        bound = f"1-{max_task}" if max_task is not None else "numbers from 1"
+        errors.append(CommentError(line_no, column, "not_on_board",
+                                   f"task {_format_numbers(missing)} is not on the board ({bound})", missing))
+    numbers = []
+    for n in range(item.start, item.end + 1):
+        if n in missing:
+            continue
+        if kind == "claim" and n in reading.locked:
+            errors.append(CommentError(line_no, column, "locked",
+                                       f"task {n} is locked and cannot be claimed: {reading.locked[n]}", [n]))
+            continue
+        numbers.append(n)
+    return numbers
+
+
+def _rejected(reading: _Reading, line_no: int, code: str, message: str) -> CommentParse:
+    """The whole comment refused at `line_no`: no claim and no withdrawal, the errors so far kept."""
+    reading.errors.append(CommentError(line_no, 1, code, f"{message}, so none of it was applied", []))
+    return CommentParse([], [], reading.errors)
+
+
+def _outcome(reading: _Reading, max_tasks: int | None) -> CommentParse:
+    """What the comment does once every line is read. A comment naming more than `max_tasks` tasks does
+    nothing (one comment never claims or withdraws a large part of the board at once); the "(for @x)" login
+    counts only when every marker line names the same one."""
+    errors = reading.errors
+    if max_tasks is not None and len(reading.named) > max_tasks:
         errors.append(CommentError(1, 1, "too_many_tasks",
-                                   f"the comment names {len(named)} tasks; at most {max_tasks} in one comment, "
+                                   f"the comment names {len(reading.named)} tasks; at most {max_tasks} in one comment, "
                                    f"so none of it was applied", []))
         return CommentParse([], [], errors)
+    for_logins = reading.for_logins
     same = for_logins and all(login.lower() == for_logins[0].lower() for login in for_logins)
     for_login = for_logins[0] if same else ""
-    return CommentParse(sorted(claim), sorted(withdraw), errors, for_login)
+    return CommentParse(sorted(reading.claim), sorted(reading.withdraw), errors, for_login)
 
 
 def _format_numbers(numbers: list[int]) -> str:

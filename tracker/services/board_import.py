@@ -370,90 +370,129 @@ def _contributor(login: str, contributors: dict[str, Contributor]) -> Contributo
     return existing
 
 
-def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef, str], report: ImportReport) -> str:
-    changes: list[tuple[str, str, dict]] = []  # (kind, message, data)
-    task = Task.objects.filter(number=row.number).first()
-    created = task is None
-    if created:
-        task = Task.objects.create(number=row.number, api=row.api, kernel=row.kernel, locked_reason=row.locked_reason)
-        changes.append((EventKind.TASK_CREATED, f"No.{row.number} {row.api} {row.kernel}", {"api": row.api, "kernel": row.kernel}))
-        if row.locked_reason:
-            changes.append((EventKind.LOCKED, row.locked_reason, {"locked_reason": row.locked_reason}))
-    else:
-        fields = []
-        for name in ("api", "kernel"):
-            old, new = getattr(task, name), getattr(row, name)
-            if old != new:
-                setattr(task, name, new)
-                fields.append(name)
-                changes.append((EventKind.TASK_CHANGED, f"{name}: {old} → {new}", {"field": name, "old": old, "new": new}))
-        if task.locked_reason != row.locked_reason:
-            old = task.locked_reason
-            task.locked_reason = row.locked_reason
-            fields.append("locked_reason")
-            kind = EventKind.LOCKED if row.locked_reason else EventKind.UNLOCKED
-            changes.append((kind, row.locked_reason or old, {"old": old, "new": row.locked_reason}))
-        if fields:
-            task.save(update_fields=fields + ["updated"])
+@dataclass
+class _RowImport:
+    """One board row being applied: where it is, when, and the changes it makes (its events, in order)."""
 
+    row: BoardRow
+    ref: str  # file:line, the events' source_ref
+    when: object
+    contributors: dict[str, Contributor]  # lower-case login → contributor, shared by the rows of one import
+    report: ImportReport
+    changes: list[tuple[str, str, dict]] = field(default_factory=list)  # (kind, message, data)
+
+    def change(self, kind: str, message: str, data: dict) -> None:
+        self.changes.append((kind, message, data))
+
+
+def _apply_row(row: BoardRow, ref: str, when, contributors, authors: dict[PRRef, str], report: ImportReport) -> str:
+    """Apply one row in named steps: the task, its claimants' claims, its PRs, then the task's status. Every change
+    is an event (source=seed, source_ref=file:line). Returns which count of the report the row adds to."""
+    applying = _RowImport(row, ref, when, contributors, report)
+    task, created = _save_task(applying)
+    _update_claims(applying, task)
+    _link_prs(applying, task, authors)
+    status_before = task.status
+    if refresh_task_status(task):
+        applying.change(EventKind.STATUS, f"{status_before} → {task.status}", {"old": status_before, "new": task.status})
+    for kind, message, data in applying.changes:
+        record_event(task=task, kind=kind, source=Source.SEED, source_ref=ref, message=message, data=data, when=when)
+    if applying.changes and not created:
+        report.changes.append(f"{ref}: No.{row.number}: " + "; ".join(m for _, m, _ in applying.changes))
+    return "created" if created else ("updated" if applying.changes else "unchanged")
+
+
+def _save_task(applying: _RowImport) -> tuple[Task, bool]:
+    """The row's task, created, or with the API, kernel and lock the row gives: (task, created)."""
+    row = applying.row
+    task = Task.objects.filter(number=row.number).first()
+    if task is None:
+        task = Task.objects.create(number=row.number, api=row.api, kernel=row.kernel, locked_reason=row.locked_reason)
+        applying.change(EventKind.TASK_CREATED, f"No.{row.number} {row.api} {row.kernel}",
+                        {"api": row.api, "kernel": row.kernel})
+        if row.locked_reason:
+            applying.change(EventKind.LOCKED, row.locked_reason, {"locked_reason": row.locked_reason})
+        return task, True
+    fields = []
+    for name in ("api", "kernel"):
+        old, new = getattr(task, name), getattr(row, name)
+        if old != new:
+            setattr(task, name, new)
+            fields.append(name)
+            applying.change(EventKind.TASK_CHANGED, f"{name}: {old} → {new}", {"field": name, "old": old, "new": new})
+    if task.locked_reason != row.locked_reason:
+        old = task.locked_reason
+        task.locked_reason = row.locked_reason
+        fields.append("locked_reason")
+        kind = EventKind.LOCKED if row.locked_reason else EventKind.UNLOCKED
+        applying.change(kind, row.locked_reason or old, {"old": old, "new": row.locked_reason})
+    if fields:
+        task.save(update_fields=fields + ["updated"])
+    return task, False
+
+
+def _update_claims(applying: _RowImport, task: Task) -> None:
+    """Everyone the row lists has a claim; a board claim of someone the row no longer lists is withdrawn."""
     claims = {c.contributor.login.lower(): c for c in task.claims.select_related("contributor")}
-    listed = set()
-    for person in row.people:
-        contributor = _contributor(person.login, contributors)
-        listed.add(person.login.lower())
+    for person in applying.row.people:
+        contributor = _contributor(person.login, applying.contributors)
         claim = claims.get(person.login.lower())
         if claim is None:
-            Claim.objects.create(
-                task=task, contributor=contributor, status=person.status, source=Source.SEED, source_ref=ref, created=when
-            )
-            changes.append((EventKind.CLAIMED, f"@{contributor.login} {person.status}", {"login": contributor.login, "status": person.status}))
-            continue
-        fields = []
-        if claim.withdrawn_at is not None:
-            if claim.withdrawn_source != Source.SEED:
-                # Withdrawn on GitHub or on the site: a board text (perhaps older) never undoes that.
-                report.kept_withdrawn.append(f"{ref}: No.{row.number}: @{contributor.login} withdrew "
-                                             f"({claim.get_withdrawn_source_display() or 'source unknown'}); "
-                                             f"the board still lists them")
-                continue
-            claim.withdrawn_at, claim.withdrawn_source = None, ""
-            fields += ["withdrawn_at", "withdrawn_source"]
-            changes.append((EventKind.CLAIMED, f"@{contributor.login} listed again", {"login": contributor.login}))
-        # The plain form shows no status, so it keeps ours; the bot's badges may only move a person forward
-        # (the table can be older than what the GitHub sync has already applied).
-        if row.authored and advance_claim_status(claim.status, person.status) != claim.status:
-            changes.append((EventKind.CLAIM_STATUS, f"@{contributor.login}: {claim.status} → {person.status}",
-                            {"login": contributor.login, "old": claim.status, "new": person.status}))
-            claim.status = person.status
-            fields.append("status")
-        if fields:
-            claim.save(update_fields=fields + ["updated"])
+            Claim.objects.create(task=task, contributor=contributor, status=person.status, source=Source.SEED,
+                                 source_ref=applying.ref, created=applying.when)
+            applying.change(EventKind.CLAIMED, f"@{contributor.login} {person.status}",
+                            {"login": contributor.login, "status": person.status})
+        else:
+            _update_listed_claim(applying, claim, person, contributor)
+    listed = {person.login.lower() for person in applying.row.people}
     for login, claim in claims.items():
         # Only claims that came from a board import are withdrawn by a board that no longer lists them;
         # claims made in comments or on the site are the GitHub sync's to manage.
         if login not in listed and claim.source == Source.SEED and claim.withdrawn_at is None:
-            claim.withdrawn_at, claim.withdrawn_source = when, Source.SEED
+            claim.withdrawn_at, claim.withdrawn_source = applying.when, Source.SEED
             claim.save(update_fields=["withdrawn_at", "withdrawn_source", "updated"])
-            changes.append((EventKind.WITHDRAWN, f"@{claim.contributor.login} no longer listed", {"login": claim.contributor.login}))
+            applying.change(EventKind.WITHDRAWN, f"@{claim.contributor.login} no longer listed",
+                            {"login": claim.contributor.login})
 
+
+def _update_listed_claim(applying: _RowImport, claim: Claim, person: Person, contributor: Contributor) -> None:
+    """A listed person's stored claim: a board withdrawal is undone, a withdrawal on GitHub or the site never
+    is (reported as kept); the bot's badge may only move the status forward."""
+    row, fields = applying.row, []
+    if claim.withdrawn_at is not None:
+        if claim.withdrawn_source != Source.SEED:
+            # Withdrawn on GitHub or on the site: a board text (perhaps older) never undoes that.
+            applying.report.kept_withdrawn.append(f"{applying.ref}: No.{row.number}: @{contributor.login} withdrew "
+                                                  f"({claim.get_withdrawn_source_display() or 'source unknown'}); "
+                                                  f"the board still lists them")
+            return
+        claim.withdrawn_at, claim.withdrawn_source = None, ""
+        fields += ["withdrawn_at", "withdrawn_source"]
+        applying.change(EventKind.CLAIMED, f"@{contributor.login} listed again", {"login": contributor.login})
+    # The plain form shows no status, so it keeps ours; the bot's badges may only move a person forward
+    # (the table can be older than what the GitHub sync has already applied).
+    if row.authored and advance_claim_status(claim.status, person.status) != claim.status:
+        applying.change(EventKind.CLAIM_STATUS, f"@{contributor.login}: {claim.status} → {person.status}",
+                        {"login": contributor.login, "old": claim.status, "new": person.status})
+        claim.status = person.status
+        fields.append("status")
+    if fields:
+        claim.save(update_fields=fields + ["updated"])
+
+
+def _link_prs(applying: _RowImport, task: Task, authors: dict[PRRef, str]) -> None:
+    """Every PR of the row is linked to the task, its author set when the whole board gives exactly one. PRs
+    missing from the row stay linked: PR links also come from PR titles, which the board import can't judge."""
     linked = {(pr.repo, pr.number) for pr in task.pull_requests.all()}
-    for pr in row.prs:
+    for pr in applying.row.prs:
         pull, _ = PullRequest.objects.get_or_create(repo=pr.repo, number=pr.number)
         author_login = authors.get(pr)
         if author_login and pull.author_id is None:
-            pull.author = _contributor(author_login, contributors)
+            pull.author = _contributor(author_login, applying.contributors)
             pull.save(update_fields=["author"])
-            changes.append((EventKind.PR_AUTHOR, f"{pr.repo}#{pr.number} by @{author_login}", {"repo": pr.repo, "number": pr.number, "login": author_login}))
+            applying.change(EventKind.PR_AUTHOR, f"{pr.repo}#{pr.number} by @{author_login}",
+                            {"repo": pr.repo, "number": pr.number, "login": author_login})
         if (pr.repo, pr.number) not in linked:
             pull.tasks.add(task)
-            changes.append((EventKind.PR_LINKED, f"{pr.repo}#{pr.number}", {"repo": pr.repo, "number": pr.number, "url": pr.url}))
-    # PRs missing from the row stay linked: PR links also come from PR titles, which the board import can't judge.
-
-    status_before = task.status
-    if refresh_task_status(task):
-        changes.append((EventKind.STATUS, f"{status_before} → {task.status}", {"old": status_before, "new": task.status}))
-    for kind, message, data in changes:
-        record_event(task=task, kind=kind, source=Source.SEED, source_ref=ref, message=message, data=data, when=when)
-    if changes and not created:
-        report.changes.append(f"{ref}: No.{row.number}: " + "; ".join(m for _, m, _ in changes))
-    return "created" if created else ("updated" if changes else "unchanged")
+            applying.change(EventKind.PR_LINKED, f"{pr.repo}#{pr.number}",
+                            {"repo": pr.repo, "number": pr.number, "url": pr.url})

@@ -206,6 +206,31 @@ def _parse(body: str, limits: tuple) -> CommentParse:
     return parse_comment(body, max_task=top, locked=locked, max_tasks=settings.CLAIM_MAX_TASKS)
 
 
+@dataclass
+class _CommentDelivery:
+    """One comment payload being applied: what was read from it, where it is and when it was written."""
+
+    comment_id: int
+    reading: CommentReading
+    url: str  # the events' source_ref
+    created: datetime
+    updated: datetime  # when its events happened
+    data: dict  # every event's data: the comment id and the webhook delivery
+    result: ApplyResult = field(default_factory=ApplyResult)
+
+
+@dataclass
+class _CommentSays:
+    """What the comment does, once who wrote it and the board as it is now are weighed."""
+
+    credited: str  # whose claims the comment makes: its author, or the person the site's account names
+    claim: list[int]
+    withdraw: list[int]
+    errors: list[dict]
+    ignored: bool = False  # nothing is applied: a bot's comment, the site's naming nobody, no author
+    rejected_whole: bool = False  # an abuse limit refused it: the claims it made before stay
+
+
 @retry_on_conflict
 def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
                   reading: CommentReading | None = None) -> ApplyResult:
@@ -214,113 +239,161 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     The comment's claims are compared with what it claimed when last seen: claims it no longer makes
     are withdrawn (unless another comment or the person's PR still backs them). `reading` is
     read_comment(comment), done before the caller's transaction; without it the comment is read here.
+    Named steps: skip a version already applied; weigh what it says; store it; then either record why it
+    was rejected, or apply its claims and withdrawals and record its errors.
     """
     comment_id = int(comment["id"])
     if reading is None:
         reading = read_comment(comment)
-    login, body = reading.login, reading.body
-    url = source_ref or comment.get("html_url") or ""
     created = parse_github_time(comment.get("created_at")) or timezone.now()
-    updated = parse_github_time(comment.get("updated_at")) or created
-    data = {"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}
-    result = ApplyResult()
-
+    delivery = _CommentDelivery(
+        comment_id=comment_id, reading=reading, url=source_ref or comment.get("html_url") or "", created=created,
+        updated=parse_github_time(comment.get("updated_at")) or created,
+        data={"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})})
+    result = delivery.result
     stored = IssueComment.objects.select_for_update().filter(comment_id=comment_id).first()
-    if stored is not None:
-        if stored.deleted:
-            result.skipped = "comment was deleted"
-            return result
-        if stored.updated_at and updated < stored.updated_at:
-            result.skipped = "older than the version already applied"
-            return result
-        if stored.body == body and stored.author == login:
-            result.skipped = "unchanged"
-            result.errors = stored.errors
-            return result
-
+    if stored is not None and _already_applied(delivery, stored):
+        return result
     previous = set(stored.claimed) if stored is not None else set()
-    credited = login  # whose claims the comment makes
-    declared_bot, parsed, site_account = reading.declared_bot, reading.parsed, reading.site_account
+    says = _what_it_says(delivery, previous)
+    previous = _save_comment(delivery, stored, says, previous)
+    if says.ignored:
+        return result
+    if says.rejected_whole:
+        return _record_rejection(delivery, says)
+    contributor = contributor_for(says.credited)
+    tasks = _tasks_named(says, previous)
+    _claim_and_withdraw(delivery, says, contributor, tasks)
+    _withdraw_dropped_claims(delivery, says, contributor, tasks, previous)
+    _record_errors(delivery, says, tasks)
+    result.changes += len(result.claimed) + len(result.withdrawn)
+    return result
+
+
+def _already_applied(delivery: _CommentDelivery, stored: IssueComment) -> bool:
+    """A deleted comment stays deleted; an older version than the stored one, or the same text by the same
+    author (a redelivery, the poller seeing it again), changes nothing. True (with the reason) when skipped."""
+    result = delivery.result
+    if stored.deleted:
+        result.skipped = "comment was deleted"
+    elif stored.updated_at and delivery.updated < stored.updated_at:
+        result.skipped = "older than the version already applied"
+    elif stored.body == delivery.reading.body and stored.author == delivery.reading.login:
+        result.skipped = "unchanged"
+        result.errors = stored.errors
+    return bool(result.skipped)
+
+
+def _what_it_says(delivery: _CommentDelivery, previous: set[int]) -> _CommentSays:
+    """A bot's comment claims nothing; the site's account claims only for the person it names; a comment an
+    abuse limit refuses keeps the claims it made before (`previous`)."""
+    reading, result, login = delivery.reading, delivery.result, delivery.reading.login
+    parsed = reading.parsed
     if parsed is not None:
         limits = board_limits()
         if limits != reading.limits:
             # A task was locked or added since the comment was read: read it again against the board as it
             # is now (the parse is linear and quick; who the site's account is did not change).
-            parsed = _parse(body, limits)
-    bot = parsed is None or (declared_bot and not site_account)
-    rejected_whole = False
-    if bot:
-        parsed_claim, parsed_withdraw, errors = [], [], []
+            parsed = _parse(reading.body, limits)
+    if parsed is None or (reading.declared_bot and not reading.site_account):
         result.skipped = f"bot account {login}" if login else "no author"
-    else:
-        parsed_claim, parsed_withdraw = parsed.claim, parsed.withdraw
-        errors = [e.as_dict() for e in parsed.errors]
-        if site_account:
-            # The site's account speaks only for the person it names; without a name it claims nothing.
-            credited = parsed.for_login
-            if not credited:
-                bot, parsed_claim, parsed_withdraw, errors = True, [], [], []
-                result.skipped = f"the site's account {login} names nobody"
-        if parsed.rejected:
-            # Nothing changes: the claims the comment made before (if edited) stay as they were.
-            rejected_whole, parsed_claim = True, sorted(previous)
+        return _CommentSays(login, [], [], [], ignored=True)
+    says = _CommentSays(login, parsed.claim, parsed.withdraw, [e.as_dict() for e in parsed.errors])
+    if reading.site_account:
+        # The site's account speaks only for the person it names; without a name it claims nothing.
+        says.credited = parsed.for_login
+        if not says.credited:
+            says.ignored, says.claim, says.withdraw, says.errors = True, [], [], []
+            result.skipped = f"the site's account {login} names nobody"
+    if parsed.rejected:
+        # Nothing changes: the claims the comment made before (if edited) stay as they were.
+        says.rejected_whole, says.claim = True, sorted(previous)
+    return says
 
+
+def _save_comment(delivery: _CommentDelivery, stored: IssueComment | None, says: _CommentSays,
+                  previous: set[int]) -> set[int]:
+    """Store the comment as now read. Returns the claims it made before that are still its to take back: none
+    when it now speaks for someone else (what it claimed for the old person is theirs to keep or lose)."""
+    login = delivery.reading.login
+    on_behalf_of = says.credited if says.credited != login else ""
     if stored is None:
-        stored = IssueComment(comment_id=comment_id)
-    if previous and stored.on_behalf_of.lower() != (credited if credited != login else "").lower():
-        # The comment now speaks for someone else: what it claimed for the old person is theirs to keep or lose.
+        stored = IssueComment(comment_id=delivery.comment_id)
+    if previous and stored.on_behalf_of.lower() != on_behalf_of.lower():
         previous = set()
-    stored.author, stored.url, stored.body = login, url, body
-    stored.on_behalf_of = credited if credited != login else ""
-    stored.created_at, stored.updated_at = created, updated
-    stored.claimed, stored.errors = parsed_claim, errors
+    stored.author, stored.url, stored.body = login, delivery.url, delivery.reading.body
+    stored.on_behalf_of = on_behalf_of
+    stored.created_at, stored.updated_at = delivery.created, delivery.updated
+    stored.claimed, stored.errors = says.claim, says.errors
     stored.save()
-    result.changes += 1
-    result.errors = errors
-    if bot:
-        return result
-    if rejected_whole:
-        reason = "; ".join(e["message"] for e in errors if e["code"] in REJECTING_CODES)
-        result.skipped = reason
-        record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT, source_ref=url, actor=login,
-                     message=f"comment by @{login} rejected: {reason}", data={**data, "errors": errors}, when=updated)
-        return result
+    delivery.result.changes += 1
+    delivery.result.errors = says.errors
+    return previous
 
-    contributor = contributor_for(credited)
-    login = credited
-    rejected = {n for error in errors if error["code"] == "locked" for n in error["numbers"]}
-    wanted = set(parsed_claim) | set(parsed_withdraw) | previous | rejected
-    tasks = {t.number: t for t in Task.objects.filter(number__in=wanted)}
-    for number in parsed_claim:
+
+def _record_rejection(delivery: _CommentDelivery, says: _CommentSays) -> ApplyResult:
+    """A comment an abuse limit refused changes no claim; a `comment_rejected` event says where and why."""
+    login, errors, result = delivery.reading.login, says.errors, delivery.result
+    reason = "; ".join(e["message"] for e in errors if e["code"] in REJECTING_CODES)
+    result.skipped = reason
+    record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT, source_ref=delivery.url,
+                 actor=login, message=f"comment by @{login} rejected: {reason}",
+                 data={**delivery.data, "errors": errors}, when=delivery.updated)
+    return result
+
+
+def _tasks_named(says: _CommentSays, previous: set[int]) -> dict[int, Task]:
+    """{number: task} of the tasks the comment names now, named before, or was refused (locked)."""
+    refused = {n for error in says.errors if error["code"] == "locked" for n in error["numbers"]}
+    wanted = set(says.claim) | set(says.withdraw) | previous | refused
+    return {t.number: t for t in Task.objects.filter(number__in=wanted)}
+
+
+def _claim_and_withdraw(delivery: _CommentDelivery, says: _CommentSays, contributor: Contributor,
+                        tasks: dict[int, Task]) -> None:
+    """The claims and withdrawals the comment makes, for the person it is credited to."""
+    result, url, when, data = delivery.result, delivery.url, delivery.updated, delivery.data
+    for number in says.claim:
         task = tasks.get(number)
-        if task and claim_task(task, contributor, source=Source.COMMENT, source_ref=url, when=updated, data=data):
+        if task and claim_task(task, contributor, source=Source.COMMENT, source_ref=url, when=when, data=data):
             result.claimed.append(number)
-    for number in parsed_withdraw:
+    for number in says.withdraw:
         task = tasks.get(number)
-        if task and withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=url, when=updated, data=data):
+        if task and withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=url, when=when, data=data):
             result.withdrawn.append(number)
-    for number in sorted(previous - set(parsed_claim) - set(parsed_withdraw)):
+
+
+def _withdraw_dropped_claims(delivery: _CommentDelivery, says: _CommentSays, contributor: Contributor,
+                             tasks: dict[int, Task], previous: set[int]) -> None:
+    """A claim an edit removed is withdrawn, unless another comment or the person's PR still backs it (then a
+    `claim_kept` event says what does)."""
+    result, url, when, data, login = delivery.result, delivery.url, delivery.updated, delivery.data, says.credited
+    for number in sorted(previous - set(says.claim) - set(says.withdraw)):
         task = tasks.get(number)
         if task is None:
             continue
-        backing = _claims_backed_elsewhere(contributor, task, comment_id)
+        backing = _claims_backed_elsewhere(contributor, task, delivery.comment_id)
         if backing:
             record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=url, actor=login,
-                         message=f"comment edited; @{login} keeps No.{number}: {backing}", data=data, when=updated)
-        elif withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=url, when=updated, data=data,
+                         message=f"comment edited; @{login} keeps No.{number}: {backing}", data=data, when=when)
+        elif withdraw_claim(task, contributor, source=Source.COMMENT, source_ref=url, when=when, data=data,
                             reason="claim removed from the comment"):
             result.withdrawn.append(number)
+
+
+def _record_errors(delivery: _CommentDelivery, says: _CommentSays, tasks: dict[int, Task]) -> None:
+    """A claim refused on a locked task is a `claim_rejected` event on that task; every other problem of the
+    comment goes, with its line, into one `comment_errors` event."""
+    url, when, data, login, errors = delivery.url, delivery.updated, delivery.data, says.credited, says.errors
     for error in errors:
         for number in error["numbers"][:1] if error["code"] == "locked" else []:
             record_event(task=tasks.get(number), kind=EventKind.CLAIM_REJECTED, source=Source.COMMENT, source_ref=url,
                          actor=login, message=f"@{login}: {error['message']}", data={**data, "error": error},
-                         when=updated)
+                         when=when)
     if any(error["code"] != "locked" for error in errors):
         record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=url, actor=login,
                      message="; ".join(f"line {e['line']}: {e['message']}" for e in errors if e["code"] != "locked"),
-                     data={**data, "errors": errors}, when=updated)
-    result.changes += len(result.claimed) + len(result.withdrawn)
-    return result
+                     data={**data, "errors": errors}, when=when)
 
 
 @retry_on_conflict

@@ -1,7 +1,8 @@
-"""Test-only specs (loaded through APITESTER_EXTRA_SPECS=tests.runner.fake_specs).
+"""Test-only specs for worker processes (APITESTER_EXTRA_SPECS=tests.fake_specs.workers).
 
 They stand for the ways a real Paddle kernel misbehaves inside a worker: it kills the
-process, never returns, needs more memory than the worker has, or dies once and then works.
+process, never returns, needs more memory than the worker has, dies once and then works,
+regresses, or crashes on one Paddle release only.
 """
 import os
 import signal
@@ -10,22 +11,7 @@ import time
 
 from apitester.specs.base import Spec, register
 
-
-def _segfault(x):
-    os.kill(os.getpid(), signal.SIGSEGV)
-
-
-def _hang(x):
-    time.sleep(3600)
-
-
-def _die_once(x, marker):
-    # The first call leaves a marker file and dies like the real SIGILL seen on paddle.maximum;
-    # the retry in a fresh worker finds the marker and behaves.
-    if not os.path.exists(marker):
-        open(marker, "w").close()
-        os.kill(os.getpid(), signal.SIGILL)
-    return x * 2
+from . import die_once, hang, segfault
 
 
 def _exit(x):
@@ -33,12 +19,12 @@ def _exit(x):
 
 
 register(
-    Spec(api="paddle.testonly.segfault", torch=lambda x: x, paddle=_segfault, signature=lambda x: None,
+    Spec(api="paddle.testonly.segfault", torch=lambda x: x, paddle=segfault, signature=lambda x: None,
          backward=False),
-    Spec(api="paddle.testonly.hang", torch=lambda x: x, paddle=_hang, signature=lambda x: None, backward=False),
+    Spec(api="paddle.testonly.hang", torch=lambda x: x, paddle=hang, signature=lambda x: None, backward=False),
     Spec(api="paddle.testonly.huge", torch=lambda x: x, paddle=lambda x: x, signature=lambda x: None,
          backward=False),
-    Spec(api="paddle.testonly.die_once", torch=lambda x, marker: x * 2, paddle=_die_once,
+    Spec(api="paddle.testonly.die_once", torch=lambda x, marker: x * 2, paddle=die_once,
          signature=lambda x, marker: None, backward=False),
     Spec(api="paddle.testonly.exit", torch=lambda x: x, paddle=_exit, signature=lambda x: None, backward=False),
 )
@@ -113,3 +99,16 @@ register(
     Spec(api="paddle.testonly.kill_executor", torch=lambda x: x, paddle=_kill_executor, signature=lambda x: None,
          backward=False),
 )
+
+
+def _crash_on(x, release):
+    # Stands for a config that crashes one release's build: kills its worker on that Paddle release only.
+    import paddle
+
+    if paddle.version.full_version == release:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return x
+
+
+register(Spec(api="paddle.testonly.crash_on_release", torch=lambda x, release: x, paddle=_crash_on,
+              signature=lambda x, release: None, backward=False))
