@@ -177,8 +177,10 @@ def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cp
     scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
     if api:
         scope["api"] = api
-    return TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
-                                  parent=parent)
+    run = TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
+                                 parent=parent)
+    shards.ensure_shards(run)  # planned once, by the requester's RUNNER_SHARD_SIZE, before any executor sees it
+    return run
 
 
 def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = "cpu",
