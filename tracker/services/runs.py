@@ -534,6 +534,9 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
         if claimed == "started":
             _start(run, info, fan_out)
         while (shard := shards.lease_next(run, me)) is not None:
+            # The newest leaser is the run's executor of record: alive whenever anyone is still working on it,
+            # so the sweep never sends a run back to `queued` under a live executor between two of its shards.
+            TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING).update(executor=me)
             if not _run_shard(run, shard, me, pool, report):
                 break  # cancelled, or the lease was lost: what the pool had in flight is abandoned with it
     _finish_if_complete(run, report)

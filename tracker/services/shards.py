@@ -118,11 +118,11 @@ def lease_next(run: TestRun, me: str) -> RunShard | None:
 
 def has_work(run: TestRun) -> bool:
     """Something for a newly arriving executor: shards not made yet, a queued shard, or a lapsed lease."""
-    shards = list(RunShard.objects.filter(run=run).exclude(state=State.DONE))
     if not RunShard.objects.filter(run=run).exists():
         return True
     now = timezone.now()
-    return any(s.state == State.QUEUED or lapsed(s, now=now) for s in shards)
+    return any(s.state == State.QUEUED or lapsed(s, now=now)
+               for s in RunShard.objects.filter(run=run).exclude(state=State.DONE))
 
 
 def renew(shard: RunShard, me: str) -> bool:
