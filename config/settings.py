@@ -235,6 +235,9 @@ RUNNER_STALE_SECONDS = float(os.environ.get("RUNNER_STALE_SECONDS", "120"))
 # A run the stale sweep finds orphaned again after this many re-queues in a row with no new verdict in
 # between ends `failed` (with the reason on its page) instead of starting its workers once more.
 RUNNER_MAX_REQUEUES = int(os.environ.get("RUNNER_MAX_REQUEUES", "3"))
+# A run is split into shards of this many configs; any qcluster serving the run's lane leases one at a time
+# (services/shards.py), so several hosts share a run. A lease lapses RUNNER_STALE_SECONDS after its last renewal.
+RUNNER_SHARD_SIZE = max(1, int(os.environ.get("RUNNER_SHARD_SIZE", "25")))
 
 # --- GitHub sync -----------------------------------------------------------------------------
 GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com")

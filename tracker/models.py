@@ -243,6 +243,39 @@ class TestRun(models.Model):
         return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**31]
 
 
+class RunShard(models.Model):
+    """A slice of a run's configs that one executor leases at a time, so several hosts share one run.
+
+    Created in the run's dispatch order (services/shards.py): shard 0 opens with each task's smallest
+    config. An executor takes a queued shard with an atomic UPDATE, renews `lease_expires` while it works
+    (heartbeat) and marks it done; a lease that lapses (its owner killed) is taken over or re-queued, and the
+    configs already holding a ConfigResult are skipped, so nothing runs twice.
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        LEASED = "leased", "leased"
+        DONE = "done", "done"
+
+    run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="shards")
+    index = models.PositiveIntegerField()
+    config_ids = models.JSONField(default=list)  # FailingConfig ids, in dispatch order
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    # The executor ("host:pid") holding the lease and until when; `done_by` keeps who finished it.
+    lease_owner = models.CharField(max_length=200, blank=True, default="")
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    done_by = models.CharField(max_length=200, blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)  # leases taken, a take-over included
+
+    class Meta:
+        ordering = ["run_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_shard_per_run_and_index")]
+        indexes = [models.Index(fields=["run", "state"], name="shard_run_state")]
+
+    def __str__(self):
+        return f"run {self.run_id} shard {self.index} ({self.state})"
+
+
 class ConfigResult(models.Model):
     run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="results")
     failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="results")

@@ -35,9 +35,10 @@ HEARTBEAT_SECONDS = 60
 
 
 def execute_run_task(run_id: int) -> dict:
-    """The queued job (services.queue.EXECUTE_RUN_TASK): execute (or resume) one run."""
-    report = execute_run(run_id)
-    return {"run": run_id, "state": report.state, "executed": report.executed}
+    """The queued job (services.queue.EXECUTE_RUN_TASK): work on one run's shards until none is left. The job
+    that starts the run puts one more job per shard on the queue, so every qcluster serving the lane joins in."""
+    report = execute_run(run_id, fan_out=True)
+    return {"run": run_id, "state": report.state, "executed": report.executed, "shards": report.shards_finished}
 
 
 def resume_runs_task() -> list[int]:

@@ -26,7 +26,7 @@ from apitester.pool import PoolError, TimeBudget, WorkerPool
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
 from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
 from ..vocab import ACTIVE_RUN_STATES, EventKind, Status
-from . import paddle_envs
+from . import paddle_envs, shards
 from .events import record_event
 from .queue import enqueue_run
 
@@ -177,8 +177,10 @@ def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cp
     scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
     if api:
         scope["api"] = api
-    return TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
-                                  parent=parent)
+    run = TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
+                                 parent=parent)
+    shards.ensure_shards(run)  # planned once, by the requester's RUNNER_SHARD_SIZE, before any executor sees it
+    return run
 
 
 def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = "cpu",
@@ -242,42 +244,23 @@ def cancel_run(run: TestRun, *, by: str = "") -> bool:
 # ----------------------------------------------------------------------------- executing
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        # A killed process nobody has reaped yet (a zombie) still answers kill(pid, 0).
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def executor_dead(run: TestRun, *, now=None) -> bool:
-    """True when the run's executor is gone: its process on this host has exited, or it fell silent."""
+    """True when the run's executor of record is gone: its process on this host has exited, or it fell silent."""
     now = now or timezone.now()
-    host, _, pid = run.executor.rpartition(":")
-    if host == socket.gethostname() and pid.isdigit() and not _pid_alive(int(pid)):
+    if shards.process_gone(run.executor):
         return True
     return run.heartbeat_at is None or now - run.heartbeat_at > stale_after()
 
 
-def _claim(run: TestRun, me: str) -> bool:
-    """Take the run for this executor: queued, or running under a dead executor."""
+def _claim(run: TestRun, me: str) -> str | None:
+    """Start the run ("started": queued → running, `me` its executor of record), or join it while it runs
+    ("joined": shards are shared, each one leased by one executor); None when it is no longer active."""
     now = timezone.now()
     fields = {"state": TestRun.State.RUNNING, "executor": me, "heartbeat_at": now}
     if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(**fields):
-        return True
+        return "started"
     run.refresh_from_db()
-    if run.state == TestRun.State.RUNNING and run.executor != me and executor_dead(run, now=now):
-        # Conditional on the executor we judged dead, so two resumers can't both win.
-        return bool(TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=run.executor,
-                                           heartbeat_at=run.heartbeat_at).update(**fields))
-    return False
+    return "joined" if run.state == TestRun.State.RUNNING else None
 
 
 def _float(value):
@@ -442,15 +425,20 @@ class ExecutionReport:
     state: str
     executed: int = 0  # configs this call ran (a resume runs only the ones without a result)
     skipped_existing: int = 0
+    shards_finished: int = 0  # shards this call leased and finished
     worker_seconds: float = 0.0
     wall_seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
 
 
-def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None) -> ExecutionReport:
-    """Run every config of the run that has no result yet; returns what this call did.
+def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None,
+                fan_out: bool = False) -> ExecutionReport:
+    """Work on the run until none of its shards is left to lease; returns what this call did.
 
-    Safe to call twice or concurrently: only the executor that claims the run works on it.
+    Safe to call twice or concurrently, from several hosts: each shard is leased by one executor at a time,
+    and only configs without a result run. ``fan_out`` (the queued job's): the executor that starts the run
+    puts one more job per remaining shard on the lane's queue, so other qclusters join in. The in-process
+    path (``retest --inline``) leaves it off and works through every shard itself.
     """
     started = time.monotonic()
     run = TestRun.objects.get(pk=run_id)
@@ -467,14 +455,17 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
             message=f"{RELEASE_DECLINED} {run.release} (this host has: {', '.join(paddle_envs.releases())})")
         report.state = TestRun.objects.get(pk=run.pk).state
         return report
+    shards.ensure_shards(run)
+    if not shards.has_work(run):
+        # Every shard is done or held by a live executor (e.g. a job of the fan-out arriving late).
+        _finish_if_complete(run, report)
+        return report
     me = executor_name()
-    if run.state == TestRun.State.RUNNING and not executor_dead(run):
-        return report  # someone alive is on it (e.g. the queue redelivered the message)
     mark_dequeued(run, me)
 
     opts = {**pool_options(), "python": python, **(options or {})}
     try:
-        return _execute(run, me, report, started, workers, opts)
+        return _execute(run, me, report, started, workers, opts, fan_out)
     except PoolError as exc:
         # Paddle/torch can't even start here (e.g. a broken env): say so on the run, store nothing.
         TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_STATES).update(
@@ -493,79 +484,119 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
         return report
 
 
-def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts) -> ExecutionReport:
-    with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
-        # Its first ready worker's build; check_build below refuses a build other than the run's release.
-        info = pool.wait_ready()
-        if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
-            # Never a GPU verdict from a CPU build: leave it queued for a GPU worker. Its queue message is
-            # consumed now, so the message below marks the run for requeue_declined_gpu_runs().
-            TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
-                executor="", heartbeat_at=None,
-                message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
-            report.state = TestRun.objects.get(pk=run.pk).state
-            return report
-        try:
-            check_build(run, pool.build)
-        except WrongBuild as exc:
-            TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
-                message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
-            report.state = TestRun.objects.get(pk=run.pk).state
-            return report
-        if not _claim(run, me):
-            report.state = TestRun.objects.get(pk=run.pk).state
-            return report
-        configs = list(run_configs(run))
-        done_ids = set(ConfigResult.objects.filter(run=run).values_list("failing_config_id", flat=True))
-        pending = [fc for fc in configs if fc.id not in done_ids]
-        report.skipped_existing = len(configs) - len(pending)
-        TestRun.objects.filter(pk=run.pk).update(
-            paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
-            torch_version=info.get("torch_version", ""), host=socket.gethostname(),
-            started_at=run.started_at or timezone.now(), total=len(configs), done=len(done_ids), message="")
-        if run.parent_id:
-            refresh_matrix(run.parent)
-        by_id = {fc.id: fc for fc in pending}
+def _declined(run: TestRun, info: dict, build: dict) -> bool:
+    """This pool can't give the run's verdicts (a CPU build on the GPU lane, another Paddle release): say so on
+    a queued run and leave it to a worker that can; True when declined."""
+    if run.lane == TestRun.Lane.GPU and not info.get("cuda"):
+        # Never a GPU verdict from a CPU build. Its queue message is consumed now, so the message below marks
+        # the run for requeue_declined_gpu_runs().
+        TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+            executor="", heartbeat_at=None,
+            message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
+        return True
+    try:
+        check_build(run, build)
+    except WrongBuild as exc:
+        TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+            message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
+        return True
+    return False
 
-        last_beat = [time.monotonic()]
-        cancelled = [False]
 
-        def should_stop() -> bool:
-            # Heartbeat and cancel check, every few seconds even while a slow config runs.
-            if time.monotonic() - last_beat[0] < 2.0:
-                return cancelled[0]
-            last_beat[0] = time.monotonic()
-            TestRun.objects.filter(pk=run.pk, executor=me).update(heartbeat_at=timezone.now())
-            state, executor = TestRun.objects.values_list("state", "executor").get(pk=run.pk)
-            cancelled[0] = state != TestRun.State.RUNNING or executor != me
-            return cancelled[0]
-
-        # Grouped by task: every task's smallest config first, so each task has a verdict early.
-        for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop,
-                               group_of=lambda fc_id: by_id[fc_id].task_id):
-            if should_stop():
-                break
-            if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts,
-                            build=result.build or pool.build):
-                report.executed += 1
-                report.worker_seconds += result.seconds
-                report.statuses[result.status] = report.statuses.get(result.status, 0) + 1
-                # A stored verdict is progress: the sweep's count of re-queues in a row starts again.
-                TestRun.objects.filter(pk=run.pk).update(
-                    done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now(), requeues=0)
-
-    run.refresh_from_db()
-    if run.state == TestRun.State.RUNNING and run.executor == me:
-        done = ConfigResult.objects.filter(run=run).count()
-        TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING, executor=me).update(
-            state=TestRun.State.DONE, finished_at=timezone.now(), done=done)
-        run.refresh_from_db()
-        record_run_outcomes(run)
+def _start(run: TestRun, info: dict, fan_out: bool) -> None:
+    """The executor that moved the run from queued to running records the build and, for a queued job, puts
+    one job per further shard on the lane's queue (each job leases shards until none is left)."""
+    done = ConfigResult.objects.filter(run=run).count()
+    TestRun.objects.filter(pk=run.pk).update(
+        paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
+        torch_version=info.get("torch_version", ""), host=socket.gethostname(),
+        started_at=run.started_at or timezone.now(), total=run_configs(run).count(), done=done, message="")
     if run.parent_id:
         refresh_matrix(run.parent)
-    report.state = run.state
+    if fan_out:
+        for _ in range(shards.queued_count(run) - 1):
+            enqueue_run(run)
+
+
+def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts,
+             fan_out: bool) -> ExecutionReport:
+    with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
+        # Its first ready worker's build; check_build refuses a build other than the run's release.
+        info = pool.wait_ready()
+        if _declined(run, info, pool.build):
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
+        claimed = _claim(run, me)
+        if claimed is None:
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
+        report.skipped_existing = ConfigResult.objects.filter(run=run).count()
+        if claimed == "started":
+            _start(run, info, fan_out)
+        while (shard := shards.lease_next(run, me)) is not None:
+            # The newest leaser is the run's executor of record: alive whenever anyone is still working on it,
+            # so the sweep never sends a run back to `queued` under a live executor between two of its shards.
+            TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING).update(executor=me)
+            if not _run_shard(run, shard, me, pool, report):
+                break  # cancelled, or the lease was lost: what the pool had in flight is abandoned with it
+    _finish_if_complete(run, report)
     report.wall_seconds = time.monotonic() - started
     return report
+
+
+def _run_shard(run: TestRun, shard, me: str, pool: WorkerPool, report: ExecutionReport) -> bool:
+    """Run the shard's configs that have no result yet; True when it was finished, False when stopped."""
+    done_ids = set(ConfigResult.objects.filter(run=run, failing_config_id__in=shard.config_ids)
+                   .values_list("failing_config_id", flat=True))
+    by_id = {fc.id: fc for fc in FailingConfig.objects.filter(pk__in=shard.config_ids)}
+    pending = [by_id[i] for i in shard.config_ids if i in by_id and i not in done_ids]
+    last_beat = [time.monotonic()]
+    stopped = [False]
+
+    def should_stop() -> bool:
+        # Lease renewal (the heartbeat) and cancel check, every few seconds even while a slow config runs.
+        if time.monotonic() - last_beat[0] < 2.0:
+            return stopped[0]
+        last_beat[0] = time.monotonic()
+        held = shards.renew(shard, me)
+        TestRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
+        stopped[0] = not held or TestRun.objects.values_list("state", flat=True).get(pk=run.pk) != TestRun.State.RUNNING
+        return stopped[0]
+
+    # Grouped by task: in the first shard every task's smallest config comes first (pool.dispatch_order).
+    for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop,
+                           group_of=lambda fc_id: by_id[fc_id].task_id):
+        if should_stop():
+            return False
+        if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts,
+                        build=result.build or pool.build):
+            report.executed += 1
+            report.worker_seconds += result.seconds
+            report.statuses[result.status] = report.statuses.get(result.status, 0) + 1
+            # A stored verdict is progress: the sweep's count of re-queues in a row starts again.
+            TestRun.objects.filter(pk=run.pk).update(
+                done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now(), requeues=0)
+    if should_stop():
+        return False
+    if shards.finish(shard, me):
+        report.shards_finished += 1
+        return True
+    return False
+
+
+def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
+    """The run is done once every shard is: the executor whose conditional UPDATE wins records the outcome."""
+    run.refresh_from_db()
+    # Queued too: an executor that died after finishing the last shard leaves a run the sweep re-queued.
+    if run.state in ACTIVE_STATES and shards.all_done(run):
+        done = ConfigResult.objects.filter(run=run).count()
+        if TestRun.objects.filter(pk=run.pk, state=run.state).update(
+                state=TestRun.State.DONE, finished_at=timezone.now(), done=done):
+            run.refresh_from_db()
+            record_run_outcomes(run)
+    if run.parent_id:
+        refresh_matrix(run.parent)
+    report.state = TestRun.objects.get(pk=run.pk).state
 
 
 def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
@@ -650,21 +681,38 @@ def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
 
 
 def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
-    """Runs left `running` by a dead executor go back to `queued` (and onto their lane's queue); so do
-    queued runs whose job a dead worker had taken off the queue before starting them. A run that keeps
-    losing its executor without storing a verdict ends `failed` instead (see _requeue_or_fail)."""
+    """Work a dead executor left behind goes back on the queue: the lapsed shards of a run other executors are
+    still working on (one job per shard), a run left `running` with no live executor (back to `queued`), and
+    queued runs whose job a dead worker had taken off the queue before starting them. A run that keeps losing
+    its executor without storing a verdict ends `failed` instead (see _requeue_or_fail)."""
     resumed = requeue_lost_queued_runs(enqueue=enqueue)
     for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
+        if shards.live_lease(run):
+            if _requeue_lapsed_shards(run, enqueue=enqueue):
+                resumed.append(run.pk)
+            continue
         if not executor_dead(run):
             continue
         stopped = "stopped" if run.message.startswith(EXECUTOR_ERROR) else "died"
         outcome = _requeue_or_fail(run, f"resumed after its executor {run.executor} {stopped}",
                                    state=TestRun.State.QUEUED)
         if outcome == "requeued":
+            shards.requeue_lapsed(run)
             resumed.append(run.pk)
             if enqueue:
                 enqueue_run(run)
     return resumed
+
+
+def _requeue_lapsed_shards(run: TestRun, *, enqueue: bool) -> list[int]:
+    """A run still worked on by a live executor: its lapsed shards only go back, each with a job of its own
+    (an idle qcluster takes it; a live executor of the run takes it over anyway when it runs out of shards)."""
+    requeued = shards.requeue_lapsed(run)
+    if requeued:
+        log.info("run %s: shards %s re-queued, their executor is gone", run.pk, requeued)
+    for _ in requeued if enqueue else []:
+        enqueue_run(run)
+    return requeued
 
 
 # ----------------------------------------------------------------------------- outcomes
