@@ -61,7 +61,8 @@ class Failure:
         return self.reading == other.reading or TOO_LARGE in (self.reading, other.reading)
 
     def to_dict(self) -> dict:
-        return {"status": self.status, "direction": self.direction, "output": self.output, "reading": self.reading}
+        return {"status": str(self.status), "direction": self.direction, "output": self.output,
+                "reading": str(self.reading)}
 
 
 @dataclass
