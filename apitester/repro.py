@@ -146,10 +146,11 @@ _TEMPLATE = '''\
 """Repro: {config}
 draw {draw} (python -m apitester --api_config=... --draw {draw} replays it in the engine).
 
-Paddle: the call below.  Torch: the engine's strict reference for this API, {reference_name}:
-{reference_source}
-Exit status 1 (AssertionError) when Paddle and Torch disagree, 0 when they agree.
+Paddle: the call below.  Torch: the engine's strict reference for this API, {reference_name}
+(its source is quoted below).  Exit status 1 (AssertionError) when Paddle and Torch disagree, 0 when
+they agree.
 """
+{reference_source}
 import json
 import sys
 import zlib
