@@ -358,6 +358,10 @@ def gradient_check(prepared, materialised: dict, seed: int) -> dict:
     result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL}
     for name in ("paddle", "torch"):
         result[name] = _side_gradient_check(name, prepared, high, high_grad_of)
+    # the side whose analytic gradient alone misses its own numeric derivative (None: neither or both)
+    matches = {name: result[name].get("matches") for name in ("paddle", "torch")}
+    misses = [name for name, ok in matches.items() if ok is False]
+    result["side_off"] = misses[0] if len(misses) == 1 and True in matches.values() else None
     return result
 
 

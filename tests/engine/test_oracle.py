@@ -60,6 +60,7 @@ def test_a_reference_wrong_at_every_precision_is_disputed_and_the_gradient_check
     assert diagnosis["reading"]["no_oracle"] == NoOracle.DISPUTED
     check = diagnosis["gradient_check"]
     assert check["ran"] and check["paddle"]["matches"] is True and check["torch"]["matches"] is False
+    assert check["side_off"] == "torch"
 
 
 def test_the_reading_rule_k_and_floor():
