@@ -14,6 +14,11 @@ and three subcommands::
     python -m apitester parse FILE...            # syntax check only
     python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
     python -m apitester adaptations [--markdown]  # every spec's declared adaptations
+    python -m apitester shrink CONFIG [--draw KIND:SEED] [--max-trials N] [--max-seconds S] [--json] [--script FILE]
+    python -m apitester diagnose CONFIG [--draw KIND:SEED] [--max-trials N] [--max-seconds S] [--json]
+
+``shrink`` prints the smallest config with the same failure and its repro script; ``diagnose`` the
+verdict, the float64 oracle's readings, the shrink and the repro (docs/diagnosis.md).
 
 Exit status: 0 when everything passes (or parses), 1 otherwise, 2 for usage errors.
 """
@@ -193,6 +198,44 @@ def _first_undecodable(text: str) -> tuple[int, int] | None:
     return None if match is None else (match.start() + 1, ord(match.group()) - 0xDC00)
 
 
+def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"python -m apitester {command}",
+                                description="Shrink a failing config and diagnose it (docs/diagnosis.md).")
+    p.add_argument("config", help="one config string")
+    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED",
+                   help="the draw to keep failing (default: the draw the config's verdict reports)")
+    p.add_argument("--max-trials", type=int, default=200)
+    p.add_argument("--max-seconds", type=float, default=120.0)
+    p.add_argument("--json", action="store_true", help="print the diagnosis as one JSON object")
+    if command == "shrink":
+        p.add_argument("--script", default=None, help="also write the repro script to this file")
+    return p
+
+
+def diagnosis_main(command: str, argv: list[str]) -> int:
+    """``shrink`` and ``diagnose``: exit 1 when a failure was diagnosed, 0 when there is none, 2 on usage."""
+    args = _diagnosis_parser(command).parse_args(argv)
+    from .diagnose import diagnose_config, render_text
+
+    diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
+                                max_seconds=args.max_seconds)
+    if command == "shrink" and args.script and diagnosis.get("diagnosed"):
+        with open(args.script, "w", encoding="utf-8") as fh:
+            fh.write(diagnosis["repro"]["script"])
+    if args.json:
+        print(json.dumps(diagnosis))
+    elif command == "shrink" and diagnosis.get("diagnosed"):
+        shrunk = diagnosis["shrink"]
+        print(f"{shrunk['elements_before']} -> {shrunk['elements_after']} input elements in {shrunk['trials']} "
+              f"trials, {shrunk['seconds']:.2f} s ({shrunk['stopped']}); failure {json.dumps(shrunk['failure'])}")
+        print(shrunk["config"])
+        print(f"re-run: {diagnosis['repro']['command']}")
+        print(diagnosis["repro"]["script"])
+    else:
+        print(render_text(diagnosis))
+    return 1 if diagnosis.get("diagnosed") else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "parse":
@@ -201,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         from .adaptations import adaptations_main
 
         return adaptations_main(argv[1:])
+    if argv and argv[0] in ("shrink", "diagnose"):
+        return diagnosis_main(argv[0], argv[1:])
     if argv and argv[0] == "coverage":
         from .coverage import coverage_main
 

@@ -77,3 +77,34 @@ def is_failing(status: str) -> bool:
 
 def is_passing(status: str) -> bool:
     return status in PASSING
+
+
+class Reading(StrEnum):
+    """What the float64 oracle says about a failing output (apitester.oracle, docs/diagnosis.md).
+
+    Each side's RMSE to the oracle at the config's dtype: a side is *off* when its RMSE is over the
+    noise floor (one rounding unit of the dtype at the oracle's scale) and over K times the other's.
+    """
+
+    PADDLE_OFF = "paddle_off"            # Paddle's error is over the floor and over K x Torch's
+    TORCH_OFF = "torch_off"              # Torch's error is over the floor and over K x Paddle's
+    BOTH_OFF = "both_off"                # both over the floor, neither K x the other
+    WITHIN_ROUNDING = "within_rounding"  # neither is over the floor (or over K x the other)
+    NO_ORACLE = "no_oracle"              # no exact value to measure against: NoOracle says why
+
+
+class NoOracle(StrEnum):
+    """Why a reading is ``no_oracle`` (the reading's ``no_oracle`` field; ``reason`` has the detail)."""
+
+    EXACT_DTYPE = "exact_dtype"          # integer/bool inputs or output: compared exactly, no rounding
+    FLOAT64_CONFIG = "float64_config"    # already float64: nothing higher to upcast to
+    CANNOT_UPCAST = "cannot_upcast"      # an argument fixes the output dtype, or outputs are gauge-defined
+    RANDOM_API = "random_api"            # random samples have no exact value
+    DISPUTED = "disputed"                # the two float64 results disagree
+    SIDE_RAISED = "side_raised"          # a side raised at float64 (or at the config's dtype)
+    NOT_NUMERIC = "not_numeric"          # the failure is not a value difference (an error, a shape)
+
+
+READINGS = tuple(Reading)
+# Readings that blame one side: the board's "who is off" (a strict failure read torch_off is Torch's).
+SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})

@@ -198,6 +198,9 @@ class Spec:
     # What this spec compares and why, where it differs from the engine default or from
     # PaddleAPITest (Comparison); required when ``tolerances`` is set.
     comparison: Comparison | None = None
+    # Integer arguments that are free sizes, tied to no input's shape (one_hot's num_classes):
+    # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.shrink).
+    free_sizes: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:

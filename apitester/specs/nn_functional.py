@@ -993,7 +993,7 @@ register(
              Adaptation("argument_mapping", "sparse=True runs dense on Paddle: it changes only how the "
                         "weight gradient is stored"),
          )),
-    Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False,
+    Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False, free_sizes=("num_classes",),
          note="Torch returns int64, Paddle float32 (the board's dtype task)", adaptations=maps_arguments("x, num_classes -> F.one_hot(tensor, num_classes)")),
     # ---- losses
     _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,

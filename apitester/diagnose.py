@@ -1,0 +1,235 @@
+"""Diagnosis of one failing config: verdict + float64 oracle + shrink + repro, as plain JSON values.
+
+``diagnose_config`` is the entry the runner calls (in a worker process: a trial can crash or hang
+like any config run); ``failure_signature`` and ``group_failures`` turn a task's diagnoses into its
+distinct failures.  ``python -m apitester diagnose '<config>'`` prints ``render_text`` or, with
+``--json``, the dict itself.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+
+from . import inputs as inp
+from .compare import Verdict, encode_float
+from .config import ConfigSyntaxError, parse_config
+from .inputs import estimate_bytes
+from .oracle import gradient_check
+from .repro import repro_command, repro_script
+from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
+from .vocab import Reading
+
+SCHEMA = 1
+# A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
+# input bytes it is not attempted (the pool's memory budget decides the config's own verdict).
+MAX_INPUT_BYTES = 1 << 30
+STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error")
+
+
+def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = None, max_trials: int = 200,
+                    max_seconds: float = 120.0, max_input_bytes: int = MAX_INPUT_BYTES) -> dict:
+    """Diagnose one config.  Returns a dict of plain JSON values, stable in shape (``schema`` 1)::
+
+        {"schema": 1, "config": str, "api": str,
+         "diagnosed": bool, "reason": str,            # False + why: strict layer passes, no verdict, too large
+         "verdict": {"status", "strict_status", "direction", "output", "max_abs", "max_rel",
+                     "draw": {"kind", "seed"}, "message"},
+         "failure": {"status", "direction", "output", "reading"},   # what shrinking kept (the shrunk one's)
+         "reading": {"output", "reading", "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
+                     "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}},
+         "oracle": {"readings": [reading, ...], "no_oracle": str | None, "reason": str},  # shrunk config, every output
+         "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?,
+                                   "paddle"?: {"matches": bool | None, "max_abs"?, "error"?}, "torch"?: {...}},
+         "shrink": {"original", "config", "draw", "failure", "trials", "kept": [str], "seconds",
+                    "stopped", "elements_before", "elements_after"},
+         "repro": {"config": str, "draw": str, "command": str, "script": str},
+         "signature": {"key": str, "hash": str},
+         "seconds": float}
+
+    Floats go through ``compare.encode_float`` ("inf"/"nan" as strings).  When ``diagnosed`` is False
+    only schema, config, api, diagnosed, reason, verdict (if run) and seconds are present.
+    ``draw`` replays one draw (default: the draw the config's verdict reports).
+    """
+    began = time.perf_counter()
+    config = config_text.strip()
+    result = {"schema": SCHEMA, "config": config, "api": config.split("(", 1)[0].strip(), "diagnosed": False}
+    too_large = _too_large(config, max_input_bytes)
+    if too_large:
+        return _done(result, too_large, began)
+    start_draw = inp.Draw.parse(draw) if draw is not None else _reported_draw(config)
+    if isinstance(start_draw, Verdict):
+        result["verdict"] = _verdict_summary(start_draw)
+        return _done(result, f"no strict failure to diagnose ({start_draw.strict_status})", began)
+    start = probe(config, start_draw)
+    result["verdict"] = _verdict_summary(start.verdict)
+    if start.verdict.strict_status not in STRICT_FAILURES:
+        return _done(result, f"no strict failure to diagnose ({start.verdict.strict_status})", began)
+    shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
+    final = shrunk.final
+    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(final.reading),
+                  oracle=_plain(final.oracle), shrink=shrunk.to_dict(),
+                  gradient_check=_gradient_check(final.config, start_draw, final.failure.direction))
+    result["repro"] = _repro(final.config, start_draw)
+    result["signature"] = failure_signature(result)
+    return _done(result, "", began)
+
+
+def _too_large(config: str, max_input_bytes: int) -> str:
+    try:
+        size = estimate_bytes(parse_config(config))
+    except ConfigSyntaxError as exc:
+        return f"config syntax error: {exc}"
+    return f"{size} input bytes, over the diagnosis budget of {max_input_bytes}" if size > max_input_bytes else ""
+
+
+def _reported_draw(config: str):
+    """The draw the config's verdict reports (its failing draw), or the Verdict when it has none."""
+    from .execute import run_config  # noqa: PLC0415  (paddle and torch load on the first run only)
+
+    verdict = run_config(config)
+    if verdict.strict_status not in STRICT_FAILURES or not verdict.draw:
+        return verdict
+    return inp.Draw.parse(verdict.draw)
+
+
+def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> dict | None:
+    if direction != "backward":
+        return None
+    prepared = prepare_strict(config)
+    if isinstance(prepared, Verdict):
+        return {"ran": False, "reason": prepared.message[:300]}
+    try:
+        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw.seed))
+    except Exception as exc:  # an engine gap in the check: said so
+        return {"ran": False, "reason": f"engine error in the gradient check: {exc}"[:300]}
+
+
+def _repro(config: str, draw: inp.Draw) -> dict:
+    try:
+        script = repro_script(config, draw)
+    except Exception as exc:  # a value the script writer cannot write: the command still replays it
+        script = f"# no script: {exc}"[:300]
+    return {"config": config, "draw": str(draw), "command": repro_command(config, draw), "script": script}
+
+
+def _verdict_summary(verdict: Verdict) -> dict:
+    return {"status": str(verdict.status), "strict_status": str(verdict.strict_status),
+            "direction": verdict.direction, "output": verdict.output,
+            "max_abs": encode_float(verdict.max_abs), "max_rel": encode_float(verdict.max_rel),
+            "draw": verdict.draw, "message": verdict.message[:500]}
+
+
+def _done(result: dict, reason: str, began: float) -> dict:
+    if reason:
+        result["reason"] = reason
+    result["seconds"] = round(time.perf_counter() - began, 3)
+    return result
+
+
+def _plain(value):
+    """StrEnum members as plain str (the JSON seam), recursively."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+# ---------------------------------------------------------------- distinct failures
+
+
+def shape_signature(config: str) -> str:
+    """The tensors' shapes and dtypes, depth first: "float16[4,8] float32[1]"."""
+    try:
+        tensors = parse_config(config).tensors()
+    except ConfigSyntaxError:
+        return "?"
+    return " ".join(f"{t.dtype}[{','.join(map(str, t.shape))}]" for t in tensors)
+
+
+def failure_signature(diagnosis: dict) -> dict:
+    """(api, status, direction, output, reading, shrunk shapes) as a stable key and its 12-hex hash."""
+    failure = diagnosis.get("failure") or {}
+    shrunk = (diagnosis.get("shrink") or {}).get("config") or diagnosis["config"]
+    parts = [diagnosis["api"], failure.get("status"), failure.get("direction"), failure.get("output"),
+             failure.get("reading"), shape_signature(shrunk)]
+    key = " | ".join("-" if p is None else str(p) for p in parts)
+    return {"key": key, "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}
+
+
+def group_failures(diagnoses: list[dict]) -> list[dict]:
+    """Distinct failures of a list of diagnoses (undiagnosed ones left out), most configs first.
+
+    Each: {"signature", "key", "count", "configs": [...], "representative"}; the representative is
+    the config whose shrunk form has the fewest input elements (ties: the shortest config text)."""
+    groups: dict[str, dict] = {}
+    for diagnosis in diagnoses:
+        if not diagnosis.get("diagnosed"):
+            continue
+        signature = diagnosis.get("signature") or failure_signature(diagnosis)
+        group = groups.setdefault(signature["hash"], {"signature": signature["hash"], "key": signature["key"],
+                                                      "members": []})
+        group["members"].append(diagnosis)
+    out = []
+    for group in groups.values():
+        members = sorted(group.pop("members"), key=_representative_order)
+        out.append({**group, "count": len(members), "configs": [m["config"] for m in members],
+                    "representative": members[0]["config"]})
+    return sorted(out, key=lambda g: (-g["count"], g["key"]))
+
+
+def _representative_order(diagnosis: dict):
+    return ((diagnosis.get("shrink") or {}).get("elements_after", 0), len(diagnosis["config"]), diagnosis["config"])
+
+
+# ---------------------------------------------------------------- text form
+
+
+def render_text(diagnosis: dict) -> str:
+    """The readable form of a diagnosis (``python -m apitester diagnose`` without --json)."""
+    verdict = diagnosis.get("verdict") or {}
+    lines = [f"[{verdict.get('strict_status', '?')} {verdict.get('direction') or ''}] {diagnosis['config']}".rstrip()]
+    if not diagnosis.get("diagnosed"):
+        lines.append(f"not diagnosed: {diagnosis.get('reason')}")
+        return "\n".join(lines)
+    reading, shrunk = diagnosis["reading"], diagnosis["shrink"]
+    lines.append(f"reading of {reading['output']}: {reading['reading']}" + _reading_detail(reading))
+    for other in diagnosis["oracle"]["readings"]:
+        if other["output"] != reading["output"]:
+            lines.append(f"  {other['output']}: {other['reading']}" + _reading_detail(other))
+    check = diagnosis.get("gradient_check")
+    if check:
+        lines.append("float64 gradient check: " + (_check_line(check) if check.get("ran") else f"not run ({check['reason']})"))
+    lines.append(f"shrunk: {shrunk['elements_before']} -> {shrunk['elements_after']} input elements in "
+                 f"{shrunk['trials']} trials, {shrunk['seconds']:.2f} s ({shrunk['stopped']})")
+    lines.append(f"  {shrunk['config']}")
+    lines.append(f"signature {diagnosis['signature']['hash']}: {diagnosis['signature']['key']}")
+    lines.append(f"re-run: {diagnosis['repro']['command']}")
+    lines.append("repro script:\n" + diagnosis["repro"]["script"])
+    return "\n".join(lines)
+
+
+def _reading_detail(reading: dict) -> str:
+    if reading["reading"] == Reading.NO_ORACLE:
+        return f" ({reading.get('no_oracle')}: {reading.get('reason')})"
+    p, t = reading["paddle"], reading["torch"]
+    return (f" (RMSE to the rounded float64 oracle: paddle {p['rmse']:.3g}, torch {t['rmse']:.3g}; "
+            f"max abs paddle {p['max_abs']:.3g}, torch {t['max_abs']:.3g}; floor {reading['noise_floor']:.3g}, "
+            f"k {reading['k']:g})").replace("'", "") if all(isinstance(v, float) for v in (p["rmse"], t["rmse"])) \
+        else f" (RMSE paddle {p['rmse']}, torch {t['rmse']}; max abs paddle {p['max_abs']}, torch {t['max_abs']})"
+
+
+def _check_line(check: dict) -> str:
+    def side(name):
+        s = check[name]
+        if s.get("matches") is None:
+            return f"{name} could not be checked ({s.get('error')})"
+        return f"{name} {'matches' if s['matches'] else 'does NOT match'} numeric (max abs {s.get('max_abs')})"
+
+    return f"{side('paddle')}; {side('torch')} ({check['elements']} elements)"
+
+
+__all__ = ["diagnose_config", "failure_signature", "group_failures", "render_text", "shape_signature",
+           "TOO_LARGE", "VALUE_FAILURES"]

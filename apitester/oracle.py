@@ -1,0 +1,397 @@
+"""A float64 oracle for one config: which side is off the exact value, and by how much.
+
+The draw that failed (``Verdict.draw``: kind + seed, ``apitester.inputs``) is materialised at the
+config's dtypes, then the same numbers are upcast to float64 (complex64 -> complex128; integer and
+bool inputs are left as they are) and run through the strict Paddle call *and* the strict Torch call
+(the layer "fix verified" reads).  Where the two float64 results agree (``AGREE_RTOL``) Torch's
+float64 result is the oracle; where they do not, there is none (``disputed``).  Each side's result at
+the config's dtype is then measured against it (max abs, max rel, RMSE) and read with
+``apitester.vocab.Reading`` (``read_errors``; the rule and its constants are documented there and in
+docs/diagnosis.md).
+
+For a backward failure a float64 central-difference gradient check (``gradient_check``) says whether
+each side's analytic float64 gradient matches the numeric derivative of its own float64 forward; it
+runs on small inputs only (``GRADCHECK_MAX_ELEMENTS``), i.e. after shrinking.
+
+Everything returned is plain JSON values (floats through ``compare.encode_float``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import execute as ex
+from . import inputs as inp
+from .compare import Out, encode_float
+from .specs.base import dtype_name
+from .vocab import NoOracle, Reading
+
+# ---------------------------------------------------------------- the rules and their constants
+
+# Two float64 results agree when |paddle64 - torch64| <= AGREE_RTOL * (|torch64| + max|torch64|).
+# 1e-9 is ~60x below float32's half-ulp (6e-8) and ~5e5x below float16's, so an agreed oracle is
+# exact as far as any config dtype below float64 can tell; it is ~4.5e6 float64 ulps, room for two
+# libraries summing in a different order over millions of elements (recursive summation's bound is
+# n*eps relative to the sum of magnitudes: 1e7 * 2.2e-16 = 2.2e-9 at worst, pairwise far less).
+# The absolute part is scaled by the output's largest magnitude: a cancellation near zero (a sum of
+# +-1 values) has float64 rounding relative to its terms, not to its tiny result.
+AGREE_RTOL = 1e-9
+# A side is "off" when its RMSE to the oracle is over K times the other side's.  Dynamo's accuracy
+# check (torch._dynamo.utils.same) passes a result whose RMSE to fp64 is within 2x the eager
+# reference's, and uses 3x for float16/bfloat16 and for tensors under 1,000 elements, "in the presence
+# of noise" -- shrunk configs are small and the board's failures mostly float16/bfloat16, so 3.
+K = 3.0
+# ... and over the noise floor: one unit of the output dtype's rounding at the oracle's scale,
+# NOISE_ULPS * eps(dtype) * RMS(oracle).  A correctly rounded result has RMSE ~0.29 eps * RMS (half an
+# ulp, uniformly distributed), so a side under the floor is within rounding however many times the
+# other side's error it is (an exact Torch result, 0 error, makes any Paddle rounding "K times").
+NOISE_ULPS = 1.0
+# Machine epsilon of each config dtype's significand (bfloat16: 8 bits, float16: 11, float32: 24).
+EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "complex64": 2.0 ** -23}
+UPCAST = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "complex64": "complex128"}
+HIGH = ("float64", "complex128")
+
+# The gradient check: torch.autograd.gradcheck's defaults (eps=1e-6, atol=1e-5, rtol=1e-3), on at
+# most GRADCHECK_MAX_ELEMENTS floating input elements (two float64 forwards per element and side).
+GRAD_STEP = 1e-6
+GRAD_ATOL = 1e-5
+GRAD_RTOL = 1e-3
+GRADCHECK_MAX_ELEMENTS = 512
+
+
+# ---------------------------------------------------------------- running one side
+
+
+@dataclass
+class SideRun:
+    """One side's forward outputs (and, when asked, input gradients) on one set of inputs."""
+
+    outputs: list[Out] = field(default_factory=list)
+    grads: list[Out] = field(default_factory=list)
+    grad_labels: list[str] = field(default_factory=list)
+    error: str = ""  # the side raised: its one-line message
+
+
+def _side_parts(name: str, prepared):
+    if name == "paddle":
+        return prepared.paddle_side, ex._to_paddle, ex._paddle_out
+    return prepared.torch_side, ex._to_torch, ex._torch_out
+
+
+def run_side(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray] | None = None) -> SideRun:
+    """Run Paddle's (``name="paddle"``) or Torch's side of ``prepared`` on ``materialised``.
+
+    ``grad_of`` maps an output index to its output-gradient array: the input gradients are then
+    computed from those outputs (the engine's backward: ``execute._backward``)."""
+    side, convert, to_out = _side_parts(name, prepared)
+    values, leaves = ex._convert(materialised, convert, bool(grad_of))
+    try:
+        raw = side(values)
+        if prepared.spec.outputs is not None:
+            raw = prepared.spec.outputs(raw)
+    except Exception as exc:
+        return SideRun(error=ex._short(exc))
+    flat = ex._flatten_outputs(raw)
+    run = SideRun(outputs=[to_out(v) for v in flat])
+    if grad_of:
+        try:
+            grads = _input_grads(name, flat, leaves, grad_of)
+        except Exception as exc:
+            return SideRun(outputs=run.outputs, error=f"backward: {ex._short(exc)}")
+        run.grads = [ex._grad_out(g, leaf, to_out) for leaf, g in zip(leaves.tensors, grads)]
+        run.grad_labels = [f"grad {label}" for label in leaves.labels]
+    return run
+
+
+def _input_grads(name: str, flat: list, leaves, grad_of: dict[int, np.ndarray]):
+    paddle, torch = ex.frameworks()
+    pairs = [(i, flat[i], g) for i, g in sorted(grad_of.items()) if i < len(flat)]
+    if name == "paddle":
+        outs = [out for _, out, _ in pairs]
+        grads = [paddle.to_tensor(g).astype(out.dtype) for _, out, g in pairs]
+        return paddle.grad(outs, leaves.tensors, grad_outputs=grads, allow_unused=True)
+    outs = [out for _, out, _ in pairs]
+    grads = [torch.from_numpy(np.array(g)).to(out.dtype) for _, out, g in pairs]
+    return torch.autograd.grad(outs, leaves.tensors, grad_outputs=grads, allow_unused=True)
+
+
+def output_gradients(prepared, materialised: dict, seed: int) -> dict[int, np.ndarray]:
+    """The engine's random output-gradients (``execute._random_grad``) for the outputs both sides
+    differentiate, at the config's dtype; {} when the API's backward is not compared."""
+    if not prepared.want_grad:
+        return {}
+    p_values, p_leaves = ex._convert(materialised, ex._to_paddle, True)
+    t_values, t_leaves = ex._convert(materialised, ex._to_torch, True)
+    if not p_leaves.tensors:
+        return {}
+    try:
+        p_flat = ex._flatten_outputs(prepared.paddle_side(p_values))
+        t_flat = ex._flatten_outputs(prepared.torch_side(t_values))
+    except Exception:
+        return {}
+    pairs, _ = ex._grad_outputs(p_flat, t_flat)
+    return {i: ex._random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i) for i, _, t in pairs}
+
+
+# ---------------------------------------------------------------- upcasting
+
+
+def upcast(materialised: dict) -> dict:
+    """The same input numbers at float64 / complex128 (integer and bool tensors unchanged)."""
+    def leaf(t: inp.InputTensor) -> inp.InputTensor:
+        high = UPCAST.get(t.dtype)
+        if high is None:
+            return inp.InputTensor(t.array.copy(), t.dtype)
+        return inp.InputTensor(t.array.astype(high), high)
+
+    return {k: ex._map_tensors(v, leaf) for k, v in materialised.items()}
+
+
+def input_tensors(materialised: dict) -> list[inp.InputTensor]:
+    """Every InputTensor of the materialised arguments, in the order the sides convert them."""
+    found: list[inp.InputTensor] = []
+    for value in materialised.values():
+        ex._map_tensors(value, lambda t: found.append(t) or t)
+    return found
+
+
+def config_level_reason(prepared, materialised: dict) -> tuple[str, str] | None:
+    """(NoOracle code, reason) when no float64 run can stand for this config, else None."""
+    spec = prepared.spec
+    if spec.random:
+        return NoOracle.RANDOM_API, "a random API: its samples have no exact value to compare with"
+    kinds = {a.kind for a in spec.visible_adaptations}
+    if "output_invariant" in kinds and not spec.has_strict_reference:
+        return NoOracle.CANNOT_UPCAST, "outputs defined only up to a gauge (sign, order): no exact value"
+    dtypes = {t.dtype for t in input_tensors(materialised)}
+    if not dtypes & set(UPCAST):
+        if dtypes & set(HIGH):
+            return NoOracle.FLOAT64_CONFIG, "the inputs are float64 already: no higher precision to upcast to"
+        return NoOracle.EXACT_DTYPE, "integer/bool inputs: computed exactly, no rounding to measure"
+    return None
+
+
+# ---------------------------------------------------------------- measuring one output
+
+
+def _as_float(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
+
+
+def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> dict:
+    """Max abs, max rel and RMSE of ``values`` to ``oracle`` (a NaN or inf where the oracle has a
+    different value counts as an infinite error; equal NaN/inf positions count as 0)."""
+    a, b = _as_float(values), _as_float(oracle)
+    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(a - b)
+    diff = np.where(same_nonfinite, 0.0, diff)
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    if diff.size == 0:
+        return {"max_abs": 0.0, "max_rel": 0.0, "rmse": 0.0}
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rel = np.where(diff == 0, 0.0, diff / np.abs(b))
+        rmse = float(np.sqrt(np.mean(np.square(diff))))
+    return {"max_abs": float(diff.max()), "max_rel": float(np.nan_to_num(rel, nan=np.inf, posinf=np.inf).max()),
+            "rmse": rmse}
+
+
+def rounded_to(oracle: np.ndarray, dtype: str) -> np.ndarray:
+    """The float64 oracle rounded to a config dtype (round to nearest even; bfloat16 via float32)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "bfloat16":
+            return inp.round_to_bfloat16(oracle.astype(np.float32))
+        return oracle.astype(inp.numpy_dtype(dtype))
+
+
+def oracles_agree(paddle64: np.ndarray, torch64: np.ndarray) -> tuple[bool, float]:
+    """(agree, max |paddle64 - torch64| / scale) under AGREE_RTOL (NaN/inf positions must match)."""
+    a, b = _as_float(paddle64), _as_float(torch64)
+    if a.shape != b.shape:
+        return False, math.inf
+    finite = np.isfinite(a) & np.isfinite(b)
+    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+    if not (finite | same_nonfinite).all():
+        return False, math.inf
+    if not finite.any():
+        return True, 0.0
+    scale = float(np.abs(b[finite]).max()) or 1.0
+    gap = np.abs(a[finite] - b[finite])
+    agree = bool((gap <= AGREE_RTOL * (np.abs(b[finite]) + scale)).all())
+    return agree, float(gap.max() / scale)
+
+
+def noise_floor(oracle: np.ndarray, dtype: str) -> float:
+    """NOISE_ULPS * eps(dtype) * RMS of the oracle's finite values (the smallest normal if all are 0)."""
+    b = np.abs(_as_float(oracle))
+    finite = b[np.isfinite(b)]
+    rms = float(np.sqrt(np.mean(np.square(finite)))) if finite.size else 0.0
+    return NOISE_ULPS * EPS[dtype] * max(rms, float(np.finfo(np.float64).tiny))
+
+
+def read_errors(paddle_rmse: float, torch_rmse: float, floor: float) -> str:
+    """The reading: a side is off when its RMSE is over the floor and over K x the other side's;
+    both are off when both are over the floor and neither is K x the other; else within rounding."""
+    paddle_over, torch_over = paddle_rmse > floor, torch_rmse > floor
+    if paddle_over and paddle_rmse > K * torch_rmse:
+        return Reading.PADDLE_OFF
+    if torch_over and torch_rmse > K * paddle_rmse:
+        return Reading.TORCH_OFF
+    if paddle_over and torch_over:
+        return Reading.BOTH_OFF
+    return Reading.WITHIN_ROUNDING
+
+
+def no_oracle(label: str, code: str, reason: str) -> dict:
+    return {"output": label, "reading": Reading.NO_ORACLE, "no_oracle": code, "reason": reason}
+
+
+def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> dict:
+    """One output's (or gradient's) reading from the four results (config dtype / float64, both sides)."""
+    arrays = (low_p.array, low_t.array, high_p.array, high_t.array)
+    if any(a is None for a in arrays):
+        return no_oracle(label, NoOracle.NOT_NUMERIC, "an output is None on one side")
+    dtype = low_t.dtype if low_t.is_tensor else None
+    if dtype is None or any(a.dtype.kind not in "fc" for a in arrays):
+        return no_oracle(label, NoOracle.EXACT_DTYPE, "integer/bool (or non-tensor) output: compared exactly")
+    if dtype in HIGH:
+        return no_oracle(label, NoOracle.FLOAT64_CONFIG, f"the output is {dtype} at the config's dtypes")
+    if high_p.dtype not in HIGH or high_t.dtype not in HIGH:
+        return no_oracle(label, NoOracle.CANNOT_UPCAST,
+                         f"the upcast run gives {high_p.dtype} (paddle) / {high_t.dtype} (torch), not float64: "
+                         "an argument fixes the output dtype")
+    if len({a.shape for a in arrays}) != 1:
+        return no_oracle(label, NoOracle.NOT_NUMERIC, "the outputs' shapes differ")
+    agree, gap = oracles_agree(high_p.array, high_t.array)
+    if not agree:
+        return no_oracle(label, NoOracle.DISPUTED, f"the float64 results disagree (max gap {gap:.3g} of the "
+                                                   f"output's scale, over {AGREE_RTOL:g})")
+    oracle = high_t.array
+    # Each side is measured against the oracle rounded to the output's dtype: the correctly rounded
+    # result.  Against the raw float64 value, a float16 product that rightly overflows to inf (x*1e6
+    # for |x| > 0.066) would count as an infinite error on both sides.
+    rounded = rounded_to(oracle, dtype)
+    paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
+    floor = noise_floor(oracle, dtype if dtype in EPS else "float32")
+    return {"output": label, "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
+            "dtype": dtype, "noise_floor": encode_float(floor), "k": K, "oracle_gap": encode_float(gap),
+            "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
+            "torch": {k: encode_float(v) for k, v in torch_err.items()}}
+
+
+# ---------------------------------------------------------------- the oracle of one draw
+
+
+def oracle_for(prepared, materialised: dict, seed: int, *, grads: bool) -> dict:
+    """Readings of every forward output (and, with ``grads``, every input gradient) of one draw.
+
+    ``prepared`` is the strict layer (``execute._strict_sides``).  Returns {"readings": [...],
+    "no_oracle": code or None, "reason": text} -- the readings are per output, labelled as the
+    verdict labels them ("output 0", "grad x")."""
+    level = config_level_reason(prepared, materialised)
+    if level is not None:
+        return {"readings": [], "no_oracle": level[0], "reason": level[1]}
+    grad_of = output_gradients(prepared, materialised, seed) if grads else {}
+    high_inputs = upcast(materialised)
+    high_grad_of = {i: g.astype(np.complex128 if g.dtype.kind == "c" else np.float64) for i, g in grad_of.items()}
+    runs = {
+        "low_p": run_side("paddle", prepared, ex._copy_inputs(materialised), grad_of),
+        "low_t": run_side("torch", prepared, ex._copy_inputs(materialised), grad_of),
+        "high_p": run_side("paddle", prepared, ex._copy_inputs(high_inputs), high_grad_of),
+        "high_t": run_side("torch", prepared, ex._copy_inputs(high_inputs), high_grad_of),
+    }
+    failed = [f"{key}: {run.error}" for key, run in runs.items() if run.error]
+    if failed:
+        return {"readings": [], "no_oracle": NoOracle.SIDE_RAISED,
+                "reason": "a side raised: " + "; ".join(failed)[:400]}
+    readings = [read_output(f"output {i}", *(run.outputs[i] for run in runs.values()))
+                for i in range(min(len(run.outputs) for run in runs.values()))]
+    low_p = runs["low_p"]
+    if grad_of and len({len(run.grads) for run in runs.values()}) == 1:
+        readings += [read_output(label, *(run.grads[j] for run in runs.values()))
+                     for j, label in enumerate(low_p.grad_labels)]
+    return {"readings": readings, "no_oracle": None, "reason": ""}
+
+
+def reading_of(oracle: dict, output: str | None) -> dict:
+    """The reading of the verdict's failing output (``Verdict.output``), or the oracle's no_oracle."""
+    for reading in oracle["readings"]:
+        if reading["output"] == output:
+            return reading
+    if oracle.get("no_oracle"):
+        return no_oracle(output or "", oracle["no_oracle"], oracle["reason"])
+    return no_oracle(output or "", NoOracle.NOT_NUMERIC, f"no value reading for {output or 'this failure'}")
+
+
+# ---------------------------------------------------------------- float64 gradient check
+
+
+def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray]) -> float:
+    """sum_i <output_i, grad_i> of one side's float64 forward (its derivative is the input gradient)."""
+    run = run_side(name, prepared, ex._copy_inputs(materialised))
+    if run.error:
+        raise RuntimeError(run.error)
+    total = 0.0
+    for i, g in grad_of.items():
+        total += float(np.real(np.sum(np.asarray(run.outputs[i].array, dtype=np.float64) * g)))
+    return total
+
+
+def gradient_check(prepared, materialised: dict, seed: int) -> dict:
+    """Float64 central differences of each side's own forward against its analytic float64 gradient.
+
+    Real floating inputs only (complex gradients follow conventions that differ between the two
+    frameworks); bounded by GRADCHECK_MAX_ELEMENTS."""
+    leaves = [t for t in input_tensors(materialised) if t.dtype in ex.FLOATING]
+    count = sum(t.array.size for t in leaves)
+    if not prepared.want_grad or not leaves:
+        return {"ran": False, "reason": "no differentiable floating input"}
+    if count > GRADCHECK_MAX_ELEMENTS:
+        return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}"}
+    grad_of = output_gradients(prepared, materialised, seed)
+    if not grad_of:
+        return {"ran": False, "reason": "no output differentiable on both sides"}
+    high = upcast(materialised)
+    high_grad_of = {i: g.astype(np.float64) for i, g in grad_of.items()}
+    result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL}
+    for name in ("paddle", "torch"):
+        result[name] = _side_gradient_check(name, prepared, high, high_grad_of)
+    # the side whose analytic gradient alone misses its own numeric derivative (None: neither or both)
+    matches = {name: result[name].get("matches") for name in ("paddle", "torch")}
+    misses = [name for name, ok in matches.items() if ok is False]
+    result["side_off"] = misses[0] if len(misses) == 1 and True in matches.values() else None
+    return result
+
+
+def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> dict:
+    analytic = run_side(name, prepared, ex._copy_inputs(high), grad_of)
+    if analytic.error:
+        return {"matches": None, "error": analytic.error}
+    leaves = [t for t in input_tensors(high) if t.dtype in ex.FLOATING]  # the order _convert takes leaves in
+    worst, matches = 0.0, True
+    try:
+        for leaf, grad in zip(leaves, analytic.grads):
+            numeric = _numeric_gradient(name, prepared, high, grad_of, leaf)
+            have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
+            gap = np.abs(have - numeric)
+            worst = max(worst, float(gap.max()) if gap.size else 0.0)
+            matches &= bool((gap <= GRAD_ATOL + GRAD_RTOL * np.abs(numeric)).all())
+    except Exception as exc:  # a perturbed input the side rejects
+        return {"matches": None, "error": str(exc)[:300]}
+    return {"matches": matches, "max_abs": encode_float(worst)}
+
+
+def _numeric_gradient(name, prepared, high, grad_of, leaf: inp.InputTensor) -> np.ndarray:
+    flat = leaf.array.reshape(-1)
+    numeric = np.zeros(flat.size)
+    for j in range(flat.size):
+        keep = flat[j]
+        flat[j] = keep + GRAD_STEP
+        up = _loss(name, prepared, high, grad_of)
+        flat[j] = keep - GRAD_STEP
+        down = _loss(name, prepared, high, grad_of)
+        flat[j] = keep
+        numeric[j] = (up - down) / (2 * GRAD_STEP)
+    return numeric

@@ -1,0 +1,289 @@
+"""Shrinking: the smallest config (greedy, deterministic) that still shows the *same failure*.
+
+A failure is (strict status, direction, output, oracle reading) of one draw (``Failure``): the draw
+the verdict reported (kind + seed), replayed on every candidate, so a step never trades the failure
+for another draw's.  Candidates, from the current config, in this order:
+
+1. every group of tensor dimensions of equal size, across all tensors, set to 1 and then halved --
+   equal sizes move together, so matmul's inner size, channels and broadcast partners stay
+   consistent (a dimension the group shares by coincidence is retried alone in step 2);
+2. each dimension of a group with more than one member alone (1, then half);
+3. each integer argument the spec declares a free size (``Spec.free_sizes``): 1, then half.
+
+The first candidate with the same failure is kept and the candidates are generated again from it;
+the shrink stops at a fixpoint (no candidate keeps the failure) or when ``Budget`` runs out (trials
+or seconds, checked before each trial; one trial is not interrupted).  A candidate already tried is
+never run again.  Every figure (trials, seconds, elements before -> after) is in the result.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from . import execute as ex
+from . import inputs as inp
+from .compare import Verdict, layer_of
+from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
+from .oracle import oracle_for, reading_of
+from .vocab import Reading
+
+# Statuses whose failure is a value difference the oracle can read.
+VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
+# The oracle runs both sides twice more at float64: above this many input elements a probe's
+# reading is left out (``Reading.NO_ORACLE``, "too large") and shrinking adopts the reading of the
+# first kept step under it (see ``Failure.same_as``).
+ORACLE_MAX_ELEMENTS = 1 << 24
+TOO_LARGE = "too_large"
+# The failure status of a paddle_error that Torch shares (invalid inputs on both sides).
+BOTH_REJECT = "paddle_error_torch_rejects_too"
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_trials: int = 200
+    max_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What "the same failure" compares: the strict layer's status, direction, failing output and
+    the oracle's reading of that output."""
+
+    status: str
+    direction: str | None
+    output: str | None
+    reading: str
+
+    def same_as(self, other: "Failure") -> bool:
+        """Equal, except that a target read ``too_large`` (no oracle at its size) matches any reading."""
+        if (self.status, self.direction, self.output) != (other.status, other.direction, other.output):
+            return False
+        return self.reading == other.reading or TOO_LARGE in (self.reading, other.reading)
+
+    def to_dict(self) -> dict:
+        return {"status": str(self.status), "direction": self.direction, "output": self.output,
+                "reading": str(self.reading)}
+
+
+@dataclass
+class Probe:
+    """One run of a config on one draw: its verdict, the oracle and the failure they make."""
+
+    config: str
+    verdict: Verdict
+    oracle: dict
+    reading: dict
+    failure: Failure
+    elements: int
+
+
+def prepare_strict(config: str):
+    """``execute._prepare`` with the strict sides (the layer "fix verified" reads), or a Verdict."""
+    prepared = ex._prepare(config, "cpu")
+    if isinstance(prepared, Verdict):
+        return prepared
+    return ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+
+
+def draw_inputs(prepared, draw: inp.Draw) -> dict:
+    """The materialised inputs of one draw, with the spec's edge options (as ``execute._run``)."""
+    spec = prepared.spec
+    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
+                              extra=dict(spec.edges))
+    materialised, _ = inp.materialise_draw(prepared.parsed, spec.domains, draw, options)
+    return materialised
+
+
+def elements_of(config: str) -> int:
+    return sum(t.numel for t in parse_config(config).tensors())
+
+
+def probe(config: str, draw: inp.Draw) -> Probe:
+    """Run ``config`` on ``draw`` and read the failing output with the float64 oracle."""
+    verdict = ex.run_config(config, draw=draw)
+    strict = verdict.strict or layer_of(verdict)
+    elements = elements_of(config)
+    oracle = {"readings": [], "no_oracle": None, "reason": ""}
+    if strict["status"] in VALUE_FAILURES:
+        if elements > ORACLE_MAX_ELEMENTS:
+            oracle = {"readings": [], "no_oracle": TOO_LARGE,
+                      "reason": f"{elements} input elements, over the oracle's {ORACLE_MAX_ELEMENTS}"}
+        else:
+            oracle = _oracle(config, draw, strict["direction"] == "backward")
+    reading = reading_of(oracle, strict["output"])
+    name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
+    if strict["status"] not in VALUE_FAILURES:
+        name = Reading.NO_ORACLE
+    status = strict["status"]
+    if status == "paddle_error" and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
+        status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
+    failure = Failure(status, strict["direction"], strict["output"], str(name))
+    return Probe(config, verdict, oracle, reading, failure, elements)
+
+
+def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:
+    prepared = prepare_strict(config)
+    if isinstance(prepared, Verdict):
+        return {"readings": [], "no_oracle": "not_numeric", "reason": prepared.message[:300]}
+    try:
+        materialised = draw_inputs(prepared, draw)
+        return oracle_for(prepared, materialised, draw.seed, grads=grads)
+    except Exception as exc:  # an engine gap in the oracle: said so, never a Paddle bug
+        return {"readings": [], "no_oracle": "side_raised", "reason": f"engine error in the oracle: {exc}"[:300]}
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def _shapes(call: Call) -> list[tuple[int, ...]]:
+    return [t.shape for t in call.tensors()]
+
+
+def with_shapes(call: Call, shapes: list[tuple[int, ...]]) -> Call:
+    """The call with its tensors (depth first, as ``Call.tensors``) given these shapes."""
+    queue = iter(shapes)
+
+    def leaf(value, _path):
+        return TensorSpec(tuple(next(queue)), value.dtype) if isinstance(value, TensorSpec) else value
+
+    def rebuilt(value):
+        return walk(value, leaf, into=(list, tuple, slice, dict, Constructor))
+
+    return Call(call.api, tuple(rebuilt(v) for v in call.args), {k: rebuilt(v) for k, v in call.kwargs.items()})
+
+
+def _dimension_groups(shapes) -> list[tuple[int, list[tuple[int, int]]]]:
+    """(size, [(tensor, dim)]) for every size > 1, the largest total elements first."""
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for t, shape in enumerate(shapes):
+        for d, size in enumerate(shape):
+            if size > 1:
+                groups.setdefault(size, []).append((t, d))
+    return sorted(groups.items(), key=lambda item: (-item[0] * len(item[1]), -item[0]))
+
+
+def _resized(shapes, members, size: int) -> list[tuple[int, ...]]:
+    out = [list(s) for s in shapes]
+    for t, d in members:
+        out[t][d] = size
+    return [tuple(s) for s in out]
+
+
+def _smaller(size: int) -> list[int]:
+    """The sizes a dimension or free size is tried at: 1, then half (when that is not 1)."""
+    return [1] + ([size // 2] if size // 2 > 1 else [])
+
+
+def candidates(call: Call, free_sizes: dict[str, int]) -> list[tuple[str, Call]]:
+    """(what changed, candidate call) in the order the shrink tries them."""
+    shapes = _shapes(call)
+    out: list[tuple[str, Call]] = []
+    groups = _dimension_groups(shapes)
+    for size, members in groups:
+        for new in _smaller(size):
+            out.append((f"dims of size {size} ({len(members)}) -> {new}", with_shapes(call, _resized(shapes, members, new))))
+    for size, members in groups:
+        if len(members) > 1:
+            for t, d in members:
+                for new in _smaller(size):
+                    out.append((f"tensor {t} dim {d}: {size} -> {new}", with_shapes(call, _resized(shapes, [(t, d)], new))))
+    for name, value in free_sizes.items():
+        for new in _smaller(value):
+            out.append((f"{name}: {value} -> {new}", _with_argument(call, name, new)))
+    return out
+
+
+def _free_sizes(config: str) -> dict[str, int]:
+    """The spec's free-size integer arguments of this config and their values (>1 only)."""
+    prepared = ex._prepare(config, "cpu")
+    if isinstance(prepared, Verdict):
+        return {}
+    found = {}
+    for name in prepared.spec.free_sizes:
+        value = prepared.parsed.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            found[name] = value
+    return found
+
+
+def _with_argument(call: Call, name: str, value: int) -> Call:
+    if name in call.kwargs:
+        return Call(call.api, call.args, {**call.kwargs, name: value})
+    prepared = ex._prepare(format_call(call), "cpu")
+    position = list(prepared.sig.parameters).index(name)
+    args = list(call.args)
+    args[position] = value
+    return Call(call.api, tuple(args), dict(call.kwargs))
+
+
+# ---------------------------------------------------------------- the shrink
+
+
+@dataclass
+class ShrinkResult:
+    original: str
+    config: str
+    draw: dict
+    failure: dict
+    start: Probe = field(repr=False)
+    final: Probe = field(repr=False)
+    trials: int = 0
+    kept: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    stopped: str = "fixpoint"  # fixpoint | max_trials | max_seconds | not_failing
+
+    def to_dict(self) -> dict:
+        return {"original": self.original, "config": self.config, "draw": self.draw, "failure": self.failure,
+                "trials": self.trials, "kept": list(self.kept), "seconds": round(self.seconds, 3),
+                "stopped": self.stopped, "elements_before": self.start.elements,
+                "elements_after": self.final.elements}
+
+
+def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget(), start: Probe | None = None) -> ShrinkResult:
+    """Greedy reduction of ``config`` keeping its failure on ``draw`` (module docstring)."""
+    draw = inp.Draw.parse(draw)
+    began = time.perf_counter()
+    start = start or probe(config, draw)
+    result = ShrinkResult(config, config, draw.to_dict(), start.failure.to_dict(), start, start)
+    if start.failure.status not in ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error"):
+        result.stopped = "not_failing"
+        result.seconds = time.perf_counter() - began
+        return result
+    target, current, tried = start.failure, parse_config(config), {format_call(parse_config(config))}
+    free = _free_sizes(config)
+    while True:
+        step = _first_kept(current, free, draw, target, tried, result, began, budget)
+        if step is None:
+            break
+        what, current, kept = step
+        result.kept.append(what)
+        result.final = kept
+        free = _free_sizes(kept.config)
+        if target.reading == TOO_LARGE and kept.failure.reading != TOO_LARGE:
+            target = kept.failure  # the first reading the oracle could give (ORACLE_MAX_ELEMENTS)
+    result.config = result.final.config
+    result.failure = result.final.failure.to_dict()
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def _first_kept(current: Call, free, draw, target: Failure, tried: set, result: ShrinkResult, began: float,
+                budget: Budget):
+    """The first untried candidate of ``current`` with the target failure, or None (fixpoint/budget)."""
+    for what, candidate in candidates(current, free):
+        text = format_call(candidate)
+        if text in tried:
+            continue
+        if result.trials >= budget.max_trials:
+            result.stopped = "max_trials"
+            return None
+        if time.perf_counter() - began >= budget.max_seconds:
+            result.stopped = "max_seconds"
+            return None
+        tried.add(text)
+        result.trials += 1
+        trial = probe(text, draw)
+        if target.same_as(trial.failure):
+            return what, candidate, trial
+    result.stopped = "fixpoint"
+    return None

@@ -1,0 +1,70 @@
+"""Test-only specs with a side that is off by construction (load with
+APITESTER_EXTRA_SPECS=diagnosis_test_specs and this directory on PYTHONPATH, or import directly).
+
+Each perturbation happens at float32 only -- at float64 both sides compute the true function -- so
+the float64 oracle exists and the readings have a known answer."""
+import numpy as np
+
+from apitester.specs.base import Spec, register
+
+_stub = lambda x: None  # noqa: E731  (one tensor x)
+
+
+def _low(x) -> bool:
+    """Is x below float64 (the precision where the constructed error is made)?"""
+    return "float64" not in str(x.dtype)
+
+
+def _paddle_tanh(x, scale=1.0):
+    import paddle
+
+    return paddle.tanh(x) * scale if _low(x) else paddle.tanh(x)
+
+
+def _torch_tanh(x, scale=1.0):
+    import torch
+
+    return torch.tanh(x) * scale if _low(x) else torch.tanh(x)
+
+
+def _paddle_matmul_off(x, y):
+    import paddle
+
+    out = paddle.matmul(x, y)
+    return out * 1.05 if _low(x) else out
+
+
+def _torch_matmul(x, y, **_):
+    import torch
+
+    return torch.matmul(x, y)
+
+
+def _paddle_cancel(x):
+    """(x + 1000) - 1000: exact at float64, rounded to float16's 0.5 spacing near 1000 at float16."""
+    return (x + 1000.0) - 1000.0
+
+
+def _large_and_one_small(ctx):
+    """Fifteen values of 1000 and one of 0.3: an error at 0.3 is under one rounding unit at 1000."""
+    values = np.full(ctx.shape, 1000.0)
+    values.reshape(-1)[0] = 0.3
+    return values.astype(ctx.dtype)
+
+
+register(
+    Spec(api="apitester_diag.paddle_off", paddle=lambda x: _paddle_tanh(x, 1.05),
+         torch=lambda x, **_: _torch_tanh(x), signature=_stub, note="test-only: Paddle 5% off at float32"),
+    Spec(api="apitester_diag.torch_off", paddle=lambda x: _paddle_tanh(x),
+         torch=lambda x, **_: _torch_tanh(x, 1.05), signature=_stub, note="test-only: Torch 5% off at float32"),
+    Spec(api="apitester_diag.both_off", paddle=lambda x: _paddle_tanh(x, 1.05),
+         torch=lambda x, **_: _torch_tanh(x, 0.95), signature=_stub,
+         note="test-only: Paddle 5% over, Torch 5% under at float32"),
+    Spec(api="apitester_diag.within_rounding", paddle=_paddle_cancel, torch=lambda x, **_: x * 1.0,
+         signature=_stub, domains={"x": _large_and_one_small}, backward=False,
+         note="test-only: an error of 0.2 at 0.3 beside values of 1000 (float16)"),
+    Spec(api="apitester_diag.int_off", paddle=lambda x: x + 1, torch=lambda x, **_: x, signature=_stub,
+         note="test-only: integer output off by one"),
+    Spec(api="apitester_diag.matmul_off", paddle=_paddle_matmul_off, torch=_torch_matmul,
+         signature=lambda x, y: None, note="test-only: Paddle's matmul 5% off at float32"),
+)
