@@ -391,3 +391,41 @@ class WorkerHeartbeat(models.Model):
     # Every Paddle release this worker can run (its main env's and each installed paddle env's).
     releases = models.JSONField(default=list)
     last_seen = models.DateTimeField()
+
+
+class Diagnosis(models.Model):
+    """One strictly failing config diagnosed by the engine (apitester.diagnose, docs/diagnosis.md): which
+    side is off a float64 oracle, the smallest input that shows the same failure, and its repro script.
+
+    Written by services/diagnoses.py from the engine's JSON (kept whole in `data`); the columns are what the
+    pages group and filter by. Configs with the same `signature` are one distinct failure of the task.
+    """
+
+    class State(models.TextChoices):
+        DONE = "done", _("diagnosed")
+        ERROR = "error", _("could not be diagnosed")
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="diagnoses")
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="diagnoses")
+    # The stored verdict this diagnosis explains (its draw is the one re-drawn); kept when the run goes.
+    result = models.ForeignKey(ConfigResult, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    torch_version = models.CharField(max_length=50, blank=True, default="")
+    status = models.CharField(max_length=30, blank=True, default="")  # the failure's strict status
+    direction = models.CharField(max_length=10, blank=True, default="")
+    reading = models.CharField(max_length=30, blank=True, default="", db_index=True)  # apitester.vocab.Reading
+    signature = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    shrunk_config = models.TextField(blank=True, default="")
+    elements_before = models.BigIntegerField(null=True, blank=True)
+    elements_after = models.BigIntegerField(null=True, blank=True)
+    trials = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    repro = models.TextField(blank=True, default="")  # a self-contained script: inputs, both calls, the assert
+    command = models.TextField(blank=True, default="")  # how to re-run the shrunk config with the engine
+    message = models.TextField(blank=True, default="")  # why a diagnosis failed (state=error)
+    data = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["task", "signature"])]

@@ -23,6 +23,7 @@ from django.db import close_old_connections, connections
 
 from apitester.pool import probe_capabilities
 
+from .services.diagnoses import diagnose_tasks
 from .services.queue import gpu_queue
 from .services import paddle_envs
 from .services.workers import advertise
@@ -39,6 +40,11 @@ def execute_run_task(run_id: int) -> dict:
     that starts the run puts one more job per shard on the queue, so every qcluster serving the lane joins in."""
     report = execute_run(run_id, fan_out=True)
     return {"run": run_id, "state": report.state, "executed": report.executed, "shards": report.shards_finished}
+
+
+def diagnose_tasks_task(numbers: list[int]) -> dict:
+    """The queued job (services.diagnoses.DIAGNOSE_TASK): diagnose these tasks' strictly failing configs."""
+    return diagnose_tasks(numbers)
 
 
 def resume_runs_task() -> list[int]:

@@ -52,9 +52,10 @@ def written_kinds() -> tuple[set[str], list[str]]:
                 elif isinstance(kind, ast.Attribute):
                     kinds |= _event_kinds_named(kind)
                 else:
-                    # kind=<a variable> (the board import's list of changes): the kinds its function names
-                    named = _event_kinds_named(function)
-                    assert named, f"{path}:{call.lineno}: kind from a variable, and its function names no EventKind"
+                    # kind=<a variable> (the board import's list of changes, collected by its steps): the
+                    # kinds its module names
+                    named = _event_kinds_named(tree)
+                    assert named, f"{path}:{call.lineno}: kind from a variable, and its module names no EventKind"
                     kinds |= named
     return kinds, free
 

@@ -14,3 +14,11 @@ def main_version() -> str:
         except metadata.PackageNotFoundError:
             continue
     return ""
+
+
+def torch_version() -> str:
+    """The Torch release installed in the main environment (the reference every verdict compares with)."""
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return ""

@@ -11,7 +11,7 @@ import hashlib
 
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
-from ..models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
+from ..models import Claim, ConfigResult, Contributor, Diagnosis, Event, FailingConfig, PullRequest, Task, TestRun
 from ..vocab import ACTIVE_RUN_STATES, EventKind
 from .runs import lane_workers
 
@@ -35,6 +35,7 @@ def board_version() -> str:
         FailingConfig.objects.aggregate(n=Count("pk"), last=Max("pk"), tasks=Sum("task_id")),
         # re-test verdicts feed the board's verification / "fixed in" columns
         ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
+        Diagnosis.objects.aggregate(n=Count("pk"), last=Max("pk")),  # the distinct-failures column
         Event.objects.filter(task__isnull=True, kind=EventKind.REPORT_IMPORT).aggregate(last=Max("pk")),
         # the running run's per-task progress is shown on the rows from its start to its end
         list(TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True).order_by("pk")
@@ -55,9 +56,10 @@ def task_version(task_id: int) -> str:
         **_aggregate(FailingConfig, task_id, fc_n=Count("pk"), fc_last=Max("pk"), fc_seen=Max("last_seen"),
                      fc_gone=Max("gone_since"), fc_current=Count("pk", filter=Q(in_latest_report=True))),
         **_aggregate(ConfigResult, task_id, cr_n=Count("pk"), cr_last=Max("pk")),
+        **_aggregate(Diagnosis, task_id, dg_n=Count("pk"), dg_last=Max("pk")),
         **_aggregate(Event, task_id, ev_n=Count("pk"), ev_last=Max("pk")),
     ).values_list("number", "api", "kernel", "status", "locked_reason", "fc_n", "fc_last", "fc_seen", "fc_gone",
-                  "fc_current", "cr_n", "cr_last", "ev_n", "ev_last"))
+                  "fc_current", "cr_n", "cr_last", "dg_n", "dg_last", "ev_n", "ev_last"))
     return _digest(
         task,
         list(Claim.objects.filter(task_id=task_id).order_by("pk").values_list(

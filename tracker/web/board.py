@@ -16,6 +16,7 @@ from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, pag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
+from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import versions
@@ -54,8 +55,10 @@ def _board_data(key: str, filters) -> dict:
         fixed_in = release_selectors.fixed_in_by_task()
         progress_run = run_selectors.active_run()
         progress = run_selectors.task_progress(progress_run) if progress_run else {}
+        distinct = diagnosis_selectors.distinct_failure_counts()
         for task in tasks:
             task.fixed_in = fixed_in.get(task.id)
+            task.distinct_failures = distinct.get(task.id)
             task.run_progress = progress.get(task.number)
         totals = selectors.board_totals()
         totals["status_rows"] = [(value, str(label), n) for value, label, n in totals["status_rows"]]
@@ -108,6 +111,7 @@ def task_page(request, number: int):
             "runs_panel": run_selectors.task_runs_panel(task),
             "task_matrix": chart_selectors.task_config_matrix(task),
             "releases_panel": release_selectors.task_releases_panel(task),
+            "diagnosis": diagnosis_selectors.task_diagnosis(task),
             **extra,
         })
 

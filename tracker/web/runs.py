@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from . import params
 from ..models import TestRun
 from ..selectors import runs as run_selectors
+from ..services import diagnoses as diagnosis_service
 from ..services import runs as run_service
 from ..vocab import FAILING, NO_VERDICT, PASSING
 
@@ -93,3 +94,22 @@ def start(request):
         return redirect(back)
     messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
     return redirect("runs:detail", run_id=run.pk)
+
+
+@staff_member_required
+@require_POST
+def diagnose(request):
+    """Queue the diagnosis of a task, an API's tasks or every CPU task (diagnoses run on the CPU lane)."""
+    back = _safe_next(request)
+    try:
+        numbers = [int(n) for n in request.POST.getlist("task") if n.strip()]
+        tasks = run_service.resolve_scope(request.POST.get("scope", ""), tasks=numbers,
+                                          api=request.POST.get("api") or None, lane="cpu")
+    except ValueError as exc:  # RunError, or a task number that is not an integer
+        messages.error(request, str(exc) if isinstance(exc, run_service.RunError)
+                       else _("Task numbers must be integers."))
+        return redirect(back)
+    diagnosis_service.start_diagnosis(tasks)
+    messages.success(request, _("Diagnosis of %(n)s tasks queued: the failing configs of each, up to %(k)s per task.")
+                     % {"n": len(tasks), "k": diagnosis_service.max_configs()})
+    return redirect(back)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..models import ConfigResult, Task
 from ..selectors import board as board_selectors
+from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import runs as run_selectors
 
@@ -96,4 +97,5 @@ def task_detail(task_row: Task) -> dict:
     data["releases"] = release_grid(*release_selectors.task_release_grid(task_row))
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
+    data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
     return data

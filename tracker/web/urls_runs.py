@@ -8,6 +8,7 @@ app_name = "runs"
 urlpatterns = [
     path("runs", views_runs.run_list, name="list"),
     path("runs/start", views_runs.start, name="start"),
+    path("runs/diagnose", views_runs.diagnose, name="diagnose"),
     path("runs/<int:run_id>", views_runs.run_detail, name="detail"),
     path("runs/<int:run_id>/cancel", views_runs.cancel, name="cancel"),
     path("regressions", views_runs.regression_list, name="regressions"),

@@ -1,0 +1,91 @@
+"""A task's diagnosis through the real write path (issue 19): the runner stores the verdicts (real paddle and
+torch in worker processes), `diagnose_tasks` — the queued job's work — runs `python -m apitester diagnose` per
+strictly failing config, and the task page, the board's column and /api/tasks/<n> show the same distinct
+failures, with a repro script that reproduces the failure on its own."""
+import subprocess
+import sys
+
+import pytest
+from django.contrib.auth.models import User
+from django_q.models import OrmQ
+
+from apitester.pool import TimeBudget
+from tracker.models import Diagnosis
+from tracker.services.diagnoses import diagnose_tasks, diagnosis_targets
+from tracker.services.runs import create_run, execute_run
+
+from .conftest import make_task
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
+# float16 x 1e6: Paddle overflows to inf where the product is finite (Torch gives the rounded value).
+# The first two shrink to one failure (float16[4, 8]); the third keeps its rank (float16[32]).
+SAME_A = 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )'
+SAME_B = 'paddle.Tensor.__mul__(Tensor([16, 8],"float16"), 1000000.0, )'
+OTHER = 'paddle.Tensor.__mul__(Tensor([64],"float16"), 1000000.0, )'
+PASSING = 'paddle.Tensor.__mul__(Tensor([8, 8],"float32"), 2.0, )'
+
+
+@pytest.fixture
+def retested():
+    task = make_task(141, "paddle.Tensor.__mul__", [SAME_A, SAME_B, OTHER, PASSING])
+    execute_run(create_run("task", tasks=[141], lane="cpu").pk, workers=1, options=FAST)
+    return task
+
+
+def test_distinct_failures_are_shown_alike_on_the_task_page_the_board_and_the_api(client, retested, tmp_path):
+    # One config per kind of failure first (status, direction, dtypes), smallest first: all three fail alike.
+    assert [r.failing_config.config for r in diagnosis_targets(retested)] == [SAME_A, OTHER, SAME_B]
+    assert diagnose_tasks([141]) == {141: 3}
+    stored = {d.failing_config.config: d for d in Diagnosis.objects.all()}
+    assert set(stored) == {SAME_A, SAME_B, OTHER}  # the passing config is not diagnosed
+    assert {d.reading for d in stored.values()} == {"paddle_off"}
+    assert stored[SAME_A].signature == stored[SAME_B].signature != stored[OTHER].signature
+    assert stored[SAME_A].shrunk_config == 'paddle.Tensor.__mul__(Tensor([4, 8],"float16"), 1000000.0, )'
+    assert stored[SAME_A].elements_before == 64 and stored[SAME_A].elements_after == 32
+
+    page = client.get("/tasks/141").content.decode()
+    assert "3 failing configs, 3 diagnosed: 2 distinct failures" in page
+    assert "Paddle is off the float64 value; Torch is close to it" in page
+    assert "64 → 32 elements" in page and "Repro script" in page
+    zh = client.get("/tasks/141", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "3 个失败配置，已诊断 3 个：2 个不同的失败" in zh and "Paddle 偏离 float64 精确值" in zh
+    board = client.get("/").content.decode()
+    assert '<a href="/tasks/141#diagnosis">2</a>' in board
+
+    data = client.get("/api/tasks/141").json()["diagnosis"]
+    assert data["failing_configs"] == 3 and data["diagnosed"] == 3
+    failures = data["distinct_failures"]
+    assert [f["configs"] for f in failures] == [2, 1]
+    assert failures[0]["reading"] == "paddle_off" and failures[0]["oracle"]["readings"][0]["torch"]["rmse"] == 0.0
+    # The representative's script reproduces the failure by itself: exit 1 on the assert.
+    script = tmp_path / "repro.py"
+    script.write_text(failures[0]["repro"])
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "AssertionError" in done.stderr
+
+
+def test_a_config_the_engine_cannot_diagnose_is_stored_with_why(client, retested, settings):
+    settings.DIAGNOSE_TIMEOUT = 0.01  # no engine process starts that fast
+    diagnose_tasks([141], limit=1)
+    failed = Diagnosis.objects.get()
+    assert failed.state == "error" and "took longer than DIAGNOSE_TIMEOUT" in failed.message
+    page = client.get("/tasks/141").content.decode()
+    assert "1 config could not be diagnosed:" in page and "took longer than DIAGNOSE_TIMEOUT" in page
+    assert "3 failing configs, 1 diagnosed: 0 distinct failures" in page
+
+
+def test_staff_queue_a_diagnosis_and_bad_input_queues_nothing(client, retested):
+    answer = client.post("/runs/diagnose", {"scope": "task", "task": "141", "next": "/tasks/141"})
+    assert answer.status_code == 302 and "/login" in answer["Location"] and not OrmQ.objects.exists()
+    client.force_login(User.objects.create_user("maint", password="pw", is_staff=True))
+    assert "Diagnose the failing configs" in client.get("/tasks/141").content.decode()
+    answer = client.post("/runs/diagnose", {"scope": "task", "task": "141", "next": "/tasks/141"}, follow=True)
+    assert "Diagnosis of 1 tasks queued" in answer.content.decode()
+    [queued] = OrmQ.objects.all()
+    assert queued.task["func"] == "tracker.tasks.diagnose_tasks_task" and queued.task["args"] == ([141],)
+    for bad in ({"scope": "task", "task": "No.1"}, {"scope": "task", "task": "99"}, {"scope": "api", "api": "x"}):
+        page = client.post("/runs/diagnose", {**bad, "next": "/tasks/141"}, follow=True).content.decode()
+        assert "queued" not in page
+    assert OrmQ.objects.count() == 1

@@ -1,0 +1,115 @@
+"""What the diagnoses say (docs/diagnosis.md): per task, its distinct failures — the diagnosed configs
+grouped by the engine's shrunk signature, one representative each — and who is off the float64 oracle.
+
+The newest diagnosis of each config counts; a config diagnosed again replaces its older diagnosis.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.utils.translation import gettext as _
+
+from apitester.vocab import Reading
+
+from ..models import Diagnosis, Task
+from ..vocab import FAILING, RUNNER_FAILURES
+from .runs import latest_results
+
+# The failures a diagnosis can explain (services/diagnoses.py diagnoses these): crashes and timeouts
+# are verdicts on a whole worker.
+DIAGNOSABLE = FAILING - RUNNER_FAILURES
+
+
+def reading_text(reading: str) -> str:
+    return {
+        Reading.PADDLE_OFF: _("Paddle is off the float64 value; Torch is close to it"),
+        Reading.TORCH_OFF: _("Torch is off the float64 value; Paddle is close to it (Torch suspect)"),
+        Reading.BOTH_OFF: _("both are off the float64 value"),
+        Reading.WITHIN_ROUNDING: _("both are within rounding of the float64 value"),
+        Reading.NO_ORACLE: _("no float64 oracle"),
+    }.get(reading, reading or _("no reading"))
+
+
+@dataclass(frozen=True)
+class DistinctFailure:
+    """Diagnosed configs with one shrunk signature: one bug, shown by its smallest representative."""
+
+    signature: str
+    representative: Diagnosis
+    configs: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.configs)
+
+    @property
+    def reading_text(self) -> str:
+        return reading_text(self.representative.reading)
+
+    def as_dict(self) -> dict:
+        d = self.representative
+        return {"signature": self.signature, "configs": self.count, "reading": d.reading,
+                "status": d.status, "direction": d.direction or None, "config": d.failing_config.config,
+                "shrunk_config": d.shrunk_config, "elements_before": d.elements_before,
+                "elements_after": d.elements_after, "trials": d.trials, "seconds": d.seconds,
+                "draw": (d.result.draw or "typical:0") if d.result else None, "repro": d.repro,
+                "command": d.command, "paddle_version": d.paddle_version, "oracle": d.data.get("oracle"),
+                "gradient_check": d.data.get("gradient_check")}
+
+
+@dataclass(frozen=True)
+class TaskDiagnosis:
+    failing: int  # the task's configs whose newest CPU verdict fails strictly (what can be diagnosed)
+    diagnosed: int
+    distinct: list[DistinctFailure] = field(default_factory=list)
+    errors: list[Diagnosis] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"failing_configs": self.failing, "diagnosed": self.diagnosed,
+                "distinct_failures": [f.as_dict() for f in self.distinct],
+                "not_diagnosed": [{"config": d.failing_config.config, "message": d.message} for d in self.errors]}
+
+
+def latest_diagnoses(task_ids=None) -> list[Diagnosis]:
+    """The newest diagnosis of each config (of these tasks)."""
+    rows = Diagnosis.objects.select_related("failing_config", "result").defer("data").order_by("failing_config_id", "-pk")
+    if task_ids is not None:
+        rows = rows.filter(task_id__in=list(task_ids))
+    newest: dict[int, Diagnosis] = {}
+    for row in rows:
+        newest.setdefault(row.failing_config_id, row)
+    return list(newest.values())
+
+
+def _distinct(diagnoses: list[Diagnosis]) -> list[DistinctFailure]:
+    groups: dict[str, list[Diagnosis]] = defaultdict(list)
+    for d in diagnoses:
+        if d.state == Diagnosis.State.DONE:
+            groups[d.signature].append(d)
+    failures = []
+    for signature, members in groups.items():
+        members.sort(key=lambda d: (d.elements_after if d.elements_after is not None else 2**63, d.pk))
+        failures.append(DistinctFailure(signature, members[0], tuple(d.failing_config.config for d in members)))
+    return sorted(failures, key=lambda f: (-f.count, f.signature))
+
+
+def task_diagnosis(task: Task) -> TaskDiagnosis:
+    diagnoses = latest_diagnoses([task.pk])
+    if diagnoses:  # the representative's full JSON (oracle numbers, gradient check) is shown
+        with_data = {d.pk: d.data for d in Diagnosis.objects.filter(pk__in=[d.pk for d in diagnoses]).only("data")}
+        for d in diagnoses:
+            d.data = with_data.get(d.pk) or {}
+    failing = sum(1 for r in latest_results(lane="cpu", task=task).values()
+                  if (r.strict_status or r.status) in DIAGNOSABLE)
+    return TaskDiagnosis(failing=failing, diagnosed=len(diagnoses), distinct=_distinct(diagnoses),
+                         errors=[d for d in diagnoses if d.state == Diagnosis.State.ERROR])
+
+
+def distinct_failure_counts() -> dict[int, int]:
+    """task id -> its number of distinct failures (the board's column; the task page counts the same)."""
+    by_task: dict[int, list[Diagnosis]] = defaultdict(list)
+    for d in latest_diagnoses():
+        by_task[d.task_id].append(d)
+    counts = {task_id: len(_distinct(rows)) for task_id, rows in by_task.items()}
+    return {task_id: n for task_id, n in counts.items() if n}
