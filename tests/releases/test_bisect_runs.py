@@ -1,0 +1,57 @@
+"""A bisecting matrix run through the real write path: real workers on fake release envs (the main Paddle
+reporting another version), each round's lanes planned by refresh_matrix when the previous ones end."""
+from importlib.metadata import version
+
+import pytest
+
+from apitester.pool import TimeBudget
+from tracker.models import ConfigResult, TestRun
+from tracker.services.runs import BISECT, create_matrix_run, execute_run
+
+from ..runner.conftest import make_task
+from .fake_envs import make_fake_envs
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=60.0, per_million_elements=5.0)}
+MAIN = version("paddlepaddle")
+FAKES = ["3.0.0", "3.1.0", "3.2.0", "3.3.0"]
+RELEASES = FAKES + [MAIN]
+FIXED_IN_3_2 = 'paddle.testonly.fixed_in_release(x=Tensor([3],"float64"), release="3.2.0", )'
+ALWAYS_PASSES = 'paddle.testonly.fixed_in_release(x=Tensor([4],"float64"), release="3.0.0", )'
+
+
+def run_until_done(parent):
+    """Execute queued lanes (as a qcluster would) until the matrix asks for no more; the lanes run."""
+    executed = []
+    while queued := list(parent.lanes.filter(state="queued").order_by("id")):
+        for lane in queued:
+            execute_run(lane.pk, workers=1, options=FAST)
+            executed.append(lane.release)
+    parent.refresh_from_db()
+    return executed
+
+
+@pytest.fixture
+def fake_envs(settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.releases.fake_specs")
+    settings.PADDLE_ENVS_DIR = str(make_fake_envs(tmp_path / "envs", FAKES))
+
+
+def test_bisection_runs_the_ends_then_probes_only_the_config_whose_ends_differ(fake_envs):
+    make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    parent = create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT)
+    assert sorted(lane.release for lane in parent.lanes.all()) == ["3.0.0", MAIN]
+
+    lanes = run_until_done(parent)
+    assert parent.state == "done"
+    # Round 1: both ends; round 2: the middle (3.2.0, passes); round 3: 3.1.0 (fails) — the change point.
+    assert lanes == ["3.0.0", MAIN, "3.2.0", "3.1.0"]
+    cells = {(r.failing_config.config, r.paddle_version): r.status
+             for r in ConfigResult.objects.select_related("failing_config")}
+    assert {release: status for (config, release), status in cells.items() if config == FIXED_IN_3_2} == {
+        "3.0.0": "accuracy_error", "3.1.0": "accuracy_error", "3.2.0": "pass", MAIN: "pass"}
+    assert {release for config, release in cells if config == ALWAYS_PASSES} == {"3.0.0", MAIN}
+    # 6 verdicts instead of 2 configs × 5 releases.
+    assert ConfigResult.objects.count() == 6 and parent.total == parent.done == 6
+    assert TestRun.objects.filter(parent=parent).count() == 4
