@@ -55,3 +55,19 @@ def test_bisection_runs_the_ends_then_probes_only_the_config_whose_ends_differ(f
     # 6 verdicts instead of 2 configs × 5 releases.
     assert ConfigResult.objects.count() == 6 and parent.total == parent.done == 6
     assert TestRun.objects.filter(parent=parent).count() == 4
+
+
+def test_task_page_and_api_show_run_and_inferred_cells_and_the_releases_run(fake_envs, client):
+    task = make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    run_until_done(create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT))
+    html = client.get("/tasks/31").content.decode()
+    assert (f"fixed in Paddle 3.2.0: fails on 3.0.0 and 3.1.0, passes on 3.2.0 and {MAIN}; "
+            "3.3.0 not run") in html
+    assert html.count('class="inferred ') == 4  # 3.3.0 of the first config, 3.1.0–3.3.0 of the second
+    assert 'id="release-grid-legend"' in html and "inferred from 3.0.0 (not run)" in html
+    data = client.get("/api/tasks/31").json()["releases"]
+    first, second = (row["by_release"] for row in data["verdicts"])
+    assert first["3.3.0"] == {**first["3.2.0"], "inferred": True, "inferred_from": "3.2.0"}
+    assert first["3.1.0"]["inferred"] is False and second["3.2.0"]["inferred_from"] == "3.0.0"
+    assert data["fixed_in"]["not_run"] == ["3.3.0"] and data["fixed_in"]["release"] == "3.2.0"
+    del task
