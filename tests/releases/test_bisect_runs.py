@@ -71,3 +71,18 @@ def test_task_page_and_api_show_run_and_inferred_cells_and_the_releases_run(fake
     assert first["3.1.0"]["inferred"] is False and second["3.2.0"]["inferred_from"] == "3.0.0"
     assert data["fixed_in"]["not_run"] == ["3.3.0"] and data["fixed_in"]["release"] == "3.2.0"
     del task
+
+
+def test_retest_inline_bisects_by_default_and_full_scans_every_release(fake_envs, capsys):
+    from django.core.management import call_command
+
+    make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    releases = ",".join(RELEASES)
+    call_command("retest", "--task", "31", "--releases", releases, "--inline", "--workers", "1")
+    bisected = TestRun.objects.get(release="matrix")
+    assert bisected.state == "done" and ConfigResult.objects.filter(run__parent=bisected).count() == 6
+    call_command("retest", "--task", "31", "--releases", releases, "--full", "--inline", "--workers", "1")
+    full = TestRun.objects.filter(release="matrix").exclude(pk=bisected.pk).get()
+    # Runs executed: 6 verdicts bisecting vs 2 configs × 5 releases = 10 scanning.
+    assert full.scope["mode"] == "full" and ConfigResult.objects.filter(run__parent=full).count() == 10
+    assert "run" in capsys.readouterr().out
