@@ -86,3 +86,17 @@ def test_retest_inline_bisects_by_default_and_full_scans_every_release(fake_envs
     # Runs executed: 6 verdicts bisecting vs 2 configs × 5 releases = 10 scanning.
     assert full.scope["mode"] == "full" and ConfigResult.objects.filter(run__parent=full).count() == 10
     assert "run" in capsys.readouterr().out
+
+
+def test_releases_chart_marks_the_releases_a_task_was_not_run_on(fake_envs, client):
+    from tests.charts.figures import page_figure
+
+    make_task(31, "paddle.testonly.fixed_in_release", [ALWAYS_PASSES])
+    run_until_done(create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT))
+    html = client.get("/charts/releases").content.decode()
+    figure = page_figure(html, "task-release-heatmap")
+    assert figure["data"][0]["z"] == [[1.0] * 5]
+    marks = figure["data"][1]
+    assert marks["name"] == "inferred (not run)" and marks["x"] == ["3.1.0", "3.2.0", "3.3.0"]
+    assert html.count('<td class="inferred"') == 3
+    assert f"passing on every release tested (3.0.0, {MAIN}); 3.1.0–3.3.0 not run (inferred)" in html

@@ -99,6 +99,9 @@ def task_release_heatmap(matrix: dict) -> go.Figure:
         colorscale=[[0, "#e74c3c"], [1, "#2ecc71"]], colorbar=dict(title=_("passing")),
         hovertemplate="%{y} · Paddle %{x}<br>" + _("passing fraction") + ": %{z}<br>%{customdata[1]}<extra></extra>",
         xgap=2, ygap=1))
+    marks = [(r, y[i]) for i, t in enumerate(tasks) for r, inferred in zip(releases, t.get("inferred", [])) if inferred]
+    if marks:
+        fig.add_trace(inferred_marks(marks))
     fig.update_layout(title=_("Tasks × Paddle releases"), height=max(300, 16 * len(y) + 120),
                       xaxis=dict(type="category"), yaxis=dict(autorange="reversed", automargin=True), **_LAYOUT)
     return fig

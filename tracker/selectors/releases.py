@@ -205,13 +205,24 @@ def _outcome(status: str) -> str:
         return status
 
 
-def bisected_releases(task_number: int) -> list[str]:
-    """Every release a bisecting matrix run over this task listed (the grid's columns besides the run ones)."""
-    found = set()
+def bisected_releases_by_task() -> dict[int, set[str]]:
+    """task number -> every release a bisecting matrix run over it listed (grid columns besides the run ones)."""
+    found: dict[int, set[str]] = {}
     for scope in TestRun.objects.filter(parent__isnull=True, scope__mode="bisect").values_list("scope", flat=True):
-        if task_number in (scope.get("tasks") or []):
-            found.update(scope.get("releases") or [])
-    return sorted(found, key=version_key)
+        for number in scope.get("tasks") or []:
+            found.setdefault(number, set()).update(scope.get("releases") or [])
+    return found
+
+
+def bisected_releases(task_number: int) -> list[str]:
+    return sorted(bisected_releases_by_task().get(task_number, set()), key=version_key)
+
+
+def split_grid(grid: dict, extra_releases=()) -> tuple[dict, dict, list[str]]:
+    """A task's {config: {release: status}} of run cells → (run cells, inferred cells, releases oldest first)."""
+    releases = sorted({r for row in grid.values() for r in row} | set(extra_releases), key=version_key)
+    inferred = {c: {r: row[src] for r, src in inferred_row(releases, row).items()} for c, row in grid.items()}
+    return grid, inferred, releases
 
 
 def inferred_row(releases: list[str], row: dict) -> dict:
@@ -271,9 +282,12 @@ def fixed_in_by_task() -> dict[int, FixedIn]:
         if release and lane == kernel.lower():
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
     answers = {}
+    numbers = dict(Task.objects.filter(id__in=grids).values_list("id", "number"))
+    bisected = bisected_releases_by_task()
     for task_id, grid in grids.items():
         if len({r for row in grid.values() for r in row}) > 1:
-            answers[task_id] = fixed_in(grid)
+            run, inferred, _releases = split_grid(grid, bisected.get(numbers.get(task_id), ()))
+            answers[task_id] = fixed_in(run, inferred)
     return answers
 
 
@@ -289,14 +303,17 @@ def release_matrix() -> dict:
         release = _release_of(version, run_version)
         if release and lane == (kernels.get(task_id) or "").lower():
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
-    releases = sorted({r for g in grids.values() for row in g.values() for r in row}, key=version_key)
+    bisected = bisected_releases_by_task()
+    split = {t: split_grid(g, bisected.get(numbers.get(t), ())) for t, g in grids.items()}
+    releases = sorted({r for _run, _inf, rs in split.values() for r in rs}, key=version_key)
     fixed = {kernel: {r: 0 for r in releases} for kernel in ("CPU", "GPU")}
     passing_configs = {r: 0 for r in releases}
     judged_configs = {r: 0 for r in releases}
     tasks = []
     for task_id in sorted(grids, key=lambda t: numbers.get(t, 0)):
-        grid = grids[task_id]
-        answer = fixed_in(grid)
+        run, inferred, _releases = split[task_id]
+        answer = fixed_in(run, inferred)
+        grid = {c: {**inferred.get(c, {}), **row} for c, row in run.items()}
         if answer.kind == "fixed":
             fixed[kernels[task_id]][answer.release] += 1
         fractions = []
@@ -306,7 +323,10 @@ def release_matrix() -> dict:
             passing_configs[r] += p
             judged_configs[r] += n
             fractions.append(round(p / n, 3) if n else None)
+        # A cell of the heatmap is inferred when no config of the task was run on that release.
+        not_run = [r in answer.not_run for r in releases]
         tasks.append({"number": numbers[task_id], "kernel": kernels[task_id], "fractions": fractions,
+                      "inferred": not_run, "fractions_inferred": list(zip(fractions, not_run)),
                       "fixed_in": answer.as_dict()})
     return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,
             "judged_configs": judged_configs, "tasks": tasks}
