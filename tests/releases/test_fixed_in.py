@@ -86,3 +86,21 @@ def test_only_documented_differences_on_the_newest_release_differ_and_do_not_fai
     answer = fixed_in(grid(["accuracy_error", "", "", "documented_difference"], ["", "", "", "torch_suspect"]))
     assert (answer.kind, answer.judged_latest, answer.passing_latest) == ("differs", 2, 0)
     assert describe(answer).startswith("differs from Torch on 3.3.1")
+
+
+def test_inferred_cells_count_and_the_line_names_the_releases_actually_run():
+    releases = ["3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.3.0", "3.3.1"]
+    run = {1: {"3.0.0": "accuracy_error", "3.1.0": "pass", "3.3.1": "pass"}}
+    inferred = {1: {"3.1.1": "pass", "3.2.0": "pass", "3.3.0": "pass"}}
+    answer = fixed_in(run, inferred)
+    assert (answer.kind, answer.release, answer.releases, answer.not_run) == (
+        "fixed", "3.1.0", releases, ["3.1.1", "3.2.0", "3.3.0"])
+    assert describe(answer) == "fixed in Paddle 3.1.0: fails on 3.0.0, passes on 3.1.0 and 3.3.1; 3.1.1–3.3.0 not run"
+    # Without them the same run cells read the same release, and nothing is "not run".
+    assert fixed_in(run).not_run == [] and fixed_in(run).release == "3.1.0"
+    # A second config run on 3.1.1 makes that release run: only 3.2.0–3.3.0 are left not run.
+    both = fixed_in({**run, 2: {"3.0.0": "pass", "3.1.1": "pass", "3.3.1": "pass"}},
+                    {**inferred, 2: {"3.1.0": "pass", "3.2.0": "pass", "3.3.0": "pass"}})
+    assert both.not_run == ["3.2.0", "3.3.0"] and describe(both).endswith("; 3.2.0–3.3.0 not run")
+    passing = fixed_in({1: {"3.0.0": "pass", "3.3.1": "pass"}}, {1: {"3.1.0": "pass"}})
+    assert describe(passing) == "passing on every release tested (3.0.0, 3.3.1); 3.1.0 not run (inferred)"

@@ -13,12 +13,13 @@ say nothing about a release and are left out.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from django.utils.translation import gettext as _
 
-from ..models import ConfigResult, FailingConfig, Task
-from ..vocab import NO_VERDICT, is_failing, is_passing
+from .. import bisection
+from ..models import ConfigResult, FailingConfig, Task, TestRun
+from ..vocab import NO_VERDICT, is_failing, is_passing, status_class
 
 
 def has_verdict(status: str) -> bool:
@@ -40,6 +41,7 @@ class FixedIn:
     before: str = ""  # the release before `release`
     failing_before: int = 0  # configs failing on `before`
     releases: list[str] = field(default_factory=list)  # releases with a verdict, oldest first
+    not_run: list[str] = field(default_factory=list)  # releases whose every cell is inferred (bisection)
 
     def as_dict(self) -> dict:
         return {**asdict(self), "text": describe(self)}
@@ -69,8 +71,11 @@ def regressed_in(grid: dict, releases: list[str]) -> tuple[str, str] | None:
     return release, releases[releases.index(release) - 1]
 
 
-def fixed_in(grid: dict) -> FixedIn:
+def fixed_in(grid: dict, inferred: dict | None = None) -> FixedIn:
     """Where the fix landed, from {config: {release: status}} (releases in any order, any subset per config).
+
+    ``inferred``: {config: {release: status}} of cells not run but inferred by bisection; they count as
+    verdicts, and the releases that have nothing else are named ``not_run``.
 
     * fixed in R: every judged config passes on R and on every newer release, and the release before R had
       configs that did not pass (R is the first of that final all-pass stretch);
@@ -81,9 +86,18 @@ def fixed_in(grid: dict) -> FixedIn:
       design (or the engine suspects the Torch reference);
     * never: no config passes on the newest release, and some fail.
     """
+    run = {r for row in grid.values() for r, s in row.items() if has_verdict(s)}
+    if inferred:
+        grid = {c: {**inferred.get(c, {}), **grid.get(c, {})} for c in {*grid, *inferred}}
     releases = sorted({r for row in grid.values() for r, s in row.items() if has_verdict(s)}, key=version_key)
     if not releases:
         return FixedIn("untested")
+    answer = _fixed_in(grid, releases)
+    answer.not_run = [r for r in releases if r not in run]
+    return answer
+
+
+def _fixed_in(grid: dict, releases: list[str]) -> FixedIn:
     passing = {r: sum(1 for row in grid.values() if is_passing(row.get(r, ""))) for r in releases}
     failing = {r: sum(1 for row in grid.values() if is_failing(row.get(r, ""))) for r in releases}
     judged = {r: sum(1 for row in grid.values() if has_verdict(row.get(r, ""))) for r in releases}
@@ -109,12 +123,43 @@ def fixed_in(grid: dict) -> FixedIn:
     return FixedIn("never", **base)
 
 
+def release_ranges(releases: list[str], chosen: list[str]) -> str:
+    """The chosen releases as runs of neighbours in ``releases``: "3.1.1–3.3.0, 3.3.2"."""
+    spans: list[list[str]] = []
+    for i, r in enumerate(releases):
+        if r in chosen:
+            if spans and releases.index(spans[-1][-1]) == i - 1:
+                spans[-1].append(r)
+            else:
+                spans.append([r])
+    return ", ".join(span[0] if len(span) == 1 else f"{span[0]}–{span[-1]}" for span in spans)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else _("%(a)s and %(b)s") % {"a": ", ".join(names[:-1]), "b": names[-1]}
+
+
 def describe(answer: FixedIn) -> str:
+    text = _describe(answer)
+    if not answer.not_run:
+        return text
+    not_run = release_ranges(answer.releases, answer.not_run)
+    if answer.kind == "fixed":
+        run = [r for r in answer.releases if r not in answer.not_run]
+        before = [r for r in run if version_key(r) < version_key(answer.release)]
+        after = [r for r in run if r not in before]
+        return _("fixed in Paddle %(r)s: fails on %(b)s, passes on %(a)s; %(n)s not run") % {
+            "r": answer.release, "b": _and(before), "a": _and(after), "n": not_run}
+    return _("%(text)s; %(n)s not run (inferred)") % {"text": text, "n": not_run}
+
+
+def _describe(answer: FixedIn) -> str:
     if answer.kind == "fixed":
         return _("fixed in Paddle %(r)s (all %(n)d configs pass from %(r)s on; %(f)d fail on %(b)s)") % {
             "r": answer.release, "n": answer.judged_latest, "f": answer.failing_before, "b": answer.before}
     if answer.kind == "passing":
-        return _("passing on every release tested (%(rs)s)") % {"rs": ", ".join(answer.releases)}
+        return _("passing on every release tested (%(rs)s)") % {
+            "rs": ", ".join(r for r in answer.releases if r not in answer.not_run)}
     if answer.kind == "regressed":
         return _("regressed in %(r)s (passed on %(b)s; %(p)d of %(n)d pass on %(l)s)") % {
             "r": answer.release, "b": answer.before, "p": answer.passing_latest, "n": answer.judged_latest,
@@ -126,7 +171,8 @@ def describe(answer: FixedIn) -> str:
         return _("differs from Torch on %(l)s: none of its %(n)d configs passes and none fails "
                  "(by design, or the engine suspects the Torch reference)") % {"l": answer.latest, "n": answer.judged_latest}
     if answer.kind == "never":
-        return _("failing on every release tested (%(rs)s)") % {"rs": ", ".join(answer.releases)}
+        return _("failing on every release tested (%(rs)s)") % {
+            "rs": ", ".join(r for r in answer.releases if r not in answer.not_run)}
     return _("not tested on any release yet")
 
 
@@ -141,10 +187,59 @@ class Cell:
     run_id: int
     paddle_commit: str = ""
     torch_version: str = ""
+    inferred_from: str = ""  # not run: bisection copied this cell from the run release named here
+
+    @property
+    def inferred(self) -> bool:
+        return bool(self.inferred_from)
 
 
 def _release_of(paddle_version: str, run_version: str) -> str:
     return paddle_version or run_version or ""
+
+
+def _outcome(status: str) -> str:
+    try:
+        return status_class(status)
+    except KeyError:
+        return status
+
+
+def bisected_releases_by_task() -> dict[int, set[str]]:
+    """task number -> every release a bisecting matrix run over it listed (grid columns besides the run ones)."""
+    found: dict[int, set[str]] = {}
+    for scope in TestRun.objects.filter(parent__isnull=True, scope__mode="bisect").values_list("scope", flat=True):
+        for number in scope.get("tasks") or []:
+            found.setdefault(number, set()).update(scope.get("releases") or [])
+    return found
+
+
+def bisected_releases(task_number: int) -> list[str]:
+    return sorted(bisected_releases_by_task().get(task_number, set()), key=version_key)
+
+
+def split_grid(grid: dict, extra_releases=()) -> tuple[dict, dict, list[str]]:
+    """A task's {config: {release: status}} of run cells → (run cells, inferred cells, releases oldest first)."""
+    releases = sorted({r for row in grid.values() for r in row} | set(extra_releases), key=version_key)
+    inferred = {c: {r: row[src] for r, src in inferred_row(releases, row).items()} for c, row in grid.items()}
+    return grid, inferred, releases
+
+
+def inferred_row(releases: list[str], row: dict) -> dict:
+    """{release: source release} of the cells bisection infers for one config's {release: status}."""
+    return bisection.infer(releases, {r: _outcome(s) for r, s in row.items()})
+
+
+def with_inferred(releases: list[str], cells: dict[str, Cell]) -> dict[str, Cell]:
+    found = inferred_row(releases, {r: c.status for r, c in cells.items()})
+    return {**cells, **{r: replace(cells[src], inferred_from=src) for r, src in found.items()}}
+
+
+def split_cells(rows) -> tuple[dict, dict]:
+    """({config: {release: status}} of run cells, the same of inferred cells) for fixed_in."""
+    run = {fc.id: {r: c.status for r, c in cells.items() if not c.inferred} for fc, cells in rows}
+    inferred = {fc.id: {r: c.status for r, c in cells.items() if c.inferred} for fc, cells in rows}
+    return run, inferred
 
 
 def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, dict[str, Cell]]]]:
@@ -158,22 +253,22 @@ def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, 
         release = _release_of(version, run_version)
         if release:
             cells.setdefault(config_id, {})[release] = Cell(status, max_abs, max_rel, run_id, commit, torch)
-    releases = sorted({r for row in cells.values() for r in row}, key=version_key)
+    releases = sorted({r for row in cells.values() for r in row} | set(bisected_releases(task.number)), key=version_key)
     configs = {fc.id: fc for fc in FailingConfig.objects.filter(id__in=cells).defer("origins")}
-    return releases, [(configs[cid], cells[cid]) for cid in sorted(cells)]
+    return releases, [(configs[cid], with_inferred(releases, cells[cid])) for cid in sorted(cells)]
 
 
 def task_releases_panel(task: Task) -> dict:
     """What the task page's per-release panel shows: the grid, the "fixed in" answer, the merged PRs."""
     releases, rows = task_release_grid(task)
-    answer = fixed_in({fc.id: {r: c.status for r, c in cells.items()} for fc, cells in rows})
+    answer = fixed_in(*split_cells(rows))
     return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
             "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 
 def task_fixed_in(task: Task) -> FixedIn:
     _releases, rows = task_release_grid(task)
-    return fixed_in({fc.id: {r: c.status for r, c in row.items()} for fc, row in rows})
+    return fixed_in(*split_cells(rows))
 
 
 def fixed_in_by_task() -> dict[int, FixedIn]:
@@ -187,9 +282,12 @@ def fixed_in_by_task() -> dict[int, FixedIn]:
         if release and lane == kernel.lower():
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
     answers = {}
+    numbers = dict(Task.objects.filter(id__in=grids).values_list("id", "number"))
+    bisected = bisected_releases_by_task()
     for task_id, grid in grids.items():
         if len({r for row in grid.values() for r in row}) > 1:
-            answers[task_id] = fixed_in(grid)
+            run, inferred, _releases = split_grid(grid, bisected.get(numbers.get(task_id), ()))
+            answers[task_id] = fixed_in(run, inferred)
     return answers
 
 
@@ -205,14 +303,17 @@ def release_matrix() -> dict:
         release = _release_of(version, run_version)
         if release and lane == (kernels.get(task_id) or "").lower():
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
-    releases = sorted({r for g in grids.values() for row in g.values() for r in row}, key=version_key)
+    bisected = bisected_releases_by_task()
+    split = {t: split_grid(g, bisected.get(numbers.get(t), ())) for t, g in grids.items()}
+    releases = sorted({r for _run, _inf, rs in split.values() for r in rs}, key=version_key)
     fixed = {kernel: {r: 0 for r in releases} for kernel in ("CPU", "GPU")}
     passing_configs = {r: 0 for r in releases}
     judged_configs = {r: 0 for r in releases}
     tasks = []
     for task_id in sorted(grids, key=lambda t: numbers.get(t, 0)):
-        grid = grids[task_id]
-        answer = fixed_in(grid)
+        run, inferred, _releases = split[task_id]
+        answer = fixed_in(run, inferred)
+        grid = {c: {**inferred.get(c, {}), **row} for c, row in run.items()}
         if answer.kind == "fixed":
             fixed[kernels[task_id]][answer.release] += 1
         fractions = []
@@ -222,7 +323,10 @@ def release_matrix() -> dict:
             passing_configs[r] += p
             judged_configs[r] += n
             fractions.append(round(p / n, 3) if n else None)
+        # A cell of the heatmap is inferred when no config of the task was run on that release.
+        not_run = [r in answer.not_run for r in releases]
         tasks.append({"number": numbers[task_id], "kernel": kernels[task_id], "fractions": fractions,
+                      "inferred": not_run, "fractions_inferred": list(zip(fractions, not_run)),
                       "fixed_in": answer.as_dict()})
     return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,
             "judged_configs": judged_configs, "tasks": tasks}

@@ -23,8 +23,11 @@ HEARTBEAT_FRESH = timedelta(minutes=3)
 
 def run_configs(run: TestRun):
     """The configs a run judges: every FailingConfig of the tasks in its scope (one definition, the
-    executor's and the progress's)."""
-    return FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", [])).order_by("id")
+    executor's and the progress's); a bisection probe lane judges only the configs its scope lists."""
+    found = FailingConfig.objects.filter(task__number__in=run.scope.get("tasks", []))
+    if isinstance(run.scope.get("configs"), list):
+        found = found.filter(id__in=run.scope["configs"])
+    return found.order_by("id")
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,14 @@ def task_progress(run: TestRun) -> dict[int, TaskProgress]:
         counts = found.setdefault(number, {"done": 0, "passing": 0, "failing": 0, "other": 0})
         counts["done"] += n
         counts["passing" if status in PASSING else "failing" if status in FAILING else "other"] += n
-    return {number: TaskProgress(number=number, total=total * lanes, **found.get(number, {}))
+    probes = [r.scope["configs"] for r in runs if isinstance(r.scope.get("configs"), list)]
+    lanes -= len(probes)
+    totals = {number: total * lanes for number, total in totals.items()}
+    for ids in probes:  # a bisection probe lane holds only some configs of each task
+        for number, n in (FailingConfig.objects.filter(id__in=ids).order_by().values_list("task__number")
+                          .annotate(n=Count("pk"))):
+            totals[number] = totals.get(number, 0) + n
+    return {number: TaskProgress(number=number, total=total, **found.get(number, {}))
             for number, total in sorted(totals.items())}
 
 

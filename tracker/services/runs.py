@@ -23,9 +23,10 @@ from django.utils import timezone
 
 from apitester.pool import PoolError, TimeBudget, WorkerPool
 
+from .. import bisection
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
 from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
-from ..vocab import ACTIVE_RUN_STATES, EventKind, Status
+from ..vocab import ACTIVE_RUN_STATES, EventKind, Status, status_class
 from . import paddle_envs, shards
 from .events import record_event
 from .queue import enqueue_run
@@ -168,50 +169,117 @@ def parse_releases(value: str) -> list[str]:
 
 
 def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = "cpu", requested_by: str = "",
-               release: str = "", parent: TestRun | None = None) -> TestRun:
+               release: str = "", parent: TestRun | None = None, configs: list[int] | None = None) -> TestRun:
+    """``configs``: only these FailingConfig ids of the scope (a bisection probe lane), else all of them."""
     release = check_release(release)
     chosen = resolve_scope(kind, tasks=tasks, api=api, lane=lane)
-    total = FailingConfig.objects.filter(task__in=chosen).count()
+    found = FailingConfig.objects.filter(task__in=chosen)
+    total = found.filter(id__in=configs).count() if configs is not None else found.count()
     if total == 0:
         raise RunError("the scope has no failing configs to run (is the board imported?)")
     scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
     if api:
         scope["api"] = api
+    if configs is not None:
+        scope["configs"] = sorted(configs)
     run = TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
                                  parent=parent)
     shards.ensure_shards(run)  # planned once, by the requester's RUNNER_SHARD_SIZE, before any executor sees it
     return run
 
 
+BISECT, FULL = "bisect", "full"
+
+
 def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = "cpu",
-                      requested_by: str = "") -> TestRun:
-    """One run of a scope on several releases: a parent run and one child (lane) run per release."""
+                      requested_by: str = "", mode: str = FULL) -> TestRun:
+    """One run of a scope on several releases: a parent run and child (lane) runs per release.
+
+    ``full``: one lane per release. ``bisect``: lanes for the oldest and newest release only; when they are
+    done, refresh_matrix plans the next round (tracker.bisection) for the configs whose ends differ.
+    """
     releases = [check_release(r) for r in releases]
     if not releases:
         raise RunError("name at least one release")
+    if mode not in (BISECT, FULL):
+        raise RunError(f"unknown matrix mode {mode!r}: use {BISECT} or {FULL}")
+    first = list(dict.fromkeys((releases[0], releases[-1]))) if mode == BISECT else releases
     with transaction.atomic():
         parent = TestRun.objects.create(scope={}, lane=lane, requested_by=requested_by, release=MATRIX)
         children = [create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, release=r,
-                               parent=parent) for r in releases]
-        TestRun.objects.filter(pk=parent.pk).update(scope={**children[0].scope, "releases": releases},
-                                                    total=sum(c.total for c in children))
+                               parent=parent) for r in first]
+        TestRun.objects.filter(pk=parent.pk).update(
+            scope={**children[0].scope, "releases": releases, "mode": mode, "round": 1},
+            total=sum(c.total for c in children))
     parent.refresh_from_db()
     return parent
 
 
-def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, lane="cpu", requested_by="") -> TestRun:
-    parent = create_matrix_run(kind, releases=releases, tasks=tasks, api=api, lane=lane, requested_by=requested_by)
+def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, lane="cpu", requested_by="",
+                     mode: str = FULL) -> TestRun:
+    parent = create_matrix_run(kind, releases=releases, tasks=tasks, api=api, lane=lane, requested_by=requested_by,
+                               mode=mode)
     for child in parent.lanes.order_by("id"):
         enqueue_run(child)
     return parent
 
 
+def _outcome(status: str) -> str:
+    """What bisection compares: the verdict's class (a fix turns failing into passing, whatever the failure)."""
+    try:
+        return status_class(status)
+    except KeyError:
+        return status
+
+
+def matrix_observations(parent: TestRun) -> dict[int, dict[str, str]]:
+    """config id -> {release: outcome} of the verdicts the matrix's lanes stored."""
+    observed: dict[int, dict[str, str]] = {}
+    for config_id, release, status in (ConfigResult.objects.filter(run__parent=parent)
+                                       .values_list("failing_config_id", "run__release", "status")):
+        observed.setdefault(config_id, {})[release] = _outcome(status)
+    return observed
+
+
+def plan_next_round(parent: TestRun) -> list[TestRun]:
+    """A bisecting matrix whose lanes are all done: one new lane per release some config must be probed on.
+
+    The round number in the parent's scope is compared and set in one UPDATE, so two lanes ending at once
+    plan the next round once. Returns the new lanes (queued, not yet enqueued); [] when every change point
+    is found.
+    """
+    scope = parent.scope
+    releases = scope.get("releases") or []
+    wanted: dict[str, list[int]] = {}
+    for config_id, observed in matrix_observations(parent).items():
+        for release in bisection.next_probes(releases, observed).probe:
+            wanted.setdefault(release, []).append(config_id)
+    if not wanted:
+        return []
+    round_now = scope.get("round", 1)
+    with transaction.atomic():
+        if not TestRun.objects.filter(pk=parent.pk, scope__round=round_now).update(
+                scope={**scope, "round": round_now + 1}):
+            return []  # another lane's ending planned it
+        return [create_run("tasks", tasks=scope.get("tasks"), lane=parent.lane, requested_by=parent.requested_by,
+                           release=release, parent=parent, configs=ids)
+                for release, ids in sorted(wanted.items(), key=lambda item: paddle_envs.version_key(item[0]))]
+
+
 def refresh_matrix(parent: TestRun) -> None:
-    """A matrix parent's totals and state follow its children (called when a child ends or is cancelled)."""
+    """A matrix parent's totals and state follow its children (called when a child ends or is cancelled);
+    a bisecting matrix whose lanes are all done queues its next round of probes first."""
     children = list(parent.lanes.all())
     if not children:
         return
+    parent.refresh_from_db()
     states = {c.state for c in children}
+    if parent.scope.get("mode") == BISECT and states == {TestRun.State.DONE}:
+        new = plan_next_round(parent)
+        for child in new:
+            enqueue_run(child)
+        children += new
+        states = {c.state for c in children}
     fields = {"total": sum(c.total for c in children), "done": sum(c.done for c in children)}
     if states & {TestRun.State.RUNNING}:
         fields["state"] = TestRun.State.RUNNING

@@ -82,10 +82,11 @@ def start(request):
         return redirect(back)
     releases = request.POST.get("releases", "").strip()
     try:
-        if releases:  # "all" or "3.0.0,3.3.1": one matrix run with a lane per release
+        if releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
+            mode = run_service.FULL if request.POST.get("mode") == run_service.FULL else run_service.BISECT
             run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
                                                api=request.POST.get("api") or None, lane=lane,
-                                               requested_by=request.user.get_username())
+                                               requested_by=request.user.get_username(), mode=mode)
         else:
             run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
                                         requested_by=request.user.get_username())

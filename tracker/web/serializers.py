@@ -42,12 +42,12 @@ def release_grid(releases: list[str], rows) -> dict:
         "verdicts": [
             {"config": fc.config, "failing_config": fc.id,
              "by_release": {r: {"status": c.status, "max_abs": c.max_abs, "max_rel": c.max_rel, "run": c.run_id,
-                                "paddle_commit": c.paddle_commit, "torch_version": c.torch_version}
+                                "paddle_commit": c.paddle_commit, "torch_version": c.torch_version,
+                                "inferred": c.inferred, "inferred_from": c.inferred_from or None}
                             for r, c in cells.items()}}
             for fc, cells in rows
         ],
-        "fixed_in": release_selectors.fixed_in({fc.id: {r: c.status for r, c in cells.items()}
-                                                for fc, cells in rows}).as_dict(),
+        "fixed_in": release_selectors.fixed_in(*release_selectors.split_cells(rows)).as_dict(),
     }
 
 

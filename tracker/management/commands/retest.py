@@ -39,6 +39,10 @@ class Command(BaseCommand):
         parser.add_argument("--releases", metavar="all|X,Y",
                             help="one matrix run on several Paddle releases: 'all' (every release with an env "
                                  "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
+        parser.add_argument("--full", action="store_true",
+                            help="with --releases: run every config on every release (regression hunting); by "
+                                 "default the oldest and newest are run and the releases between are bisected "
+                                 "only for configs whose verdicts there differ")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -79,7 +83,9 @@ class Command(BaseCommand):
             if options["releases"]:
                 releases = run_service.parse_releases(options["releases"])
                 make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
-                run = make(kind, releases=releases, lane=options["lane"], requested_by="retest command", **kwargs)
+                mode = run_service.FULL if options["full"] else run_service.BISECT
+                run = make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
+                           **kwargs)
             elif options["inline"]:
                 run = run_service.create_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
             else:
@@ -92,8 +98,12 @@ class Command(BaseCommand):
                               f"({', '.join(f'{c.release}: run {c.pk}' for c in lanes)}), lane {run.lane}")
             self.stdout.flush()
             if options["inline"]:
-                for child in lanes:
-                    self._inline(child.pk, options)
+                # A bisecting matrix adds probe lanes as earlier ones end: run queued lanes until none is left.
+                done: set[int] = set()
+                while pending := [c for c in run.lanes.order_by("id") if c.pk not in done and c.state == "queued"]:
+                    for child in pending:
+                        done.add(child.pk)
+                        self._inline(child.pk, options)
                 run.refresh_from_db()
                 self.stdout.write(f"run {run.pk} {run.state}: {progress_line(run_summary(run))}")
                 return

@@ -1,0 +1,102 @@
+"""A bisecting matrix run through the real write path: real workers on fake release envs (the main Paddle
+reporting another version), each round's lanes planned by refresh_matrix when the previous ones end."""
+from importlib.metadata import version
+
+import pytest
+
+from apitester.pool import TimeBudget
+from tracker.models import ConfigResult, TestRun
+from tracker.services.runs import BISECT, create_matrix_run, execute_run
+
+from ..runner.conftest import make_task
+from .fake_envs import make_fake_envs
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=60.0, per_million_elements=5.0)}
+MAIN = version("paddlepaddle")
+FAKES = ["3.0.0", "3.1.0", "3.2.0", "3.3.0"]
+RELEASES = FAKES + [MAIN]
+FIXED_IN_3_2 = 'paddle.testonly.fixed_in_release(x=Tensor([3],"float64"), release="3.2.0", )'
+ALWAYS_PASSES = 'paddle.testonly.fixed_in_release(x=Tensor([4],"float64"), release="3.0.0", )'
+
+
+def run_until_done(parent):
+    """Execute queued lanes (as a qcluster would) until the matrix asks for no more; the lanes run."""
+    executed = []
+    while queued := list(parent.lanes.filter(state="queued").order_by("id")):
+        for lane in queued:
+            execute_run(lane.pk, workers=1, options=FAST)
+            executed.append(lane.release)
+    parent.refresh_from_db()
+    return executed
+
+
+@pytest.fixture
+def fake_envs(settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.fake_specs.workers")
+    settings.PADDLE_ENVS_DIR = str(make_fake_envs(tmp_path / "envs", FAKES))
+
+
+def test_bisection_runs_the_ends_then_probes_only_the_config_whose_ends_differ(fake_envs):
+    make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    parent = create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT)
+    assert sorted(lane.release for lane in parent.lanes.all()) == ["3.0.0", MAIN]
+
+    lanes = run_until_done(parent)
+    assert parent.state == "done"
+    # Round 1: both ends; round 2: the middle (3.2.0, passes); round 3: 3.1.0 (fails) — the change point.
+    assert lanes == ["3.0.0", MAIN, "3.2.0", "3.1.0"]
+    cells = {(r.failing_config.config, r.paddle_version): r.status
+             for r in ConfigResult.objects.select_related("failing_config")}
+    assert {release: status for (config, release), status in cells.items() if config == FIXED_IN_3_2} == {
+        "3.0.0": "accuracy_error", "3.1.0": "accuracy_error", "3.2.0": "pass", MAIN: "pass"}
+    assert {release for config, release in cells if config == ALWAYS_PASSES} == {"3.0.0", MAIN}
+    # 6 verdicts instead of 2 configs × 5 releases.
+    assert ConfigResult.objects.count() == 6 and parent.total == parent.done == 6
+    assert TestRun.objects.filter(parent=parent).count() == 4
+
+
+def test_task_page_and_api_show_run_and_inferred_cells_and_the_releases_run(fake_envs, client):
+    task = make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    run_until_done(create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT))
+    html = client.get("/tasks/31").content.decode()
+    assert (f"fixed in Paddle 3.2.0: fails on 3.0.0 and 3.1.0, passes on 3.2.0 and {MAIN}; "
+            "3.3.0 not run") in html
+    assert html.count('class="inferred ') == 4  # 3.3.0 of the first config, 3.1.0–3.3.0 of the second
+    assert 'id="release-grid-legend"' in html and "inferred from 3.0.0 (not run)" in html
+    data = client.get("/api/tasks/31").json()["releases"]
+    first, second = (row["by_release"] for row in data["verdicts"])
+    assert first["3.3.0"] == {**first["3.2.0"], "inferred": True, "inferred_from": "3.2.0"}
+    assert first["3.1.0"]["inferred"] is False and second["3.2.0"]["inferred_from"] == "3.0.0"
+    assert data["fixed_in"]["not_run"] == ["3.3.0"] and data["fixed_in"]["release"] == "3.2.0"
+    del task
+
+
+def test_retest_inline_bisects_by_default_and_full_scans_every_release(fake_envs, capsys):
+    from django.core.management import call_command
+
+    make_task(31, "paddle.testonly.fixed_in_release", [FIXED_IN_3_2, ALWAYS_PASSES])
+    releases = ",".join(RELEASES)
+    call_command("retest", "--task", "31", "--releases", releases, "--inline", "--workers", "1")
+    bisected = TestRun.objects.get(release="matrix")
+    assert bisected.state == "done" and ConfigResult.objects.filter(run__parent=bisected).count() == 6
+    call_command("retest", "--task", "31", "--releases", releases, "--full", "--inline", "--workers", "1")
+    full = TestRun.objects.filter(release="matrix").exclude(pk=bisected.pk).get()
+    # Runs executed: 6 verdicts bisecting vs 2 configs × 5 releases = 10 scanning.
+    assert full.scope["mode"] == "full" and ConfigResult.objects.filter(run__parent=full).count() == 10
+    assert "run" in capsys.readouterr().out
+
+
+def test_releases_chart_marks_the_releases_a_task_was_not_run_on(fake_envs, client):
+    from tests.charts.figures import page_figure
+
+    make_task(31, "paddle.testonly.fixed_in_release", [ALWAYS_PASSES])
+    run_until_done(create_matrix_run("task", tasks=[31], releases=RELEASES, mode=BISECT))
+    html = client.get("/charts/releases").content.decode()
+    figure = page_figure(html, "task-release-heatmap")
+    assert figure["data"][0]["z"] == [[1.0] * 5]
+    marks = figure["data"][1]
+    assert marks["name"] == "inferred (not run)" and marks["x"] == ["3.1.0", "3.2.0", "3.3.0"]
+    assert html.count('<td class="inferred"') == 3
+    assert f"passing on every release tested (3.0.0, {MAIN}); 3.1.0–3.3.0 not run (inferred)" in html
