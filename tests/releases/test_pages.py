@@ -3,7 +3,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.charts.figures import page_figure
-from tracker.figures.releases import CELL_DIFFERS, CELL_FAIL, CELL_NO_VERDICT, CELL_PASS
+from tracker.figures.cells import CELL_DIFFERS, CELL_FAIL, CELL_NO_VERDICT, CELL_PASS
 from tracker.models import TestRun
 from tracker.selectors.releases import release_matrix, task_fixed_in
 

@@ -6,7 +6,9 @@ import pytest
 from apitester.pool import TimeBudget
 from apitester.reports import iter_config_lines, reports_dir
 from tracker.models import ConfigResult, Event, PullRequest
-from tracker.selectors.charts import verified_task_ids
+from tracker.figures.cells import CELL_DIFFERS
+from tracker.figures.charts import task_config_heatmap
+from tracker.selectors.charts import task_config_matrix, verified_task_ids
 from tracker.selectors.runs import regressions, task_verification
 from tracker.services.runs import create_run, execute_run
 
@@ -55,6 +57,10 @@ def test_task_42_after_a_retest_is_a_documented_difference_not_a_verified_fix(cl
     assert not Event.objects.filter(task=task, kind="fix_verified").exists()
     assert task.pk not in verified_task_ids()
     assert regressions(task=task) == []
+    # The task page's configs × runs grid paints a documented difference as the release grid does (purple),
+    # not grey ("no verdict") nor red.
+    grid = task_config_heatmap(task_config_matrix(task))
+    assert [value for row in grid.data[0].z for value in row] == [CELL_DIFFERS] * len(configs)
 
     page = client.get("/tasks/42").content.decode()
     assert "fix verified" not in page

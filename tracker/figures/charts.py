@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from ..selectors import charts as sel
+from .cells import VERDICT_COLOURS, cell_value
 
 STAGE_LABELS = {
     # Not "open": on the board "open" means unclaimed, while this stage counts every unlocked task.
@@ -147,12 +148,13 @@ def task_config_heatmap(matrix: dict) -> go.Figure:
     x = [r["label"] for r in matrix["runs"]]
     fig = go.Figure(
         **NO_VALIDATION, data=go.Heatmap(**NO_VALIDATION,
-            z=matrix["value"], x=x, y=y, text=matrix["status"], customdata=full, zmin=0, zmax=1,
-            colorscale=[[0, "#2ecc71"], [0.5, "#bdc3c7"], [1, "#e74c3c"]], showscale=False,
+            z=[[cell_value(status) for status in row] for row in matrix["status"]], x=x, y=y, text=matrix["status"],
+            customdata=full, zmin=0, zmax=1, colorscale=VERDICT_COLOURS, showscale=False,
             hovertemplate="%{customdata}<br>%{x}<br>%{text}<extra></extra>", xgap=1, ygap=1,
         )
     )
-    fig.update_layout(title=_("Configs × runs (red: failing, green: pass, grey: no verdict)"),
+    fig.update_layout(title=_("Configs × runs (red: failing, orange: Paddle error or crash, green: pass, "
+                              "purple: differs by design or Torch suspect, grey: no verdict)"),
                       height=max(160, 18 * len(y) + 110), yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True),
                       **_LAYOUT)
     return fig

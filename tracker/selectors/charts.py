@@ -225,18 +225,15 @@ def task_config_matrix(task: Task, max_configs: int = 150, max_runs: int = 20) -
     configs = dict(FailingConfig.objects.filter(id__in=config_ids).values_list("id", "config"))
     col = {rid: i for i, rid in enumerate(run_ids)}
     status_grid = [[None] * len(run_ids) for _ in config_ids]
-    value_grid = [[None] * len(run_ids) for _ in config_ids]
     for r in results:
         i = index.get(r["failing_config_id"])
         if i is None:
             continue
         status_grid[i][col[r["run_id"]]] = r["status"]
-        value_grid[i][col[r["run_id"]]] = 1 if r["status"] in FAILING else (0 if r["status"] in PASSING else 0.5)
     return {
         "runs": [{"id": run["id"], "label": f"#{run['id']} {run['lane']}", "paddle_version": run["paddle_version"]} for run in runs],
         "configs": [{"id": cid, "config": configs.get(cid, "")} for cid in config_ids],
         "status": status_grid,
-        "value": value_grid,
         "hidden_configs": max(0, len(seen_ids) - len(config_ids)),
     }
 
