@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 import threading
+from dataclasses import dataclass
 from multiprocessing.util import Finalize
 
 from django.db import close_old_connections, connections
@@ -77,27 +78,49 @@ def _worker_lanes() -> tuple[list[str], str]:
     return lanes, caps.get("paddle_version", "")
 
 
+@dataclass
+class _Serving:
+    """What this worker serves, probed once (it starts paddle and torch in a subprocess)."""
+
+    lanes: list[str]
+    version: str
+    releases: list[str]
+
+
+def _probe_serving() -> _Serving:
+    lanes, version = _worker_lanes()
+    # Every release it has an env for (probed when the env was built: paddle-env.json).
+    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=paddle_envs.version_key)
+    return _Serving(lanes, version, releases)
+
+
+def heartbeat_round(serving: _Serving | None) -> _Serving:
+    """One round: resume runs left `running` by a dead executor, take back the runs of this worker's lanes and
+    releases that a worker without them declined, advertise what it serves.
+
+    Declined runs are taken back every round, not only at start: a host without a release consumes that
+    release's job from the shared queue whenever it reaches it first, so a release run could otherwise wait
+    until a host with the release restarts.
+    """
+    resumed = resume_orphaned_runs()
+    if resumed:
+        log.info("resumed runs %s left by a dead executor", resumed)
+    serving = serving or _probe_serving()
+    _requeue_declined_release_runs(serving.releases)
+    if "gpu" in serving.lanes:
+        _requeue_declined_gpu_runs()
+    advertise(_worker_name(), serving.lanes, serving.version, releases=serving.releases)
+    return serving
+
+
 def _heartbeat_loop(stop: threading.Event) -> None:
-    """This worker's one resume path and its advertisement: right away, then every HEARTBEAT_SECONDS until
-    `stop` is set. Each round puts runs left `running` by a dead executor back on their queue (at start:
-    a killed previous cluster; later: an executor whose host was lost) and advertises the lanes served."""
-    lanes = version = None
-    releases: list[str] = []
+    """This worker's one resume path and its advertisement: heartbeat_round right away, then every
+    HEARTBEAT_SECONDS until `stop` is set."""
+    serving = None
     try:
         while True:
             try:
-                resumed = resume_orphaned_runs()
-                if resumed:
-                    log.info("resumed runs %s left by a dead executor", resumed)
-                if lanes is None:  # probed once (it starts paddle and torch in a subprocess)
-                    lanes, version = _worker_lanes()
-                    # Every release it has an env for (probed when the env was built: paddle-env.json).
-                    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""},
-                                      key=paddle_envs.version_key)
-                    _requeue_declined_release_runs(releases)
-                    if "gpu" in lanes:
-                        _requeue_declined_gpu_runs()
-                advertise(_worker_name(), lanes, version, releases=releases)
+                serving = heartbeat_round(serving)
             except Exception:
                 log.exception("worker heartbeat failed")
             finally:

@@ -133,3 +133,21 @@ def test_first_start_queues_every_cpu_task_once(capsys):
     call_command("retest", "--first-start")
     assert TestRun.objects.count() == 1
     assert "already has runs; nothing queued" in capsys.readouterr().out
+
+
+def test_a_running_worker_takes_back_a_run_declined_after_it_started(old_env):
+    """Not only at start: a host without the release may consume the run's job at any time."""
+    from django_q.models import OrmQ
+
+    from tracker.models import WorkerHeartbeat
+    from tracker.tasks import _Serving, heartbeat_round
+
+    make_task(11, "paddle.clip", [CLIP])
+    serving = _Serving(lanes=["cpu"], version="3.3.1", releases=[OLD_RELEASE, "3.3.1"])
+    assert heartbeat_round(serving) is serving and OrmQ.objects.count() == 0  # the worker's first round
+    run = create_run("task", tasks=[11], release=OLD_RELEASE)
+    TestRun.objects.filter(pk=run.pk).update(message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
+    heartbeat_round(serving)  # a later round
+    run.refresh_from_db()
+    assert OrmQ.objects.count() == 1 and run.message == f"requeued for a worker with Paddle {OLD_RELEASE}"
+    assert WorkerHeartbeat.objects.get().releases == [OLD_RELEASE, "3.3.1"]
