@@ -20,7 +20,8 @@ pytestmark = pytest.mark.django_db
 
 FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
 # float16 x 1e6: Paddle overflows to inf where the product is finite (Torch gives the rounded value).
-# The first two shrink to one failure (float16[4, 8]); the third keeps its rank (float16[32]).
+# The first two shrink to one failure (float16[4, 8]); the third keeps its rank (float16[32]): float16[n,n] and
+# float16[n] are two signatures.
 SAME_A = 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )'
 SAME_B = 'paddle.Tensor.__mul__(Tensor([16, 8],"float16"), 1000000.0, )'
 OTHER = 'paddle.Tensor.__mul__(Tensor([64],"float16"), 1000000.0, )'
