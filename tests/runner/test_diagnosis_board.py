@@ -90,3 +90,20 @@ def test_staff_queue_a_diagnosis_and_bad_input_queues_nothing(client, retested):
         page = client.post("/runs/diagnose", {**bad, "next": "/tasks/141"}, follow=True).content.decode()
         assert "queued" not in page
     assert OrmQ.objects.count() == 1
+
+
+def test_an_engine_answer_of_the_wrong_shape_is_stored_without_failing_the_job(retested):
+    """A wrong-shaped answer (an engine of another schema, a truncated line) never stops a task's diagnosis:
+    what can be read is stored, the rest is left blank, and earlier diagnoses stay."""
+    from tracker.services.diagnoses import store_diagnosis
+
+    [first, second, *_] = diagnosis_targets(retested)
+    kept = store_diagnosis(first, {"error": "the engine's answer is not JSON (Expecting value)"})
+    odd = store_diagnosis(second, {"diagnosed": True, "shrink": "x", "reading": ["paddle_off"], "seconds": "nan",
+                                   "signature": {"hash": 7}, "repro": None, "failure": {"status": 1}})
+    assert kept.state == "error" and "not JSON" in kept.message
+    odd.refresh_from_db()
+    assert (odd.state, odd.seconds, odd.reading, odd.signature, odd.status, odd.repro) == ("done", 0.0, "", "7", "1", "")
+    undiagnosed = store_diagnosis(second, {"diagnosed": False, "reason": "no strict failure to diagnose (pass)"})
+    assert undiagnosed.state == "error" and undiagnosed.message.startswith("no strict failure")
+    assert Diagnosis.objects.count() == 3

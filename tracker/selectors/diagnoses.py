@@ -16,9 +16,16 @@ from ..models import Diagnosis, Task
 from ..vocab import FAILING, RUNNER_FAILURES
 from .runs import latest_results
 
-# The failures a diagnosis can explain (services/diagnoses.py diagnoses these): crashes and timeouts
-# are verdicts on a whole worker.
+# What a diagnosis can explain: a value, dtype, shape or error failure of the strict layer. A crash or a
+# timeout is the runner's verdict on a whole worker, not something the oracle or a shrink can reproduce
+# in bounded time.
 DIAGNOSABLE = FAILING - RUNNER_FAILURES
+
+
+def diagnosable_results(task: Task) -> list:
+    """The task's newest CPU verdicts that fail strictly: what services/diagnoses.py diagnoses and what the
+    page counts as "failing configs" (diagnoses run on this host's main env, the CPU lane)."""
+    return [r for r in latest_results(lane="cpu", task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
 
 
 def reading_text(reading: str) -> str:
@@ -100,9 +107,7 @@ def task_diagnosis(task: Task) -> TaskDiagnosis:
         with_data = {d.pk: d.data for d in Diagnosis.objects.filter(pk__in=[d.pk for d in diagnoses]).only("data")}
         for d in diagnoses:
             d.data = with_data.get(d.pk) or {}
-    failing = sum(1 for r in latest_results(lane="cpu", task=task).values()
-                  if (r.strict_status or r.status) in DIAGNOSABLE)
-    return TaskDiagnosis(failing=failing, diagnosed=len(diagnoses), distinct=_distinct(diagnoses),
+    return TaskDiagnosis(failing=len(diagnosable_results(task)), diagnosed=len(diagnoses), distinct=_distinct(diagnoses),
                          errors=[d for d in diagnoses if d.state == Diagnosis.State.ERROR])
 
 

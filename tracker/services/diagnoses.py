@@ -25,17 +25,13 @@ from apitester.config import ConfigSyntaxError, parse_config
 
 from ..models import ConfigResult, Diagnosis, Task
 from ..selectors.envs import main_version, torch_version
-from ..selectors.runs import latest_results
-from ..vocab import FAILING, RUNNER_FAILURES
+from ..selectors.diagnoses import diagnosable_results
 from .queue import cpu_queue
+from .runs import bigint_or_none
 
 log = logging.getLogger(__name__)
 
 DIAGNOSE_TASK = "tracker.tasks.diagnose_tasks_task"
-# What a diagnosis can explain: a value, dtype, shape or error failure of the strict layer. A crash or a
-# timeout is the runner's verdict on a whole worker, not something the oracle or a shrink can reproduce
-# in bounded time.
-DIAGNOSABLE = FAILING - RUNNER_FAILURES
 _TEXT_LIMIT = 200_000  # a repro script with literal inputs stays far below this; a runaway one is cut
 
 
@@ -59,8 +55,7 @@ def _failure_kind(result: ConfigResult) -> tuple:
 def diagnosis_targets(task: Task, limit: int | None = None) -> list[ConfigResult]:
     """The task's newest CPU verdicts that fail strictly: one per kind of failure first, smallest first."""
     limit = max_configs() if limit is None else limit
-    failing = [r for r in latest_results(lane="cpu", task=task).values()
-               if (r.strict_status or r.status) in DIAGNOSABLE]
+    failing = diagnosable_results(task)
     failing.sort(key=lambda r: (r.total_elements or 0, r.failing_config_id))
     by_kind: dict[tuple, list[ConfigResult]] = defaultdict(list)
     for result in failing:
@@ -99,8 +94,12 @@ def _text(value, limit: int = _TEXT_LIMIT) -> str:
     return str(value or "")[:limit]
 
 
-def _int(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63 else None
+def _seconds(value) -> float:
+    try:
+        seconds = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if 0.0 <= seconds < 1e9 else 0.0  # NaN and inf fail the comparison
 
 
 def _dict(value) -> dict:
@@ -121,8 +120,8 @@ def diagnosis_fields(data: dict) -> dict:
         "reading": _text(_dict(data.get("reading")).get("reading"), 30),
         "signature": _text(_dict(data.get("signature")).get("hash"), 64),
         "shrunk_config": _text(shrink.get("config"), 20_000),
-        "elements_before": _int(shrink.get("elements_before")), "elements_after": _int(shrink.get("elements_after")),
-        "trials": _int(shrink.get("trials")) or 0, "seconds": float(data.get("seconds") or 0.0),
+        "elements_before": bigint_or_none(shrink.get("elements_before")), "elements_after": bigint_or_none(shrink.get("elements_after")),
+        "trials": bigint_or_none(shrink.get("trials")) or 0, "seconds": _seconds(data.get("seconds")),
         "repro": _text(repro.get("script")), "command": _text(repro.get("command"), 20_000),
         "paddle_version": main_version(), "torch_version": torch_version(),
     }

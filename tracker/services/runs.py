@@ -405,7 +405,7 @@ def check_build(run: TestRun, build: dict) -> None:
 _BIGINT = (-2**63, 2**63 - 1)  # what a BigIntegerField column holds on every backend
 
 
-def _int(value):
+def bigint_or_none(value):
     """An integer a BigIntegerField column holds, or None (an absurd shape's element count fits no column)."""
     if value is None:
         return None
@@ -430,8 +430,8 @@ def _result_fields(verdict: dict, seconds) -> dict:
     return dict(
         status=str(verdict.get("status") or "unsupported")[:30], direction=str(verdict.get("direction") or "")[:10],
         statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
-        max_rel=_float(verdict.get("max_rel")), mismatched=_int(verdict.get("mismatched")),
-        total_elements=_int(verdict.get("total")), worst_index=verdict.get("worst_index"),
+        max_rel=_float(verdict.get("max_rel")), mismatched=bigint_or_none(verdict.get("mismatched")),
+        total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
         message=str(message)[:5000], seconds=_float(seconds) or 0.0, diff_map=_diff_map(verdict),
         draw=_draw_text(verdict.get("draw")), **_layers(verdict),
     )
