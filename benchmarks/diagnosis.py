@@ -2,7 +2,7 @@
 and how many shrunk configs' own repro scripts reproduce the same failure.
 
     python benchmarks/diagnosis.py [--sample N | --limit N] [--max-trials 200] [--max-seconds 60]
-                                   [--max-input-bytes 16777216] [--seed-file PATH]
+                                   [--max-input-bytes 16777216] [--seed-file PATH] [--configs FILE]
 
 Configs: reports/ci_ce_cpu/error_config.txt under apitester.reports.reports_dir()
 ($PADDLEAPITEST_REPORTS, else ../shared/paddleapitest), restricted to the CPU tasks of the board seed.
@@ -41,20 +41,65 @@ def cpu_task_configs(seed_file: Path) -> list[str]:
     return list(dict.fromkeys(line.config for f in newest for line in iter_file_configs(f) if line.api in apis))
 
 
+def same_failure(diagnosis: dict, returncode: int, stdout: str) -> bool:
+    """Did the script exit 1 reporting the diagnosis' failure (status, direction, output)?"""
+    try:
+        outcome = json.loads(stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return False
+    failure = diagnosis["failure"]
+    status = "paddle_error" if failure["status"].startswith("paddle_error") else failure["status"]
+    return returncode == 1 and outcome == {"status": status, "direction": failure["direction"],
+                                           "output": failure["output"] if status != "paddle_error" else None}
+
+
 def reproduces(diagnosis: dict) -> bool:
+    """The script run on its own: a new interpreter, as a contributor would run it."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "repro.py"
         path.write_text(diagnosis["repro"]["script"])
         env = dict(os.environ, PYTHONPATH=str(REPO))
         proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+    return same_failure(diagnosis, proc.returncode, proc.stdout)
+
+
+# One interpreter that runs script after script (runpy, a fresh __main__ each), so paddle and torch are
+# imported once instead of once per script (~5 s each): for a measurement over a thousand scripts.
+_SCRIPT_RUNNER = r"""
+import contextlib, io, json, runpy, sys
+for path in map(str.strip, sys.stdin):
+    out, code = io.StringIO(), 0
     try:
-        outcome = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        return False
-    failure = diagnosis["failure"]
-    status = "paddle_error" if failure["status"].startswith("paddle_error") else failure["status"]
-    return proc.returncode == 1 and outcome == {"status": status, "direction": failure["direction"],
-                                                "output": failure["output"] if status != "paddle_error" else None}
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException as exc:
+        code, out = 2, io.StringIO(repr(exc))
+    print(json.dumps({"code": code, "stdout": out.getvalue()[-2000:]}), flush=True)
+"""
+
+
+class ScriptRunner:
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        self.proc = subprocess.Popen([sys.executable, "-c", _SCRIPT_RUNNER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env)
+        self.count = 0
+
+    def reproduces(self, diagnosis: dict) -> bool:
+        self.count += 1
+        path = Path(self.tmp.name) / f"repro_{self.count}.py"
+        path.write_text(diagnosis["repro"]["script"])
+        self.proc.stdin.write(f"{path}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:  # the interpreter died (a crash in one script): that script did not reproduce
+            self.__init__()
+            return False
+        answer = json.loads(line)
+        return same_failure(diagnosis, answer["code"], answer["stdout"])
 
 
 def _small(config: str, limit: int) -> bool:
@@ -73,8 +118,20 @@ def main(argv=None) -> int:
     p.add_argument("--max-input-bytes", type=int, default=1 << 24, help="skip configs with more input bytes")
     p.add_argument("--seed-file", type=Path, default=None)
     p.add_argument("--jsonl", type=Path, default=None, help="write every diagnosis here")
+    p.add_argument("--configs", type=Path, default=None,
+                   help="diagnose the configs of this file (one per line; e.g. every_config.py strict-failures)")
+    p.add_argument("--scripts-in-one-process", action="store_true",
+                   help="run the repro scripts one after another in one interpreter (see ScriptRunner)")
+    p.add_argument("--report", type=Path, default=None, help="only print the report of this --jsonl file")
     args = p.parse_args(argv)
-    configs = cpu_task_configs(args.seed_file or default_seed())
+    if args.report:
+        lines = [json.loads(x) for x in args.report.read_text(encoding="utf-8").splitlines() if x.strip()]
+        report([d for d in lines if d.get("diagnosed")], Counter(_not_diagnosed(d) for d in lines if not d.get("diagnosed")))
+        return 0
+    if args.configs:
+        configs = list(dict.fromkeys(filter(None, args.configs.read_text(encoding="utf-8").splitlines())))
+    else:
+        configs = cpu_task_configs(args.seed_file or default_seed())
     total = len(configs)
     large = [c for c in configs if not _small(c, args.max_input_bytes)]
     configs = [c for c in configs if c not in set(large)]
@@ -85,20 +142,42 @@ def main(argv=None) -> int:
     print(f"{total} CPU-task configs; {len(large)} over {args.max_input_bytes} input bytes left out; "
           f"diagnosing {len(configs)}", flush=True)
     diagnoses, not_failing = [], Counter()
-    out = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
+    done = set()
+    if args.jsonl and args.jsonl.exists():  # resume: configs already diagnosed in this file are kept
+        done = {json.loads(x).get("config") for x in args.jsonl.read_text(encoding="utf-8").splitlines() if x.strip()}
+        configs = [c for c in configs if c not in done]
+        print(f"{len(done)} already in {args.jsonl}; diagnosing the other {len(configs)}", flush=True)
+    out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl else None
+    inflight = args.jsonl.with_suffix(".inflight") if args.jsonl else None
+    if inflight and inflight.exists() and out:  # the last run died inside this config (SIGILL, OOM): say so
+        died = inflight.read_text(encoding="utf-8").strip()
+        if died in configs:
+            out.write(json.dumps({"config": died, "diagnosed": False,
+                                  "reason": "crash: the diagnosing process died inside this config"}) + "\n")
+            out.flush()
+            configs.remove(died)
+    runner = ScriptRunner() if args.scripts_in_one_process else None
     for i, config in enumerate(configs, 1):
+        if inflight:
+            inflight.write_text(config, encoding="utf-8")
         d = diagnose_config(config, max_trials=args.max_trials, max_seconds=args.max_seconds)
+        d.setdefault("config", config)
         if d.get("diagnosed"):
-            d["reproduced"] = reproduces(d)
+            d["reproduced"] = runner.reproduces(d) if runner else reproduces(d)
             diagnoses.append(d)
         else:
-            not_failing[(d.get("verdict") or {}).get("strict_status", d.get("reason", "?")[:40])] += 1
+            not_failing[_not_diagnosed(d)] += 1
         if out:
             out.write(json.dumps(d) + "\n")
+            out.flush()  # a later config may kill this process (SIGILL, SIGFPE inside a kernel)
         print(f"  {i}/{len(configs)} {d.get('seconds', 0):.1f} s "
               f"{(d.get('failure') or {}).get('reading', '-')} {config[:100]}", file=sys.stderr, flush=True)
     report(diagnoses, not_failing)
     return 0
+
+
+def _not_diagnosed(d: dict) -> str:
+    return (d.get("verdict") or {}).get("strict_status", (d.get("reason") or "?")[:40])
 
 
 def report(diagnoses: list[dict], not_failing: Counter) -> None:
