@@ -44,6 +44,8 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                     "stopped", "elements_before", "elements_after"},
          "repro": {"config": str, "draw": str, "command": str, "script": str},
          "signature": {"key": str, "hash": str},
+         "implied_verdict": None | {"status": "torch_suspect", "output", "evidence": str,
+                                    "paddle": {"max_abs", "max_rel", "rmse"}, "torch": {...}, "k", "noise_floor"},
          "seconds": float}
 
     Floats go through ``compare.encode_float`` ("inf"/"nan" as strings).  When ``diagnosed`` is False
@@ -71,7 +73,29 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                   gradient_check=_gradient_check(final.config, start_draw, final.failure.direction))
     result["repro"] = _repro(final.config, start_draw)
     result["signature"] = failure_signature(result)
+    result["implied_verdict"] = implied_verdict(result["reading"])
     return _done(result, "", began)
+
+
+def implied_verdict(reading: dict) -> dict | None:
+    """What the failing output's reading implies for the final verdict: ``torch_suspect`` when Torch is the
+    side off the float64 oracle (issue 19), with both sides' errors as the evidence; otherwise None.  The
+    strict layer is not changed by it, so "fix verified" still needs Paddle to agree with the plain Torch call."""
+    if reading.get("reading") != Reading.TORCH_OFF:
+        return None
+    paddle, torch, k, floor = reading["paddle"], reading["torch"], reading.get("k"), reading.get("noise_floor")
+
+    def side(errors: dict) -> str:
+        return ", ".join(f"{name} {_number(errors.get(name))}" for name in ("max_abs", "max_rel", "rmse"))
+
+    evidence = (f"{reading['output']} at {reading.get('dtype')}, error to the float64 oracle: Torch {side(torch)}; "
+                f"Paddle {side(paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor {_number(floor)})")
+    return {"status": "torch_suspect", "output": reading["output"], "evidence": evidence,
+            "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}
+
+
+def _number(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def _too_large(config: str, max_input_bytes: int) -> str:

@@ -33,6 +33,19 @@ def test_a_side_made_off_by_hand_is_read_as_that_side(api, expected):
         assert got[exact]["max_rel"] < 1e-6
 
 
+def test_a_strict_failure_read_torch_off_implies_torch_suspect_with_both_sides_numbers():
+    suspect = diagnose_config('apitester_diag.torch_off(Tensor([16],"float32"), )')
+    assert suspect["diagnosed"] and suspect["verdict"]["strict_status"] == "accuracy_error"
+    implied = suspect["implied_verdict"]
+    assert implied["status"] == "torch_suspect" and implied["output"] == suspect["reading"]["output"]
+    assert implied["torch"]["max_rel"] == pytest.approx(0.05, rel=1e-3) and implied["paddle"]["max_rel"] < 1e-6
+    assert implied["torch"]["rmse"] > K * implied["paddle"]["rmse"]
+    assert "Torch max_abs" in implied["evidence"] and "Paddle max_abs" in implied["evidence"], implied["evidence"]
+    # Paddle the side off, or no oracle: the verdict stays what the strict layer says
+    assert diagnose_config('apitester_diag.paddle_off(Tensor([16],"float32"), )')["implied_verdict"] is None
+    assert diagnose_config('apitester_diag.int_off(Tensor([6],"int32"), )')["implied_verdict"] is None
+
+
 def test_an_error_under_one_rounding_unit_at_the_outputs_scale_is_within_rounding():
     config = 'apitester_diag.within_rounding(Tensor([16],"float16"), )'
     found = probe(config, TYPICAL)
