@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from multiprocessing.util import Finalize
 
+from django.conf import settings
 from django.db import close_old_connections, connections
 
 from apitester.pool import probe_capabilities
@@ -33,7 +34,10 @@ from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_decl
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 60
+
+def heartbeat_seconds() -> float:
+    """Seconds between two heartbeat rounds of a worker (RUNNER_HEARTBEAT_SECONDS, default 60)."""
+    return settings.RUNNER_HEARTBEAT_SECONDS
 
 
 def execute_run_task(run_id: int) -> dict:
@@ -115,7 +119,7 @@ def heartbeat_round(serving: _Serving | None) -> _Serving:
 
 def _heartbeat_loop(stop: threading.Event) -> None:
     """This worker's one resume path and its advertisement: heartbeat_round right away, then every
-    HEARTBEAT_SECONDS until `stop` is set."""
+    heartbeat_seconds() until `stop` is set."""
     serving = None
     try:
         while True:
@@ -125,7 +129,7 @@ def _heartbeat_loop(stop: threading.Event) -> None:
                 log.exception("worker heartbeat failed")
             finally:
                 close_old_connections()
-            if stop.wait(HEARTBEAT_SECONDS):
+            if stop.wait(heartbeat_seconds()):
                 return
     finally:
         connections.close_all()  # this thread's own database connection
