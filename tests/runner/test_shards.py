@@ -12,7 +12,8 @@ from django.utils import timezone
 from apitester.pool import TimeBudget
 from tracker.models import ConfigResult, FailingConfig, RunShard, TestRun
 from tracker.services import shards
-from tracker.services.runs import create_run, execute_run, resume_orphaned_runs, store_result
+from tracker.selectors.envs import main_version
+from tracker.services.runs import create_matrix_run, create_run, execute_run, resume_orphaned_runs, store_result
 
 from .conftest import make_task
 
@@ -114,3 +115,18 @@ def test_execute_run_works_through_every_shard_and_skips_stored_verdicts(three_t
     run = TestRun.objects.get(pk=three_tasks.pk)
     assert (run.done, run.total) == (6, 6)
 
+
+
+def test_sweep_leaves_a_running_matrix_parent_alone(settings):
+    # A matrix parent is `running` while a lane runs, but has no executor, heartbeat or shard of its own: its
+    # lanes are the runs the sweep judges. It was taken for an orphaned run, re-queued at every heartbeat round
+    # and ended `failed` ("re-queued 3 times in a row") in the middle of the matrix (tests/runner/test_shards_releases.py).
+    make_task(1, "paddle.clip", [_clip(3)])
+    parent = create_matrix_run("task", tasks=[1], releases=[main_version()])
+    [lane] = parent.lanes.all()
+    TestRun.objects.filter(pk=lane.pk).update(state="running", executor=_me(), heartbeat_at=timezone.now())
+    TestRun.objects.filter(pk=parent.pk).update(state="running")
+    for _ in range(settings.RUNNER_MAX_REQUEUES + 1):
+        assert resume_orphaned_runs(enqueue=False) == []
+    parent.refresh_from_db()
+    assert (parent.state, parent.requeues, parent.message) == ("running", 0, "")

@@ -754,7 +754,8 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
     queued runs whose job a dead worker had taken off the queue before starting them. A run that keeps losing
     its executor without storing a verdict ends `failed` instead (see _requeue_or_fail)."""
     resumed = requeue_lost_queued_runs(enqueue=enqueue)
-    for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
+    # A matrix parent has no executor or shard of its own (refresh_matrix keeps its state): its lanes are judged.
+    for run in TestRun.objects.filter(state=TestRun.State.RUNNING).exclude(release=MATRIX):
         if shards.live_lease(run):
             if _requeue_lapsed_shards(run, enqueue=enqueue):
                 resumed.append(run.pk)
