@@ -102,6 +102,21 @@ def test_sweep_puts_a_run_without_a_live_executor_back_on_the_queue(three_tasks)
     assert RunShard.objects.get(pk=lost.pk).state == "queued"
 
 
+def test_a_resumed_run_no_worker_took_yet_is_not_queued_again_by_the_next_sweep(three_tasks):
+    # The run back on the queue no longer names its dead executor: the next sweep would take it for a job a worker
+    # took off the queue and died with ("queued again"), enqueue it a second time and count a second re-queue
+    # for one death (a release lane whose only host died waits like this for a host with the release).
+    shards.ensure_shards(three_tasks)
+    dead = _dead_owner()
+    TestRun.objects.filter(pk=three_tasks.pk).update(state="running", executor=dead, heartbeat_at=timezone.now())
+    shards.lease_next(three_tasks, dead)
+    assert resume_orphaned_runs(enqueue=False) == [three_tasks.pk]
+    assert resume_orphaned_runs(enqueue=False) == []
+    run = TestRun.objects.get(pk=three_tasks.pk)
+    assert (run.state, run.requeues, run.executor) == ("queued", 1, "")
+    assert run.message == f"resumed after its executor {dead} died"
+
+
 def test_execute_run_works_through_every_shard_and_skips_stored_verdicts(three_tasks):
     shards.ensure_shards(three_tasks)
     # A verdict an earlier executor stored before it died: not run again.

@@ -763,8 +763,9 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
         if not executor_dead(run):
             continue
         stopped = "stopped" if run.message.startswith(EXECUTOR_ERROR) else "died"
+        # Queued without its dead executor's name, or the next sweep takes it for a lost job and queues it twice.
         outcome = _requeue_or_fail(run, f"resumed after its executor {run.executor} {stopped}",
-                                   state=TestRun.State.QUEUED)
+                                   state=TestRun.State.QUEUED, executor="", heartbeat_at=None)
         if outcome == "requeued":
             shards.requeue_lapsed(run)
             resumed.append(run.pk)
