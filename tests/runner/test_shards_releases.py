@@ -95,6 +95,7 @@ def backend(request, tmp_path):
         "PADDLE_ENVS_DIR": str(tmp_path / "no-envs"),  # the requester has none: it reads the heartbeats
     })
     manage(found, "migrate", "--noinput")
+    manage(found, "createcachetable")  # django-q's cluster stats (the database cache on SQLite)
     manage(found, "shell", "-c", SEED)
     return found
 
@@ -169,6 +170,8 @@ def test_a_release_matrix_over_hosts_with_different_releases_one_killed_a_late_o
                 "SELECT \"index\", lease_owner FROM tracker_runshard WHERE run_id = %s AND state = 'leased'",
                 lanes[R1]) if clusters["a"].owns(owner)]
 
+        # Flaky by a product gap ("Known gap" in docs/deployment.md): when a's pusher holds the 3.2.0 lane's only
+        # job while a works on 3.1.0, the kill loses it and that lane stays `queued` (the wait below times out).
         [(killed_shard, killed_owner)] = wait_for(held_by_a, 150, "host a to hold a 3.1.0 shard", live, backend)
         clusters["a"].kill()
         live.remove(clusters["a"])
