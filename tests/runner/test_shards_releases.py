@@ -14,7 +14,8 @@ sweep, decline, take-back at heartbeat rounds) and finished by ``d``. Every (con
 exactly once, from the release's own build, on a host that advertises that release.
 
 The heartbeat round runs every RUNNER_HEARTBEAT_SECONDS=3 s here (60 s by default) so that the take-back of a
-release lane a host without the release declined fits the test's time.
+release lane a host without the release declined fits the test's time, and a queued run nobody took is sent again
+after RUNNER_QUEUED_RESEND_SECONDS=8 s (600 s by default).
 """
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ def backend(request, tmp_path):
     found.env.update({
         "APITESTER_EXTRA_SPECS": EXTRA_SPECS, "RUNNER_WORKERS": "1", "Q_WORKERS": "1", "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": str(REPO), "LOG_LEVEL": "INFO", "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DJANGO_DEBUG": "1", "RUNNER_HEARTBEAT_SECONDS": "3", "RUNNER_SHARD_SIZE": str(SHARD_SIZE),
+        "DJANGO_DEBUG": "1", "RUNNER_HEARTBEAT_SECONDS": "3", "RUNNER_QUEUED_RESEND_SECONDS": "8",
+        "RUNNER_SHARD_SIZE": str(SHARD_SIZE),
         "PADDLE_ENVS_DIR": str(tmp_path / "no-envs"),  # the requester has none: it reads the heartbeats
     })
     manage(found, "migrate", "--noinput")
@@ -170,8 +172,8 @@ def test_a_release_matrix_over_hosts_with_different_releases_one_killed_a_late_o
                 "SELECT \"index\", lease_owner FROM tracker_runshard WHERE run_id = %s AND state = 'leased'",
                 lanes[R1]) if clusters["a"].owns(owner)]
 
-        # Flaky by a product gap ("Known gap" in docs/deployment.md): when a's pusher holds the 3.2.0 lane's only
-        # job while a works on 3.1.0, the kill loses it and that lane stays `queued` (the wait below times out).
+        # When a's pusher holds the 3.2.0 lane's only job while a works on 3.1.0, the kill loses it: b or c sends it
+        # again after RUNNER_QUEUED_RESEND_SECONDS ("Lost jobs" in docs/deployment.md).
         [(killed_shard, killed_owner)] = wait_for(held_by_a, 150, "host a to hold a 3.1.0 shard", live, backend)
         clusters["a"].kill()
         live.remove(clusters["a"])
