@@ -232,6 +232,13 @@ PADDLE_ENVS_DIR = os.environ.get("PADDLE_ENVS_DIR") or str(BASE_DIR / "var" / "p
 PADDLE_RELEASES = os.environ.get("PADDLE_RELEASES", "").replace(",", " ").split()
 # A running run whose executor hasn't reported for this long is resumed by the next worker.
 RUNNER_STALE_SECONDS = float(os.environ.get("RUNNER_STALE_SECONDS", "120"))
+# Every qcluster worker's heartbeat round (tracker.tasks.heartbeat_round: stale sweep, declined runs taken
+# back, its advertisement) runs this often.
+RUNNER_HEARTBEAT_SECONDS = max(1.0, float(os.environ.get("RUNNER_HEARTBEAT_SECONDS", "60")))
+# A queued run nobody took off the queue for this long (no dequeue mark: e.g. its job was prefetched by a cluster
+# that was then killed) is sent to its lane's queue again by a worker serving its lane and release, at most once
+# per this interval. A duplicate job is a no-op: starting a run is an atomic UPDATE queued → running.
+RUNNER_QUEUED_RESEND_SECONDS = max(1.0, float(os.environ.get("RUNNER_QUEUED_RESEND_SECONDS", "600")))
 # A run the stale sweep finds orphaned again after this many re-queues in a row with no new verdict in
 # between ends `failed` (with the reason on its page) instead of starting its workers once more.
 RUNNER_MAX_REQUEUES = int(os.environ.get("RUNNER_MAX_REQUEUES", "3"))

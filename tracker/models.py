@@ -225,6 +225,9 @@ class TestRun(models.Model):
     # Times the stale sweep put the run back on its queue since it last stored a verdict; past
     # RUNNER_MAX_REQUEUES the sweep ends it `failed` (something in the runner stops it every time).
     requeues = models.PositiveIntegerField(default=0)
+    # When the run's job was last put on its lane's queue while the run was queued (services.queue.enqueue_run):
+    # a queued run nobody took off the queue for RUNNER_QUEUED_RESEND_SECONDS since then is sent again.
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from multiprocessing.util import Finalize
 
+from django.conf import settings
 from django.db import close_old_connections, connections
 
 from apitester.pool import probe_capabilities
@@ -29,11 +30,14 @@ from .services.queue import gpu_queue
 from .services import paddle_envs
 from .services.workers import advertise
 from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
-                            resume_orphaned_runs)
+                            resend_unclaimed_runs, resume_orphaned_runs)
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 60
+
+def heartbeat_seconds() -> float:
+    """Seconds between two heartbeat rounds of a worker (RUNNER_HEARTBEAT_SECONDS, default 60)."""
+    return settings.RUNNER_HEARTBEAT_SECONDS
 
 
 def execute_run_task(run_id: int) -> dict:
@@ -96,7 +100,9 @@ def _probe_serving() -> _Serving:
 
 def heartbeat_round(serving: _Serving | None) -> _Serving:
     """One round: resume runs left `running` by a dead executor, take back the runs of this worker's lanes and
-    releases that a worker without them declined, advertise what it serves.
+    releases that a worker without them declined, send again the jobs of its lanes' and releases' runs nobody took
+    off the queue for RUNNER_QUEUED_RESEND_SECONDS (a killed cluster's pusher may have held them), advertise what
+    it serves.
 
     Declined runs are taken back every round, not only at start: a host without a release consumes that
     release's job from the shared queue whenever it reaches it first, so a release run could otherwise wait
@@ -109,13 +115,14 @@ def heartbeat_round(serving: _Serving | None) -> _Serving:
     _requeue_declined_release_runs(serving.releases)
     if "gpu" in serving.lanes:
         _requeue_declined_gpu_runs()
+    _resend_unclaimed_runs(serving)
     advertise(_worker_name(), serving.lanes, serving.version, releases=serving.releases)
     return serving
 
 
 def _heartbeat_loop(stop: threading.Event) -> None:
     """This worker's one resume path and its advertisement: heartbeat_round right away, then every
-    HEARTBEAT_SECONDS until `stop` is set."""
+    heartbeat_seconds() until `stop` is set."""
     serving = None
     try:
         while True:
@@ -125,7 +132,7 @@ def _heartbeat_loop(stop: threading.Event) -> None:
                 log.exception("worker heartbeat failed")
             finally:
                 close_old_connections()
-            if stop.wait(HEARTBEAT_SECONDS):
+            if stop.wait(heartbeat_seconds()):
                 return
     finally:
         connections.close_all()  # this thread's own database connection
@@ -138,6 +145,16 @@ def _requeue_declined_release_runs(releases: list[str]) -> None:
             log.info("requeued runs %s that a worker without their Paddle release had declined", requeued)
     except Exception:
         log.exception("requeueing declined release runs failed")
+
+
+def _resend_unclaimed_runs(serving: _Serving) -> None:
+    try:
+        resent = resend_unclaimed_runs(serving.lanes, serving.releases)
+        if resent:
+            log.info("sent the jobs of runs %s again: queued longer than RUNNER_QUEUED_RESEND_SECONDS, nobody took them",
+                     resent)
+    except Exception:
+        log.exception("re-sending unclaimed queued runs failed")
 
 
 def _requeue_declined_gpu_runs() -> None:

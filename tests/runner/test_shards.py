@@ -12,7 +12,8 @@ from django.utils import timezone
 from apitester.pool import TimeBudget
 from tracker.models import ConfigResult, FailingConfig, RunShard, TestRun
 from tracker.services import shards
-from tracker.services.runs import create_run, execute_run, resume_orphaned_runs, store_result
+from tracker.selectors.envs import main_version
+from tracker.services.runs import create_matrix_run, create_run, execute_run, resume_orphaned_runs, store_result
 
 from .conftest import make_task
 
@@ -101,6 +102,21 @@ def test_sweep_puts_a_run_without_a_live_executor_back_on_the_queue(three_tasks)
     assert RunShard.objects.get(pk=lost.pk).state == "queued"
 
 
+def test_a_resumed_run_no_worker_took_yet_is_not_queued_again_by_the_next_sweep(three_tasks):
+    # The run back on the queue no longer names its dead executor: the next sweep would take it for a job a worker
+    # took off the queue and died with ("queued again"), enqueue it a second time and count a second re-queue
+    # for one death (a release lane whose only host died waits like this for a host with the release).
+    shards.ensure_shards(three_tasks)
+    dead = _dead_owner()
+    TestRun.objects.filter(pk=three_tasks.pk).update(state="running", executor=dead, heartbeat_at=timezone.now())
+    shards.lease_next(three_tasks, dead)
+    assert resume_orphaned_runs(enqueue=False) == [three_tasks.pk]
+    assert resume_orphaned_runs(enqueue=False) == []
+    run = TestRun.objects.get(pk=three_tasks.pk)
+    assert (run.state, run.requeues, run.executor) == ("queued", 1, "")
+    assert run.message == f"resumed after its executor {dead} died"
+
+
 def test_execute_run_works_through_every_shard_and_skips_stored_verdicts(three_tasks):
     shards.ensure_shards(three_tasks)
     # A verdict an earlier executor stored before it died: not run again.
@@ -114,3 +130,18 @@ def test_execute_run_works_through_every_shard_and_skips_stored_verdicts(three_t
     run = TestRun.objects.get(pk=three_tasks.pk)
     assert (run.done, run.total) == (6, 6)
 
+
+
+def test_sweep_leaves_a_running_matrix_parent_alone(settings):
+    # A matrix parent is `running` while a lane runs, but has no executor, heartbeat or shard of its own: its
+    # lanes are the runs the sweep judges. It was taken for an orphaned run, re-queued at every heartbeat round
+    # and ended `failed` ("re-queued 3 times in a row") in the middle of the matrix (tests/runner/test_shards_releases.py).
+    make_task(1, "paddle.clip", [_clip(3)])
+    parent = create_matrix_run("task", tasks=[1], releases=[main_version()])
+    [lane] = parent.lanes.all()
+    TestRun.objects.filter(pk=lane.pk).update(state="running", executor=_me(), heartbeat_at=timezone.now())
+    TestRun.objects.filter(pk=parent.pk).update(state="running")
+    for _ in range(settings.RUNNER_MAX_REQUEUES + 1):
+        assert resume_orphaned_runs(enqueue=False) == []
+    parent.refresh_from_db()
+    assert (parent.state, parent.requeues, parent.message) == ("running", 0, "")

@@ -14,6 +14,8 @@ from django.conf import settings
 from django.utils import timezone
 from django_q.tasks import async_task
 
+from ..models import TestRun
+
 # The job a queued run executes: dotted path to the django-q2 entry point (django-q2 stores the name).
 EXECUTE_RUN_TASK = "tracker.tasks.execute_run_task"
 
@@ -31,6 +33,9 @@ def queue_for_lane(lane: str) -> str:
 
 
 def enqueue_run(run) -> str:
-    """Put the run on its lane's queue; returns django-q2's task id."""
-    return async_task(EXECUTE_RUN_TASK, run.pk, cluster=queue_for_lane(run.lane),
-                      task_name=f"run-{run.pk}-{timezone.now():%H%M%S%f}", group="runs")
+    """Put the run on its lane's queue; returns django-q2's task id. A queued run records when (``sent_at``): the
+    heartbeat round sends it again if nobody takes it for RUNNER_QUEUED_RESEND_SECONDS (runs.resend_unclaimed_runs)."""
+    task_id = async_task(EXECUTE_RUN_TASK, run.pk, cluster=queue_for_lane(run.lane),
+                         task_name=f"run-{run.pk}-{timezone.now():%H%M%S%f}", group="runs")
+    TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(sent_at=timezone.now())
+    return task_id

@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apitester.pool import PoolError, TimeBudget, WorkerPool
@@ -42,6 +42,8 @@ GPU_DECLINED = "waiting for a GPU worker"
 MATRIX = "matrix"
 # Start of the message an executor without the run's Paddle release leaves on the run it declined.
 RELEASE_DECLINED = "waiting for a worker with Paddle"
+# Start of the message the heartbeat round leaves on a queued run whose job it sent again (resend_unclaimed_runs).
+RESENT = "job sent again"
 # Start of the message an executor leaves on the run when something outside any one config stopped it.
 EXECUTOR_ERROR = "executor error"
 
@@ -60,6 +62,11 @@ def runner_workers() -> int:
 def stale_after() -> timedelta:
     """A running run whose executor hasn't reported for this long is orphaned."""
     return timedelta(seconds=settings.RUNNER_STALE_SECONDS)
+
+
+def queued_resend_after() -> timedelta:
+    """A queued run nobody took off the queue for this long is sent again (RUNNER_QUEUED_RESEND_SECONDS)."""
+    return timedelta(seconds=settings.RUNNER_QUEUED_RESEND_SECONDS)
 
 
 def max_requeues() -> int:
@@ -748,13 +755,51 @@ def requeue_lost_queued_runs(*, enqueue: bool = True) -> list[int]:
     return requeued
 
 
+def resend_unclaimed_runs(lanes: list[str], releases: list[str], *, enqueue: bool = True, now=None) -> list[int]:
+    """Queued runs of these lanes and releases whose job nobody has taken off the queue (no dequeue mark) for
+    RUNNER_QUEUED_RESEND_SECONDS since it was last sent: their job is put on the lane's queue again.
+
+    A job can be lost without a trace: a qcluster's pusher takes jobs off the broker while its worker is busy, and
+    a cluster killed then takes them with it (Redis never redelivers; the ORM broker only after Q_RETRY). The
+    duplicate job this sends when the first one was merely waiting behind others is a no-op: starting a run is an
+    atomic UPDATE (queued → running, see _claim), and a job for a started run only leases shards nobody holds.
+    Not a re-queue for RUNNER_MAX_REQUEUES: no executor ran. Conditional on the ``sent_at`` seen, so two
+    workers' heartbeat rounds send it once per interval. Called by every worker's heartbeat round with what it
+    serves, so a run is only re-sent while a worker that can run it is alive (no pile of jobs nobody consumes).
+    """
+    now = now or timezone.now()
+    cutoff = now - queued_resend_after()
+    waiting = (TestRun.objects.filter(state=TestRun.State.QUEUED, executor="", lane__in=lanes,
+                                      release__in=["", *releases])
+               .exclude(release=MATRIX)
+               .filter(Q(sent_at__lte=cutoff) | Q(sent_at__isnull=True, created__lte=cutoff)))
+    resent = []
+    for run in waiting:
+        since = run.sent_at or run.created
+        waited = int((now - since).total_seconds())
+        fields = {"sent_at": now}
+        # Any other message stays (a decline's is what requeue_declined_*_runs look for; a re-queue's says why).
+        if not run.message or run.message.startswith(RESENT):
+            fields["message"] = f"{RESENT}: queued {waited} s with no worker taking it off the queue"
+        if not TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, executor="",
+                                      sent_at=run.sent_at).update(**fields):
+            continue  # taken meanwhile, or another worker sent it
+        log.info("run %s: queued %s s with no worker taking its job: its job is sent to the %s lane's queue again",
+                 run.pk, waited, run.lane)
+        resent.append(run.pk)
+        if enqueue:
+            enqueue_run(run)
+    return resent
+
+
 def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
     """Work a dead executor left behind goes back on the queue: the lapsed shards of a run other executors are
     still working on (one job per shard), a run left `running` with no live executor (back to `queued`), and
     queued runs whose job a dead worker had taken off the queue before starting them. A run that keeps losing
     its executor without storing a verdict ends `failed` instead (see _requeue_or_fail)."""
     resumed = requeue_lost_queued_runs(enqueue=enqueue)
-    for run in TestRun.objects.filter(state=TestRun.State.RUNNING):
+    # A matrix parent has no executor or shard of its own (refresh_matrix keeps its state): its lanes are judged.
+    for run in TestRun.objects.filter(state=TestRun.State.RUNNING).exclude(release=MATRIX):
         if shards.live_lease(run):
             if _requeue_lapsed_shards(run, enqueue=enqueue):
                 resumed.append(run.pk)
@@ -762,8 +807,9 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
         if not executor_dead(run):
             continue
         stopped = "stopped" if run.message.startswith(EXECUTOR_ERROR) else "died"
+        # Queued without its dead executor's name, or the next sweep takes it for a lost job and queues it twice.
         outcome = _requeue_or_fail(run, f"resumed after its executor {run.executor} {stopped}",
-                                   state=TestRun.State.QUEUED)
+                                   state=TestRun.State.QUEUED, executor="", heartbeat_at=None)
         if outcome == "requeued":
             shards.requeue_lapsed(run)
             resumed.append(run.pk)
