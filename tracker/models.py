@@ -312,6 +312,10 @@ class ConfigResult(models.Model):
     adapted_message = models.TextField(blank=True, default="")
     adaptations = models.JSONField(default=list, blank=True)
     evidence = models.TextField(blank=True, default="")  # why the engine suspects Torch (torch_suspect)
+    # The final status the runner's engine gave, kept while a diagnosis overrides it (a strict failure the
+    # float64 oracle reads torch_off becomes torch_suspect; services.diagnoses.apply_implied_verdict), so a
+    # later diagnosis with another reading restores it.  "" when no diagnosis overrides the status.
+    engine_status = models.CharField(max_length=30, blank=True, default="")
     # The input draw the verdict comes from ("edge:0"; "" for the typical draw or a pool-made verdict), so
     # the repro command replays exactly those inputs (apitester --draw).
     draw = models.CharField(max_length=40, blank=True, default="")
@@ -327,6 +331,11 @@ class ConfigResult(models.Model):
         """The adapted layer exists and says something other than the strict one."""
         return bool(self.adapted_status) and (self.adapted_status != (self.strict_status or self.status)
                                               or self.status != (self.strict_status or self.status))
+
+    @property
+    def final_differs(self) -> bool:
+        """No adapted layer, yet the final status is not the strict one (a diagnosis' torch_suspect)."""
+        return not self.layers_differ and self.status != (self.strict_status or self.status)
 
     @property
     def strict(self) -> str:

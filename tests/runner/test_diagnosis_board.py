@@ -107,3 +107,50 @@ def test_an_engine_answer_of_the_wrong_shape_is_stored_without_failing_the_job(r
     undiagnosed = store_diagnosis(second, {"diagnosed": False, "reason": "no strict failure to diagnose (pass)"})
     assert undiagnosed.state == "error" and undiagnosed.message.startswith("no strict failure")
     assert Diagnosis.objects.count() == 3
+
+
+TORCH_OFF = 'apitester_diag.torch_off(Tensor([8, 8],"float32"), )'
+
+
+def test_a_strict_failure_the_oracle_reads_torch_off_becomes_torch_suspect_and_never_a_verified_fix(
+        client, monkeypatch):
+    """Through the real write path: the runner's workers judge the config (strict fails: Torch's call is 5 %
+    off by construction), the diagnosis' float64 oracle reads torch_off, and the stored final verdict becomes
+    torch_suspect with the oracle's numbers; the strict layer stays failing, so the task is not "fix verified"
+    and its page shows both layers.  A later diagnosis with another reading restores the engine's status."""
+    from tracker.models import ConfigResult
+    from tracker.services.diagnoses import run_engine, store_diagnosis
+    from tracker.selectors.runs import latest_results
+
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.engine.diagnosis_test_specs")
+    make_task(142, "apitester_diag.torch_off", [TORCH_OFF])
+    execute_run(create_run("task", tasks=[142], lane="cpu").pk, workers=1, options=FAST)
+    [judged] = ConfigResult.objects.filter(task__number=142)
+    assert judged.status == "accuracy_error" and judged.strict == "accuracy_error" and not judged.engine_status
+
+    assert diagnose_tasks([142]) == {142: 1}
+    diagnosis = Diagnosis.objects.get()
+    assert diagnosis.reading == "torch_off"
+    judged.refresh_from_db()
+    assert (judged.status, judged.strict, judged.engine_status) == ("torch_suspect", "accuracy_error", "accuracy_error")
+    assert "error to the float64 oracle: Torch" in judged.evidence and "Paddle max_abs" in judged.evidence
+    assert latest_results(lane="cpu", task=diagnosis.task)[judged.failing_config_id].status == "torch_suspect"
+
+    page = client.get("/tasks/142").content.decode()
+    assert "fix verified" not in page.lower()
+    assert "final, from the float64 oracle's diagnosis:</span> <span class=\"status-torch_suspect\">" in page and "the engine said accuracy_error" in page
+    assert "strict (plain Torch call)" in page and "error to the float64 oracle: Torch" in page
+    zh = client.get("/tasks/142", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "最终结论（来自 float64 基准的诊断）" in zh and "引擎原判为 accuracy_error" in zh
+    assert client.get("/api/tasks/142").json()["diagnosis"]["distinct_failures"][0]["reading"] == "torch_off"
+
+    # A re-diagnosis whose answer has no implied verdict (here: the reading a fixed Torch would give) puts the
+    # engine's own final status back; an engine error changes nothing.
+    answer = run_engine(judged)
+    assert answer["implied_verdict"]["status"] == "torch_suspect"
+    store_diagnosis(judged, {"error": "the engine exited 1 without a diagnosis"})
+    judged.refresh_from_db()
+    assert judged.status == "torch_suspect"
+    store_diagnosis(judged, {**answer, "implied_verdict": None, "reading": {"reading": "paddle_off"}})
+    judged.refresh_from_db()
+    assert (judged.status, judged.engine_status, judged.evidence) == ("accuracy_error", "", "")

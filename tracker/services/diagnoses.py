@@ -18,10 +18,12 @@ import sys
 from collections import defaultdict
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from apitester.config import ConfigSyntaxError, parse_config
+from apitester.vocab import Status, is_failing
 
 from ..models import ConfigResult, Diagnosis, Task
 from ..selectors.envs import main_version, torch_version
@@ -127,12 +129,40 @@ def diagnosis_fields(data: dict) -> dict:
     }
 
 
+def apply_implied_verdict(result: ConfigResult, data: dict) -> bool:
+    """The final verdict a diagnosis implies (issue 19): a strict failure whose failing output the float64
+    oracle reads torch_off becomes torch_suspect, with the oracle's numbers as the evidence; the engine's own
+    final status is kept in engine_status, so a later diagnosis with another reading restores it.  The
+    strict layer is never touched, so "fix verified" still reads it.  An engine error changes nothing.
+    Returns whether the row changed."""
+    if "error" in data or not data.get("diagnosed"):
+        return False
+    implied = _dict(data.get("implied_verdict"))
+    if implied.get("status") == Status.TORCH_SUSPECT and (is_failing(result.status) or result.engine_status):
+        fields = {"status": Status.TORCH_SUSPECT.value, "evidence": _text(implied.get("evidence"), 5000),
+                  "engine_status": result.engine_status or result.status}
+    elif not implied and result.engine_status:
+        fields = {"status": result.engine_status, "evidence": "", "engine_status": ""}
+    else:
+        return False
+    if all(getattr(result, name) == value for name, value in fields.items()):
+        return False
+    for name, value in fields.items():
+        setattr(result, name, value)
+    result.save(update_fields=list(fields))
+    return True
+
+
 def store_diagnosis(result: ConfigResult, data: dict) -> Diagnosis:
-    """Write one config's diagnosis (an error is stored too, with why: the page says it could not be done)."""
+    """Write one config's diagnosis (an error is stored too, with why: the page says it could not be done)
+    and the final verdict it implies, in one transaction (the engine ran before it, outside)."""
     fields = diagnosis_fields(data)
     stored = data if len(json.dumps(data, default=str)) <= 2 * _TEXT_LIMIT else {"truncated": True}
-    return Diagnosis.objects.create(task_id=result.task_id, failing_config_id=result.failing_config_id,
-                                    result=result, data=stored, **fields)
+    with transaction.atomic():
+        diagnosis = Diagnosis.objects.create(task_id=result.task_id, failing_config_id=result.failing_config_id,
+                                             result=result, data=stored, **fields)
+        apply_implied_verdict(result, data)
+    return diagnosis
 
 
 def diagnose_task(task: Task, limit: int | None = None) -> list[Diagnosis]:
