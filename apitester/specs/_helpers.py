@@ -41,3 +41,22 @@ def promote(*values: Any) -> tuple:
     for t in tensors[1:]:
         common = torch.promote_types(common, t.dtype)
     return tuple(v.to(common) if is_tensor(v) and v.dtype != common else v for v in values)
+
+
+PADDLE_TYPE_PROMOTION = "https://www.paddlepaddle.org.cn/documentation/docs/en/guides/advanced/auto_type_promotion_en.html"
+
+
+def promotes_mixed_floats(torch_name: str):
+    """The declaration of a reference that promotes mixed float16/bfloat16/float32 operands.
+
+    ``torch_name`` refuses operands of two floating dtypes, so a mixed config has no plain Torch
+    call: both layers compute on the operands cast to their common type (what Paddle's type
+    promotion documents), and the verdict says so.  Configs of one dtype are the plain call.
+    """
+    from .base import Adaptation
+
+    return Adaptation(
+        "reference_precision",
+        f"mixed float16/bfloat16/float32 operands: {torch_name} refuses two floating dtypes, so there is no "
+        "plain Torch call; both layers cast the operands to their common type first, as Paddle's type "
+        "promotion does (configs of one dtype are the plain call)", link=PADDLE_TYPE_PROMOTION)

@@ -7,7 +7,7 @@ import math
 import zlib
 
 from ..inputs import int_range, positive, precondition, ties_with, wide
-from ._helpers import is_tensor, load_torch, promote
+from ._helpers import is_tensor, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, KnownFailure, Spec, maps_arguments, register, torch_call, torch_dtype
 
 
@@ -524,14 +524,17 @@ register(
         api="paddle.matmul",
         torch=_matmul,
         aliases=("paddle.Tensor.matmul",),
-        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands", adaptations=maps_arguments("x, y -> torch.matmul(input, other); transpose_x/transpose_y -> the last two dims of a >=2-D operand swapped first"),
+        note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands",
+        adaptations=(promotes_mixed_floats("torch.matmul"),) + maps_arguments(
+            "x, y -> torch.matmul(input, other); transpose_x/transpose_y -> the last two dims of a >=2-D operand swapped first"),
     ),
     Spec(
         api="paddle.Tensor.__matmul__",
         torch=_matmul,
         signature=lambda x, y: None,
         note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
-        "torch.matmul after float16/float32 promotion", adaptations=maps_arguments("x, y -> torch.matmul(input, other); a float16/float32 pair promoted as Paddle's type promotion does"),
+        "torch.matmul after float16/float32 promotion",
+        adaptations=(promotes_mixed_floats("torch.matmul"),) + maps_arguments("x, y -> torch.matmul(input, other)"),
     ),
     Spec(
         api="paddle.minimum",

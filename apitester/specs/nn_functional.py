@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
-from ._helpers import load_functional, load_torch, promote
+from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_dtype
 
 
@@ -959,12 +959,17 @@ register(
     # ---- convolution & linear
     Spec(_NN + "conv1d", _conv(1),
          note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
-              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=maps_arguments("padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv1d's; a mixed input/weight dtype pair computed promoted, returned in the weight's dtype")),
+              "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=(promotes_mixed_floats("torch.nn.functional.conv1d"),) + maps_arguments(
+             "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv1d's; "
+             "the result in the weight's dtype")),
     Spec(_NN + "conv2d", _conv(2),
-         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=maps_arguments("padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv2d's; mixed dtypes as conv1d")),
+         note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=(promotes_mixed_floats("torch.nn.functional.conv2d"),) + maps_arguments(
+             "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv2d's; "
+             "the result in the weight's dtype")),
     Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
          note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias", adaptations=maps_arguments("stride, dilation, groups -> F.conv_transpose2d's; padding / output_size -> a crop of the full transposed convolution; bias added last")),
-    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=maps_arguments("x, weight [in, out], bias -> x @ weight + bias (F.linear's weight is [out, in])")),
+    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=(promotes_mixed_floats("torch.nn.functional.linear"),) + maps_arguments(
+             "x, weight [in, out], bias -> x @ weight + bias (F.linear's weight is [out, in])")),
     # ---- normalisation & activations
     Spec(_NN + "batch_norm", batch_norm_reference,
          domains={"running_var": positive(0.5, 2.0)},

@@ -285,14 +285,16 @@ def _flat_inverse(api: str) -> tuple[Adaptation, ...]:
                        "https://github.com/PaddlePaddle/Paddle/issues/72822"),)
 
 
-def _histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, **_):
+def _histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, *, int64_counts=True, **_):
+    """``int64_counts=False`` is the strict layer: torch.histc's counts in the data's floating dtype."""
     import torch
 
     data = input if input.is_floating_point() else input.to(torch.float64)
     lo, hi = float(min), float(max)
     if weight is None and not density:
-        # histc has Paddle's rules (min == max == 0 -> the data's range); counts are int64
-        return torch.histc(data, bins=bins, min=lo, max=hi).to(torch.int64)
+        # histc has Paddle's rules (min == max == 0 -> the data's range)
+        counts = torch.histc(data, bins=bins, min=lo, max=hi)
+        return counts.to(torch.int64) if int64_counts else counts
     if lo == 0.0 and hi == 0.0:
         lo, hi = float(data.min()), float(data.max())
     if lo == hi:
@@ -346,6 +348,17 @@ def _deviation(name):
 
     reference.__name__ = f"_{name}"
     return reference
+
+
+def _torch_mean_as_float(x, axis=None, keepdim=False, dtype=None, **_):
+    """The strict layer of an integer mean: torch.mean refuses integers, so x as float64 (exact)."""
+    import torch
+
+    x = x.to(torch_dtype(dtype)) if dtype is not None else x
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(torch.float64)
+    dims = _axes(x, axis)
+    return torch.mean(x, dim=dims, keepdim=keepdim) if dims else x.clone()
 
 
 def _mean(x, axis=None, keepdim=False, dtype=None, **_):
@@ -434,13 +447,30 @@ register(
          adaptations=_flat_inverse("paddle.unique_consecutive")),
     Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
-              "density torch.histogram over [min, max]", adaptations=maps_arguments("input, bins, min, max -> torch.histc(input, bins, min, max) (counts as int64); weight/density -> torch.histogram(weight, density) over [min, max]")),
+              "density torch.histogram over [min, max]",
+         strict_torch=lambda **kw: _histogram(**kw, int64_counts=False),
+         adaptations=(Adaptation(
+             "documented_semantics",
+             "Paddle documents int64 counts (and bins integer input); torch.histc returns the counts in the "
+             "input's floating dtype and refuses integers: the strict layer is torch.histc (integers as float64), "
+             "the adapted layer casts its counts to int64",
+             link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/histogram_en.html"),)
+         + maps_arguments("input, bins, min, max -> torch.histc(input, bins, min, max); weight/density -> "
+                          "torch.histogram(weight, density) over [min, max]")),
     Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
          note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased -> correction (1 or 0), keepdim -> keepdim")),
     Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
          note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased (when given) or correction -> correction, keepdim -> keepdim")),
     Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
-         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim; an integer x -> int64 sum // count in x's dtype")),
+         note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero",
+         strict_torch=_torch_mean_as_float,
+         adaptations=(Adaptation(
+             "documented_semantics",
+             "integer x: Paddle documents the mean in x's dtype (on this build the exact sum divided by the count, "
+             "truncated toward zero); torch.mean refuses integers: the strict layer is torch.mean of x as float64, "
+             "the adapted layer the truncated integer mean (float x: both are torch.mean)",
+             link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/mean_en.html"),)
+         + maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim")),
     Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
          note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype", adaptations=maps_arguments("offset, axis1, axis2 -> torch.diagonal(offset, dim1, dim2).sum(-1)")),
 )

@@ -56,8 +56,6 @@ PASSING = [
     ("paddle.cummin", r'dtype="int32"'),
     ("paddle.trapezoid", r'x=Tensor\(\[3\]'),          # 1-D x along axis 1 of a 3-D y
     ("paddle.cumulative_trapezoid", r"x=None"),
-    ("paddle.histogram", r"min=-41, max=-5"),
-    ("paddle.histogram", r'"int32"'),                 # int input, data range, int64 counts
     ("paddle.sort", r'"float16"'),                    # 32000 distinct float16 values
     ("paddle.argsort", r"\[5, 12000\].*descending=True"),
     ("paddle.Tensor.argsort", r'"int64"'),
@@ -66,7 +64,6 @@ PASSING = [
     ("paddle.trace", r"axis1=2, axis2=-2"),
     ("paddle.unique", r"axis=0"),
     ("paddle.unique", r'dtype="int32"'),              # 1-D x: index (first occurrence), inverse, counts
-    ("paddle.Tensor.mean", r'\[2, 28, 28\],"int32"'),  # integer mean keeps the dtype
     ("paddle.Tensor.median", r""),                    # 784000 elements, mode avg, with backward
     ("paddle.Tensor.topk", r"10173"),                 # 3.2M elements, k=10173, with backward
 ]
@@ -83,6 +80,26 @@ DOCUMENTED_DIFFERENCES = [
 # int32 stays int32 in Paddle (documented; an int32 product wraps), the plain Torch call promotes to
 # int64: strict dtype_mismatch, adapted (Torch's result cast back) pass -> documented_difference.
 KEPT_DTYPE = [("paddle.prod", r'"int32"'), ("paddle.cumprod", r'"int32"')]
+
+
+# Paddle's documented result dtype where the plain Torch call gives another (histogram: int64 counts,
+# torch.histc's float counts; an integer mean in x's dtype, truncated, where torch.mean refuses
+# integers and the strict layer is the mean of x as float64): documented_difference, never pass.
+DOCUMENTED_DTYPES = [
+    ("paddle.histogram", r"min=-41, max=-5", "int64 (paddle) vs float64 (torch); values agree"),  # a float64 input
+    ("paddle.histogram", r'"int32"', "int64 (paddle) vs float64 (torch); values agree"),  # ints binned as float64
+    ("paddle.Tensor.mean", r'\[2, 28, 28\],"int32"', "int32 (paddle) vs float64 (torch)"),
+]
+
+
+@pytest.mark.parametrize("api,pattern,strict", DOCUMENTED_DTYPES, ids=[f"{a}[{p}]" for a, p, _ in DOCUMENTED_DTYPES])
+def test_a_documented_result_dtype_is_a_documented_difference(api, pattern, strict):
+    line = config(api, pattern)
+    verdict = run_config(line)
+    assert verdict.status == "documented_difference", (line, verdict.status, verdict.message)
+    assert strict in verdict.message, verdict.message
+    assert verdict.adapted["status"] == "pass", verdict.adapted
+    assert "documented_semantics" in [a["kind"] for a in verdict.adaptations]
 
 
 @pytest.mark.parametrize("api,pattern", KEPT_DTYPE, ids=[f"{a}[{p}]" for a, p in KEPT_DTYPE])
