@@ -1,7 +1,7 @@
 """Diagnosis (issue 19) over the CPU tasks' strictly failing configs: oracle readings, shrink figures,
 and how many shrunk configs' own repro scripts reproduce the same failure.
 
-    python benchmarks/diagnosis.py [--sample N | --limit N] [--max-trials 200] [--max-seconds 60]
+    python benchmarks/diagnosis.py [--sample N | --limit N | --per-api N] [--max-trials 200] [--max-seconds 60]
                                    [--max-input-bytes 16777216] [--seed-file PATH] [--configs FILE]
 
 Configs: reports/ci_ce_cpu/error_config.txt under apitester.reports.reports_dir()
@@ -102,6 +102,14 @@ class ScriptRunner:
         return same_failure(diagnosis, answer["code"], answer["stdout"])
 
 
+def _per_api_sample(configs: list[str], n: int) -> list[str]:
+    by_api: dict[str, list[str]] = {}
+    for config in configs:
+        by_api.setdefault(config.split("(", 1)[0], []).append(config)
+    rng = random.Random(0)
+    return [c for api in sorted(by_api) for c in (by_api[api] if len(by_api[api]) <= n else rng.sample(by_api[api], n))]
+
+
 def _small(config: str, limit: int) -> bool:
     try:
         return estimate_bytes(parse_config(config)) <= limit
@@ -113,6 +121,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sample", type=int, help="a random sample (seeded, 0) of N configs")
     p.add_argument("--limit", type=int, help="the first N configs")
+    p.add_argument("--per-api", type=int,
+                   help="a random sample (seeded, 0) of at most N configs per API, so every task is represented")
     p.add_argument("--max-trials", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=60.0)
     p.add_argument("--max-input-bytes", type=int, default=1 << 24, help="skip configs with more input bytes")
@@ -135,6 +145,8 @@ def main(argv=None) -> int:
     total = len(configs)
     large = [c for c in configs if not _small(c, args.max_input_bytes)]
     configs = [c for c in configs if c not in set(large)]
+    if args.per_api:
+        configs = _per_api_sample(configs, args.per_api)
     if args.sample:
         configs = random.Random(0).sample(configs, min(args.sample, len(configs)))
     if args.limit:
