@@ -24,6 +24,7 @@ STAGE_LABELS = {
     "pr_submitted": gettext_noop("PR submitted"),
     "completed": gettext_noop("completed"),
     "verified": gettext_noop("fix verified"),
+    "harness_fix": gettext_noop("fixed in the test engine"),
 }
 # The figures are built here from values we produced, so plotly's per-property validation only costs
 # page time (≈140 ms for a 183×20 heatmap against ≈4 ms without it).

@@ -42,6 +42,9 @@ class BoardFilters:
     # "fixed upstream, task still open": every judged config passes on the newest release tested, the task
     # isn't completed (the list maintainers close).
     fixed_upstream: bool = False
+    # "fixed in the test engine": Paddle agrees with Torch on every release tested and the task's PR is in
+    # PaddleAPITest (selectors.releases.as_harness_fix); never among the fixed upstream.
+    harness_fix: bool = False
     sort: str = "number"
     errors: list[str] = field(default_factory=list)
 
@@ -67,6 +70,7 @@ class BoardFilters:
         filters.q = params.get("q", "").strip()
         filters.open_only = params.get("open", "").strip().lower() in {"1", "true", "yes", "on"}
         filters.fixed_upstream = params.get("fixed_upstream", "").strip().lower() in {"1", "true", "yes", "on"}
+        filters.harness_fix = params.get("harness_fix", "").strip().lower() in {"1", "true", "yes", "on"}
         sort = params.get("sort", "").strip() or "number"
         if sort.lstrip("-") in SORT_FIELDS:
             filters.sort = sort
@@ -78,7 +82,7 @@ class BoardFilters:
     def cache_key(self) -> tuple:
         """What the filtered rows depend on (the errors are shown outside the cached rows)."""
         return (self.kernel, self.status, self.contributor.lower(), self.q, self.open_only, self.fixed_upstream,
-                self.sort)
+                self.harness_fix, self.sort)
 
 
 def _count(model, **filters):
@@ -125,9 +129,13 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
     if filters.open_only:
         # open for claiming: nobody holds an active claim and the task is not locked
         tasks = tasks.filter(locked_reason="").exclude(pk__in=Claim.objects.filter(withdrawn_at__isnull=True).values("task_id"))
+    if filters.fixed_upstream or filters.harness_fix:
+        answers = fixed_in_by_task()
     if filters.fixed_upstream:
-        fixed = [task_id for task_id, answer in fixed_in_by_task().items() if answer.kind in ("fixed", "passing")]
+        fixed = [task_id for task_id, answer in answers.items() if answer.kind in ("fixed", "passing")]
         tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
+    if filters.harness_fix:
+        tasks = tasks.filter(pk__in=[task_id for task_id, answer in answers.items() if answer.kind == "harness"])
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])

@@ -26,9 +26,12 @@ from ..models import (
     TestRun,
 )
 from ..vocab import FAILING, PASSING, EventKind
+from .releases import fixed_in_by_task
 from .runs import main_release_q, verifications_in_own_lane
 
-FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified")
+# "verified": the fix is verified in the task's own lane and was a Paddle fix; "harness_fix": Paddle
+# agrees with Torch on every release tested and the PR is in PaddleAPITest (never counted as verified).
+FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified", "harness_fix")
 # How far each board status has come along the funnel (locked tasks are outside it).
 _STATUS_DEPTH = {
     TaskStatus.OPEN: 0,
@@ -49,7 +52,8 @@ def verified_task_ids() -> set[int]:
 
 def funnel() -> dict[str, dict[str, int]]:
     """Tasks that reached each stage, overall and per kernel; locked tasks are not claimable, so excluded."""
-    verified = verified_task_ids()
+    harness = {task_id for task_id, answer in fixed_in_by_task().items() if answer.kind == "harness"}
+    verified = verified_task_ids() - harness
     result = {scope: dict.fromkeys(FUNNEL_STAGES, 0) for scope in ("all", "CPU", "GPU")}
     for task_id, kernel, status in Task.objects.values_list("id", "kernel", "status"):
         if status == TaskStatus.LOCKED:
@@ -66,6 +70,8 @@ def funnel() -> dict[str, dict[str, int]]:
                 counts["completed"] += 1
             if task_id in verified:
                 counts["verified"] += 1
+            if task_id in harness:
+                counts["harness_fix"] += 1
     return result
 
 

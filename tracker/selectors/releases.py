@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from django.utils.translation import gettext as _
 
 from .. import bisection
-from ..models import ConfigResult, FailingConfig, Task, TestRun
+from ..models import ConfigResult, FailingConfig, PullRequest, Task, TestRun
 from ..vocab import NO_VERDICT, is_failing, is_passing, status_class
 
 
@@ -31,9 +31,16 @@ def version_key(version: str) -> tuple:
     return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version or "")[:3])
 
 
+# The newest Paddle release out before PaddleAPITest's first report (reports/ci_ce_cpu from 2025-04-27;
+# Paddle 3.0.0 is from March 2025 and the oldest release the board provisions).  A task whose configs
+# pass on it and on every newer release tested was never a Paddle bug on those configs.
+FIRST_REPORT_RELEASE = "3.0.0"
+PADDLEAPITEST_REPO = "pfcclab/paddleapitest"
+
+
 @dataclass
 class FixedIn:
-    kind: str  # fixed | partly | regressed | never | passing | untested
+    kind: str  # fixed | partly | regressed | never | passing | harness | untested
     release: str = ""  # fixed in / regressed in this release
     latest: str = ""  # newest release with a verdict
     passing_latest: int = 0  # configs passing on `latest`
@@ -42,9 +49,25 @@ class FixedIn:
     failing_before: int = 0  # configs failing on `before`
     releases: list[str] = field(default_factory=list)  # releases with a verdict, oldest first
     not_run: list[str] = field(default_factory=list)  # releases whose every cell is inferred (bisection)
+    harness_pr: str = ""  # kind harness: the PaddleAPITest PR that fixed the test engine, "owner/name#N"
 
     def as_dict(self) -> dict:
         return {**asdict(self), "text": describe(self)}
+
+
+def as_harness_fix(answer: FixedIn, pr_refs: list[str]) -> FixedIn:
+    """The answer read with the task's linked PRs (["owner/name#N", ...], merged first): a task passing on
+    every release run, one of them out before PaddleAPITest's report (FIRST_REPORT_RELEASE or older),
+    with a PaddleAPITest PR, is a fix in the test engine — never counted as a Paddle fix."""
+    if answer.kind != "passing":
+        return answer
+    run = [r for r in answer.releases if r not in answer.not_run]
+    if not any(version_key(r) <= version_key(FIRST_REPORT_RELEASE) for r in run):
+        return answer
+    engine_prs = [ref for ref in pr_refs if ref.lower().startswith(PADDLEAPITEST_REPO + "#")]
+    if not engine_prs:
+        return answer
+    return replace(answer, kind="harness", harness_pr=engine_prs[0])
 
 
 def regressed_in(grid: dict, releases: list[str]) -> tuple[str, str] | None:
@@ -160,6 +183,10 @@ def _describe(answer: FixedIn) -> str:
     if answer.kind == "passing":
         return _("passing on every release tested (%(rs)s)") % {
             "rs": ", ".join(r for r in answer.releases if r not in answer.not_run)}
+    if answer.kind == "harness":
+        return _("Paddle agrees with Torch on every release tested (%(rs)s); the fix was in the test engine "
+                 "(%(pr)s)") % {"rs": ", ".join(r for r in answer.releases if r not in answer.not_run),
+                                "pr": answer.harness_pr}
     if answer.kind == "regressed":
         return _("regressed in %(r)s (passed on %(b)s; %(p)d of %(n)d pass on %(l)s)") % {
             "r": answer.release, "b": answer.before, "p": answer.passing_latest, "n": answer.judged_latest,
@@ -258,17 +285,34 @@ def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, 
     return releases, [(configs[cid], with_inferred(releases, cells[cid])) for cid in sorted(cells)]
 
 
+def pr_refs_by_task(task_ids=None) -> dict[int, list[str]]:
+    """task id → its linked PRs as "owner/name#N", merged ones first (one query)."""
+    links = PullRequest.tasks.through.objects.values_list("task_id", "pullrequest__repo", "pullrequest__number",
+                                                          "pullrequest__merged_at")
+    if task_ids is not None:
+        links = links.filter(task_id__in=list(task_ids))
+    refs: dict[int, list[tuple[bool, str]]] = {}
+    for task_id, repo, number, merged_at in links:
+        refs.setdefault(task_id, []).append((merged_at is None, f"{repo}#{number}"))
+    return {task_id: [ref for _unmerged, ref in sorted(pairs)] for task_id, pairs in refs.items()}
+
+
+def task_fixed_in_from_rows(task: Task, rows) -> FixedIn:
+    """The task's answer from its release grid rows, read with its linked PRs (as_harness_fix)."""
+    return as_harness_fix(fixed_in(*split_cells(rows)), pr_refs_by_task([task.id]).get(task.id, []))
+
+
 def task_releases_panel(task: Task) -> dict:
     """What the task page's per-release panel shows: the grid, the "fixed in" answer, the merged PRs."""
     releases, rows = task_release_grid(task)
-    answer = fixed_in(*split_cells(rows))
+    answer = task_fixed_in_from_rows(task, rows)
     return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
             "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 
 def task_fixed_in(task: Task) -> FixedIn:
     _releases, rows = task_release_grid(task)
-    return fixed_in(*split_cells(rows))
+    return task_fixed_in_from_rows(task, rows)
 
 
 def fixed_in_by_task() -> dict[int, FixedIn]:
@@ -288,6 +332,10 @@ def fixed_in_by_task() -> dict[int, FixedIn]:
         if len({r for row in grid.values() for r in row}) > 1:
             run, inferred, _releases = split_grid(grid, bisected.get(numbers.get(task_id), ()))
             answers[task_id] = fixed_in(run, inferred)
+    passing = [task_id for task_id, answer in answers.items() if answer.kind == "passing"]
+    if passing:  # only a passing task can be a fix in the test engine: its PRs are read (one query)
+        prs = pr_refs_by_task(passing)
+        answers.update({t: as_harness_fix(answers[t], prs.get(t, [])) for t in passing})
     return answers
 
 
@@ -307,15 +355,19 @@ def release_matrix() -> dict:
     split = {t: split_grid(g, bisected.get(numbers.get(t), ())) for t, g in grids.items()}
     releases = sorted({r for _run, _inf, rs in split.values() for r in rs}, key=version_key)
     fixed = {kernel: {r: 0 for r in releases} for kernel in ("CPU", "GPU")}
+    harness_fixes = {"CPU": 0, "GPU": 0}  # never counted as a Paddle fix
+    prs = pr_refs_by_task()
     passing_configs = {r: 0 for r in releases}
     judged_configs = {r: 0 for r in releases}
     tasks = []
     for task_id in sorted(grids, key=lambda t: numbers.get(t, 0)):
         run, inferred, _releases = split[task_id]
-        answer = fixed_in(run, inferred)
+        answer = as_harness_fix(fixed_in(run, inferred), prs.get(task_id, []))
         grid = {c: {**inferred.get(c, {}), **row} for c, row in run.items()}
         if answer.kind == "fixed":
             fixed[kernels[task_id]][answer.release] += 1
+        elif answer.kind == "harness":
+            harness_fixes[kernels[task_id]] += 1
         fractions = []
         for r in releases:
             p = sum(1 for row in grid.values() if is_passing(row.get(r, "")))
@@ -329,4 +381,4 @@ def release_matrix() -> dict:
                       "inferred": not_run, "fractions_inferred": list(zip(fractions, not_run)),
                       "fixed_in": answer.as_dict()})
     return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,
-            "judged_configs": judged_configs, "tasks": tasks}
+            "judged_configs": judged_configs, "tasks": tasks, "harness_fixes": harness_fixes}

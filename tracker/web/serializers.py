@@ -35,7 +35,7 @@ def claim(claim) -> dict:
     }
 
 
-def release_grid(releases: list[str], rows) -> dict:
+def release_grid(task_row: Task, releases: list[str], rows) -> dict:
     """A task's configs × releases verdicts and its "fixed in" answer."""
     return {
         "releases": releases,
@@ -47,7 +47,7 @@ def release_grid(releases: list[str], rows) -> dict:
                             for r, c in cells.items()}}
             for fc, cells in rows
         ],
-        "fixed_in": release_selectors.fixed_in(*release_selectors.split_cells(rows)).as_dict(),
+        "fixed_in": release_selectors.task_fixed_in_from_rows(task_row, rows).as_dict(),
     }
 
 
@@ -94,7 +94,7 @@ def task_detail(task_row: Task) -> dict:
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
     data["claims"] = [claim(c) for c in task_row.claims.all()]
-    data["releases"] = release_grid(*release_selectors.task_release_grid(task_row))
+    data["releases"] = release_grid(task_row, *release_selectors.task_release_grid(task_row))
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
