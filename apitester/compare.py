@@ -79,6 +79,7 @@ class Verdict:
     worst_index: tuple | None = None
     message: str = ""
     seconds: float = 0.0
+    framework_seconds: float = 0.0  # of ``seconds``, the time inside Paddle's and Torch's own calls
     diff_map: list | None = None            # <=128x128 max-pooled |paddle - torch| (finite pairs)
     diff_map_nonfinite: list | None = None  # same grid: 1 where a NaN/inf position or sign differs
     diff_shape: tuple | None = None         # shape of the compared array
@@ -126,7 +127,7 @@ class Verdict:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds"):
+        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds", "framework_seconds"):
             data[key] = encode_float(data[key])
         if self.diff_map is not None:
             data["diff_map"] = [[encode_float(v) for v in row] for row in self.diff_map]
@@ -139,7 +140,7 @@ class Verdict:
     def from_dict(cls, data: dict) -> "Verdict":
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds"):
+        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds", "framework_seconds"):
             if key in values:
                 values[key] = decode_float(values[key])
         if values.get("diff_map") is not None:

@@ -53,6 +53,25 @@ BY_DESIGN_DRAW = ("documented_difference", "torch_suspect")
 BOTH_REJECT = " (torch rejects it too: "
 
 
+class _CallClock:
+    """Seconds spent inside Paddle's and Torch's own calls during one run_config: the API on each side
+    (plain and adapted layers, every draw) and the two autograd calls. Input generation, conversion and
+    comparison are outside it, so wall ÷ this is the engine's own overhead (benchmarks/releases.py)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def call(self, fn: Callable, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+_CLOCK = _CallClock()
+
+
 def frameworks():
     """(paddle, torch), imported once and set to the CPU."""
     if not _frameworks:
@@ -358,12 +377,14 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         return Verdict("unsupported", engine_error=True, config=config, api=api_name(config),
                        message=f"engine error: cannot import paddle/torch: {last}")
     start = time.perf_counter()
+    _CLOCK.seconds = 0.0
     try:
         verdict = _run(config, device, atol, rtol, seed, draw)
     except Exception as exc:  # a bug or gap inside apitester itself
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
     verdict.seconds = time.perf_counter() - start
+    verdict.framework_seconds = _CLOCK.seconds
     verdict.config = config
     if not verdict.api:
         verdict.api = api_name(config)
@@ -587,12 +608,12 @@ def _prepare(config: str, device: str) -> _Prepared | Verdict:
 
 def _keyword_side(fn: Callable, sig: inspect.Signature) -> Callable:
     """A reference or spec-supplied Paddle side: called with keyword arguments."""
-    return lambda values: fn(**_reference_kwargs(values, sig))
+    return lambda values: _CLOCK.call(fn, **_reference_kwargs(values, sig))
 
 
 def _signature_side(fn: Callable, sig: inspect.Signature) -> Callable:
     """Paddle's own API: positional parameters passed positionally (builtins take no kwargs)."""
-    return lambda values: _call_with_signature(fn, sig, values)
+    return lambda values: _CLOCK.call(_call_with_signature, fn, sig, values)
 
 
 def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
@@ -670,13 +691,13 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
     grads_np = [_random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i) for i, _, t in pairs]
     try:
         g_p = [paddle.to_tensor(g).astype(p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
-        p_grads = paddle.grad([p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
+        p_grads = _CLOCK.call(paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
                               allow_unused=True)
     except Exception as exc:
         return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
     try:
         g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
-        t_grads = torch.autograd.grad([t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
+        t_grads = _CLOCK.call(torch.autograd.grad, [t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
                                       allow_unused=True)
     except Exception as exc:
         return Verdict("torch_error", direction="backward", api=api, message=_short(exc))

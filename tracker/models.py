@@ -293,6 +293,8 @@ class ConfigResult(models.Model):
     worst_index = models.JSONField(null=True, blank=True)
     message = models.TextField(blank=True, default="")
     seconds = models.FloatField(default=0.0)
+    # Of ``seconds``: the time inside Paddle's and Torch's own calls (the engine's overhead is the rest).
+    framework_seconds = models.FloatField(default=0.0)
     diff_map = models.JSONField(null=True, blank=True)
     # The build that produced this verdict, as the worker reported it (paddle.version.full_version / commit).
     paddle_version = models.CharField(max_length=50, blank=True, default="")

@@ -60,3 +60,16 @@ def test_inplace_api_is_compared_forward_only():
 def test_dtype_object_outputs_compare_by_name():
     v = run_config('apitester_test.dtype_of(Tensor([2],"bfloat16"), )')
     assert v.status == "pass", v.message
+
+
+def test_framework_seconds_count_the_calls_of_both_sides_and_not_the_engine():
+    # Each draw sleeps 0.2 s in the Paddle call, 0.1 s in the Torch call and 0.3 s generating its input:
+    # the clock must hold the first two for every draw and none of the third.
+    v = run_config('apitester_test.slow_sides(Tensor([4],"float32"), )')
+    assert v.status == "pass", v.message
+    draws = len(v.draws)
+    assert draws >= 2  # a small input: typical, edge and extra seeds
+    assert 0.3 * draws <= v.framework_seconds < 0.3 * draws + 0.25 * draws
+    assert v.seconds >= v.framework_seconds + 0.3 * draws  # the input generation is the engine's
+    again = run_config('apitester_test.tanh(Tensor([4],"float64"), )')
+    assert 0 < again.framework_seconds <= again.seconds  # reset per config, not carried over from the first

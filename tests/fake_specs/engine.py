@@ -35,6 +35,29 @@ def _broken_domain(ctx):
     raise RuntimeError("domain bug on purpose")
 
 
+def _slow_paddle_tanh(x):
+    import time
+
+    time.sleep(0.2)  # known time inside the Paddle call
+    return _paddle_tanh(x)
+
+
+def _slow_torch_tanh(x, **_):
+    import time
+
+    import torch
+
+    time.sleep(0.1)  # known time inside the Torch call
+    return torch.tanh(x)
+
+
+def _slow_domain(ctx):
+    import time
+
+    time.sleep(0.3)  # input generation: engine time, not framework time
+    return ctx.rng.uniform(-1.0, 1.0, ctx.shape).astype("float32")
+
+
 def _torch_float64(x, **_):
     import torch
 
@@ -70,6 +93,8 @@ register(
     Spec(api="apitester_test.dtype_of", paddle=lambda x: x.dtype, torch=lambda x, **_: x.dtype, signature=_stub),
     Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
          domains={"x": _broken_domain}, signature=_stub),
+    Spec(api="apitester_test.slow_sides", paddle=_slow_paddle_tanh, torch=_slow_torch_tanh,
+         domains={"x": _slow_domain}, signature=_stub, backward=False),
     Spec(api="apitester_test.segfault", paddle=segfault, torch=lambda x, **_: x, signature=_stub),
     Spec(api="apitester_test.die_once", paddle=die_once, torch=lambda x, marker, **_: x * 2,
          signature=lambda x, marker: None, backward=False),

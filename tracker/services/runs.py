@@ -439,7 +439,8 @@ def _result_fields(verdict: dict, seconds) -> dict:
         statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
         max_rel=_float(verdict.get("max_rel")), mismatched=bigint_or_none(verdict.get("mismatched")),
         total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
-        message=str(message)[:5000], seconds=_float(seconds) or 0.0, diff_map=_diff_map(verdict),
+        message=str(message)[:5000], seconds=_float(seconds) or 0.0,
+        framework_seconds=_float(verdict.get("framework_seconds")) or 0.0, diff_map=_diff_map(verdict),
         draw=_draw_text(verdict.get("draw")), **_layers(verdict),
     )
 
