@@ -2,12 +2,12 @@
 every Paddle release installed, then the per-task "fixed in" answers the board shows.
 
     .venv/bin/python benchmarks/release_matrix.py [--origin reports/ci_ce_cpu/error_config.txt]
-        [--per-task N] [--seed 0] [--workers 2] [--full] [--releases all|X,Y] [--json OUT]
+        [--per-task N] [--seed 0] [--max-input-bytes B] [--workers 2] [--full] [--releases all|X,Y] [--json OUT]
 
 On a new temp SQLite database (the main one is never touched): migrate, bootstrap_board (the fixture and
 the PaddleAPITest reports at $PADDLEAPITEST_REPORTS, never copied), keep the CPU tasks' configs that the
 report file ``--origin`` lists (every one, or with --per-task N a seeded sample of at most N per task,
-stated in the output), then what `retest --releases all --inline` does: tracker.services.runs
+stated in the output; with --max-input-bytes only configs whose inputs take at most B bytes), then what `retest --releases all --inline` does: tracker.services.runs
 .create_matrix_run (bisect mode unless --full: the oldest and newest release first, the releases between
 only for configs whose verdicts there differ) and execute_run on each lane until no lane is queued. The
 envs are those of `manage.py paddle_envs` ($PADDLE_ENVS_DIR, default var/paddle-envs) plus the main .venv.
@@ -41,6 +41,8 @@ def main(argv=None) -> int:
                         help="keep only configs this report file lists (the path inside the reports repository)")
     parser.add_argument("--per-task", type=int, default=0, help="a seeded sample of at most N configs per task")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-input-bytes", type=int, default=0,
+                        help="leave out configs with more input bytes (apitester.inputs.estimate_bytes)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--full", action="store_true", help="scan every release (no bisection)")
     parser.add_argument("--releases", default="all")
@@ -64,7 +66,10 @@ def main(argv=None) -> int:
     call_command("migrate", "--noinput", verbosity=0)
     call_command("bootstrap_board", stdout=open(os.devnull, "w"))
     cpu = FailingConfig.objects.filter(task__kernel="CPU")
-    kept = [c for c in cpu.only("id", "task_id", "origins", "origin_file") if _listed_in(c, args.origin)]
+    kept = [c for c in cpu.only("id", "task_id", "config", "origins", "origin_file") if _listed_in(c, args.origin)]
+    listed = len(kept)
+    if args.max_input_bytes:
+        kept = [c for c in kept if _input_bytes(c.config) <= args.max_input_bytes]
     if args.per_task:
         by_task: dict[int, list[int]] = {}
         for c in kept:
@@ -81,7 +86,9 @@ def main(argv=None) -> int:
     releases = run_service.parse_releases(args.releases)
     mode = run_service.FULL if args.full else run_service.BISECT
     print(f"{len(ids)} configs of {len(tasks)} CPU tasks (of {all_cpu} CPU-task configs on the board; "
-          f"listed in {args.origin}{f'; seeded sample of ≤ {args.per_task} per task' if args.per_task else ''}); "
+          f"listed in {args.origin}: {listed}"
+          f"{f'; {listed - len(kept)} over {args.max_input_bytes} input bytes left out' if args.max_input_bytes else ''}"
+          f"{f'; seeded sample of ≤ {args.per_task} per task' if args.per_task else ''}); "
           f"{len(releases)} releases {', '.join(releases)}; mode {mode}; {args.workers} worker(s)", flush=True)
 
     started = time.monotonic()
@@ -114,7 +121,7 @@ def main(argv=None) -> int:
         kind = answer.kind if answer else "untested"
         kinds[f"fixed in {answer.release}" if kind == "fixed" else kind] += 1
         rows.append((task.number, task.api, kind, describe(answer) if answer else ""))
-    out = {"configs": len(ids), "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers,
+    out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers,
            "wall": wall, "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],
            "framework_seconds": framework, "lanes": lanes_log, "answers": kinds, "per_task": rows,
            "statuses": {f"{r} {s}": n for (r, s), n in sorted(statuses.items())}, "state": parent.state}
@@ -133,6 +140,15 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(out, indent=1, default=str))
     tmp.cleanup()
     return 0 if parent.state == TestRun.State.DONE else 1
+
+
+def _input_bytes(config: str) -> int:
+    from apitester.config import parse_config
+    from apitester.inputs import estimate_bytes
+    try:
+        return estimate_bytes(parse_config(config))
+    except Exception:
+        return 0  # kept: the run reports it as unsupported
 
 
 def _listed_in(config, origin: str) -> bool:
