@@ -56,7 +56,7 @@ BOTH_REJECT = " (torch rejects it too: "
 class _CallClock:
     """Seconds spent inside Paddle's and Torch's own calls during one run_config: the API on each side
     (plain and adapted layers, every draw) and the two autograd calls. Input generation, conversion and
-    comparison are outside it, so wall ÷ this is the engine's own overhead (benchmarks/releases.py)."""
+    comparison are outside it, so wall ÷ this is the engine's own overhead (benchmarks/release_matrix.py)."""
 
     def __init__(self) -> None:
         self.seconds = 0.0

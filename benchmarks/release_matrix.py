@@ -34,6 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from apitester.config import parse_config  # noqa: E402  (Django-free: safe before django.setup)
+from apitester.inputs import estimate_bytes  # noqa: E402
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -49,8 +52,12 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
-    tmp = tempfile.TemporaryDirectory(prefix="release-matrix-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{Path(tmp.name) / 'db.sqlite3'}"
+    with tempfile.TemporaryDirectory(prefix="release-matrix-") as tmp:
+        return _measure(args, Path(tmp) / "db.sqlite3")
+
+
+def _measure(args, db: Path) -> int:
+    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
     os.environ.setdefault("DJANGO_DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("PADDLE_ENVS_DIR", str(REPO / "var" / "paddle-envs"))
@@ -138,13 +145,10 @@ def main(argv=None) -> int:
         print(f"| {number} | `{api}` | {text} |")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, default=str))
-    tmp.cleanup()
     return 0 if parent.state == TestRun.State.DONE else 1
 
 
 def _input_bytes(config: str) -> int:
-    from apitester.config import parse_config
-    from apitester.inputs import estimate_bytes
     try:
         return estimate_bytes(parse_config(config))
     except Exception:

@@ -107,3 +107,16 @@ def test_a_run_the_executor_always_stops_on_ends_failed_after_the_requeue_limit(
     assert f'href="/runs/{run.pk}"' in task_page and "re-queued this run 1 times" in task_page
     assert "re-queued this run 1 times" in client.get("/runs").content.decode()
     assert not ConfigResult.objects.filter(run=run).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("reported", ["abc", "nan", "inf", -3.0, 1e400, None, [1, 2]])
+def test_a_malformed_duration_in_a_verdict_is_stored_as_zero_and_the_verdict_kept(reported):
+    task = make_task(3, "paddle.clip", [PASSING[0]])
+    run = create_run("task", tasks=[3], lane="cpu")
+    config = task.failing_configs.get()
+    store_result(run, config, {"status": "accuracy_error", "direction": "forward", "max_abs": 0.5,
+                               "framework_seconds": reported}, reported)
+    stored = ConfigResult.objects.get(run=run, failing_config=config)
+    assert (stored.status, stored.direction, stored.max_abs) == ("accuracy_error", "forward", 0.5)
+    assert (stored.seconds, stored.framework_seconds) == (0.0, 0.0)

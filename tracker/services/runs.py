@@ -349,6 +349,12 @@ def _float(value):
     return number if math.isfinite(number) else None
 
 
+def _seconds(value) -> float:
+    """A duration a worker reported: a finite number ≥ 0, else 0 (it is a figure, never a reason to lose the
+    verdict)."""
+    return max(_float(value) or 0.0, 0.0)
+
+
 def _diff_map(verdict: dict) -> dict | None:
     """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them."""
     if verdict.get("diff_map") is None:
@@ -439,8 +445,8 @@ def _result_fields(verdict: dict, seconds) -> dict:
         statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
         max_rel=_float(verdict.get("max_rel")), mismatched=bigint_or_none(verdict.get("mismatched")),
         total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
-        message=str(message)[:5000], seconds=_float(seconds) or 0.0,
-        framework_seconds=_float(verdict.get("framework_seconds")) or 0.0, diff_map=_diff_map(verdict),
+        message=str(message)[:5000], seconds=_seconds(seconds),
+        framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
         draw=_draw_text(verdict.get("draw")), **_layers(verdict),
     )
 
