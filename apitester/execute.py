@@ -350,7 +350,7 @@ def _grad_outputs(outs_p, outs_t):
 
 def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
     rng = np.random.default_rng([seed, zlib.crc32(b"grad_output"), index])
-    arr = rng.uniform(-1.0, 1.0, shape).astype(inp.numpy_dtype(dtype))
+    arr = inp.uniform_array(rng, -1.0, 1.0, shape, inp.numpy_dtype(dtype))
     if dtype == "bfloat16":
         arr = inp.round_to_bfloat16(arr)
     return arr

@@ -48,11 +48,41 @@ def round_to_bfloat16(array: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 (ties to even), still as float32."""
     shape = np.shape(array)
     a = np.array(array, dtype=np.float32, order="C").reshape(-1)
-    bits = a.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
-    out = rounded.astype(np.uint32).view(np.float32)
-    # keep NaN as NaN (the rounding above could carry a NaN payload into inf)
-    return np.where(np.isnan(a), np.float32(np.nan), out).reshape(shape)
+    bits = a.view(np.uint32)
+    nan = np.isnan(a)
+    # in uint32: no finite value or inf carries past 32 bits (0xFF7FFFFF + 0x8000 fits); a NaN may wrap,
+    # and NaN is put back below (the rounding could also carry a NaN payload into inf)
+    rounded = (bits >> 16) & 1
+    rounded += 0x7FFF
+    rounded += bits
+    rounded &= 0xFFFF0000
+    out = rounded.view(np.float32)
+    out[nan] = np.float32(np.nan)
+    return out.reshape(shape)
+
+
+# Elements per step when drawing big float arrays: the float64 draws go through one cache-sized buffer
+# instead of a whole-array float64 temporary (the values are the same: numpy's uniform is lo + (hi-lo)·u).
+DRAW_CHUNK = 1 << 16
+
+
+def uniform_array(rng: np.random.Generator, lo: float, hi: float, shape, dtype) -> np.ndarray:
+    """``rng.uniform(lo, hi, shape).astype(dtype)``, value for value, without the float64 copy of a big array."""
+    dtype = np.dtype(dtype)
+    count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
+    if count <= DRAW_CHUNK or dtype == np.float64:
+        return rng.uniform(lo, hi, shape).astype(dtype)
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    buffer = np.empty(DRAW_CHUNK)
+    width = float(hi) - float(lo)
+    for start in range(0, count, DRAW_CHUNK):
+        step = buffer[:min(count - start, DRAW_CHUNK)]
+        rng.random(out=step)
+        step *= width
+        step += lo
+        flat[start:start + step.size] = step
+    return out
 
 
 @dataclass
@@ -87,7 +117,7 @@ def _uniform(ctx: DomainContext, lo: float, hi: float) -> np.ndarray:
         real = ctx.rng.uniform(lo, hi, ctx.shape)
         imag = ctx.rng.uniform(lo, hi, ctx.shape)
         return (real + 1j * imag).astype(dt)
-    return ctx.rng.uniform(lo, hi, ctx.shape).astype(numpy_dtype(dt))
+    return uniform_array(ctx.rng, lo, hi, ctx.shape, numpy_dtype(dt))
 
 
 def default_values(ctx: DomainContext) -> np.ndarray:
@@ -118,6 +148,9 @@ EXTRA_SEEDS = 2
 # them), so an edge draw there would double the run; the edge values' bugs (a NaN region, an
 # overflow, a kink) do not need millions of elements to show.  README "Input draws" has the figures.
 EDGE_INPUT_ELEMENTS = 1 << 22
+# Up to this many elements a tensor's edge values go to the first positions of a permutation of all of
+# them; above it, to positions drawn without replacement (the permutation took ~0.1 s per 4M elements).
+EDGE_PERMUTATION_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -281,7 +314,9 @@ def place_edges(values: np.ndarray, edges: list, rng: np.random.Generator) -> tu
     if not count:
         return values, 0
     out = np.array(values, copy=True)
-    positions = rng.permutation(n)[:count]
+    # a big tensor's positions without a permutation of all n (O(count), where permutation is O(n));
+    # small tensors keep the permutation's positions, those their stored draws were judged on
+    positions = rng.permutation(n)[:count] if n <= EDGE_PERMUTATION_ELEMENTS else rng.choice(n, count, replace=False)
     flat = out.reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):
         flat[positions] = np.asarray(edges[:count]).astype(out.dtype)

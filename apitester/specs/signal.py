@@ -20,6 +20,10 @@ register(
         api="paddle.signal.istft",
         torch=torch_call("torch.istft", x="input"),
         domains={"window": window_values},
+        # Every output sample is an inverse FFT of a whole frame: a 1e150 input puts float64 rounding of
+        # ~1e134 into its neighbours, beyond any elementwise tolerance where they are small (seen as a
+        # 1.08 relative difference next to a 5e151 value on the report config). Edges 0 and +-1 only.
+        magnitudes=False,
         note="torch.istft with the same parameters (x -> input); the window is drawn "
         "positive so the overlap-add envelope is well conditioned.",
     ),

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from apitester.compare import Out, Verdict, compare_arrays, compare_outputs, max_pool
+from apitester.compare import AGREE_CHUNK, Out, Verdict, compare_arrays, compare_outputs, max_pool
 
 
 def f32(*values):
@@ -120,3 +120,82 @@ def test_verdict_dict_round_trip_encodes_nonfinite():
     back = Verdict.from_dict(json.loads(text))
     assert back.max_abs == math.inf and back.status == "accuracy_error"
     assert back.worst_index == (0,) and back.diff_map == v.diff_map
+
+
+# ---- the chunked pass for agreeing arrays gives the full comparison's figures, element for element
+
+def _figures(diff):
+    return (diff.ok, diff.mismatched, diff.total, diff.max_abs, diff.max_rel, diff.worst_index, diff.rel_index,
+            diff.nonfinite_mismatched)
+
+
+def _agreeing_pairs():
+    """Pairs within atol=rtol=1e-2 that exercise the figures: several chunks, ties of the greatest difference
+    in different chunks, zeros on both sides (0/0), a zero desired with a nonzero difference (x/0 = inf),
+    the tolerance's edge, non-contiguous views, float16/32/64, mixed float dtypes, 0-d."""
+    rng = np.random.default_rng(7)
+    n = AGREE_CHUNK * 3 + 123
+    base = rng.uniform(-1, 1, n)
+    noisy = base + rng.uniform(-1e-4, 1e-4, n)
+    ties = base.copy()
+    ties_b = base.copy()
+    for i in (5, AGREE_CHUNK + 9, 2 * AGREE_CHUNK + 1):  # the same greatest difference three times
+        ties_b[i] = ties[i] + 0.005
+    zeros = np.zeros(n)
+    x_over_zero = np.zeros(n)
+    x_over_zero[AGREE_CHUNK + 3] = 0.004  # |b| = 0: relative difference inf, still within atol
+    edge_b = rng.uniform(-1, 1, 1000)
+    edge_a = edge_b + (1e-2 + 1e-2 * np.abs(edge_b)) * 0.999999  # just inside the limit
+    cube = rng.uniform(-1, 1, (40, 50, 60))
+    yield "float64 noisy", noisy, base
+    yield "ties across chunks", ties, ties_b
+    yield "both zero", zeros, zeros.copy()
+    yield "x over zero", x_over_zero, zeros
+    yield "tolerance edge", edge_a, edge_b
+    for dtype in (np.float16, np.float32):
+        yield f"{np.dtype(dtype).name}", noisy.astype(dtype), base.astype(dtype)
+    yield "float32 vs float64", noisy.astype(np.float32), base
+    yield "transposed views", cube.transpose(2, 0, 1), (cube + 1e-5).transpose(2, 0, 1)
+    yield "strided", noisy[::3], base[::3]
+    yield "0-d", np.float32(0.5), np.float32(0.501)
+    yield "one element", np.array([3.0]), np.array([3.0])
+
+
+@pytest.mark.parametrize("case", list(_agreeing_pairs()), ids=lambda case: case[0])
+def test_chunked_pass_of_agreeing_floats_matches_the_full_comparison(case):
+    _name, actual, desired = case
+    chunked = compare_arrays(actual, desired, 1e-2, 1e-2)
+    full = compare_arrays(actual, desired, 1e-2, 1e-2, diff_map=True)
+    assert chunked.ok and full.ok
+    assert chunked.diff is None and full.diff is not None
+    assert _figures(chunked) == _figures(full)
+
+
+def test_one_pair_out_of_tolerance_or_nonfinite_in_a_late_chunk_is_reported_in_full():
+    rng = np.random.default_rng(3)
+    desired = rng.uniform(-1, 1, AGREE_CHUNK * 2 + 10)
+    for bad_value, nonfinite in ((desired[-4] + 0.5, 0), (np.nan, 1), (np.inf, 1)):
+        actual = desired.copy()
+        actual[-4] = bad_value
+        diff = compare_arrays(actual, desired, 1e-2, 1e-2)
+        assert not diff.ok and diff.mismatched == 1 and diff.nonfinite_mismatched == nonfinite
+        assert diff.worst_index == (desired.size - 4,)
+        assert diff.diff is not None and diff.diff.shape == desired.shape  # the diff map's source
+
+
+def test_equal_integers_take_the_short_path_with_the_full_figures():
+    a = np.arange(-50, 70, dtype=np.int64).reshape(8, 15)
+    for desired in (a.copy(), a.astype(np.int32)):
+        short = compare_arrays(a, desired, 0, 0)
+        full = compare_arrays(a, desired, 0, 0, diff_map=True)
+        assert short.diff is None and _figures(short) == _figures(full)
+    flags = np.array([True, False, True])
+    assert _figures(compare_arrays(flags, flags.copy(), 0, 0)) == _figures(
+        compare_arrays(flags, flags.copy(), 0, 0, diff_map=True))
+
+
+def test_a_dtype_mismatch_with_agreeing_values_still_carries_its_diff_map():
+    a = np.linspace(0, 1, 300, dtype=np.float32).reshape(3, 100)
+    verdict = compare_outputs([Out(a, "float32")], [Out(a.astype(np.float64), "float64")], 1e-2, 1e-2)
+    assert verdict.status == "dtype_mismatch" and "values agree" in verdict.message
+    assert verdict.diff_shape == (3, 100) and verdict.diff_map

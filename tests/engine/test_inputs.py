@@ -120,3 +120,50 @@ def test_one_walker_rebuilds_the_containers_it_is_told_to_and_reports_paths():
     assert seen[:3] == [(1, (0,)), (2, (1, 0)), (3, (1, 1, 0))] and (4, (2, "k", 0)) in seen
     # containers not named in ``into`` are leaves, passed whole
     assert walk(value, lambda item, path: type(item).__name__) == ["int", ("int", "slice"), "dict", "Constructor"]
+
+
+# ---- the cheaper draws give the same values as the plain numpy expressions they replace
+
+def _bfloat16_by_uint64(array):
+    """The rounding as first written (in uint64, no wrap-around anywhere): the reference for the uint32 one."""
+    a = np.array(array, dtype=np.float32, order="C").reshape(-1)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(a), np.float32(np.nan), rounded).reshape(np.shape(array))
+
+
+def test_bfloat16_rounding_in_uint32_equals_the_uint64_reference_on_every_kind_of_bit_pattern():
+    rng = np.random.default_rng(11)
+    patterns = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 3.4028235e38, -3.4028235e38, 1e-45,
+                        -1e-45, 1.0 + 2**-8, 1.0 + 3 * 2**-8], np.float32)
+    top = np.array([0xFF7FFFFF, 0x7F7FFFFF, 0xFFFFFFFF, 0x7F807FFF, 0x3F808000, 0x3F818000],
+                   np.uint32).view(np.float32)  # the largest finite, NaN payloads, exact ties
+    for array in (patterns, special, top, patterns[:120].reshape(4, 5, 6), np.float32(2.5)):
+        got, want = inp.round_to_bfloat16(array), _bfloat16_by_uint64(array)
+        assert got.shape == want.shape and got.dtype == np.float32
+        assert np.array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
+
+
+@pytest.mark.parametrize("shape,dtype", [((5,), "float32"), ((), "float32"), ((300, 500), "float32"),
+                                         ((inp.DRAW_CHUNK * 3 + 7,), "float16"), ((1024, 1024, 2), "float32"),
+                                         ((inp.DRAW_CHUNK + 1,), "float64")])
+def test_uniform_array_draws_the_values_of_numpy_uniform(shape, dtype):
+    for lo, hi in ((-1.0, 1.0), (0.1, 2.0), (-65504.0, 65504.0)):
+        want = np.random.default_rng([4, 2]).uniform(lo, hi, shape).astype(dtype)
+        got = inp.uniform_array(np.random.default_rng([4, 2]), lo, hi, shape, np.dtype(dtype))
+        assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_edge_positions_of_small_tensors_are_the_permutation_ones_and_big_tensors_get_distinct_positions():
+    edges = [np.inf, -np.inf, np.nan, 0.0]
+    small = np.ones(inp.EDGE_PERMUTATION_ELEMENTS, np.float32)
+    placed, count = inp.place_edges(small, edges, np.random.default_rng(1))
+    expected = np.random.default_rng(1).permutation(small.size)[:4]  # where stored draws put them
+    assert count == 4 and np.array_equal(placed[expected[:2]], [np.inf, -np.inf]) and np.isnan(placed[expected[2]])
+    big = np.ones((inp.EDGE_PERMUTATION_ELEMENTS + 1,), np.float32)
+    first, count = inp.place_edges(big, edges, np.random.default_rng(2))
+    again, _ = inp.place_edges(big, edges, np.random.default_rng(2))
+    assert count == 4 and np.array_equal(first, again, equal_nan=True)  # deterministic
+    assert np.count_nonzero(first != 1.0) == 4  # four distinct positions (NaN != 1 too)
+    assert np.array_equal(big, np.ones_like(big))  # the typical values are not touched
