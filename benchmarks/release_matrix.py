@@ -2,7 +2,8 @@
 every Paddle release installed, then the per-task "fixed in" answers the board shows.
 
     .venv/bin/python benchmarks/release_matrix.py [--origin reports/ci_ce_cpu/error_config.txt]
-        [--per-task N] [--seed 0] [--max-input-bytes B] [--workers 2] [--full] [--releases all|X,Y] [--json OUT]
+        [--per-task N] [--seed 0] [--max-input-bytes B] [--min-input-bytes B] [--workers 2] [--full]
+        [--releases all|X,Y] [--json OUT] [--keep-db PATH]
 
 On a new temp SQLite database (the main one is never touched): migrate, bootstrap_board (the fixture and
 the PaddleAPITest reports at $PADDLEAPITEST_REPORTS, never copied), keep the CPU tasks' configs that the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
@@ -49,9 +51,17 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--full", action="store_true", help="scan every release (no bisection)")
     parser.add_argument("--releases", default="all")
+    parser.add_argument("--min-input-bytes", type=int, default=0,
+                        help="leave out configs with fewer input bytes (to measure the largest on their own)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep-db", type=Path,
+                        help="build the board in this SQLite file (replaced if present) and keep it, to query the "
+                             "verdicts afterwards (DATABASE_URL=sqlite:///PATH manage.py shell)")
     args = parser.parse_args(argv)
 
+    if args.keep_db:
+        args.keep_db.unlink(missing_ok=True)
+        return _measure(args, args.keep_db.resolve())
     with tempfile.TemporaryDirectory(prefix="release-matrix-") as tmp:
         return _measure(args, Path(tmp) / "db.sqlite3")
 
@@ -75,8 +85,8 @@ def _measure(args, db: Path) -> int:
     cpu = FailingConfig.objects.filter(task__kernel="CPU")
     kept = [c for c in cpu.only("id", "task_id", "config", "origins", "origin_file") if _listed_in(c, args.origin)]
     listed = len(kept)
-    if args.max_input_bytes:
-        kept = [c for c in kept if _input_bytes(c.config) <= args.max_input_bytes]
+    if args.max_input_bytes or args.min_input_bytes:
+        kept = [c for c in kept if args.min_input_bytes <= _input_bytes(c.config) <= (args.max_input_bytes or math.inf)]
     if args.per_task:
         by_task: dict[int, list[int]] = {}
         for c in kept:
@@ -94,7 +104,7 @@ def _measure(args, db: Path) -> int:
     mode = run_service.FULL if args.full else run_service.BISECT
     print(f"{len(ids)} configs of {len(tasks)} CPU tasks (of {all_cpu} CPU-task configs on the board; "
           f"listed in {args.origin}: {listed}"
-          f"{f'; {listed - len(kept)} over {args.max_input_bytes} input bytes left out' if args.max_input_bytes else ''}"
+          f"{f'; {listed - len(kept)} outside {args.min_input_bytes}–{args.max_input_bytes or chr(8734)} input bytes left out' if args.max_input_bytes or args.min_input_bytes else ''}"
           f"{f'; seeded sample of ≤ {args.per_task} per task' if args.per_task else ''}); "
           f"{len(releases)} releases {', '.join(releases)}; mode {mode}; {args.workers} worker(s)", flush=True)
 
@@ -129,11 +139,12 @@ def _measure(args, db: Path) -> int:
         kinds[f"fixed in {answer.release}" if kind == "fixed" else kind] += 1
         rows.append((task.number, task.api, kind, describe(answer) if answer else ""))
     out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers,
-           "wall": wall, "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],
+           "wall": wall, "rounds": parent.scope.get("round", 1), "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],
            "framework_seconds": framework, "lanes": lanes_log, "answers": kinds, "per_task": rows,
            "statuses": {f"{r} {s}": n for (r, s), n in sorted(statuses.items())}, "state": parent.state}
     print(f"\nmatrix run {parent.state}: wall {wall:.0f} s ({wall / 60:.1f} min); runs executed {executed} of a "
-          f"full scan's {full_scan} ({executed / full_scan:.0%}); {len(lanes_log)} lanes")
+          f"full scan's {full_scan} ({executed / full_scan:.0%}); {len(lanes_log)} lanes in "
+          f"{parent.scope.get('round', 1)} rounds")
     print(f"Σ in-worker {sums['worker'] or 0:.0f} s; Σ inside Paddle/Torch calls {framework:.0f} s; "
           f"wall × {args.workers} ÷ Σ framework = {wall * args.workers / framework if framework else float('nan'):.2f} "
           f"(in-worker ÷ framework = {(sums['worker'] or 0) / framework if framework else float('nan'):.2f})")

@@ -8,10 +8,19 @@ Observed outcomes that change more than once contradict the assumption: the conf
 
 Outcomes are opaque values compared with ``==`` (the caller maps statuses to classes: pass, fail, …);
 None is an outcome too (ran, but no verdict).
+
+Configs of one task usually change at the same release (one fix lands for all). ``plan_group`` uses that:
+while no config of the group has its change point located, only the group's cheapest open config (the
+scout) is bisected; once change points are located, the others probe them first (the releases on both sides
+of the hinted change, ≤ 2 runs instead of ~log2 of the gap) and fall back to plain bisection of whatever
+gap is left. Hints only order the probes: which cells are inferred is decided by ``infer`` alone, the same
+rule with or without hints.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable, Hashable, Mapping
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,27 @@ def infer(releases: list[str], observed: dict) -> dict[str, str]:
     return inferred
 
 
-def next_probes(releases: list[str], observed: dict) -> Plan:
-    """What to run next for one config, given {release: outcome} of the releases run so far."""
+def change_points(releases: list[str], observed: dict) -> list[str]:
+    """Releases whose outcome differs from the adjacent older release's, both run: change points located."""
+    return [releases[i] for i in range(1, len(releases))
+            if releases[i] in observed and releases[i - 1] in observed
+            and observed[releases[i]] != observed[releases[i - 1]]]
+
+
+def _gap_probes(releases: list[str], lo: int, hi: int, hints: Mapping[str, int]) -> list[str]:
+    """The probes for one open gap: the two releases around the most hinted change point inside it (those
+    not already run), else its middle."""
+    inside = [(count, -releases.index(r)) for r, count in hints.items() if r in releases and lo < releases.index(r) <= hi]
+    if not inside:
+        return [releases[(lo + hi) // 2]]
+    at = -max(inside)[1]
+    return [releases[i] for i in (at - 1, at) if lo < i < hi]
+
+
+def next_probes(releases: list[str], observed: dict, hints: Mapping[str, int] | None = None) -> Plan:
+    """What to run next for one config, given {release: outcome} of the releases run so far.
+
+    ``hints``: {release: how many sibling configs change there} (change_points of the others), tried first."""
     if not releases:
         return Plan([])
     ends = [r for r in dict.fromkeys((releases[0], releases[-1])) if r not in observed]
@@ -53,5 +81,33 @@ def next_probes(releases: list[str], observed: dict) -> Plan:
         return Plan([r for r in releases if r not in observed], full_scan=True)
     run = _runs(releases, observed)
     gaps = [(lo, hi) for lo, hi in zip(run, run[1:]) if hi - lo > 1 and observed[releases[lo]] != observed[releases[hi]]]
-    probe = [releases[(lo + hi) // 2] for lo, hi in gaps]
+    probe = [r for lo, hi in gaps for r in _gap_probes(releases, lo, hi, hints or {})]
     return Plan(probe, infer(releases, observed))
+
+
+def plan_group(releases: list[str], observed: Mapping[Hashable, dict],
+               cost: Callable[[Hashable], float]) -> dict[Hashable, list[str]]:
+    """{config: releases to run next} for one group of configs (a task's) of a bisecting matrix.
+
+    Configs still missing an end, or scanned fully, probe what next_probes says. The rest are bisected
+    guided by the change points the group has located (every config's, counted); while it has none, only
+    the cheapest open config by ``cost`` (ties: the first) probes, and the others wait for its answer.
+    """
+    hints = Counter(r for obs in observed.values() for r in change_points(releases, obs))
+    wanted: dict[Hashable, list[str]] = {}
+    open_gaps = []
+    for key, obs in observed.items():
+        plain = next_probes(releases, obs)
+        if not plain.probe:
+            continue
+        if plain.full_scan or any(r not in obs for r in dict.fromkeys((releases[0], releases[-1]))):
+            wanted[key] = plain.probe
+        else:
+            open_gaps.append(key)
+    if hints:
+        for key in open_gaps:
+            wanted[key] = next_probes(releases, observed[key], hints).probe
+    elif open_gaps:
+        scout = min(enumerate(open_gaps), key=lambda item: (cost(item[1]), item[0]))[1]
+        wanted[scout] = next_probes(releases, observed[scout]).probe
+    return wanted

@@ -100,3 +100,23 @@ def test_releases_chart_marks_the_releases_a_task_was_not_run_on(fake_envs, clie
     assert marks["name"] == "inferred (not run)" and marks["x"] == ["3.1.0", "3.2.0", "3.3.0"]
     assert html.count('<td class="inferred"') == 3
     assert f"passing on every release tested (3.0.0, {MAIN}); 3.1.0–3.3.0 not run (inferred)" in html
+
+
+def test_a_tasks_smallest_config_scouts_the_change_point_and_the_others_probe_only_there(fake_envs):
+    configs = [f'paddle.testonly.fixed_in_release(x=Tensor([{n}],"float64"), release="3.1.0", )' for n in (40, 2, 9)]
+    make_task(32, "paddle.testonly.fixed_in_release", configs)
+    parent = create_matrix_run("task", tasks=[32], releases=RELEASES, mode=BISECT)
+    lanes = run_until_done(parent)
+    assert parent.state == "done"
+    # Round 2 and 3: only the scout (the 2-element config) bisects: 3.2.0 passes, 3.1.0 passes: fixed in
+    # 3.1.0. Round 4: the two others run 3.1.0 only (3.0.0, the release before, is already run).
+    assert lanes == ["3.0.0", MAIN, "3.2.0", "3.1.0", "3.1.0"]
+    probes = [sorted(r.failing_config.config for r in ConfigResult.objects.filter(run=lane))
+              for lane in parent.lanes.order_by("id")[2:]]
+    assert probes == [[configs[1]], [configs[1]], sorted([configs[0], configs[2]])]
+    cells = {(r.failing_config.config, r.paddle_version): r.status
+             for r in ConfigResult.objects.select_related("failing_config")}
+    for config in configs:
+        assert cells[(config, "3.0.0")] == "accuracy_error" and cells[(config, "3.1.0")] == "pass"
+    # 10 verdicts; bisecting each config on its own takes 12 (two probes each), a full scan 15
+    assert ConfigResult.objects.count() == 10 and parent.total == parent.done == 10

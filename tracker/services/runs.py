@@ -22,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apitester.pool import PoolError, TimeBudget, WorkerPool
+from apitester.pool import estimate_bytes as pool_estimate_bytes
 
 from .. import bisection
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
@@ -249,7 +250,8 @@ def matrix_observations(parent: TestRun) -> dict[int, dict[str, str]]:
 
 
 def plan_next_round(parent: TestRun) -> list[TestRun]:
-    """A bisecting matrix whose lanes are all done: one new lane per release some config must be probed on.
+    """A bisecting matrix whose lanes are all done: one new lane per release some config must be probed on
+    (tracker.bisection.plan_group per task: a scout config first, the others guided by its change point).
 
     The round number in the parent's scope is compared and set in one UPDATE, so two lanes ending at once
     plan the next round once. Returns the new lanes (queued, not yet enqueued); [] when every change point
@@ -257,10 +259,18 @@ def plan_next_round(parent: TestRun) -> list[TestRun]:
     """
     scope = parent.scope
     releases = scope.get("releases") or []
+    observations = matrix_observations(parent)
+    configs = {fc["id"]: fc for fc in FailingConfig.objects.filter(pk__in=observations).values("id", "task_id", "config")}
+    by_task: dict[int, dict[int, dict]] = {}
+    for config_id in sorted(observations):
+        by_task.setdefault(configs[config_id]["task_id"], {})[config_id] = observations[config_id]
     wanted: dict[str, list[int]] = {}
-    for config_id, observed in matrix_observations(parent).items():
-        for release in bisection.next_probes(releases, observed).probe:
-            wanted.setdefault(release, []).append(config_id)
+    for group in by_task.values():
+        # a task's configs are bisected together: its cheapest config scouts the change point (input bytes)
+        plan = bisection.plan_group(releases, group, cost=lambda config_id: pool_estimate_bytes(configs[config_id]["config"]))
+        for config_id, probes in plan.items():
+            for release in probes:
+                wanted.setdefault(release, []).append(config_id)
     if not wanted:
         return []
     round_now = scope.get("round", 1)
