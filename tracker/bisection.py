@@ -10,8 +10,9 @@ Outcomes are opaque values compared with ``==`` (the caller maps statuses to cla
 None is an outcome too (ran, but no verdict).
 
 Configs of one task usually change at the same release (one fix lands for all). ``plan_group`` uses that:
-while no config of the group has its change point located, only the group's cheapest open config (the
-scout) is bisected; once change points are located, the others probe them first (the releases on both sides
+while no config of the group has a change point located in the same direction (fail → pass, pass → fail,
+…), only the cheapest open config of that direction (the scout) is bisected; once change points are
+located, the others probe them first (the releases on both sides
 of the hinted change, ≤ 2 runs instead of ~log2 of the gap) and fall back to plain bisection of whatever
 gap is left. Hints only order the probes: which cells are inferred is decided by ``infer`` alone, the same
 rule with or without hints.
@@ -85,29 +86,40 @@ def next_probes(releases: list[str], observed: dict, hints: Mapping[str, int] | 
     return Plan(probe, infer(releases, observed))
 
 
+def _direction(releases: list[str], observed: dict) -> tuple:
+    """(oldest outcome, newest outcome): which change a config with an open gap is looking for."""
+    return observed.get(releases[0]), observed.get(releases[-1])
+
+
 def plan_group(releases: list[str], observed: Mapping[Hashable, dict],
                cost: Callable[[Hashable], float]) -> dict[Hashable, list[str]]:
     """{config: releases to run next} for one group of configs (a task's) of a bisecting matrix.
 
     Configs still missing an end, or scanned fully, probe what next_probes says. The rest are bisected
-    guided by the change points the group has located (every config's, counted); while it has none, only
-    the cheapest open config by ``cost`` (ties: the first) probes, and the others wait for its answer.
+    guided by the change points the group has located in the same direction (fail → pass hints a fix,
+    never a regression elsewhere in the task; every config's located changes counted); while a direction
+    has none, only its cheapest open config by ``cost`` (ties: the first) probes, and the others wait.
     """
-    hints = Counter(r for obs in observed.values() for r in change_points(releases, obs))
+    hints: dict[tuple, Counter] = {}
+    for obs in observed.values():
+        for release in change_points(releases, obs):
+            before = obs[releases[releases.index(release) - 1]]
+            hints.setdefault((before, obs[release]), Counter())[release] += 1
     wanted: dict[Hashable, list[str]] = {}
-    open_gaps = []
+    waiting: dict[tuple, list] = {}
     for key, obs in observed.items():
         plain = next_probes(releases, obs)
         if not plain.probe:
             continue
         if plain.full_scan or any(r not in obs for r in dict.fromkeys((releases[0], releases[-1]))):
             wanted[key] = plain.probe
+            continue
+        direction = _direction(releases, obs)
+        if direction in hints:
+            wanted[key] = next_probes(releases, obs, hints[direction]).probe
         else:
-            open_gaps.append(key)
-    if hints:
-        for key in open_gaps:
-            wanted[key] = next_probes(releases, observed[key], hints).probe
-    elif open_gaps:
-        scout = min(enumerate(open_gaps), key=lambda item: (cost(item[1]), item[0]))[1]
+            waiting.setdefault(direction, []).append(key)
+    for keys in waiting.values():
+        scout = min(enumerate(keys), key=lambda item: (cost(item[1]), item[0]))[1]
         wanted[scout] = next_probes(releases, observed[scout]).probe
     return wanted

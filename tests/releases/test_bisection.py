@@ -126,9 +126,10 @@ def test_a_contradicting_config_is_scanned_fully_at_once_and_its_change_points_b
     observed["flaky"].update({r: flaky[r] for r in plan["flaky"]})
     assert change_points(R, observed["flaky"]) == ["3.2.0", "3.2.1"]
     observed["other"]["3.2.0"] = "fail"
-    # hints 3.2.0 and 3.2.1: other's gap is now (3.2.0, 3.3.1], third's the whole range; each probes the
-    # releases around the hint inside its gap, in one round
-    assert plan_group(R, observed, cost=lambda key: 0) == {"other": ["3.2.1"], "third": ["3.1.1", "3.2.0"]}
+    # the fix hint is 3.2.0 (3.2.1 is pass -> fail: a regression, no hint for a fix).
+    # third (whole range) probes both sides of 3.2.0 in one round; other's gap is now (3.2.0, 3.3.1], where
+    # no fix was located: its middle
+    assert plan_group(R, observed, cost=lambda key: 0) == {"other": ["3.2.2"], "third": ["3.1.1", "3.2.0"]}
 
 
 def test_a_hint_outside_a_configs_gap_falls_back_to_the_middle():
@@ -136,3 +137,21 @@ def test_a_hint_outside_a_configs_gap_falls_back_to_the_middle():
     assert next_probes(R, observed, hints={"3.1.0": 5}).probe == ["3.2.2"]  # (3 + 7) // 2
     assert next_probes(R, observed, hints={"3.1.0": 5, "3.3.0": 1}).probe == ["3.2.2", "3.3.0"]
     assert next_probes(R, observed, hints={"3.3.1": 2}).probe == ["3.3.0"]  # at the gap's end: one probe
+
+
+def test_a_change_in_the_other_direction_is_no_hint_for_a_fix():
+    # No.57 paddle.sum on the real matrix: one config regressed at 3.3.0 (pass -> fail) while 634 were
+    # fixed at 3.1.0; the regression is no hint for the fixes (it cost them two wasted probes each).
+    regressed = {r: "pass" for r in R} | {"3.3.0": "fail", "3.3.1": "fail"}
+    fixed = truth_fixed_at(1)
+    observed = {"regressed": dict(regressed), "fixed 1": {"3.0.0": "fail", "3.3.1": "pass"},
+                "fixed 2": {"3.0.0": "fail", "3.3.1": "pass"}}
+    assert plan_group(R, observed, cost={"regressed": 0, "fixed 1": 2, "fixed 2": 1}.get) == {"fixed 2": ["3.2.0"]}
+    observed["fixed 2"].update({"3.2.0": "pass", "3.1.0": "pass"})
+    assert plan_group(R, observed, cost=lambda key: 0) == {"fixed 1": ["3.1.0"]}  # the fix's change point
+    truths = {"regressed": regressed, "fixed 1": fixed, "fixed 2": fixed, "fixed 3": fixed}
+    located, runs = bisect_group(truths, cost={"regressed": 0, "fixed 1": 3, "fixed 2": 1, "fixed 3": 2}.get)
+    for key, truth in truths.items():
+        assert_located(truth, located[key])
+    # ends 8, the regression's bisection 3, the fix scout 2, the other fixes 1 each
+    assert runs == 8 + 3 + 2 + 2
