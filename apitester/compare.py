@@ -290,6 +290,23 @@ def _floats_agree(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: fl
     return worst[0], worst[1], worst_rel[0], worst_rel[1]
 
 
+def _agreement(actual: np.ndarray, desired: np.ndarray, kinds: set, atol: float, rtol: float) -> ArrayDiff | None:
+    """The ArrayDiff of agreeing non-empty float or integer arrays without per-element arrays; None otherwise."""
+    if kinds == {"f"}:
+        agree = _floats_agree(actual, desired, atol, rtol)
+        if agree is None:
+            return None
+        max_abs, flat_worst, max_rel, flat_rel = agree
+        return ArrayDiff(True, 0, int(actual.size), max_abs, max_rel,
+                         tuple(int(i) for i in np.unravel_index(flat_worst, actual.shape)),
+                         tuple(int(i) for i in np.unravel_index(flat_rel, actual.shape)), 0, None, None)
+    if kinds <= {"b", "i", "u"} and not np.any(actual != desired):
+        # equal integers: every difference 0, argmax's first index for both figures
+        first = tuple(0 for _ in actual.shape)
+        return ArrayDiff(True, 0, int(actual.size), 0.0, 0.0, first, first, 0, None, None)
+    return None
+
+
 def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: float,
                    diff_map: bool = False) -> ArrayDiff:
     """Element-wise comparison of equal-shape arrays (actual = Paddle, desired = Torch).
@@ -299,17 +316,10 @@ def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: f
     actual = np.asarray(actual)
     desired = np.asarray(desired)
     kinds = {actual.dtype.kind, desired.dtype.kind}
-    if kinds == {"f"} and actual.size and not diff_map:
-        agree = _floats_agree(actual, desired, atol, rtol)
-        if agree is not None:
-            max_abs, flat_worst, max_rel, flat_rel = agree
-            return ArrayDiff(True, 0, int(actual.size), max_abs, max_rel,
-                             tuple(int(i) for i in np.unravel_index(flat_worst, actual.shape)),
-                             tuple(int(i) for i in np.unravel_index(flat_rel, actual.shape)), 0, None, None)
-    if kinds <= {"b", "i", "u"} and actual.size and not diff_map and not np.any(actual != desired):
-        # equal integers: every difference 0, argmax's first index for both figures
-        first = tuple(0 for _ in actual.shape)
-        return ArrayDiff(True, 0, int(actual.size), 0.0, 0.0, first, first, 0, None, None)
+    if actual.size and not diff_map:
+        agreed = _agreement(actual, desired, kinds, atol, rtol)
+        if agreed is not None:
+            return agreed
     if kinds & {"U", "S", "O"}:
         # strings / dtype names / other objects: equal or not
         bad = np.asarray(actual.astype(str) != desired.astype(str))
