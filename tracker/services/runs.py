@@ -22,7 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apitester.pool import PoolError, TimeBudget, WorkerPool
-from apitester.pool import estimate_bytes as pool_estimate_bytes
+from apitester.pool import estimate_bytes as config_bytes
 
 from .. import bisection
 from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
@@ -262,12 +262,12 @@ def plan_next_round(parent: TestRun) -> list[TestRun]:
     observations = matrix_observations(parent)
     configs = {fc["id"]: fc for fc in FailingConfig.objects.filter(pk__in=observations).values("id", "task_id", "config")}
     by_task: dict[int, dict[int, dict]] = {}
-    for config_id in sorted(observations):
+    for config_id in sorted(configs):  # a config deleted since its verdicts were read has nothing to probe
         by_task.setdefault(configs[config_id]["task_id"], {})[config_id] = observations[config_id]
     wanted: dict[str, list[int]] = {}
     for group in by_task.values():
         # a task's configs are bisected together: its cheapest config scouts the change point (input bytes)
-        plan = bisection.plan_group(releases, group, cost=lambda config_id: pool_estimate_bytes(configs[config_id]["config"]))
+        plan = bisection.plan_group(releases, group, cost=lambda config_id: config_bytes(configs[config_id]["config"]))
         for config_id, probes in plan.items():
             for release in probes:
                 wanted.setdefault(release, []).append(config_id)
