@@ -199,3 +199,54 @@ def test_a_dtype_mismatch_with_agreeing_values_still_carries_its_diff_map():
     verdict = compare_outputs([Out(a, "float32")], [Out(a.astype(np.float64), "float64")], 1e-2, 1e-2)
     assert verdict.status == "dtype_mismatch" and "values agree" in verdict.message
     assert verdict.diff_shape == (3, 100) and verdict.diff_map
+
+
+def _identical_pairs():
+    """Bitwise-identical float arrays (the bit-compare short path): several chunks, NaN and ±inf on both sides
+    (which the chunked float pass hands to the full comparison), float16/32/64, views, 0-d."""
+    rng = np.random.default_rng(11)
+    n = AGREE_CHUNK * 2 + 77
+    for dtype in (np.float16, np.float32, np.float64):
+        values = rng.uniform(-3, 3, n).astype(dtype)
+        values[[3, AGREE_CHUNK + 1, n - 1]] = [np.nan, np.inf, -np.inf]
+        yield f"{np.dtype(dtype).name} with nan/inf", values, values.copy()
+    cube = rng.uniform(-1, 1, (30, 40, 50)).astype(np.float32)
+    yield "transposed views", cube.transpose(2, 0, 1), cube.copy().transpose(2, 0, 1)
+    yield "0-d", np.float32(-2.5), np.float32(-2.5)
+
+
+@pytest.mark.parametrize("case", list(_identical_pairs()), ids=lambda case: case[0])
+def test_identical_floats_take_the_bit_compare_path_with_the_full_figures(case):
+    _name, actual, desired = case
+    short = compare_arrays(actual, desired, 1e-2, 1e-2)
+    full = compare_arrays(actual, desired, 1e-2, 1e-2, diff_map=True)
+    assert short.ok and full.ok and short.diff is None
+    assert _figures(short) == _figures(full)
+    assert short.max_abs == 0.0 and short.max_rel == 0.0
+
+
+def test_bits_that_differ_late_signed_zero_or_nan_payload_leave_the_float_comparison_to_decide():
+    rng = np.random.default_rng(5)
+    desired = rng.uniform(-1, 1, AGREE_CHUNK * 3).astype(np.float32)
+    late = desired.copy()
+    late[-2] = np.nextafter(late[-2], np.float32(2))  # one ulp, in the last chunk: within tolerance
+    diff = compare_arrays(late, desired, 1e-2, 1e-2)
+    assert diff.ok and diff.max_abs > 0 and diff.worst_index == (desired.size - 2,)
+    outside = desired.copy()
+    outside[-1] += 0.5  # out of tolerance in the last chunk: reported in full
+    diff = compare_arrays(outside, desired, 1e-2, 1e-2)
+    assert not diff.ok and diff.mismatched == 1 and diff.diff is not None
+    zeros = np.zeros(10, np.float32)
+    assert _figures(compare_arrays(-zeros, zeros, 0, 0)) == _figures(compare_arrays(-zeros, zeros, 0, 0, diff_map=True))
+    quiet = np.full(4, np.nan, np.float32)
+    other = quiet.view(np.uint32).copy()
+    other |= 1  # another NaN payload: still NaN against NaN, not a difference
+    diff = compare_arrays(quiet, other.view(np.float32), 0, 0)
+    assert diff.ok and diff.nonfinite_mismatched == 0
+
+
+def test_equal_bits_of_different_float_dtypes_are_not_taken_for_equal_values():
+    a = np.array([1.0, 2.0], np.float32)
+    b = a.astype(np.float64)
+    assert _figures(compare_arrays(a, b, 0, 0)) == _figures(compare_arrays(a, b, 0, 0, diff_map=True))
+    assert not compare_arrays(np.array([1.0], np.float32), np.array([1.5], np.float64), 0, 0).ok
