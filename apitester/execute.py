@@ -349,11 +349,25 @@ def _grad_outputs(outs_p, outs_t):
 
 
 def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
+    """Output ``index``'s gradient: uniform in [-1, 1), from its own generator. Drawn once per run_config and
+    key (the typical and the edge draw share a seed, the strict and the adapted layer their outputs); the
+    array is the same every time it is asked for, so callers hand the frameworks copies of it."""
+    key = (tuple(shape), dtype, seed, index)
+    cached = _GRADS.get(key) if _GRADS is not None else None
+    if cached is not None:
+        return cached
     rng = np.random.default_rng([seed, zlib.crc32(b"grad_output"), index])
     arr = inp.uniform_array(rng, -1.0, 1.0, shape, inp.numpy_dtype(dtype))
     if dtype == "bfloat16":
         arr = inp.round_to_bfloat16(arr)
+    if _GRADS is not None:
+        _GRADS[key] = arr
     return arr
+
+
+# The output gradients drawn during the current run_config; None outside one (the oracle draws its own), and
+# dropped when it returns: a worker runs many configs, and one big output's gradient should not outlive its config.
+_GRADS: dict[tuple, np.ndarray] | None = None
 
 
 # ---------------------------------------------------------------- run
@@ -378,11 +392,15 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
                        message=f"engine error: cannot import paddle/torch: {last}")
     start = time.perf_counter()
     _CLOCK.seconds = 0.0
+    global _GRADS
+    _GRADS = {}
     try:
         verdict = _run(config, device, atol, rtol, seed, draw)
     except Exception as exc:  # a bug or gap inside apitester itself
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
+    finally:
+        _GRADS = None
     verdict.seconds = time.perf_counter() - start
     verdict.framework_seconds = _CLOCK.seconds
     verdict.config = config
@@ -497,6 +515,9 @@ def _fails(verdict: Verdict) -> bool:
 def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, atol: float, rtol: float,
               replay: bool) -> Verdict | None:
     """The verdict of one draw (None: an edge draw where no tensor takes edge values, unless replayed)."""
+    if draw.kind == inp.EDGE and not replay and not inp.edge_draw_places(prepared.parsed, prepared.spec.domains,
+                                                                          options):
+        return None  # what materialising would find out, without drawing every tensor a second time
     materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
     if draw.kind == inp.EDGE and not placed and not replay:
         return None
@@ -696,7 +717,8 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
     except Exception as exc:
         return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
     try:
-        g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
+        # a copy: torch may accumulate into a gradient buffer in place, and the array is reused by the next draw
+        g_t = [torch.from_numpy(g).to(dtype=t.dtype, device=t.device, copy=True) for g, (_, _, t) in zip(grads_np, pairs)]
         t_grads = _CLOCK.call(torch.autograd.grad, [t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
                                       allow_unused=True)
     except Exception as exc:

@@ -726,6 +726,26 @@ def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     return out, edges.placed if edges else 0
 
 
+def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None, options: EdgeOptions) -> bool:
+    """Whether an edge draw of these arguments would place any edge value (``materialise_draw``'s count > 0),
+    read off the tensor specs alone: a config whose tensors are all preconditions or declare no edges (topk's
+    distinct values) needs no second materialisation only to find its edge draw is the typical one."""
+    domains = domains or {}
+    found = [False]
+
+    def leaf(item, _path):
+        if isinstance(item, TensorSpec) and not found[0] and math.prod(item.shape) > 0:
+            dtype = "bfloat16" if item.dtype == "uint16" else item.dtype
+            found[0] = bool(edge_values(domains.get(key), dtype, options, key))
+        return item
+
+    for key, value in bound.items():
+        walk(value, leaf, into=(list, tuple, slice, dict))
+        if found[0]:
+            return True
+    return False
+
+
 def _materialise_all(bound, domains, seed, edges) -> dict[str, Any]:
     out: dict[str, Any] = {}
     arrays: dict[str, Any] = {}

@@ -196,3 +196,62 @@ def test_every_registered_domain_declares_its_edges_or_why_it_has_none():
 def test_a_random_api_keeps_one_draw():
     verdict = run_config('apitester_test.rand(x=Tensor([4],"float32"), )')
     assert verdict.statistical and verdict.draws == ["typical:0"]
+
+
+# ---------------------------------------------------------------- what a draw costs
+
+
+def _shortest_config_per_api() -> list[str]:
+    from tests.engine_helpers.report_configs import _lines
+    shortest: dict[str, str] = {}
+    for line in _lines("cpu"):
+        api = line.split("(", 1)[0]
+        if get_spec(api) is not None and (api not in shortest or len(line) < len(shortest[api])):
+            shortest[api] = line
+    return sorted(shortest.values())
+
+
+def test_whether_an_edge_draw_places_anything_is_known_before_drawing():
+    """edge_draw_places (read off the tensor specs) says what materialising the edge draw would count, on the
+    shortest CPU-report config of every API with a spec and on preconditions: an edge draw is skipped unseen
+    only where it would have been the typical draw again."""
+    configs_seen = places = 0
+    for config in _shortest_config_per_api():
+        try:
+            bound, spec = _bound(config)
+        except Exception:
+            continue  # a config the engine cannot bind is unsupported before any draw
+        options = _options(spec)
+        try:
+            _, placed = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), options)
+        except Exception:
+            continue  # a domain that refuses these inputs: the typical draw says so first
+        assert inp.edge_draw_places(bound, spec.domains, options) == (placed > 0), config
+        configs_seen += 1
+        places += placed > 0
+    assert configs_seen > 50 and 0 < places < configs_seen  # topk's distinct values place none
+    spd_only = {"x": TensorSpec((2, 5, 5), "float64"), "z": TensorSpec((9,), "float32")}
+    assert not inp.edge_draw_places(spd_only, {"x": inp.spd(), "z": inp.unique()}, inp.EdgeOptions(nan_inf=True))
+    assert inp.edge_draw_places(spd_only, {"x": inp.spd()}, inp.EdgeOptions())
+    assert not inp.edge_draw_places({"z": TensorSpec((0,), "float32")}, {}, inp.EdgeOptions())
+
+
+def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
+    """The typical and the edge draw share seed 0 and so their output gradient: drawn once, handed to both
+    frameworks as copies, so the edge draw's backward sees the same values the replayed edge draw does."""
+    from apitester import execute
+    config = 'paddle.maximum(Tensor([50, 1],"float32"), Tensor([1, 100],"float32"), )'
+    calls = []
+    real = inp.uniform_array
+
+    def counting(rng, lo, hi, shape, dtype):
+        calls.append(tuple(shape))
+        return real(rng, lo, hi, shape, dtype)
+
+    monkeypatch.setattr(inp, "uniform_array", counting)
+    verdict = run_config(config)
+    assert verdict.status == "pass" and verdict.draws == ["typical:0", "edge:0", "typical:1", "typical:2"]
+    assert calls.count((50, 100)) == 3  # seeds 0, 1, 2: the edge draw reused seed 0's gradient
+    assert execute._GRADS is None  # nothing outlives the config
+    replayed = run_config(config, draw="edge:0")
+    assert replayed.status == "pass" and replayed.draws == ["edge:0"]
