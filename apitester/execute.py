@@ -474,16 +474,20 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
     reported: Verdict | None = None
     judged: list[str] = []
     not_judged: list[str] = []
+    # the typical draw's values, kept for the edge draw of the same seed (which would draw them again)
+    typical = {} if len(plan) > 1 and any(d.kind == inp.EDGE for d in plan) else None
     for current in plan:
         if reported is None:  # the first draw: an error here is the config's, as it always was
-            verdict = _run_draw(prepared, current, options, atol, rtol, replay=draw is not None)
+            verdict = _run_draw(prepared, current, options, atol, rtol, replay=draw is not None, typical=typical)
         else:
             try:
-                verdict = _run_draw(prepared, current, options, atol, rtol, replay=False)
+                verdict = _run_draw(prepared, current, options, atol, rtol, replay=False, typical=typical)
             except Exception as exc:  # a domain or reference that cannot take this draw
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 not_judged.append(f"draw {current} not judged (engine: {last[:160]})")
                 continue
+        if current.kind == inp.EDGE:
+            typical = None
         if verdict is None:  # an edge draw that placed no edge value: the typical draw again
             continue
         judged.append(str(current))
@@ -513,12 +517,12 @@ def _fails(verdict: Verdict) -> bool:
 
 
 def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, atol: float, rtol: float,
-              replay: bool) -> Verdict | None:
+              replay: bool, typical: dict | None = None) -> Verdict | None:
     """The verdict of one draw (None: an edge draw where no tensor takes edge values, unless replayed)."""
     if draw.kind == inp.EDGE and not replay and not inp.edge_draw_places(prepared.parsed, prepared.spec.domains,
                                                                           options):
         return None  # what materialising would find out, without drawing every tensor a second time
-    materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
+    materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options, typical)
     if draw.kind == inp.EDGE and not placed and not replay:
         return None
     verdict = _run_layers(replace(prepared, materialised=materialised), atol, rtol, draw.seed)

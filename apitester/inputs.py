@@ -663,14 +663,49 @@ def _finish(array: np.ndarray, spec: TensorSpec) -> InputTensor:
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)
 
 
-def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
-          edges: "_EdgeDraw | None" = None) -> InputTensor:
+class _WatchedArrays(Mapping):
+    """Other params' arrays as a domain sees them, noting whether it looked: a domain that read them may draw
+    other values in an edge draw (those arrays carry edges there), one that did not draws the typical values."""
+
+    def __init__(self, arrays: Mapping[str, Any]):
+        self._arrays = arrays
+        self.read = False
+
+    def __getitem__(self, key):
+        self.read = True
+        return self._arrays[key]
+
+    def __iter__(self):
+        self.read = True
+        return iter(self._arrays)
+
+    def __len__(self):
+        return len(self._arrays)
+
+
+def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
+                   typical: "dict | None") -> np.ndarray:
+    """The domain's values for one tensor; ``typical`` (an edge draw's cache of its typical draw) hands back the
+    values the typical draw of the same seed drew for it, unless the domain read other params' arrays."""
+    key = (seed, name, index, spec.shape, spec.dtype)
+    if typical is not None and key in typical:
+        return typical[key]
+    watched = _WatchedArrays(arrays)
     ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
-                        _rng(seed, name, index), args, arrays, name, index if index else None)
+                        _rng(seed, name, index), args, watched, name, index if index else None)
     values = (domain or default_values)(ctx)
+    if typical is not None and not watched.read:
+        typical[key] = values  # never written to: place_edges and _finish copy
+    return values
+
+
+def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
+          edges: "_EdgeDraw | None" = None, typical: "dict | None" = None) -> InputTensor:
+    values = _domain_values(spec, name, index, seed, domain, args, arrays, typical)
+    dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
     if edges is not None:
         values = np.asarray(values)
-        wanted = edge_values(domain, ctx.dtype, edges.options, name.split(".", 1)[0])
+        wanted = edge_values(domain, dtype, edges.options, name.split(".", 1)[0])
         # a generator of its own, so the typical values under the edges are the typical draw's
         values, placed = place_edges(values, wanted, _rng(seed, "edge " + name, index))
         edges.placed += placed
@@ -685,7 +720,7 @@ class _EdgeDraw:
     placed: int = 0
 
 
-def _materialise_param(value, name, seed, domain, args, arrays, edges=None):
+def _materialise_param(value, name, seed, domain, args, arrays, edges=None, typical=None):
     """The param's value with every TensorSpec replaced by an InputTensor (lists, tuples, slices
     and a **kwargs dict walked).  Tensors are numbered in order per name; an entry of a **kwargs
     dict is named ``param.key`` and numbered on its own."""
@@ -697,7 +732,7 @@ def _materialise_param(value, name, seed, domain, args, arrays, edges=None):
         scope = ".".join([name, *(p for p in path if isinstance(p, str))])
         index = counters.get(scope, 0)
         counters[scope] = index + 1
-        return _make(item, scope, index, seed, domain, args, arrays, edges)
+        return _make(item, scope, index, seed, domain, args, arrays, edges, typical)
 
     return walk(value, leaf, into=(list, tuple, slice, dict))
 
@@ -714,15 +749,20 @@ def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = No
 
 
 def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None, draw: Draw,
-                     options: EdgeOptions | None = None) -> tuple[dict[str, Any], int]:
+                     options: EdgeOptions | None = None, typical: dict | None = None) -> tuple[dict[str, Any], int]:
     """The inputs of one draw and how many edge values it placed (0 for a typical draw).
 
     A typical draw is ``materialise(bound, domains, draw.seed)``.  An edge draw is that draw with
     each tensor's edge values (``edge_values``) at deterministic positions; a tensor whose domain
     is a precondition keeps its typical values, and a domain reading another argument's array
-    sees that argument with its edges."""
+    sees that argument with its edges.
+
+    ``typical`` (a dict the caller keeps from the typical to the edge draw of one seed): the typical draw leaves
+    each tensor's domain values in it and the edge draw takes them from there instead of drawing them again --
+    the same values, both draw them from the same generator -- except where a domain read other params' arrays.
+    The caller drops it after the edge draw (it holds a copy of the inputs)."""
     edges = _EdgeDraw(options or EdgeOptions()) if draw.kind == EDGE else None
-    out = _materialise_all(bound, domains or {}, draw.seed, edges)
+    out = _materialise_all(bound, domains or {}, draw.seed, edges, typical)
     return out, edges.placed if edges else 0
 
 
@@ -746,13 +786,13 @@ def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     return False
 
 
-def _materialise_all(bound, domains, seed, edges) -> dict[str, Any]:
+def _materialise_all(bound, domains, seed, edges, typical=None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     arrays: dict[str, Any] = {}
     ordered = [k for k in bound if k not in domains] + [k for k in bound if k in domains]
     for key in ordered:
         value = bound[key]
-        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays, edges)
+        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays, edges, typical)
         out[key] = mat
         arrays[key] = _strip(mat)
     return {k: out[k] for k in bound}

@@ -255,3 +255,34 @@ def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
     assert execute._GRADS is None  # nothing outlives the config
     replayed = run_config(config, draw="edge:0")
     assert replayed.status == "pass" and replayed.draws == ["edge:0"]
+
+
+def test_an_edge_draw_from_the_typical_draws_values_is_the_edge_draw():
+    """The edge draw takes the typical draw's domain values instead of drawing them again: byte for byte the
+    edge draw drawn on its own, on the shortest CPU-report config of every API, and a domain that reads another
+    param's arrays (ties_with: those carry edges in the edge draw) draws its values again."""
+    compared = reused = 0
+    for config in _shortest_config_per_api():
+        try:
+            bound, spec = _bound(config)
+            options = _options(spec)
+            alone, placed = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), options)
+        except Exception:
+            continue
+        typical: dict = {}
+        inp.materialise_draw(bound, spec.domains, inp.Draw("typical", 0), options, typical)
+        reused += bool(typical)
+        cached, placed_cached = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), options, typical)
+        assert placed_cached == placed, config
+        pairs = list(zip(_arrays(alone), _arrays(cached)))
+        assert pairs and all(a.dtype == b.dtype and a.tobytes() == b.tobytes() for a, b in pairs), config
+        compared += 1
+    assert compared > 50 and reused > 50
+    bound = {"x": TensorSpec((40,), "float32"), "y": TensorSpec((40,), "float32")}
+    domains = {"y": inp.ties_with("x", fraction=0.5)}
+    typical: dict = {}
+    inp.materialise_draw(bound, domains, inp.Draw("typical", 0), inp.EdgeOptions(), typical)
+    assert [key[1] for key in typical] == ["x"]  # y read x's array: not kept
+    cached = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions(), typical)[0]
+    alone = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions())[0]
+    assert cached["y"].array.tobytes() == alone["y"].array.tobytes()
