@@ -30,6 +30,7 @@ torch.set_num_threads and paddle's core.set_num_threads) so N workers don't over
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -39,7 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import deque
+from collections import OrderedDict, deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
@@ -385,6 +387,15 @@ class WorkerPool:
         if worker in self._workers:
             self._workers.remove(worker)
 
+    def replace_exited(self) -> int:
+        """Replace the workers that exited while idle (killed, out of memory between runs), before any job is sent:
+        a job sent to one would read as that config's crash. Returns how many were replaced."""
+        exited = [w for w in self._workers if w.job is None and w.proc.poll() is not None]
+        for worker in exited:
+            self._stop(worker, kill=True)
+            self._spawn()
+        return len(exited)
+
     def wait_ready(self) -> dict:
         """Block until one worker is ready; returns its info (versions, cuda)."""
         self.start()
@@ -585,6 +596,48 @@ class WorkerPool:
                         signal=job.first_death, startup_timeout=self.startup_timeout), 0.0, attempts=job.attempt)
                 else:
                     job.worker = fresh
+
+
+# Started pools kept idle between runs (warm_pool), least recently used first. A release matrix runs lane after
+# lane, release after release, and a fresh pool pays each worker's start: importing paddle and torch and the
+# warm-up calls (2-6 s a worker), and ~1 s for the workers to exit.
+_IDLE_POOLS: "OrderedDict[str, WorkerPool]" = OrderedDict()
+
+
+@contextmanager
+def warm_pool(keep: int, workers: int | None = None, **options) -> Iterator[WorkerPool]:
+    """``with warm_pool(keep, workers, python=..., ...) as pool:`` -- a started WorkerPool for these options: an
+    idle one an earlier block left, or a new one. On leaving the block the pool stays idle for the next block with
+    the same options when none of its workers holds a job (a block left by an exception, or by a stop with configs
+    in flight, closes it); at most ``keep`` pools stay idle, the least recently used closed first. ``keep`` 0 is
+    ``with WorkerPool(...)``. An idle worker that died meanwhile is replaced like any dead worker."""
+    key = repr((workers, sorted(options.items())))
+    pool = _IDLE_POOLS.pop(key, None) or WorkerPool(workers, **options)
+    left_cleanly = False
+    try:
+        pool.replace_exited()
+        pool.start()
+        yield pool
+        left_cleanly = True
+    finally:
+        if left_cleanly and keep > 0 and not any(worker.job for worker in pool._workers):
+            _IDLE_POOLS[key] = pool
+            while len(_IDLE_POOLS) > keep:
+                _IDLE_POOLS.popitem(last=False)[1].close()
+        else:
+            pool.close()
+
+
+def idle_pools() -> int:
+    """How many started pools are kept idle in this process."""
+    return len(_IDLE_POOLS)
+
+
+@atexit.register
+def close_idle_pools() -> None:
+    """Close every idle pool (their workers also die with this process: the parent-death signal)."""
+    while _IDLE_POOLS:
+        _IDLE_POOLS.popitem(last=False)[1].close()
 
 
 def _build_of(info: dict) -> dict:

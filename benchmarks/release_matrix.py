@@ -3,7 +3,7 @@ every Paddle release installed, then the per-task "fixed in" answers the board s
 
     .venv/bin/python benchmarks/release_matrix.py [--origin reports/ci_ce_cpu/error_config.txt]
         [--per-task N] [--seed 0] [--max-input-bytes B] [--min-input-bytes B] [--workers 2] [--full]
-        [--releases all|X,Y] [--json OUT] [--keep-db PATH]
+        [--releases all|X,Y] [--warm-pools 8] [--json OUT] [--keep-db PATH]
 
 On a new temp SQLite database (the main one is never touched): migrate, bootstrap_board (the fixture and
 the PaddleAPITest reports at $PADDLEAPITEST_REPORTS, never copied), keep the CPU tasks' configs that the
@@ -53,6 +53,9 @@ def main(argv=None) -> int:
     parser.add_argument("--releases", default="all")
     parser.add_argument("--min-input-bytes", type=int, default=0,
                         help="leave out configs with fewer input bytes (to measure the largest on their own)")
+    parser.add_argument("--warm-pools", type=int, default=8,
+                        help="RUNNER_WARM_POOLS for the run: started worker pools kept idle between lanes (one per "
+                             "release for a dedicated matrix host; 0 starts fresh workers for every lane)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep-db", type=Path,
                         help="build the board in this SQLite file (replaced if present) and keep it, to query the "
@@ -68,6 +71,7 @@ def main(argv=None) -> int:
 
 def _measure(args, db: Path) -> int:
     os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    os.environ["RUNNER_WARM_POOLS"] = str(args.warm_pools)
     os.environ.setdefault("DJANGO_DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("PADDLE_ENVS_DIR", str(REPO / "var" / "paddle-envs"))
@@ -106,7 +110,8 @@ def _measure(args, db: Path) -> int:
           f"listed in {args.origin}: {listed}"
           f"{f'; {listed - len(kept)} outside {args.min_input_bytes}–{args.max_input_bytes or chr(8734)} input bytes left out' if args.max_input_bytes or args.min_input_bytes else ''}"
           f"{f'; seeded sample of ≤ {args.per_task} per task' if args.per_task else ''}); "
-          f"{len(releases)} releases {', '.join(releases)}; mode {mode}; {args.workers} worker(s)", flush=True)
+          f"{len(releases)} releases {', '.join(releases)}; mode {mode}; {args.workers} worker(s); "
+          f"{args.warm_pools} warm pool(s)", flush=True)
 
     started = time.monotonic()
     parent = run_service.create_matrix_run("tasks", tasks=tasks, releases=releases, lane="cpu",
@@ -138,7 +143,7 @@ def _measure(args, db: Path) -> int:
         kind = answer.kind if answer else "untested"
         kinds[f"fixed in {answer.release}" if kind == "fixed" else kind] += 1
         rows.append((task.number, task.api, kind, describe(answer) if answer else ""))
-    out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers,
+    out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers, "warm_pools": args.warm_pools,
            "wall": wall, "rounds": parent.scope.get("round", 1), "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],
            "framework_seconds": framework, "lanes": lanes_log, "answers": kinds, "per_task": rows,
            "statuses": {f"{r} {s}": n for (r, s), n in sorted(statuses.items())}, "state": parent.state}

@@ -226,6 +226,10 @@ RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
 RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))
 RUNNER_TIME_MAX = float(os.environ.get("RUNNER_TIME_MAX", "900"))
 RUNNER_MEMORY_BUDGET_MB = int(os.environ.get("RUNNER_MEMORY_BUDGET_MB", "0"))
+# How many started worker pools an executor process keeps idle for its next run with the same release and options
+# (apitester.pool.warm_pool): a release matrix's lanes then skip the workers' start. Each idle pool holds its
+# workers' memory (paddle + torch, ~0.5 GiB a worker), so 0 (close after every run) unless the host has room.
+RUNNER_WARM_POOLS = max(0, int(os.environ.get("RUNNER_WARM_POOLS", "0")))
 # Per-release Paddle environments (manage.py paddle_envs): where they live, and which releases
 # scripts/run.sh provisions at start ("3.0.0 3.2.2"; empty = only the main .venv's Paddle).
 PADDLE_ENVS_DIR = os.environ.get("PADDLE_ENVS_DIR") or str(BASE_DIR / "var" / "paddle-envs")

@@ -97,3 +97,70 @@ def test_a_retry_whose_fresh_worker_hangs_while_importing_is_timed_out(tmp_path)
     assert results[0].status == "crash" and verdict["signal"] == "SIGSEGV", verdict
     assert "did not become ready within 20 s, so no retry ran" in verdict["message"]
     assert 20 <= elapsed < 120
+
+
+# ---- warm pools: a release matrix's lanes skip the workers' start
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_warm_pool_is_reused_by_the_next_block_with_the_same_options_and_closed_past_the_limit():
+    from apitester.pool import close_idle_pools, idle_pools, warm_pool
+
+    close_idle_pools()
+    env = {"APITESTER_EXTRA_SPECS": EXTRA_SPECS}
+    try:
+        with warm_pool(1, 2, env=env) as pool:
+            first = {r.key: r for r in pool.run([("a", PASSING[0]), ("b", PASSING[1])])}
+            pids = {w.proc.pid for w in pool._workers}
+        assert idle_pools() == 1 and all(_alive(pid) for pid in pids)
+        with warm_pool(1, 2, env=env) as again:
+            assert again is pool and {w.proc.pid for w in again._workers} == pids  # no new start
+            second = {r.key: r for r in again.run([("a", PASSING[0]), ("b", PASSING[1])])}
+        timing = ("seconds", "framework_seconds")
+        assert ({k: {f: v for f, v in r.verdict.items() if f not in timing} for k, r in first.items()}
+                == {k: {f: v for f, v in r.verdict.items() if f not in timing} for k, r in second.items()})
+        # other options (another seed: another pool) past keep=1: the least recently used one is closed
+        with warm_pool(1, 2, env=env, seed=1) as other:
+            assert other is not pool
+            assert other.wait_ready()
+        assert idle_pools() == 1
+        deadline = time.monotonic() + 15
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        close_idle_pools()
+    assert idle_pools() == 0
+
+
+def test_a_warm_pool_left_by_an_exception_is_closed_and_a_dead_idle_worker_is_replaced():
+    from apitester.pool import close_idle_pools, idle_pools, warm_pool
+
+    close_idle_pools()
+    env = {"APITESTER_EXTRA_SPECS": EXTRA_SPECS}
+    try:
+        with pytest.raises(RuntimeError):
+            with warm_pool(2, 1, env=env) as pool:
+                pool.wait_ready()
+                broken = pool._workers[0].proc
+                raise RuntimeError("the run stopped")
+        assert idle_pools() == 0 and broken.poll() is not None
+        with warm_pool(2, 1, env=env) as pool:
+            pool.wait_ready()
+            victim = pool._workers[0].proc
+        victim.kill()  # dies while idle
+        victim.wait()
+        with warm_pool(2, 1, env=env) as same:
+            assert same is pool
+            results = list(same.run([("a", PASSING[0])]))
+        assert [r.status for r in results] == ["pass"] and results[0].attempts == 1
+        assert same._workers[0].proc.pid != victim.pid
+    finally:
+        close_idle_pools()

@@ -21,7 +21,7 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from apitester.pool import PoolError, TimeBudget, WorkerPool
+from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 from apitester.pool import estimate_bytes as config_bytes
 
 from .. import bisection
@@ -612,7 +612,7 @@ def _start(run: TestRun, info: dict, fan_out: bool) -> None:
 
 def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts,
              fan_out: bool) -> ExecutionReport:
-    with WorkerPool(workers or runner_workers(), device=run.lane, **opts) as pool:
+    with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
         if _declined(run, info, pool.build):
