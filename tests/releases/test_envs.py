@@ -62,3 +62,28 @@ def test_a_broken_env_fails_its_run_with_the_error_and_stores_nothing(settings, 
     assert run.state == "failed"
     assert "workers could not start" in run.message and "No module named" in run.message
     assert ConfigResult.objects.count() == 0
+
+
+def test_a_release_env_is_compiled_to_bytecode_once(old_env, tmp_path):
+    """uv installs no bytecode and PYTHONDONTWRITEBYTECODE (set on these hosts) keeps Python from caching any:
+    without compile_bytecode every worker start in a release env compiled paddle and torch from source again."""
+    assert old_env.bytecode, "scripts/test.sh's paddle_envs add compiles the env (an older env on first add)"
+    site = next((tmp for tmp in (os.path.join(old_env.path, "lib", d, "site-packages")
+                                 for d in os.listdir(os.path.join(old_env.path, "lib"))) if os.path.isdir(tmp)))
+    tag = sys.implementation.cache_tag
+    for package in ("paddle", "torch", "numpy"):
+        assert os.path.isfile(os.path.join(site, package, "__pycache__", f"__init__.{tag}.pyc")), package
+    # an env described before bytecode existed: compiled on ensure_bytecode, its description updated, once
+    env_dir = tmp_path / "9.9.9"
+    pkg = env_dir / "lib" / "python3.11" / "site-packages" / "demo"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("VALUE = 1\n")
+    (pkg / "py2_only.py").write_text("print 'a Python 2 file some packages ship'\n")
+    (env_dir / "bin").mkdir()
+    (env_dir / "bin" / "python").symlink_to(sys.executable)
+    (env_dir / paddle_envs.MARKER).write_text(json.dumps({"version": "9.9.9"}))
+    env = paddle_envs.PaddleEnv(version="9.9.9", path=str(env_dir), python=str(env_dir / "bin" / "python"))
+    assert paddle_envs.ensure_bytecode(env) is True
+    assert (pkg / "__pycache__" / f"__init__.{tag}.pyc").is_file()
+    assert json.loads((env_dir / paddle_envs.MARKER).read_text())["bytecode"] is True
+    assert paddle_envs.ensure_bytecode(env) is False

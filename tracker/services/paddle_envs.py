@@ -56,6 +56,7 @@ class PaddleEnv:
     tool: str = ""
     build_seconds: float = 0.0
     created: str = ""
+    bytecode: bool = False  # its packages are compiled (compile_bytecode); False for an env built before that
     main: bool = False
 
     def disk_bytes(self) -> int:
@@ -204,6 +205,31 @@ def _build(version: str, target: Path, *, tool: str, timeout: float) -> None:
         _run(cmd + packages, log, timeout)
 
 
+def compile_bytecode(env_path: Path, *, timeout: float = 1800.0) -> None:
+    """Compile the env's installed packages to bytecode once. uv installs none, and with PYTHONDONTWRITEBYTECODE
+    (set on these hosts) nothing is ever cached: every worker start in the env compiled paddle and torch from source
+    again (5.4 s to import both, against 2.2 s compiled, measured on 3.2.2). compileall writes the .pyc files
+    whatever that variable says; a package file that does not compile (some ship Python 2 test files) is left
+    as it is, so its exit status is not the env's."""
+    python = env_path / "bin" / "python"
+    for site in sorted((env_path / "lib").glob("python*/site-packages")):
+        subprocess.run([str(python), "-m", "compileall", "-q", "-j", "0", str(site)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=timeout, env={**os.environ, "PYTHONPATH": ""})
+
+
+def ensure_bytecode(env: PaddleEnv) -> bool:
+    """Compile an env built before compile_bytecode existed and note it in its description; True when it did."""
+    if env.main or env.bytecode:
+        return False
+    compile_bytecode(Path(env.path))
+    marker = Path(env.path) / MARKER
+    data = json.loads(marker.read_text())
+    data["bytecode"] = True
+    marker.write_text(json.dumps(data, indent=2) + "\n")
+    env.bytecode = True
+    return True
+
+
 def probe(python: str, *, timeout: float = 300.0) -> dict:
     """Versions as the env's own interpreter reports them (the repo is not needed for this)."""
     out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
@@ -219,6 +245,7 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
     check_release_name(version)
     for env in installed():
         if env.version == version:
+            ensure_bytecode(env)
             return env, False
     if check_index:
         offered, source = available_on_pypi()
@@ -245,6 +272,7 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
         data = {k: v for k, v in asdict(env).items() if k not in ("path", "python", "main")}
         (building / MARKER).write_text(json.dumps(data, indent=2) + "\n")
         os.rename(building, final)
+        ensure_bytecode(env)  # in place (the .pyc files name their sources: the final path, not the building one)
     except BaseException as exc:
         shutil.rmtree(building, ignore_errors=True)
         if isinstance(exc, subprocess.TimeoutExpired):
