@@ -266,9 +266,16 @@ def _floats_agree(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: fl
     diff, absb, limit = (np.empty(min(n, AGREE_CHUNK)) for _ in range(3))
     worst = (-1.0, 0)
     worst_rel = (-1.0, 0)
+    # chunks with the same bits on both sides (most of an agreeing output) differ by 0 everywhere: one integer
+    # compare instead of the float arithmetic
+    bits = _bit_views(a, b)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for start in range(0, n, AGREE_CHUNK):
             m = min(n - start, AGREE_CHUNK)
+            if bits is not None and np.array_equal(bits[0][start:start + m], bits[1][start:start + m]):
+                if worst[0] < 0:  # a first chunk of zeros: argmax's first index for both figures
+                    worst, worst_rel = (0.0, start), (0.0, start)
+                continue
             d, ab, lim = diff[:m], absb[:m], limit[:m]
             np.subtract(a[start:start + m], b[start:start + m], out=d, dtype=np.float64)
             np.absolute(d, out=d)
@@ -290,28 +297,18 @@ def _floats_agree(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: fl
     return worst[0], worst[1], worst_rel[0], worst_rel[1]
 
 
-def _bitwise_equal(actual: np.ndarray, desired: np.ndarray) -> bool:
-    """Same float dtype and the same bits everywhere (NaNs with the same payload included), chunk by chunk so
-    a difference early on stops the scan. -0.0 against 0.0, or NaNs of other payloads, read as not equal: the
-    float comparison then decides, as it always did."""
-    if actual.dtype != desired.dtype or actual.dtype.kind != "f":
-        return False
-    width = np.dtype(f"u{actual.dtype.itemsize}")
-    a = np.ascontiguousarray(actual).reshape(-1).view(width)
-    b = np.ascontiguousarray(desired).reshape(-1).view(width)
-    for start in range(0, a.size, AGREE_CHUNK):
-        if not np.array_equal(a[start:start + AGREE_CHUNK], b[start:start + AGREE_CHUNK]):
-            return False
-    return True
+def _bit_views(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Flat unsigned-integer views of two float arrays of one dtype (None for different dtypes or views that
+    are not contiguous): equal bits are equal values, NaN with NaN of the same payload and inf with inf included;
+    -0.0 against 0.0 or NaNs of other payloads read as different, and the float arithmetic decides those."""
+    if a.dtype != b.dtype or a.dtype.kind != "f" or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    width = np.dtype(f"u{a.dtype.itemsize}")
+    return a.view(width), b.view(width)
 
 
 def _agreement(actual: np.ndarray, desired: np.ndarray, kinds: set, atol: float, rtol: float) -> ArrayDiff | None:
     """The ArrayDiff of agreeing non-empty float or integer arrays without per-element arrays; None otherwise."""
-    if kinds == {"f"} and _bitwise_equal(actual, desired):
-        # identical floats (most elementwise outputs): every difference 0, argmax's first index for both
-        # figures, as the float pass below gives them, at the cost of one integer compare per element
-        first = tuple(0 for _ in actual.shape)
-        return ArrayDiff(True, 0, int(actual.size), 0.0, 0.0, first, first, 0, None, None)
     if kinds == {"f"}:
         agree = _floats_agree(actual, desired, atol, rtol)
         if agree is None:
