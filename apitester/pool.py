@@ -415,28 +415,28 @@ class WorkerPool:
     # -- running
 
     def run(self, jobs: Iterable[tuple[Any, str]], *, should_stop=None,
-            group_of: Callable[[Any], Hashable] | None = None) -> Iterator[PoolResult]:
+            group_of: Callable[[Any], Hashable] | None = None,
+            more: Callable[[], Iterable[tuple[Any, str]]] | None = None) -> Iterator[PoolResult]:
         """Run every (key, config); yield a PoolResult per config as it finishes (any order).
 
         ``should_stop()`` is asked at least every few seconds (also while a slow config runs);
         when it returns True the run stops and configs in flight are abandoned (close() kills them).
         ``group_of(key)`` (a task, say) turns on first-verdicts-first dispatch: see ``dispatch_order``.
+        ``more()`` is asked for the next batch of jobs once every job so far has been sent and a worker is free
+        (an empty batch: there is no more), so a caller feeding work in batches keeps every worker busy across
+        the batches' ends; each batch is dispatched in its own ``dispatch_order``.
         """
         self.start()
         pending: deque[_Job] = deque()
-        for key, config in jobs:
-            try:
-                too_large = self._too_large(key, config)
-            except Exception as exc:  # one config's sizing must not stop the run: it becomes that config's verdict
-                too_large = self._runner_error(_Job(key, config), "sizing the config", exc)
-            if too_large is not None:
-                yield too_large
-            else:
-                pending.append(_Job(key, config))
-        pending = deque(dispatch_order(pending, lambda job: config_elements(job.config),
-                                       None if group_of is None else (lambda job: group_of(job.key))))
-        while pending or any(w.job for w in self._workers):
+        yield from self._admit(jobs, pending, group_of)
+        while True:
             if should_stop is not None and should_stop():
+                return
+            if more is not None and not pending and (self._free_worker() or not any(w.job for w in self._workers)):
+                if not (yield from self._admit(more(), pending, group_of)):
+                    more = None  # an empty batch: nothing more to come
+                continue  # (a batch of only too-large configs was answered at once: ask for the next)
+            if not (pending or any(w.job for w in self._workers)):
                 return
             for worker in self._workers:
                 if worker.ready and not worker.retiring and worker.job is None and pending:
@@ -452,6 +452,28 @@ class WorkerPool:
             yield from self._poll(min(wait, 5.0), pending)
             yield from self._expire(pending)
             yield from self._expire_startup(pending)
+
+    def _admit(self, jobs: Iterable[tuple[Any, str]], pending: deque, group_of) -> Iterator[PoolResult]:
+        """Size each job: a too-large config's verdict is yielded at once, the rest join ``pending`` in
+        dispatch order. Returns how many jobs there were."""
+        admitted = []
+        count = 0
+        for key, config in jobs:
+            count += 1
+            try:
+                too_large = self._too_large(key, config)
+            except Exception as exc:  # one config's sizing must not stop the run: it becomes that config's verdict
+                too_large = self._runner_error(_Job(key, config), "sizing the config", exc)
+            if too_large is not None:
+                yield too_large
+            else:
+                admitted.append(_Job(key, config))
+        pending.extend(dispatch_order(admitted, lambda job: config_elements(job.config),
+                                      None if group_of is None else (lambda job: group_of(job.key))))
+        return count
+
+    def _free_worker(self) -> bool:
+        return any(w.ready and not w.retiring and w.job is None for w in self._workers)
 
     def _too_large(self, key: Any, config: str) -> PoolResult | None:
         """The config's skipped_too_large verdict when its estimate exceeds the budget, else None."""

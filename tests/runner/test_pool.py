@@ -164,3 +164,19 @@ def test_a_warm_pool_left_by_an_exception_is_closed_and_a_dead_idle_worker_is_re
         assert same._workers[0].proc.pid != victim.pid
     finally:
         close_idle_pools()
+
+
+def test_more_feeds_batches_until_an_empty_one_and_a_batch_of_only_too_large_configs_does_not_end_it():
+    huge = 'paddle.clip(x=Tensor([4096, 4096],"float64"), )'  # 128 MiB of input: over the 64 MiB budget below
+    batches = [[("huge", huge)], [("b", PASSING[1])], []]
+    asked = []
+
+    def more():
+        asked.append(len(batches))
+        return batches.pop(0) if batches else []
+
+    with WorkerPool(2, memory_budget=64 << 20, env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
+        results = {r.key: r for r in pool.run([("a", PASSING[0])], more=more)}
+    assert set(results) == {"a", "huge", "b"}
+    assert results["huge"].status == "skipped_too_large" and results["a"].status == results["b"].status == "pass"
+    assert asked == [3, 2, 1]  # asked once more after the too-large batch, never after the empty one

@@ -132,6 +132,24 @@ def test_execute_run_works_through_every_shard_and_skips_stored_verdicts(three_t
 
 
 
+def test_the_next_shard_is_leased_while_a_slow_config_of_the_last_one_runs(settings, extra_specs):
+    """Two workers, shards of two: shard 0 is the task's smallest config and the slow one. The worker that is done
+    with the small one leases shard 1 and runs both its configs while the slow config still runs -- one shard at
+    a time it idled until the slow config ended, and the slow verdict was stored before shard 1's."""
+    settings.RUNNER_SHARD_SIZE = 2
+    slow = 'paddle.testonly.slow(Tensor([64],"float32"), 3.0, )'
+    fast = [f'paddle.testonly.slow(Tensor([{n}],"float32"), 0.0, )' for n in (2, 3, 4)]
+    make_task(1, "paddle.testonly.slow", [slow, *fast])
+    run = create_run("tasks", tasks=[1], lane="cpu")
+    shards.ensure_shards(run)
+    assert _configs(RunShard.objects.get(run=run, index=0)) == [fast[0], slow]
+    report = execute_run(run.pk, workers=2, options=FAST)
+    assert (report.state, report.executed, report.shards_finished) == ("done", 4, 2)
+    stored = list(ConfigResult.objects.filter(run=run).order_by("id").values_list("failing_config__config", flat=True))
+    assert stored[-1] == slow and set(stored[:3]) == set(fast)
+    assert set(RunShard.objects.filter(run=run).values_list("state", flat=True)) == {"done"}
+
+
 def test_sweep_leaves_a_running_matrix_parent_alone(settings):
     # A matrix parent is `running` while a lane runs, but has no executor, heartbeat or shard of its own: its
     # lanes are the runs the sweep judges. It was taken for an orphaned run, re-queued at every heartbeat round

@@ -25,7 +25,7 @@ from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 from apitester.pool import estimate_bytes as config_bytes
 
 from .. import bisection
-from ..models import ConfigResult, FailingConfig, Source, Task, TaskStatus, TestRun
+from ..models import ConfigResult, FailingConfig, RunShard, Source, Task, TaskStatus, TestRun
 from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
 from ..vocab import ACTIVE_RUN_STATES, EventKind, Status, status_class
 from . import paddle_envs, shards
@@ -625,42 +625,83 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
         report.skipped_existing = ConfigResult.objects.filter(run=run).count()
         if claimed == "started":
             _start(run, info, fan_out)
-        while (shard := shards.lease_next(run, me)) is not None:
-            # The newest leaser is the run's executor of record: alive whenever anyone is still working on it,
-            # so the sweep never sends a run back to `queued` under a live executor between two of its shards.
-            TestRun.objects.filter(pk=run.pk, state=TestRun.State.RUNNING).update(executor=me)
-            if not _run_shard(run, shard, me, pool, report):
-                break  # cancelled, or the lease was lost: what the pool had in flight is abandoned with it
+        _run_shards(run, me, pool, report)
     _finish_if_complete(run, report)
     report.wall_seconds = time.monotonic() - started
     return report
 
 
-def _run_shard(run: TestRun, shard, me: str, pool: WorkerPool, report: ExecutionReport) -> bool:
-    """Run the shard's configs that have no result yet; True when it was finished, False when stopped."""
-    done_ids = set(ConfigResult.objects.filter(run=run, failing_config_id__in=shard.config_ids)
-                   .values_list("failing_config_id", flat=True))
-    by_id = {fc.id: fc for fc in FailingConfig.objects.filter(pk__in=shard.config_ids)}
-    pending = [by_id[i] for i in shard.config_ids if i in by_id and i not in done_ids]
-    last_beat = [time.monotonic()]
-    stopped = [False]
+class _HeldShards:
+    """The shards an executor holds while its pool works through them. The next shard is leased when the pool has
+    sent every config it has and a worker is free, so no worker waits at a shard's end for the shard's slowest
+    config (one shard at a time idled a worker for about half a config at each of a lane's shard ends)."""
 
-    def should_stop() -> bool:
-        # Lease renewal (the heartbeat) and cancel check, every few seconds even while a slow config runs.
-        if time.monotonic() - last_beat[0] < 2.0:
-            return stopped[0]
-        last_beat[0] = time.monotonic()
-        held = shards.renew(shard, me)
-        TestRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
-        stopped[0] = not held or TestRun.objects.values_list("state", flat=True).get(pk=run.pk) != TestRun.State.RUNNING
-        return stopped[0]
+    def __init__(self, run: TestRun, me: str, report: ExecutionReport):
+        self.run, self.me, self.report = run, me, report
+        self.held: dict[int, RunShard] = {}
+        self.open: dict[int, set[int]] = {}      # shard id -> its configs without a stored verdict
+        self.shard_of: dict[int, int] = {}       # config id -> shard id
+        self.by_id: dict[int, FailingConfig] = {}
+        self.last_beat = time.monotonic()
+        self.stopped = False
 
+    def lease(self) -> list[tuple[int, str]]:
+        """The next shard's configs that have no result yet ([] when no shard is left, or after a stop); a leased
+        shard with none left is finished on the spot."""
+        while not self.stopped and (shard := shards.lease_next(self.run, self.me)) is not None:
+            # The newest leaser is the run's executor of record: alive whenever anyone is still working on it,
+            # so the sweep never sends a run back to `queued` under a live executor between two of its shards.
+            TestRun.objects.filter(pk=self.run.pk, state=TestRun.State.RUNNING).update(executor=self.me)
+            done_ids = set(ConfigResult.objects.filter(run=self.run, failing_config_id__in=shard.config_ids)
+                           .values_list("failing_config_id", flat=True))
+            by_id = {fc.id: fc for fc in FailingConfig.objects.filter(pk__in=shard.config_ids)}
+            pending = [by_id[i] for i in shard.config_ids if i in by_id and i not in done_ids]
+            if not pending:
+                self._finish(shard)
+                continue
+            self.held[shard.pk], self.open[shard.pk] = shard, {fc.id for fc in pending}
+            for fc in pending:
+                self.shard_of[fc.id], self.by_id[fc.id] = shard.pk, fc
+            return [(fc.id, fc.config) for fc in pending]
+        return []
+
+    def should_stop(self) -> bool:
+        """Lease renewal (the heartbeat) and cancel check, every few seconds even while a slow config runs: stop
+        when the run is no longer running or a held shard's lease was lost."""
+        if time.monotonic() - self.last_beat < 2.0:
+            return self.stopped
+        self.last_beat = time.monotonic()
+        held = [shards.renew(shard, self.me) for shard in self.held.values()]  # every one, not up to a loss
+        TestRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
+        state = TestRun.objects.values_list("state", flat=True).get(pk=self.run.pk)
+        self.stopped = self.stopped or not all(held) or state != TestRun.State.RUNNING
+        return self.stopped
+
+    def stored(self, config_id: int) -> None:
+        """The config's verdict is stored: its shard is finished when it was the shard's last."""
+        shard_id = self.shard_of.pop(config_id)
+        self.open[shard_id].discard(config_id)
+        if not self.open[shard_id]:
+            del self.open[shard_id]
+            self._finish(self.held.pop(shard_id))
+
+    def _finish(self, shard: RunShard) -> None:
+        if shards.finish(shard, self.me):
+            self.report.shards_finished += 1
+        else:
+            self.stopped = True  # the lease was lost: another executor has the shard now
+
+
+def _run_shards(run: TestRun, me: str, pool: WorkerPool, report: ExecutionReport) -> None:
+    """Lease shards and run their configs until none is left, the run is cancelled or a lease is lost (what the
+    pool had in flight is then abandoned with it)."""
+    held = _HeldShards(run, me, report)
     # Grouped by task: in the first shard every task's smallest config comes first (pool.dispatch_order).
-    for result in pool.run(((fc.id, fc.config) for fc in pending), should_stop=should_stop,
-                           group_of=lambda fc_id: by_id[fc_id].task_id):
-        if should_stop():
-            return False
-        if store_result(run, by_id[result.key], result.verdict, result.seconds, result.attempts,
+    for result in pool.run(held.lease(), should_stop=held.should_stop, more=held.lease,
+                           group_of=lambda fc_id: held.by_id[fc_id].task_id):
+        if held.should_stop():
+            return
+        if store_result(run, held.by_id[result.key], result.verdict, result.seconds, result.attempts,
                         build=result.build or pool.build):
             report.executed += 1
             report.worker_seconds += result.seconds
@@ -668,12 +709,9 @@ def _run_shard(run: TestRun, shard, me: str, pool: WorkerPool, report: Execution
             # A stored verdict is progress: the sweep's count of re-queues in a row starts again.
             TestRun.objects.filter(pk=run.pk).update(
                 done=ConfigResult.objects.filter(run=run).count(), heartbeat_at=timezone.now(), requeues=0)
-    if should_stop():
-        return False
-    if shards.finish(shard, me):
-        report.shards_finished += 1
-        return True
-    return False
+        held.stored(result.key)
+        if held.stopped:
+            return
 
 
 def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
