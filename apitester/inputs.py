@@ -313,14 +313,14 @@ def place_edges(values: np.ndarray, edges: list, rng: np.random.Generator) -> tu
     count = min(n, len(edges))
     if not count:
         return values, 0
-    out = np.array(values, copy=True)
+    out = np.array(values, copy=True, order="C")  # C order: flat below is a view of it
     # a big tensor's positions without a permutation of all n (O(count), where permutation is O(n));
     # small tensors keep the permutation's positions, those their stored draws were judged on
     positions = rng.permutation(n)[:count] if n <= EDGE_PERMUTATION_ELEMENTS else rng.choice(n, count, replace=False)
     flat = out.reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):
         flat[positions] = np.asarray(edges[:count]).astype(out.dtype)
-    return flat.reshape(values.shape), count
+    return out, count
 
 # ---------------------------------------------------------------- domain helpers
 
@@ -469,13 +469,18 @@ def unique(lo: float = -1.0, hi: float = 1.0) -> Callable:
                              f"the tensor needs {n}")
         if ctx.dtype in INT_DTYPES or ctx.dtype == "bool":
             base = np.arange(n) - (0 if ctx.dtype.startswith("u") else n // 2)
-            return ctx.rng.permutation(base).reshape(ctx.shape).astype(ctx.dtype)
+            # cast first, then permute: the same order (the shuffle's draws depend on the length only), half the
+            # memory to move for a big tensor
+            values = ctx.rng.permutation(base.astype(ctx.dtype))
+            values.shape = ctx.shape  # (in place: the array stays its own, not a view _finish would copy)
+            return values
         grid = np.linspace(lo, hi, n, endpoint=False) if n else np.zeros(0)
         if ctx.dtype in ("float16", "bfloat16") and n > 1:
             span = 2048 if ctx.dtype == "float16" else 256
             if n > span:  # not enough distinct low-precision values in [lo, hi): widen
                 grid = np.arange(n) - n / 2
-        values = ctx.rng.permutation(grid).reshape(ctx.shape).astype(numpy_dtype(ctx.dtype))
+        values = ctx.rng.permutation(grid.astype(numpy_dtype(ctx.dtype)))
+        values.shape = ctx.shape
         # Only formats whose grid can repeat are checked (float32 from 2**22 elements on).
         may_repeat = ctx.dtype in ("float16", "bfloat16") or (ctx.dtype == "float32" and n > 1 << 22)
         if n < 2 or not may_repeat or np.unique(_stored(values, ctx.dtype)).size == n:
@@ -651,13 +656,17 @@ def _rng(seed: int, name: str, index: int) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode()), index])
 
 
-def _finish(array: np.ndarray, spec: TensorSpec) -> InputTensor:
+def _finish(array: np.ndarray, spec: TensorSpec, fresh: bool = False) -> InputTensor:
+    """The input tensor of these values. ``fresh``: the values are a new array nothing else holds (a domain's
+    own output), so one of the right dtype and layout is the input itself instead of a copy (a copy of a big
+    input was a fifth of its draw); anything else -- kept for the edge draw, a view, read-only -- is copied."""
     target = numpy_dtype(spec.dtype)
     array = np.asarray(array)
     if array.shape != spec.shape:
         array = np.broadcast_to(array, spec.shape)
+    reuse = fresh and array.flags.owndata and array.flags.writeable
     # np.array, not ascontiguousarray: the latter turns 0-d into shape (1,)
-    array = np.array(array, dtype=target, order="C")
+    array = np.array(array, dtype=target, order="C", copy=None if reuse else True)
     if spec.dtype in ("bfloat16", "uint16"):
         array = round_to_bfloat16(array)
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)
@@ -684,24 +693,26 @@ class _WatchedArrays(Mapping):
 
 
 def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
-                   typical: "dict | None") -> np.ndarray:
-    """The domain's values for one tensor; ``typical`` (an edge draw's cache of its typical draw) hands back the
-    values the typical draw of the same seed drew for it, unless the domain read other params' arrays."""
+                   typical: "dict | None") -> tuple[np.ndarray, bool]:
+    """The domain's values for one tensor, and whether they are a new array nothing else holds; ``typical``
+    (an edge draw's cache of its typical draw) hands back the values the typical draw of the same seed drew for
+    it, unless the domain read other params' arrays (whose arrays it may also have handed back)."""
     key = (seed, name, index, spec.shape, spec.dtype)
     if typical is not None and key in typical:
-        return typical[key]
+        return typical[key], False
     watched = _WatchedArrays(arrays)
     ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
                         _rng(seed, name, index), args, watched, name, index if index else None)
     values = (domain or default_values)(ctx)
     if typical is not None and not watched.read:
-        typical[key] = values  # never written to: place_edges and _finish copy
-    return values
+        typical[key] = values  # never written to: place_edges and _finish copy it
+        return values, False
+    return values, not watched.read
 
 
 def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
           edges: "_EdgeDraw | None" = None, typical: "dict | None" = None) -> InputTensor:
-    values = _domain_values(spec, name, index, seed, domain, args, arrays, typical)
+    values, fresh = _domain_values(spec, name, index, seed, domain, args, arrays, typical)
     dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
     if edges is not None:
         values = np.asarray(values)
@@ -709,7 +720,8 @@ def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arra
         # a generator of its own, so the typical values under the edges are the typical draw's
         values, placed = place_edges(values, wanted, _rng(seed, "edge " + name, index))
         edges.placed += placed
-    return _finish(values, spec)
+        fresh = fresh or placed > 0  # place_edges copied
+    return _finish(values, spec, fresh)
 
 
 @dataclass

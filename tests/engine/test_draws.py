@@ -286,3 +286,42 @@ def test_an_edge_draw_from_the_typical_draws_values_is_the_edge_draw():
     cached = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions(), typical)[0]
     alone = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions())[0]
     assert cached["y"].array.tobytes() == alone["y"].array.tobytes()
+
+
+def test_an_input_written_in_place_by_the_typical_draw_leaves_the_edge_draw_as_drawn_alone():
+    """The typical draw's input tensors are the domains' own arrays where nothing else holds them (no copy), but
+    never the values kept for the edge draw: an API that writes its input in place (Torch shares the arrays it
+    is given) cannot change what the edge draw is built from."""
+    config = 'paddle.logit(x=Tensor([64, 8],"float32"), )'
+    bound, spec = _bound(config)
+    options = _options(spec)
+    typical: dict = {}
+    drawn, _ = inp.materialise_draw(bound, spec.domains, inp.Draw("typical", 0), options, typical)
+    assert typical and all(not np.shares_memory(a, kept) for a in _arrays(drawn) for kept in typical.values())
+    for a in _arrays(drawn):
+        a[...] = 7.0  # an in-place API
+    cached, _ = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), options, typical)
+    alone, _ = inp.materialise_draw(bound, spec.domains, inp.Draw("edge", 0), options)
+    assert [a.tobytes() for a in _arrays(cached)] == [a.tobytes() for a in _arrays(alone)]
+    # without a cache the domain's new array is the input itself, and it is writable and C-contiguous
+    fresh = _arrays(inp.materialise(bound, spec.domains, 0))[0]
+    assert fresh.flags.owndata and fresh.flags.writeable and fresh.flags.c_contiguous
+
+
+def test_distinct_values_are_permuted_after_the_cast_in_the_same_order():
+    """unique() permutes the values in the tensor's own dtype: the same order as permuting the float64 grid and
+    casting after (the shuffle's draws depend on the length only), value for value."""
+    for dtype, shape, lo, hi in (("float32", (300, 7), -1.0, 1.0), ("float16", (1500,), -1.0, 1.0),
+                                 ("float64", (5, 5), 0.0, 3.0), ("int32", (40, 3), 0, 0), ("uint8", (200,), 0, 0),
+                                 ("bool", (2,), 0, 0), ("float32", (), -1.0, 1.0)):
+        n = int(np.prod(shape))
+        ctx = inp.DomainContext(shape, dtype, np.random.default_rng([3, 1, 0]), {}, {})
+        values = inp.unique(lo, hi)(ctx)
+        rng = np.random.default_rng([3, 1, 0])
+        if dtype in ("int32", "uint8", "bool"):
+            base = np.arange(n) - (0 if dtype.startswith("u") else n // 2)
+            before = rng.permutation(base).reshape(shape).astype(dtype)
+        else:
+            before = rng.permutation(np.linspace(lo, hi, n, endpoint=False)).reshape(shape).astype(dtype)
+        assert values.dtype == before.dtype and values.shape == before.shape
+        assert values.tobytes() == before.tobytes(), dtype
