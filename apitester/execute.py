@@ -267,8 +267,19 @@ def _paddle_out(value) -> Out:
         t = value.detach() if hasattr(value, "detach") else value
         if name == "bfloat16":
             t = t.astype("float32")
-        return Out(np.asarray(t.numpy()), name, True)
+        return Out(_paddle_array(t), name, True)
     return _plain_out(value)
+
+
+def _paddle_array(t) -> np.ndarray:
+    """A CPU tensor's values without a copy: numpy reads Paddle's memory through DLPack (the array holds the
+    tensor's allocation), as torch's .numpy() already does. Tensor.numpy() copied every output -- on a broadcast
+    maximum, a 30-million-element copy per draw. A tensor DLPack can't hand over (another device, a dtype numpy
+    has no DLPack name for) is copied as before; the values are the same either way."""
+    try:
+        return np.from_dlpack(t)
+    except (BufferError, TypeError, RuntimeError, ValueError, AttributeError):
+        return np.asarray(t.numpy())
 
 
 def _torch_out(value) -> Out:
@@ -284,6 +295,10 @@ def _torch_out(value) -> Out:
             t = t.cpu()
         if t.is_conj():
             t = t.resolve_conj()
+        if not t.is_contiguous():
+            # an expanded gradient (sum's: one value with stride 0) is made whole by torch's copy; numpy would
+            # copy it element by element at every comparison (0.2 s for 38 million float16)
+            t = t.contiguous()
         return Out(t.numpy(), name, True)
     return _plain_out(value)
 
@@ -351,7 +366,8 @@ def _grad_outputs(outs_p, outs_t):
 def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
     """Output ``index``'s gradient: uniform in [-1, 1), from its own generator. Drawn once per run_config and
     key (the typical and the edge draw share a seed, the strict and the adapted layer their outputs); the
-    array is the same every time it is asked for, so callers hand the frameworks copies of it."""
+    array is the same every time it is asked for and nobody writes to it: Paddle gets a copy (to_tensor), torch
+    the array itself (its autograd does not write to a gradient the caller still holds)."""
     key = (tuple(shape), dtype, seed, index)
     cached = _GRADS.get(key) if _GRADS is not None else None
     if cached is not None:
@@ -721,8 +737,9 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
     except Exception as exc:
         return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
     try:
-        # a copy: torch may accumulate into a gradient buffer in place, and the array is reused by the next draw
-        g_t = [torch.from_numpy(g).to(dtype=t.dtype, device=t.device, copy=True) for g, (_, _, t) in zip(grads_np, pairs)]
+        # no copy, though the array is reused by the next draw of the same seed: torch accumulates into a gradient
+        # in place only when nothing else references it (InputBuffer: use_count 1), and g_t does until it returns
+        g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
         t_grads = _CLOCK.call(torch.autograd.grad, [t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
                                       allow_unused=True)
     except Exception as exc:

@@ -73,3 +73,49 @@ def test_framework_seconds_count_the_calls_of_both_sides_and_not_the_engine():
     assert v.seconds >= v.framework_seconds + 0.3 * draws  # the input generation is the engine's
     again = run_config('apitester_test.tanh(Tensor([4],"float64"), )')
     assert 0 < again.framework_seconds <= again.seconds  # reset per config, not carried over from the first
+
+
+def test_paddle_outputs_are_read_without_a_copy_and_outlive_their_tensor():
+    """_paddle_array reads a CPU tensor's memory through DLPack (no copy), value for value what Tensor.numpy()
+    gives, for every dtype and layout a config produces; the array holds the allocation, so the tensor going away
+    and Paddle allocating again changes nothing in it."""
+    import gc
+
+    import numpy as np
+
+    from apitester.execute import _paddle_array, frameworks
+
+    paddle, _ = frameworks()
+    base = paddle.to_tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5)
+    cases = [base, base.astype("float16"), base.astype("float64"), base.astype("int64"), base > 0,
+             base.astype("int8"), paddle.to_tensor(np.array(2.5, np.float32)), paddle.zeros([0, 3]),
+             paddle.transpose(base, [2, 0, 1]), paddle.complex(base, -base)]
+    for t in cases:
+        arr = _paddle_array(t)
+        expected = t.numpy()
+        assert arr.dtype == expected.dtype and arr.shape == expected.shape
+        assert np.array_equal(arr, expected), t.dtype
+    big = paddle.exp(paddle.to_tensor(np.linspace(-1, 1, 1 << 20, dtype=np.float32)))
+    arr = _paddle_array(big)
+    assert not arr.flags.owndata  # Paddle's own memory: no copy was made
+    expected = arr.copy()
+    del big
+    gc.collect()
+    churn = [paddle.full([1 << 20], 123.0) for _ in range(8)]  # reuse freed memory if it had been freed
+    assert np.array_equal(arr, expected) and len(churn) == 8
+
+
+def test_an_expanded_torch_gradient_is_compared_as_one_contiguous_array():
+    """paddle.sum's gradient on the Torch side is one value expanded with stride 0: _torch_out makes it whole with
+    torch's copy (numpy's strided copy of it at every comparison cost more than the API), values unchanged."""
+    import numpy as np
+
+    from apitester.execute import _torch_out, frameworks
+
+    _, torch = frameworks()
+    expanded = torch.full((3, 1), 0.5, dtype=torch.float16).expand(3, 1000)
+    out = _torch_out(expanded)
+    assert out.array.flags.c_contiguous and out.array.shape == (3, 1000) and out.dtype == "float16"
+    assert np.array_equal(out.array, np.full((3, 1000), 0.5, np.float16))
+    v = run_config('paddle.sum(Tensor([4, 70000],"float16"), axis=1, )')
+    assert v.status == "pass" and "grads of x" in v.message
