@@ -8,7 +8,7 @@ of all the sample's tasks (`retest --tasks`) and times it from queueing until th
 clusters' worker start-up included, as on real hosts. Prints each wall time, the configs each cluster's
 executors finished, and the speed-up wall(1) ÷ wall(2).
 
-    .venv/bin/python benchmarks/shards.py [--sample 160] [--shard-size 10] [--clusters 1 2]
+    .venv/bin/python benchmarks/shards.py [--sample 160] [--shard-size 10] [--clusters 1 2] [--threads-per-worker N]
 """
 from __future__ import annotations
 
@@ -93,18 +93,22 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=160)
     parser.add_argument("--shard-size", type=int, default=10)
     parser.add_argument("--clusters", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--threads-per-worker", type=int, default=0,
+                        help="RUNNER_THREADS_PER_WORKER of every qcluster (0: cores ÷ RUNNER_WORKERS, i.e. all cores "
+                             "for each cluster's one worker -- two clusters on one machine then oversubscribe it)")
     args = parser.parse_args()
     configs = sample_configs(Path(args.reports), args.sample)
     with tempfile.TemporaryDirectory(prefix="shards-bench-") as tmp:
         db = Path(tmp) / "db.sqlite3"
         env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "DJANGO_DEBUG": "1", "PYTHONUNBUFFERED": "1",
                "PYTHONPATH": str(ROOT), "RUNNER_WORKERS": "1", "Q_WORKERS": "1", "LOG_LEVEL": "WARNING",
-               "RUNNER_SHARD_SIZE": str(args.shard_size)}
+               "RUNNER_SHARD_SIZE": str(args.shard_size), "RUNNER_THREADS_PER_WORKER": str(args.threads_per_worker)}
         env.pop("REDIS_URL", None)
         subprocess.run([PY, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
         tasks = seed(env, Path(tmp), configs)
         print(f"{len(configs)} configs of {len(tasks)} APIs, shards of {args.shard_size}, {os.cpu_count()} cores, "
+              f"{args.threads_per_worker or 'cores ÷ workers'} thread(s) per worker, "
               f"load average {os.getloadavg()[0]:.1f}")
         walls = {}
         for clusters in args.clusters:

@@ -230,6 +230,9 @@ RUNNER_MEMORY_BUDGET_MB = int(os.environ.get("RUNNER_MEMORY_BUDGET_MB", "0"))
 # (apitester.pool.warm_pool): a release matrix's lanes then skip the workers' start. Each idle pool holds its
 # workers' memory (paddle + torch, ~0.5 GiB a worker), so 0 (close after every run) unless the host has room.
 RUNNER_WARM_POOLS = max(0, int(os.environ.get("RUNNER_WARM_POOLS", "0")))
+# Threads each pool worker gives Paddle/Torch/BLAS (OMP_NUM_THREADS & co.); 0: the host's cores ÷ RUNNER_WORKERS.
+# A host running several qclusters sets it so their workers together do not ask for more threads than it has cores.
+RUNNER_THREADS_PER_WORKER = max(0, int(os.environ.get("RUNNER_THREADS_PER_WORKER", "0")))
 # Per-release Paddle environments (manage.py paddle_envs): where they live, and which releases
 # scripts/run.sh provisions at start ("3.0.0 3.2.2"; empty = only the main .venv's Paddle).
 PADDLE_ENVS_DIR = os.environ.get("PADDLE_ENVS_DIR") or str(BASE_DIR / "var" / "paddle-envs")

@@ -147,3 +147,17 @@ def test_scope_errors_change_nothing():
     assert TestRun.objects.count() == 0
     run = create_run("all_open", lane="cpu")
     assert run.scope == {"kind": "all_open", "tasks": [1]} and run.total == 1
+
+
+def test_threads_per_worker_is_a_setting_the_pool_workers_obey(settings):
+    """RUNNER_THREADS_PER_WORKER: several qclusters on one host would otherwise each give their workers all the
+    host's cores (cores ÷ RUNNER_WORKERS) and oversubscribe it (benchmarks/shards.py: 1.21× with 2 clusters, 1.86×
+    with one thread each)."""
+    from apitester.pool import WorkerPool
+    from tracker.services.runs import pool_options
+
+    settings.RUNNER_THREADS_PER_WORKER = 1
+    with WorkerPool(1, **pool_options()) as pool:
+        assert pool.wait_ready()["threads"] == 1
+    settings.RUNNER_THREADS_PER_WORKER = 0
+    assert pool_options()["threads_per_worker"] is None  # cores ÷ workers, as before

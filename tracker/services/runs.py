@@ -84,6 +84,7 @@ def pool_options() -> dict:
             maximum=settings.RUNNER_TIME_MAX,
         ),
         "memory_budget": budget_mb * 2**20 if budget_mb else None,
+        "threads_per_worker": settings.RUNNER_THREADS_PER_WORKER or None,
     }
 
 
