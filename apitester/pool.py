@@ -387,6 +387,11 @@ class WorkerPool:
         if worker in self._workers:
             self._workers.remove(worker)
 
+    @property
+    def busy(self) -> bool:
+        """Some worker holds a job (a config in flight)."""
+        return any(w.job for w in self._workers)
+
     def replace_exited(self) -> int:
         """Replace the workers that exited while idle (killed, out of memory between runs), before any job is sent:
         a job sent to one would read as that config's crash. Returns how many were replaced."""
@@ -432,14 +437,14 @@ class WorkerPool:
         while True:
             if should_stop is not None and should_stop():
                 return
-            if more is not None and not pending and (self._free_worker() or not any(w.job for w in self._workers)):
+            if more is not None and not pending and (self._free_worker() or not self.busy):
                 if not (yield from self._admit(more(), pending, group_of)):
                     more = None  # an empty batch: nothing more to come
                 continue  # (a batch of only too-large configs was answered at once: ask for the next)
-            if not (pending or any(w.job for w in self._workers)):
+            if not (pending or self.busy):
                 return
             for worker in self._workers:
-                if worker.ready and not worker.retiring and worker.job is None and pending:
+                if self._can_take(worker) and pending:
                     job = next((j for j in pending if j.worker is None or j.worker is worker), None)
                     if job is not None:
                         pending.remove(job)
@@ -473,7 +478,11 @@ class WorkerPool:
         return count
 
     def _free_worker(self) -> bool:
-        return any(w.ready and not w.retiring and w.job is None for w in self._workers)
+        return any(self._can_take(w) for w in self._workers)
+
+    @staticmethod
+    def _can_take(worker: _Worker) -> bool:
+        return worker.ready and not worker.retiring and worker.job is None
 
     def _too_large(self, key: Any, config: str) -> PoolResult | None:
         """The config's skipped_too_large verdict when its estimate exceeds the budget, else None."""
@@ -642,7 +651,7 @@ def warm_pool(keep: int, workers: int | None = None, **options) -> Iterator[Work
         yield pool
         left_cleanly = True
     finally:
-        if left_cleanly and keep > 0 and not any(worker.job for worker in pool._workers):
+        if left_cleanly and keep > 0 and not pool.busy:
             _IDLE_POOLS[key] = pool
             while len(_IDLE_POOLS) > keep:
                 _IDLE_POOLS.popitem(last=False)[1].close()
