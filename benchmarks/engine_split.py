@@ -1,7 +1,7 @@
 """Where run_config's time goes, outside Paddle's and Torch's own calls (#20 item 5: the engine's overhead).
 
     .venv/bin/python benchmarks/engine_split.py [--origin PATH] [--sample 120] [--seed 0]
-        [--max-input-bytes 16777216] [--min-input-bytes 0] [--json OUT]
+        [--max-input-bytes 16777216] [--min-input-bytes 0] [--api paddle.sum] [--json OUT]
 
 A seeded sample of the report file's configs (default: reports/ci_ce_cpu/error_config.txt under $PADDLEAPITEST_REPORTS,
 read in place, never copied), each run once through apitester.execute.run_config on the installed Paddle.
@@ -49,16 +49,19 @@ def _timed(fn, bucket: dict, name: str):
     return wrapper
 
 
-def sample_configs(path: Path, n: int, seed: int, lo: int, hi: int) -> list[str]:
+def sample_configs(path: Path, n: int, seed: int, lo: int, hi: int, api: str = "") -> list[str]:
     kept = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         line = line.strip()
         if not line:
             continue
         try:
-            size = inputs.estimate_bytes(parse_config(line))
+            call = parse_config(line)
         except ConfigSyntaxError:
             continue
+        if api and call.api != api:
+            continue
+        size = inputs.estimate_bytes(call)
         if size >= lo and (not hi or size <= hi):
             kept.append(line)
     random.Random(seed).shuffle(kept)
@@ -72,10 +75,11 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-input-bytes", type=int, default=16 * 2**20)
     parser.add_argument("--min-input-bytes", type=int, default=0)
+    parser.add_argument("--api", default="", help="only this API's configs (paddle.sum)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     origin = args.origin or reports_dir() / "reports/ci_ce_cpu/error_config.txt"
-    configs = sample_configs(origin, args.sample, args.seed, args.min_input_bytes, args.max_input_bytes)
+    configs = sample_configs(origin, args.sample, args.seed, args.min_input_bytes, args.max_input_bytes, args.api)
     if not configs:
         print(f"no configs in {origin} within the byte bounds", file=sys.stderr)
         return 1

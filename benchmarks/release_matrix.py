@@ -16,7 +16,8 @@ envs are those of `manage.py paddle_envs` ($PADDLE_ENVS_DIR, default var/paddle-
 Prints: wall time; runs executed vs a full scan (configs × releases); Σ in-worker seconds and Σ seconds
 inside Paddle's and Torch's own calls (ConfigResult.framework_seconds: the API on both sides and the
 autograd calls, every draw), with wall ÷ Σ framework per worker (wall × workers ÷ Σ) — the engine's own
-overhead including worker start, input generation and comparison; then the per-task answers of
+overhead including worker start, input generation and comparison; the in-worker overhead (seconds outside those
+calls) per API, largest first; then the per-task answers of
 tracker.selectors.releases.fixed_in_by_task (fixed in X / partly / never / passing / harness fix / ...) as
 a table.
 """
@@ -113,7 +114,7 @@ def _measure(args, db: Path) -> int:
           f"{len(releases)} releases {', '.join(releases)}; mode {mode}; {args.workers} worker(s); "
           f"{args.warm_pools} warm pool(s)", flush=True)
 
-    started = time.monotonic()
+    started, executor_cpu = time.monotonic(), time.process_time()
     parent = run_service.create_matrix_run("tasks", tasks=tasks, releases=releases, lane="cpu",
                                            requested_by="benchmark", mode=mode)
     done: set[int] = set()
@@ -128,6 +129,9 @@ def _measure(args, db: Path) -> int:
             print(f"  {time.monotonic() - started:7.0f} s  lane {lane.release}: {lane.total} configs in "
                   f"{lanes_log[-1]['seconds']:.0f} s ({report.state})", flush=True)
     wall = time.monotonic() - started
+    # the executor's own CPU (leasing shards, storing verdicts, planning rounds): on a machine whose cores the
+    # workers fill, it is taken from them
+    executor_cpu = time.process_time() - executor_cpu
     parent.refresh_from_db()
 
     results = ConfigResult.objects.filter(run__parent=parent)
@@ -145,14 +149,25 @@ def _measure(args, db: Path) -> int:
         rows.append((task.number, task.api, kind, describe(answer) if answer else ""))
     out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers, "warm_pools": args.warm_pools,
            "wall": wall, "rounds": parent.scope.get("round", 1), "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],
-           "framework_seconds": framework, "lanes": lanes_log, "answers": kinds, "per_task": rows,
+           "framework_seconds": framework, "executor_cpu": executor_cpu, "lanes": lanes_log, "answers": kinds, "per_task": rows,
            "statuses": {f"{r} {s}": n for (r, s), n in sorted(statuses.items())}, "state": parent.state}
     print(f"\nmatrix run {parent.state}: wall {wall:.0f} s ({wall / 60:.1f} min); runs executed {executed} of a "
           f"full scan's {full_scan} ({executed / full_scan:.0%}); {len(lanes_log)} lanes in "
           f"{parent.scope.get('round', 1)} rounds")
     print(f"Σ in-worker {sums['worker'] or 0:.0f} s; Σ inside Paddle/Torch calls {framework:.0f} s; "
           f"wall × {args.workers} ÷ Σ framework = {wall * args.workers / framework if framework else float('nan'):.2f} "
-          f"(in-worker ÷ framework = {(sums['worker'] or 0) / framework if framework else float('nan'):.2f})")
+          f"(in-worker ÷ framework = {(sums['worker'] or 0) / framework if framework else float('nan'):.2f}); "
+          f"executor CPU {executor_cpu:.0f} s")
+    # where the in-worker overhead goes: Σ (seconds − framework seconds) per API, largest first
+    by_api = sorted(((api, (w or 0.0) - (f or 0.0), n) for api, w, f, n in
+                     results.values_list("task__api").annotate(w=Sum("seconds"), f=Sum("framework_seconds"),
+                                                                n=Count("id")).values_list("task__api", "w", "f", "n")),
+                    key=lambda row: -row[1])
+    overhead = sum(row[1] for row in by_api)
+    out["overhead_by_api"] = [{"api": api, "seconds": s, "runs": n} for api, s, n in by_api]
+    print(f"in-worker overhead (Σ seconds − Σ framework) {overhead:.0f} s; by API, largest first:")
+    for api, seconds, n in by_api[:8]:
+        print(f"  {api:<40} {seconds:7.1f} s over {n} runs ({1000 * seconds / n:.0f} ms a run)")
     print("\nCPU tasks by answer:")
     for kind, n in sorted(kinds.items()):
         print(f"  {kind}: {n}")
