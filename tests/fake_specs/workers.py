@@ -87,7 +87,11 @@ def _garbage_answer(x):
 
 def _kill_executor(x):
     # Stands for whatever takes the executor process down with the config each time (the OOM killer choosing
-    # the parent): the worker's parent is the executor; the worker follows it (PR_SET_PDEATHSIG).
+    # the parent): the worker's parent is the executor; the worker follows it (PR_SET_PDEATHSIG). Not at once: a
+    # config's memory grows for a while before the killer picks a process, and the pool sends a freed worker its
+    # next config before the executor has stored the verdict it just received (WorkerPool.run), which this
+    # test-only kernel would otherwise kill in the middle of -- a verdict that then runs again on resume.
+    time.sleep(1.0)
     os.kill(os.getppid(), signal.SIGKILL)
     time.sleep(60)
     return x

@@ -180,3 +180,18 @@ def test_more_feeds_batches_until_an_empty_one_and_a_batch_of_only_too_large_con
     assert set(results) == {"a", "huge", "b"}
     assert results["huge"].status == "skipped_too_large" and results["a"].status == results["b"].status == "pass"
     assert asked == [3, 2, 1]  # asked once more after the too-large batch, never after the empty one
+
+
+def test_a_freed_worker_has_its_next_job_before_the_caller_sees_the_result():
+    """The caller handles each result (the runner's database write) before it resumes the pool: the worker that
+    finished must already be running the next job (from ``pending`` or from ``more()``) by then, or it idles for
+    every write."""
+    batches = [[("c", PASSING[0])], []]
+    with WorkerPool(1, env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
+        seen = []
+        for result in pool.run([("a", PASSING[0]), ("b", PASSING[1])], more=lambda: batches.pop(0)):
+            seen.append((result.key, pool.busy))
+    # a and b were pending (sent largest first), c came from more() once both were sent; the worker is free
+    # only after the last
+    assert sorted(key for key, _ in seen[:2]) == ["a", "b"] and seen[2][0] == "c"
+    assert [busy for _, busy in seen] == [True, True, False]
