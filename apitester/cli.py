@@ -4,18 +4,19 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
 
     python -m apitester --accuracy=True --api_config='paddle.clip(Tensor([3],"float32"), min=0, )'
     python -m apitester --accuracy=True --api_config_file=configs.txt --test_cpu=True --json
-    python -m apitester --api_config='paddle.logit(x=Tensor([4],"float32"), )' --draw edge:0
+    python -m apitester --api_config='paddle.logit(x=Tensor([4],"float32"), )' --draw edge:0@2
 
 A verdict is the worst over the config's input draws (typical, edge, extra seeds for small inputs);
-``--draw KIND:SEED`` replays the one draw a verdict reports (its ``draw``).
+``--draw KIND:SEED@FORMAT`` replays the one draw a verdict reports (its ``draw``; without ``@FORMAT`` draw format 1,
+as every draw written before formats existed: apitester.inputs.DRAW_FORMATS).
 
 and three subcommands::
 
     python -m apitester parse FILE...            # syntax check only
     python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
     python -m apitester adaptations [--markdown]  # every spec's declared adaptations
-    python -m apitester shrink CONFIG [--draw KIND:SEED] [--max-trials N] [--max-seconds S] [--json] [--script FILE]
-    python -m apitester diagnose CONFIG [--draw KIND:SEED] [--max-trials N] [--max-seconds S] [--json]
+    python -m apitester shrink CONFIG [--draw KIND:SEED@FORMAT] [--max-trials N] [--max-seconds S] [--json] [--script FILE]
+    python -m apitester diagnose CONFIG [--draw KIND:SEED@FORMAT] [--max-trials N] [--max-seconds S] [--json]
 
 ``shrink`` prints the smallest config with the same failure and its repro script; ``diagnose`` the
 verdict, the float64 oracle's readings, the shrink and the repro (docs/diagnosis.md).
@@ -74,8 +75,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0, help="input seed (inputs are deterministic per config+seed)")
-    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED",
-                   help="replay one input draw (typical:N or edge:N, as a verdict's `draw` reports) "
+    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED@FORMAT",
+                   help="replay one input draw (typical:N@F or edge:N@F, as a verdict's `draw` reports; no @F: "
+                        "format 1) "
                         "instead of judging the whole draw plan")
     p.add_argument("--json", action="store_true", help="print one JSON verdict per line")
     for flag in _IGNORED_ENGINE_FLAGS:
@@ -202,7 +204,7 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"python -m apitester {command}",
                                 description="Shrink a failing config and diagnose it (docs/diagnosis.md).")
     p.add_argument("config", help="one config string")
-    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED",
+    p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED@FORMAT",
                    help="the draw to keep failing (default: the draw the config's verdict reports)")
     p.add_argument("--max-trials", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=120.0)

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .inputs import Draw
 from .vocab import Status
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
@@ -167,8 +168,8 @@ class Verdict:
         if self.evidence:
             lines.append(f"  evidence: {self.evidence}")
         if self.draw:
-            lines.append(f"  draw {self.draw['kind']}:{self.draw['seed']} of {', '.join(self.draws) or '-'} "
-                         f"(replay: --draw {self.draw['kind']}:{self.draw['seed']})")
+            draw = Draw.parse(self.draw)
+            lines.append(f"  draw {draw} of {', '.join(self.draws) or '-'} (replay: --draw {draw})")
         if self.comparison:
             source = f" <{self.comparison['source']}>" if self.comparison.get("source") else ""
             lines.append(f"  comparison: {self.comparison['note']}{source}")

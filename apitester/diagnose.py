@@ -33,7 +33,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
         {"schema": 1, "config": str, "api": str,
          "diagnosed": bool, "reason": str,            # False + why: strict layer passes, no verdict, too large
          "verdict": {"status", "strict_status", "direction", "output", "max_abs", "max_rel",
-                     "draw": {"kind", "seed"}, "message"},
+                     "draw": {"kind", "seed", "format"}, "message"},
          "failure": {"status", "direction", "output", "reading"},   # what shrinking kept (the shrunk one's)
          "reading": {"output", "reading", "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
                      "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}},
@@ -123,7 +123,7 @@ def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> dict 
     if isinstance(prepared, Verdict):
         return {"ran": False, "reason": prepared.message[:300]}
     try:
-        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw.seed))
+        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw))
     except Exception as exc:  # an engine gap in the check: said so
         return {"ran": False, "reason": f"engine error in the gradient check: {exc}"[:300]}
 

@@ -196,17 +196,48 @@ def _plain(value):
 
 
 class _Leaves:
-    """Collects the differentiable leaf tensors of one side, in a fixed order."""
+    """Collects the differentiable leaf tensors of one side, in a fixed order. ``share``: Paddle may read big inputs
+    in place (``_paddle_tensor``), as torch always does."""
 
-    def __init__(self, grad: bool):
+    def __init__(self, grad: bool, share: bool = False):
         self.grad = grad
+        self.share = share
         self.tensors: list = []
         self.labels: list[str] = []
 
 
+# Arrays of at least this many elements are handed to Paddle through DLPack, sharing the numpy memory as torch's
+# from_numpy does, instead of to_tensor's copy: on a [33712, 1024] embedding weight the copies (one per layer and
+# draw) were a quarter of what the engine spent outside Paddle and Torch. Smaller ones are copied (the copy is cheap
+# and to_tensor's path is the one every config always took).
+SHARED_INPUT_ELEMENTS = 1 << 16
+
+
+def _paddle_tensor(array: np.ndarray, share: bool):
+    """A Paddle tensor of ``array``: the array's own memory when ``share`` and it is big, contiguous and writable
+    (nothing writes to it: Paddle only reads the inputs of an API that is not in-place, and Paddle's backward does
+    not write to its output gradients), else to_tensor's copy."""
+    paddle, _ = frameworks()
+    if share and array.size >= SHARED_INPUT_ELEMENTS and array.flags.c_contiguous and array.flags.writeable:
+        try:
+            return paddle.utils.dlpack.from_dlpack(array.__dlpack__())
+        except (BufferError, TypeError, RuntimeError, ValueError, AttributeError):
+            pass  # a dtype or build DLPack can't hand over: the copy, as before
+    return paddle.to_tensor(array)
+
+
+def _shares_inputs(api: str, parsed: dict) -> bool:
+    """Whether Paddle may read this config's inputs in place: not when the API writes into an argument (in-place,
+    or a tensor passed as out=/output=), which would change what the Torch side reads -- and with out= make both
+    sides' outputs one buffer, a comparison that always agrees."""
+    if _is_inplace(api):
+        return False
+    return not any(isinstance(parsed.get(name), TensorSpec) for name in ("out", "output"))
+
+
 def _to_paddle(value: inp.InputTensor, leaves: _Leaves, label: str):
     paddle, _ = frameworks()
-    tensor = paddle.to_tensor(value.array)
+    tensor = _paddle_tensor(value.array, leaves.share)
     if value.dtype == "bfloat16":
         tensor = tensor.astype("bfloat16")
     if leaves.grad and value.dtype in FLOATING:
@@ -234,8 +265,8 @@ def _to_torch(value: inp.InputTensor, leaves: _Leaves, label: str):
     return tensor
 
 
-def _convert(materialised: dict, make, grad: bool) -> tuple[dict, _Leaves]:
-    leaves = _Leaves(grad)
+def _convert(materialised: dict, make, grad: bool, share: bool = False) -> tuple[dict, _Leaves]:
+    leaves = _Leaves(grad, share)
     out = {}
     for key, value in materialised.items():
         counter = [0]
@@ -363,17 +394,18 @@ def _grad_outputs(outs_p, outs_t):
     return pairs, notes
 
 
-def _random_grad(shape, dtype: str, seed: int, index: int) -> np.ndarray:
+def _random_grad(shape, dtype: str, seed: int, index: int, fmt: int) -> np.ndarray:
     """Output ``index``'s gradient: uniform in [-1, 1), from its own generator. Drawn once per run_config and
     key (the typical and the edge draw share a seed, the strict and the adapted layer their outputs); the
-    array is the same every time it is asked for and nobody writes to it: Paddle gets a copy (to_tensor), torch
-    the array itself (its autograd does not write to a gradient the caller still holds)."""
-    key = (tuple(shape), dtype, seed, index)
+    array is the same every time it is asked for and nobody writes to it: both sides read the array itself
+    (_paddle_tensor; Paddle's backward does not write to its output gradients, and torch's autograd does not write
+    to a gradient the caller still holds). ``fmt``: the draw's format (inputs.DRAW_FORMATS)."""
+    key = (tuple(shape), dtype, seed, index, fmt)
     cached = _GRADS.get(key) if _GRADS is not None else None
     if cached is not None:
         return cached
     rng = np.random.default_rng([seed, zlib.crc32(b"grad_output"), index])
-    arr = inp.uniform_array(rng, -1.0, 1.0, shape, inp.numpy_dtype(dtype))
+    arr = inp.uniform_array(rng, -1.0, 1.0, shape, inp.numpy_dtype(dtype), fmt=fmt)
     if dtype == "bfloat16":
         arr = inp.round_to_bfloat16(arr)
     if _GRADS is not None:
@@ -461,6 +493,8 @@ class _Prepared:
     want_grad: bool
     paddle_side: Callable  # values (by Paddle parameter name) -> Paddle's raw output
     torch_side: Callable   # values -> the reference's raw output
+    share_inputs: bool = False  # Paddle may read big inputs in place (_shares_inputs)
+    draw_format: int = inp.DRAW_FORMAT  # the format of the draw being judged (its output gradients follow it)
 
 
 @dataclass
@@ -541,7 +575,8 @@ def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, a
     materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options, typical)
     if draw.kind == inp.EDGE and not placed and not replay:
         return None
-    verdict = _run_layers(replace(prepared, materialised=materialised), atol, rtol, draw.seed)
+    verdict = _run_layers(replace(prepared, materialised=materialised, draw_format=draw.format), atol, rtol,
+                          draw.seed)
     verdict.draw = draw.to_dict()
     return verdict
 
@@ -644,6 +679,7 @@ def _prepare(config: str, device: str) -> _Prepared | Verdict:
         materialised={},
         want_grad=spec.backward and not spec.random and not _is_inplace(call.api),
         paddle_side=paddle_side, torch_side=_keyword_side(spec.torch, sig),
+        share_inputs=_shares_inputs(call.api, parsed),
     )
 
 
@@ -665,7 +701,7 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
     backward step needs.
     """
     spec, api = prep.spec, prep.call.api
-    p_values, p_leaves = _convert(prep.materialised, _to_paddle, prep.want_grad)
+    p_values, p_leaves = _convert(prep.materialised, _to_paddle, prep.want_grad, prep.share_inputs)
     try:
         p_raw = prep.paddle_side(p_values)
         if spec.outputs is not None:
@@ -729,9 +765,9 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
     if len(p_leaves.tensors) != len(t_leaves.tensors):
         forward.message = "backward not compared: the sides have different differentiable inputs"
         return forward
-    grads_np = [_random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i) for i, _, t in pairs]
+    grads_np = [_random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i, prep.draw_format) for i, _, t in pairs]
     try:
-        g_p = [paddle.to_tensor(g).astype(p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
+        g_p = [_as_dtype(_paddle_tensor(g, True), p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
         p_grads = _CLOCK.call(paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
                               allow_unused=True)
     except Exception as exc:
@@ -757,6 +793,11 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
         return forward
     backward.message += note
     return backward
+
+
+def _as_dtype(tensor, dtype):
+    """The Paddle tensor in ``dtype`` (astype copies even when it is already that dtype)."""
+    return tensor if tensor.dtype == dtype else tensor.astype(dtype)
 
 
 def _grad_out(grad, leaf, to_out) -> Out:

@@ -65,13 +65,26 @@ def round_to_bfloat16(array: np.ndarray) -> np.ndarray:
 # instead of a whole-array float64 temporary (the values are the same: numpy's uniform is lo + (hi-lo)·u).
 DRAW_CHUNK = 1 << 16
 
+# How a draw's seed becomes values (``Draw.format``; a draw's text carries it as "edge:0@2", and text without "@"
+# is format 1, so every draw stored or pasted before format 2 replays the values it had):
+#   1: floats drawn as float64 and cast to the tensor's dtype;
+#   2: as 1, except float32, float16 and bfloat16 tensors of more than DRAW_CHUNK elements (and output gradients),
+#      drawn from the generator's raw 64-bit words, two float32 values per word (``_uniform_from_words``): the
+#      float64 draw was most of what the engine spent on a big float32 tensor (a 34.5 M-element embedding weight,
+#      a 30 M-element broadcast's output gradient) -- 2026-12-05, README "Release matrix".
+DRAW_FORMATS = (1, 2)
+DRAW_FORMAT = 2  # what new draws use
 
-def uniform_array(rng: np.random.Generator, lo: float, hi: float, shape, dtype) -> np.ndarray:
-    """``rng.uniform(lo, hi, shape).astype(dtype)``, value for value, without the float64 copy of a big array."""
+
+def uniform_array(rng: np.random.Generator, lo: float, hi: float, shape, dtype, *, fmt: int) -> np.ndarray:
+    """Uniform values in [lo, hi) of ``dtype`` as draw format ``fmt`` draws them (DRAW_FORMATS): format 1 is
+    ``rng.uniform(lo, hi, shape).astype(dtype)`` value for value, without the float64 copy of a big array."""
     dtype = np.dtype(dtype)
     count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
     if count <= DRAW_CHUNK or dtype == np.float64:
         return rng.uniform(lo, hi, shape).astype(dtype)
+    if fmt >= 2 and dtype in (np.float32, np.float16):
+        return _uniform_from_words(rng, lo, hi, shape, dtype)
     out = np.empty(shape, dtype)
     flat = out.reshape(-1)
     buffer = np.empty(DRAW_CHUNK)
@@ -82,6 +95,37 @@ def uniform_array(rng: np.random.Generator, lo: float, hi: float, shape, dtype) 
         step *= width
         step += lo
         flat[start:start + step.size] = step
+    return out
+
+
+_ONE_BITS = np.uint32(0x3F800000)  # 1.0f: with 23 random mantissa bits, a float32 in [1, 2)
+
+
+def _uniform_from_words(rng: np.random.Generator, lo: float, hi: float, shape, dtype: np.dtype) -> np.ndarray:
+    """Draw format 2's uniform float32 (or float16: the float32 value rounded) values in [lo, hi): each of the
+    generator's raw 64-bit words gives two 32-bit halves (low half first), whose top 23 bits are the mantissa of a
+    float32 ``f`` in [1, 2); the value is ``lo + (hi - lo) * (f - 1)`` in float32 -- a grid of 2**23 steps over the
+    range, where format 1 had float64's 2**53 before rounding to the dtype. Chunk by chunk (DRAW_CHUNK), the same
+    values whatever the chunking, since the words come in one stream."""
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    count = flat.size
+    width, low = np.float32(float(hi) - float(lo)), np.float32(lo)
+    direct = dtype == np.float32
+    buffer = None if direct else np.empty(DRAW_CHUNK, np.float32)
+    draw_words = rng.bit_generator.random_raw
+    for start in range(0, count, DRAW_CHUNK):
+        m = min(count - start, DRAW_CHUNK)
+        step = flat[start:start + m] if direct else buffer[:m]
+        bits = step.view(np.uint32)
+        bits[:] = draw_words((m + 1) // 2).view(np.uint32)[:m]
+        bits >>= 9
+        bits |= _ONE_BITS
+        step -= np.float32(1.0)
+        step *= width
+        step += low
+        if not direct:
+            flat[start:start + m] = step
     return out
 
 
@@ -106,6 +150,7 @@ class DomainContext:
     arrays: Mapping[str, Any]
     name: str = ""
     index: int | None = None  # position inside a list/tuple argument
+    format: int = DRAW_FORMAT  # the draw format (DRAW_FORMATS) the values are drawn in
 
 
 # ---------------------------------------------------------------- defaults
@@ -117,7 +162,7 @@ def _uniform(ctx: DomainContext, lo: float, hi: float) -> np.ndarray:
         real = ctx.rng.uniform(lo, hi, ctx.shape)
         imag = ctx.rng.uniform(lo, hi, ctx.shape)
         return (real + 1j * imag).astype(dt)
-    return uniform_array(ctx.rng, lo, hi, ctx.shape, numpy_dtype(dt))
+    return uniform_array(ctx.rng, lo, hi, ctx.shape, numpy_dtype(dt), fmt=ctx.format)
 
 
 def default_values(ctx: DomainContext) -> np.ndarray:
@@ -155,34 +200,43 @@ EDGE_PERMUTATION_ELEMENTS = 1 << 16
 
 @dataclass(frozen=True)
 class Draw:
-    """One deterministic draw of a config's inputs: its kind and seed ("edge:0" as text)."""
+    """One deterministic draw of a config's inputs: its kind, seed and format ("edge:0@2" as text; DRAW_FORMATS).
+
+    A draw made now has the current format; text or a dict without one is format 1, the format of every draw
+    stored or written into a repro before formats existed, so replaying it gives the values it had."""
 
     kind: str
     seed: int = 0
+    format: int = DRAW_FORMAT
 
     def __post_init__(self):
         if self.kind not in DRAW_KINDS:
             raise ValueError(f"unknown draw kind {self.kind!r} (one of {', '.join(DRAW_KINDS)})")
+        if self.format not in DRAW_FORMATS:
+            raise ValueError(f"unknown draw format {self.format!r} (one of {', '.join(map(str, DRAW_FORMATS))})")
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.seed}"
+        return f"{self.kind}:{self.seed}" + ("" if self.format == 1 else f"@{self.format}")
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "seed": self.seed}
+        return {"kind": self.kind, "seed": self.seed, "format": self.format}
 
     @classmethod
     def parse(cls, text: "str | Draw | Mapping") -> "Draw":
-        """``"edge:0"`` / ``"typical:2"`` / ``{"kind": "edge", "seed": 0}`` -> Draw (ValueError if malformed)."""
+        """``"edge:0@2"`` / ``"typical:2"`` (format 1) / ``{"kind": "edge", "seed": 0, "format": 2}`` -> Draw
+        (ValueError if malformed)."""
         if isinstance(text, Draw):
             return text
-        if isinstance(text, Mapping):
-            return cls(str(text.get("kind")), int(text.get("seed", 0)))
-        kind, sep, seed = str(text).strip().partition(":")
         try:
-            return cls(kind, int(seed) if sep else 0)
-        except ValueError as exc:
-            raise ValueError(f"bad draw {text!r}: expected KIND:SEED with KIND one of "
-                             f"{', '.join(DRAW_KINDS)} and SEED an integer ({exc})") from None
+            if isinstance(text, Mapping):
+                return cls(str(text.get("kind")), int(text.get("seed", 0)), int(text.get("format", 1)))
+            body, at, fmt = str(text).strip().partition("@")
+            kind, sep, seed = body.partition(":")
+            return cls(kind, int(seed) if sep else 0, int(fmt) if at else 1)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad draw {text!r}: expected KIND:SEED[@FORMAT] with KIND one of "
+                             f"{', '.join(DRAW_KINDS)}, SEED an integer and FORMAT one of "
+                             f"{', '.join(map(str, DRAW_FORMATS))} ({exc})") from None
 
 
 def draw_plan(elements: int, seed: int = 0) -> list[Draw]:
@@ -693,16 +747,16 @@ class _WatchedArrays(Mapping):
 
 
 def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
-                   typical: "dict | None") -> tuple[np.ndarray, bool]:
+                   typical: "dict | None", fmt: int) -> tuple[np.ndarray, bool]:
     """The domain's values for one tensor, and whether they are a new array nothing else holds; ``typical``
     (an edge draw's cache of its typical draw) hands back the values the typical draw of the same seed drew for
     it, unless the domain read other params' arrays (whose arrays it may also have handed back)."""
-    key = (seed, name, index, spec.shape, spec.dtype)
+    key = (seed, fmt, name, index, spec.shape, spec.dtype)
     if typical is not None and key in typical:
         return typical[key], False
     watched = _WatchedArrays(arrays)
     ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
-                        _rng(seed, name, index), args, watched, name, index if index else None)
+                        _rng(seed, name, index), args, watched, name, index if index else None, fmt)
     values = (domain or default_values)(ctx)
     if typical is not None and not watched.read:
         typical[key] = values  # never written to: place_edges and _finish copy it
@@ -711,8 +765,8 @@ def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, a
 
 
 def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
-          edges: "_EdgeDraw | None" = None, typical: "dict | None" = None) -> InputTensor:
-    values, fresh = _domain_values(spec, name, index, seed, domain, args, arrays, typical)
+          edges: "_EdgeDraw | None", typical: "dict | None", fmt: int) -> InputTensor:
+    values, fresh = _domain_values(spec, name, index, seed, domain, args, arrays, typical, fmt)
     dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
     if edges is not None:
         values = np.asarray(values)
@@ -732,7 +786,7 @@ class _EdgeDraw:
     placed: int = 0
 
 
-def _materialise_param(value, name, seed, domain, args, arrays, edges=None, typical=None):
+def _materialise_param(value, name, seed, domain, args, arrays, edges, typical, fmt):
     """The param's value with every TensorSpec replaced by an InputTensor (lists, tuples, slices
     and a **kwargs dict walked).  Tensors are numbered in order per name; an entry of a **kwargs
     dict is named ``param.key`` and numbered on its own."""
@@ -744,12 +798,13 @@ def _materialise_param(value, name, seed, domain, args, arrays, edges=None, typi
         scope = ".".join([name, *(p for p in path if isinstance(p, str))])
         index = counters.get(scope, 0)
         counters[scope] = index + 1
-        return _make(item, scope, index, seed, domain, args, arrays, edges, typical)
+        return _make(item, scope, index, seed, domain, args, arrays, edges, typical, fmt)
 
     return walk(value, leaf, into=(list, tuple, slice, dict))
 
 
-def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
+def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = None, seed: int = 0,
+                fmt: int = DRAW_FORMAT) -> dict[str, Any]:
     """Replace every TensorSpec in the bound arguments by an InputTensor (the typical draw).
 
     Params without a domain are drawn first, then params with a domain in signature
@@ -757,14 +812,14 @@ def materialise(bound: Mapping[str, Any], domains: Mapping[str, Any] | None = No
     Each tensor's generator is seeded from (seed, param name, position), so values do not
     depend on evaluation order.
     """
-    return _materialise_all(bound, domains or {}, seed, None)
+    return _materialise_all(bound, domains or {}, seed, None, None, fmt)
 
 
 def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None, draw: Draw,
                      options: EdgeOptions | None = None, typical: dict | None = None) -> tuple[dict[str, Any], int]:
     """The inputs of one draw and how many edge values it placed (0 for a typical draw).
 
-    A typical draw is ``materialise(bound, domains, draw.seed)``.  An edge draw is that draw with
+    A typical draw is ``materialise(bound, domains, draw.seed, draw.format)``.  An edge draw is that draw with
     each tensor's edge values (``edge_values``) at deterministic positions; a tensor whose domain
     is a precondition keeps its typical values, and a domain reading another argument's array
     sees that argument with its edges.
@@ -774,7 +829,7 @@ def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     the same values, both draw them from the same generator -- except where a domain read other params' arrays.
     The caller drops it after the edge draw (it holds a copy of the inputs)."""
     edges = _EdgeDraw(options or EdgeOptions()) if draw.kind == EDGE else None
-    out = _materialise_all(bound, domains or {}, draw.seed, edges, typical)
+    out = _materialise_all(bound, domains or {}, draw.seed, edges, typical, draw.format)
     return out, edges.placed if edges else 0
 
 
@@ -798,13 +853,13 @@ def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     return False
 
 
-def _materialise_all(bound, domains, seed, edges, typical=None) -> dict[str, Any]:
+def _materialise_all(bound, domains, seed, edges, typical, fmt) -> dict[str, Any]:
     out: dict[str, Any] = {}
     arrays: dict[str, Any] = {}
     ordered = [k for k in bound if k not in domains] + [k for k in bound if k in domains]
     for key in ordered:
         value = bound[key]
-        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays, edges, typical)
+        mat = _materialise_param(value, key, seed, domains.get(key), bound, arrays, edges, typical, fmt)
         out[key] = mat
         arrays[key] = _strip(mat)
     return {k: out[k] for k in bound}

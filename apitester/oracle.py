@@ -117,7 +117,7 @@ def _input_grads(name: str, flat: list, leaves, grad_of: dict[int, np.ndarray]):
     return torch.autograd.grad(outs, leaves.tensors, grad_outputs=grads, allow_unused=True)
 
 
-def output_gradients(prepared, materialised: dict, seed: int) -> dict[int, np.ndarray]:
+def output_gradients(prepared, materialised: dict, draw: inp.Draw) -> dict[int, np.ndarray]:
     """The engine's random output-gradients (``execute._random_grad``) for the outputs both sides
     differentiate, at the config's dtype; {} when the API's backward is not compared."""
     if not prepared.want_grad:
@@ -132,7 +132,7 @@ def output_gradients(prepared, materialised: dict, seed: int) -> dict[int, np.nd
     except Exception:
         return {}
     pairs, _ = ex._grad_outputs(p_flat, t_flat)
-    return {i: ex._random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i) for i, _, t in pairs}
+    return {i: ex._random_grad(tuple(t.shape), dtype_name(t.dtype), draw.seed, i, draw.format) for i, _, t in pairs}
 
 
 # ---------------------------------------------------------------- upcasting
@@ -284,7 +284,7 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out) ->
 # ---------------------------------------------------------------- the oracle of one draw
 
 
-def oracle_for(prepared, materialised: dict, seed: int, *, grads: bool) -> dict:
+def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> dict:
     """Readings of every forward output (and, with ``grads``, every input gradient) of one draw.
 
     ``prepared`` is the strict layer (``execute._strict_sides``).  Returns {"readings": [...],
@@ -293,7 +293,7 @@ def oracle_for(prepared, materialised: dict, seed: int, *, grads: bool) -> dict:
     level = config_level_reason(prepared, materialised)
     if level is not None:
         return {"readings": [], "no_oracle": level[0], "reason": level[1]}
-    grad_of = output_gradients(prepared, materialised, seed) if grads else {}
+    grad_of = output_gradients(prepared, materialised, draw) if grads else {}
     high_inputs = upcast(materialised)
     high_grad_of = {i: g.astype(np.complex128 if g.dtype.kind == "c" else np.float64) for i, g in grad_of.items()}
     runs = {
@@ -339,7 +339,7 @@ def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray
     return total
 
 
-def gradient_check(prepared, materialised: dict, seed: int) -> dict:
+def gradient_check(prepared, materialised: dict, draw: inp.Draw) -> dict:
     """Float64 central differences of each side's own forward against its analytic float64 gradient.
 
     Real floating inputs only (complex gradients follow conventions that differ between the two
@@ -350,7 +350,7 @@ def gradient_check(prepared, materialised: dict, seed: int) -> dict:
         return {"ran": False, "reason": "no differentiable floating input"}
     if count > GRADCHECK_MAX_ELEMENTS:
         return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}"}
-    grad_of = output_gradients(prepared, materialised, seed)
+    grad_of = output_gradients(prepared, materialised, draw)
     if not grad_of:
         return {"ran": False, "reason": "no output differentiable on both sides"}
     high = upcast(materialised)

@@ -126,7 +126,8 @@ def repro_script(config: str, draw, *, atol: float = 1e-2, rtol: float = 1e-2) -
     var_keyword = [n for n, p in prepared.sig.parameters.items() if p.kind == p.VAR_KEYWORD]
     return _TEMPLATE.format(
         config=config, config_literal=json.dumps(config), api=json.dumps(prepared.call.api), draw=str(draw),
-        atol=atol, rtol=rtol, want_grad=prepared.want_grad, seed=draw.seed,
+        atol=atol, rtol=rtol, want_grad=prepared.want_grad, seed=draw.seed, draw_format=draw.format,
+        draw_chunk=inp.DRAW_CHUNK,
         arguments=_arguments_source(config, draw, materialised), paddle_call=_paddle_call(prepared),
         reference_name=f"{reference.__module__}.{getattr(reference, '__qualname__', 'reference')}",
         reference_source=_reference_source(reference),
@@ -166,6 +167,7 @@ API = {api}
 ATOL, RTOL = {atol!r}, {rtol!r}
 WANT_GRAD = {want_grad!r}
 SEED = {seed!r}
+FORMAT = {draw_format!r}
 VAR_KEYWORD = {var_keyword}
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
@@ -245,10 +247,17 @@ def as_numpy(value):
 
 
 def random_grad(shape, dtype, index):
-    """The engine's output-gradient (apitester.execute._random_grad)."""
+    """The engine's output-gradient (apitester.execute._random_grad, draw format FORMAT: apitester.inputs)."""
     rng = np.random.default_rng([SEED, zlib.crc32(b"grad_output"), index])
     held = "float32" if dtype == "bfloat16" else dtype
-    arr = rng.uniform(-1.0, 1.0, shape).astype(held)
+    count = int(np.prod(shape))
+    if FORMAT >= 2 and held in ("float32", "float16") and count > {draw_chunk}:
+        # two float32 values in [1, 2) per raw 64-bit word (23 random mantissa bits), moved to [-1, 1)
+        words = rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
+        unit = ((words >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1.0)
+        arr = (unit * np.float32(2.0) + np.float32(-1.0)).astype(held).reshape(shape)
+    else:
+        arr = rng.uniform(-1.0, 1.0, shape).astype(held)
     if dtype == "bfloat16":
         bits = arr.view(np.uint32).astype(np.uint64)
         arr = (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)

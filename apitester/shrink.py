@@ -127,7 +127,7 @@ def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:
         return {"readings": [], "no_oracle": "not_numeric", "reason": prepared.message[:300]}
     try:
         materialised = draw_inputs(prepared, draw)
-        return oracle_for(prepared, materialised, draw.seed, grads=grads)
+        return oracle_for(prepared, materialised, draw, grads=grads)
     except Exception as exc:  # an engine gap in the oracle: said so, never a Paddle bug
         return {"readings": [], "no_oracle": "side_raised", "reason": f"engine error in the oracle: {exc}"[:300]}
 

@@ -318,8 +318,8 @@ class ConfigResult(models.Model):
     # float64 oracle reads torch_off becomes torch_suspect; services.diagnoses.apply_implied_verdict), so a
     # later diagnosis with another reading restores it.  "" when no diagnosis overrides the status.
     engine_status = models.CharField(max_length=30, blank=True, default="")
-    # The input draw the verdict comes from ("edge:0"; "" for the typical draw or a pool-made verdict), so
-    # the repro command replays exactly those inputs (apitester --draw).
+    # The input draw the verdict comes from ("edge:0@2", with its draw format; "" for a pool-made verdict or
+    # format 1's typical draw), so the repro command replays exactly those inputs (apitester --draw).
     draw = models.CharField(max_length=40, blank=True, default="")
     # What the spec says about this verdict (docs/verdicts.md): the declared known Paddle failure it matches
     # ({status, direction, releases, dtypes, contains, reason, source}; it never excuses the failure) and

@@ -3,6 +3,7 @@ edge, extra seeds for small inputs.  Real paddle and torch (CPU); the failing dr
 replays exactly (``run_config(..., draw=...)``, ``python -m apitester --draw``)."""
 
 import json
+import zlib
 
 import numpy as np
 import pytest
@@ -46,11 +47,11 @@ def _arrays(materialised) -> list[np.ndarray]:
 
 def test_the_plan_is_typical_then_edge_then_extra_seeds_for_small_inputs_only():
     small = inp.draw_plan(inp.SMALL_INPUT_ELEMENTS, seed=0)
-    assert [str(d) for d in small] == ["typical:0", "edge:0", "typical:1", "typical:2"]
-    assert [str(d) for d in inp.draw_plan(inp.SMALL_INPUT_ELEMENTS + 1, seed=5)] == ["typical:5", "edge:5"]
-    assert [str(d) for d in inp.draw_plan(inp.EDGE_INPUT_ELEMENTS + 1, seed=0)] == ["typical:0"]
-    assert inp.Draw.parse("edge:3") == inp.Draw("edge", 3) and inp.Draw.parse({"kind": "typical", "seed": 1}).seed == 1
-    for bad in ("edgy:0", "edge:x", "typical:1.5"):
+    assert [str(d) for d in small] == ["typical:0@2", "edge:0@2", "typical:1@2", "typical:2@2"]
+    assert [str(d) for d in inp.draw_plan(inp.SMALL_INPUT_ELEMENTS + 1, seed=5)] == ["typical:5@2", "edge:5@2"]
+    assert [str(d) for d in inp.draw_plan(inp.EDGE_INPUT_ELEMENTS + 1, seed=0)] == ["typical:0@2"]
+    assert inp.Draw.parse("edge:3@2") == inp.Draw("edge", 3) and inp.Draw.parse({"kind": "typical", "seed": 1}).seed == 1
+    for bad in ("edgy:0", "edge:x", "typical:1.5", "edge:0@9", "edge:0@x"):
         with pytest.raises(ValueError, match="KIND:SEED"):
             inp.Draw.parse(bad)
 
@@ -103,9 +104,9 @@ def test_a_failure_only_in_the_edge_draw_is_the_verdict_with_its_draw():
     draw passes, the edge draw fails, and the verdict says which draw (no further draw runs)."""
     verdict = run_config(LOGIT_CONSTRUCT)
     assert (verdict.status, verdict.direction) == ("accuracy_error", "backward"), verdict.message
-    assert verdict.draw == {"kind": "edge", "seed": 0}
-    assert verdict.draws == ["typical:0", "edge:0"]  # stopped at the first failing draw
-    assert verdict.to_dict()["draw"] == {"kind": "edge", "seed": 0}  # the JSON seam: a plain dict
+    assert verdict.draw == {"kind": "edge", "seed": 0, "format": 2}
+    assert verdict.draws == ["typical:0@2", "edge:0@2"]  # stopped at the first failing draw
+    assert verdict.to_dict()["draw"] == {"kind": "edge", "seed": 0, "format": 2}  # the JSON seam: a plain dict
     typical = run_config(LOGIT_CONSTRUCT, draw="typical:0")
     assert typical.status == "pass" and typical.draws == ["typical:0"], typical.message
     replay = run_config(LOGIT_CONSTRUCT, draw=verdict.draw)
@@ -119,23 +120,23 @@ def test_a_later_draw_without_a_verdict_changes_nothing_and_says_so():
     typical draw's pass stands, and the message names the draw that was not judged."""
     config = 'apitester_test.logit_reference_rejects_outside(x=Tensor([4],"float32"), )'
     verdict = run_config(config)
-    assert verdict.status == "pass" and verdict.draw == {"kind": "typical", "seed": 0}, verdict.message
-    assert "draw edge:0 not judged (torch_error" in verdict.message
-    assert run_config(config, draw="edge:0").status == "torch_error"
+    assert verdict.status == "pass" and verdict.draw == {"kind": "typical", "seed": 0, "format": 2}, verdict.message
+    assert "draw edge:0@2 not judged (torch_error" in verdict.message
+    assert run_config(config, draw="edge:0@2").status == "torch_error"
 
 
 def test_the_cli_replays_the_reported_draw_and_refuses_a_malformed_one():
     env = {"APITESTER_EXTRA_SPECS": FAKE_SPECS}
     full = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--json", extra_env=env)
     verdict = json.loads(full.stdout)
-    assert full.returncode == 1 and verdict["draw"] == {"kind": "edge", "seed": 0}, full.stderr
-    draw = f"{verdict['draw']['kind']}:{verdict['draw']['seed']}"
+    assert full.returncode == 1 and verdict["draw"] == {"kind": "edge", "seed": 0, "format": 2}, full.stderr
+    draw = f"{verdict['draw']['kind']}:{verdict['draw']['seed']}@{verdict['draw']['format']}"
     replay = json.loads(run_cli(f"--api_config={LOGIT_CONSTRUCT}", f"--draw={draw}", "--json", extra_env=env).stdout)
     for key in ("status", "direction", "mismatched", "max_abs", "output", "message", "draw"):
         assert replay[key] == verdict[key], key
     assert replay["draws"] == [draw]
     human = run_cli(f"--api_config={LOGIT_CONSTRUCT}", extra_env=env)
-    assert "(replay: --draw edge:0)" in human.stdout
+    assert "(replay: --draw edge:0@2)" in human.stdout
     bad = run_cli(f"--api_config={LOGIT_CONSTRUCT}", "--draw=sideways:1")
     assert bad.returncode == 2 and "KIND:SEED" in bad.stderr and not bad.stdout
 
@@ -154,7 +155,7 @@ def test_cumprod_int32_overflow_is_found_by_the_edge_draw():
     assert typical.strict["status"] == "dtype_mismatch" and typical.strict["message"].endswith("values agree")
     verdict = run_config(config)
     assert verdict.status == "documented_difference", verdict.message  # was `pass`: the cast hid the dtype
-    assert verdict.draw == {"kind": "edge", "seed": 0}  # the draw with the most values off the plain call
+    assert verdict.draw == {"kind": "edge", "seed": 0, "format": 2}  # the draw with the most values off the plain call
     assert verdict.strict["status"] == "dtype_mismatch" and "values also differ" in verdict.strict["message"]
     assert verdict.mismatched == int(np.count_nonzero(exact != exact.astype(np.int32)))
     assert verdict.adapted["status"] == "pass"  # int64 products wrapped to int32 equal Paddle's
@@ -195,7 +196,7 @@ def test_every_registered_domain_declares_its_edges_or_why_it_has_none():
 
 def test_a_random_api_keeps_one_draw():
     verdict = run_config('apitester_test.rand(x=Tensor([4],"float32"), )')
-    assert verdict.statistical and verdict.draws == ["typical:0"]
+    assert verdict.statistical and verdict.draws == ["typical:0@2"]
 
 
 # ---------------------------------------------------------------- what a draw costs
@@ -244,17 +245,17 @@ def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
     calls = []
     real = inp.uniform_array
 
-    def counting(rng, lo, hi, shape, dtype):
+    def counting(rng, lo, hi, shape, dtype, *, fmt):
         calls.append(tuple(shape))
-        return real(rng, lo, hi, shape, dtype)
+        return real(rng, lo, hi, shape, dtype, fmt=fmt)
 
     monkeypatch.setattr(inp, "uniform_array", counting)
     verdict = run_config(config)
-    assert verdict.status == "pass" and verdict.draws == ["typical:0", "edge:0", "typical:1", "typical:2"]
+    assert verdict.status == "pass" and verdict.draws == ["typical:0@2", "edge:0@2", "typical:1@2", "typical:2@2"]
     assert calls.count((50, 100)) == 3  # seeds 0, 1, 2: the edge draw reused seed 0's gradient
     assert execute._GRADS is None  # nothing outlives the config
-    replayed = run_config(config, draw="edge:0")
-    assert replayed.status == "pass" and replayed.draws == ["edge:0"]
+    replayed = run_config(config, draw="edge:0@2")
+    assert replayed.status == "pass" and replayed.draws == ["edge:0@2"]
 
 
 def test_an_edge_draw_from_the_typical_draws_values_is_the_edge_draw():
@@ -282,7 +283,7 @@ def test_an_edge_draw_from_the_typical_draws_values_is_the_edge_draw():
     domains = {"y": inp.ties_with("x", fraction=0.5)}
     typical: dict = {}
     inp.materialise_draw(bound, domains, inp.Draw("typical", 0), inp.EdgeOptions(), typical)
-    assert [key[1] for key in typical] == ["x"]  # y read x's array: not kept
+    assert [key[2] for key in typical] == ["x"]  # y read x's array: not kept
     cached = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions(), typical)[0]
     alone = inp.materialise_draw(bound, domains, inp.Draw("edge", 0), inp.EdgeOptions())[0]
     assert cached["y"].array.tobytes() == alone["y"].array.tobytes()
@@ -325,3 +326,50 @@ def test_distinct_values_are_permuted_after_the_cast_in_the_same_order():
             before = rng.permutation(np.linspace(lo, hi, n, endpoint=False)).reshape(shape).astype(dtype)
         assert values.dtype == before.dtype and values.shape == before.shape
         assert values.tobytes() == before.tobytes(), dtype
+
+
+# ---------------------------------------------------------------- draw formats
+
+
+def test_a_draw_without_a_format_is_format_1_and_every_draw_round_trips_through_its_text_and_dict():
+    """Everything stored or pasted before formats existed ("edge:0", {"kind", "seed"}) is format 1, so its replay
+    draws the values it had; a draw made now is the current format and says so."""
+    assert inp.DRAW_FORMAT == 2 and inp.Draw("edge", 0).format == 2
+    assert inp.Draw.parse("edge:0").format == 1 and inp.Draw.parse({"kind": "edge", "seed": 0}).format == 1
+    for draw in (inp.Draw("edge", 3, 1), inp.Draw("typical", 0, 2), inp.Draw("typical", 7)):
+        assert inp.Draw.parse(str(draw)) == draw and inp.Draw.parse(draw.to_dict()) == draw
+    assert str(inp.Draw("edge", 0, 1)) == "edge:0" and str(inp.Draw("edge", 0, 2)) == "edge:0@2"
+
+
+def test_format_1_replays_the_old_values_and_format_2_draws_big_float32_float16_bfloat16_tensors_from_words():
+    """Small tensors, float64 and integers are the same in both formats; a big float32/float16/bfloat16 tensor
+    differs, with format 2's values on a 2**-22 grid over [-1, 1) and uniform in it."""
+    big = inp.DRAW_CHUNK * 2 + 5
+    bound = {"a": TensorSpec((big,), "float32"), "b": TensorSpec((big,), "float16"), "c": TensorSpec((big,), "bfloat16"),
+             "d": TensorSpec((big,), "float64"), "e": TensorSpec((300,), "float32"), "f": TensorSpec((big,), "int32")}
+    old = {k: v.array for k, v in inp.materialise_draw(bound, {}, inp.Draw("typical", 0, 1))[0].items()}
+    new = {k: v.array for k, v in inp.materialise_draw(bound, {}, inp.Draw("typical", 0, 2))[0].items()}
+    for name in "def":
+        assert np.array_equal(old[name], new[name]), name
+    for name in "abc":
+        assert not np.array_equal(old[name], new[name]) and new[name].dtype == old[name].dtype, name
+        assert -1.0 <= new[name].min() and new[name].max() <= 1.0, name
+    # format 1 is numpy's uniform cast, value for value (what every stored draw drew)
+    want = np.random.default_rng([0, zlib.crc32(b"a"), 0]).uniform(-1.0, 1.0, big).astype(np.float32)
+    assert np.array_equal(old["a"], want)
+    a = new["a"].astype(np.float64)
+    steps = (a + 1.0) * 2**22
+    assert np.array_equal(steps, np.round(steps))  # the grid of 23 mantissa bits
+    assert abs(a.mean()) < 0.01 and abs(a.std() - 1 / np.sqrt(3)) < 0.01
+    counts, _ = np.histogram(a, bins=16, range=(-1, 1))
+    assert counts.min() > 0.9 * big / 16 and counts.max() < 1.1 * big / 16
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_format_2_values_do_not_depend_on_the_chunking(dtype, monkeypatch):
+    shape = (3, inp.DRAW_CHUNK + 11)  # odd total: the last word's high half unused
+    whole = inp.uniform_array(np.random.default_rng([9, 1]), -0.5, 2.0, shape, np.dtype(dtype), fmt=2)
+    monkeypatch.setattr(inp, "DRAW_CHUNK", 1000)
+    chunked = inp.uniform_array(np.random.default_rng([9, 1]), -0.5, 2.0, shape, np.dtype(dtype), fmt=2)
+    assert np.array_equal(whole, chunked) and whole.shape == shape and whole.dtype == np.dtype(dtype)
+    assert whole.min() >= -0.5 and whole.max() <= 2.0

@@ -148,10 +148,10 @@ def test_bfloat16_rounding_in_uint32_equals_the_uint64_reference_on_every_kind_o
 @pytest.mark.parametrize("shape,dtype", [((5,), "float32"), ((), "float32"), ((300, 500), "float32"),
                                          ((inp.DRAW_CHUNK * 3 + 7,), "float16"), ((1024, 1024, 2), "float32"),
                                          ((inp.DRAW_CHUNK + 1,), "float64")])
-def test_uniform_array_draws_the_values_of_numpy_uniform(shape, dtype):
+def test_uniform_array_of_format_1_draws_the_values_of_numpy_uniform(shape, dtype):
     for lo, hi in ((-1.0, 1.0), (0.1, 2.0), (-65504.0, 65504.0)):
         want = np.random.default_rng([4, 2]).uniform(lo, hi, shape).astype(dtype)
-        got = inp.uniform_array(np.random.default_rng([4, 2]), lo, hi, shape, np.dtype(dtype))
+        got = inp.uniform_array(np.random.default_rng([4, 2]), lo, hi, shape, np.dtype(dtype), fmt=1)
         assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
 
 

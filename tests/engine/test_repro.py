@@ -46,3 +46,30 @@ def test_large_inputs_are_drawn_by_code_and_still_reproduce(tmp_path):
 def test_a_passing_config_s_script_exits_0(tmp_path):
     proc, outcome = run_script(repro_script('paddle.clip(Tensor([5],"float64"), min=0, )', "typical:0"), tmp_path)
     assert proc.returncode == 0 and outcome["status"] == "pass", proc.stderr
+
+
+@pytest.mark.parametrize("draw", ["typical:0@2", "edge:1", "typical:3@2"])
+def test_the_scripts_output_gradient_is_the_engines_in_the_draws_format(draw):
+    """The script draws its own output gradients (random_grad): for a big float output they are the engine's values
+    in the draw's format (format 2 draws them from raw words, format 1 as numpy's uniform), or the script's backward
+    would test other gradients than the verdict's."""
+    import ast
+    import zlib
+
+    import numpy as np
+
+    from apitester import execute, inputs
+
+    source = repro_script('apitester_test.tanh_wrong_grad(Tensor([300, 300],"float32"), )', draw)
+    tree = ast.parse(source)
+    wanted = [node for node in tree.body if (isinstance(node, ast.FunctionDef) and node.name == "random_grad") or
+              (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") in ("SEED", "FORMAT"))]
+    namespace = {"np": np, "zlib": zlib}
+    exec(compile(ast.Module(body=wanted, type_ignores=[]), "repro", "exec"), namespace)
+    parsed = inputs.Draw.parse(draw)
+    assert (namespace["SEED"], namespace["FORMAT"]) == (parsed.seed, parsed.format)
+    for shape, dtype in (((300, 300), "float32"), ((300, 301), "float16"), ((70001,), "bfloat16"), ((5, 4), "float32"),
+                         ((300, 300), "float64")):
+        script = namespace["random_grad"](shape, dtype, 1)
+        engine = execute._random_grad(shape, dtype, parsed.seed, 1, parsed.format)
+        assert script.dtype == engine.dtype and np.array_equal(script, engine), (shape, dtype)

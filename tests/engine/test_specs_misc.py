@@ -56,7 +56,7 @@ def test_send_ue_recv_report_configs_pass():
     for config in configs("paddle.geometric.send_ue_recv")[::3]:
         v = verdict_of(config)
         if v.status != "pass":
-            assert (v.status, v.direction, v.draw) == ("accuracy_error", "backward", {"kind": "edge", "seed": 0}), \
+            assert (v.status, v.direction, v.draw) == ("accuracy_error", "backward", {"kind": "edge", "seed": 0, "format": 2}), \
                 (config, v.message)
             assert '"max"' in config or '"min"' in config
         assert run_config(config, draw="typical:0").status == "pass", config
@@ -71,7 +71,7 @@ def test_send_ue_recv_out_size_and_empty_rows():
     # divisor (0.5 / 1e-30 comes out 5e11 on 3.3.1), Torch divides -- a forward difference only
     # a tiny divisor reaches.
     v = verdict_of(config)
-    assert (v.status, v.direction, v.draw) == ("accuracy_error", "forward", {"kind": "edge", "seed": 0}), v.message
+    assert (v.status, v.direction, v.draw) == ("accuracy_error", "forward", {"kind": "edge", "seed": 0, "format": 2}), v.message
 
 
 def test_send_uv_passes():

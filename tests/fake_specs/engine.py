@@ -90,6 +90,11 @@ register(
     Spec(api="apitester_test.double", paddle=lambda x: x * 2, torch=lambda x, **_: x * 2, signature=_stub),
     Spec(api="apitester_test.scale_", paddle=lambda x: x.scale_(2.0), torch=lambda x, **_: x.mul_(2),
          signature=_stub),
+    # wrong on purpose, and writing into an argument: only separate input buffers on the two sides can tell
+    Spec(api="apitester_test.scale_wrong_", paddle=lambda x: x.scale_(3.0), torch=lambda x, **_: x.mul_(2),
+         signature=_stub),
+    Spec(api="apitester_test.assign_wrong", paddle=lambda x, output: __import__("paddle").assign(x * 2, output=output),
+         torch=lambda x, output, **_: output.copy_(x), signature=lambda x, output: None, backward=False),
     Spec(api="apitester_test.dtype_of", paddle=lambda x: x.dtype, torch=lambda x, **_: x.dtype, signature=_stub),
     Spec(api="apitester_test.broken_domain", paddle=_paddle_tanh, torch=lambda x, **_: x,
          domains={"x": _broken_domain}, signature=_stub),

@@ -20,18 +20,18 @@ def _verdicts(python: str | None) -> dict:
 def test_logit_nan_region_gradient_fails_on_3_0_0_in_its_edge_draw_and_passes_on_the_main_release(old_env):
     old = _verdicts(old_env.python)[LOGIT]
     assert (old["status"], old["direction"]) == ("accuracy_error", "backward"), old["message"]
-    assert old["draw"] == {"kind": "edge", "seed": 0} and old["draws"] == ["typical:0", "edge:0"]
+    assert old["draw"] == {"kind": "edge", "seed": 0, "format": 2} and old["draws"] == ["typical:0@2", "edge:0@2"]
     assert "ACTUAL (paddle): np.float32(0.0)" in old["message"] and "DESIRED (torch): np.float32(nan)" in old["message"]
     new = _verdicts(None)[LOGIT]
-    assert new["status"] == "pass" and new["draws"] == ["typical:0", "edge:0", "typical:1", "typical:2"], new["message"]
+    assert new["status"] == "pass" and new["draws"] == ["typical:0@2", "edge:0@2", "typical:1@2", "typical:2@2"], new["message"]
 
     # the typical draw alone is the old single-draw verdict (the false pass); the edge draw replays the
     # failure (one process of the old env for both replays: its paddle import is the slow part)
     replay = ("import json, sys; from apitester.execute import run_config\n"
-              "for draw in ('typical:0', 'edge:0'): print(json.dumps(run_config(sys.argv[1], draw=draw).to_dict()))")
+              "for draw in ('typical:0@2', 'edge:0@2'): print(json.dumps(run_config(sys.argv[1], draw=draw).to_dict()))")
     proc = subprocess.run([old_env.python, "-c", replay, LOGIT], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=300)
     typical, edge = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert typical["status"] == "pass" and typical["draw"] == {"kind": "typical", "seed": 0}
+    assert typical["status"] == "pass" and typical["draw"] == {"kind": "typical", "seed": 0, "format": 2}
     assert {k: edge[k] for k in ("status", "direction", "mismatched", "message", "draw")} == \
         {k: old[k] for k in ("status", "direction", "mismatched", "message", "draw")}

@@ -21,6 +21,7 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apitester.inputs import Draw
 from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 from apitester.pool import estimate_bytes as config_bytes
 
@@ -463,10 +464,14 @@ def _result_fields(verdict: dict, seconds) -> dict:
 
 
 def _draw_text(draw) -> str:
-    """The verdict's draw as the CLI's --draw text; "" for the typical draw (the command's default)."""
+    """The verdict's draw as the CLI's --draw text ("edge:0@2": with its format, so a replay draws the same values
+    after the engine's next format); "" for none, as for format 1's typical draw (the column's meaning then)."""
     if not isinstance(draw, dict):
         return ""
-    text = f"{draw.get('kind', '')}:{draw.get('seed', 0)}"[:40]
+    try:
+        text = str(Draw.parse(draw))[:40]
+    except ValueError:
+        return ""
     return "" if text == "typical:0" else text
 
 
