@@ -2,6 +2,7 @@
 
     python benchmarks/draws.py time CONFIGS.jsonl        # A/B in one process, back to back per config
     python benchmarks/draws.py changes BEFORE.jsonl AFTER.jsonl
+    python benchmarks/draws.py formats [N]                # draw format 1 vs the current one, N report configs
 
 ``time`` reads the configs of a ``coverage --jsonl`` file (skipped_too_large / crash / timeout left
 out: they never ran a draw) and runs each twice in this process, one math thread: the typical draw
@@ -12,6 +13,11 @@ seconds on both sides.  Prints Σ seconds of each, the ratio, and the draws judg
 
 ``changes`` lists every config whose status differs between two ``coverage --jsonl`` files, grouped
 by API and (before -> after), with the draw the new verdict reports.
+
+``formats`` runs a seeded sample of N (default 150) CPU-report configs that format 2 draws differently (a
+float32/float16/bfloat16 input of more than DRAW_CHUNK elements; at most 48 MiB of inputs) twice in this process:
+the whole plan in draw format 1 and in the current format (``inputs.DRAW_FORMATS``), and lists every status that
+differs -- what the format change does to the verdicts (the report file is read in place, never copied).
 """
 from __future__ import annotations
 
@@ -86,10 +92,56 @@ def changes_main(before_path: str, after_path: str) -> int:
     return 0
 
 
+def formats_main(n: int) -> int:
+    import random
+    from dataclasses import replace
+
+    from apitester import inputs as inp
+    from apitester.config import parse_config
+    from apitester.execute import frameworks, run_config
+    from apitester.reports import reports_dir
+
+    origin = reports_dir() / "reports/ci_ce_cpu/error_config.txt"
+    kept = []
+    for line in origin.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            call = parse_config(line.strip())
+        except Exception:
+            continue
+        if inp.estimate_bytes(call) <= 48 << 20 and any(
+                t.dtype in ("float32", "float16", "bfloat16") and t.numel > inp.DRAW_CHUNK for t in call.tensors()):
+            kept.append(line.strip())
+    random.Random(0).shuffle(kept)
+    configs = kept[:n]
+    frameworks()
+    current_plan = inp.draw_plan
+    counts: Counter = Counter()
+    changed = []
+    for config in configs:
+        new = run_config(config)
+        inp.draw_plan = lambda elements, seed=0: [replace(d, format=1) for d in current_plan(elements, seed)]
+        try:
+            old = run_config(config)
+        finally:
+            inp.draw_plan = current_plan
+        counts[(old.status, new.status)] += 1
+        if old.status != new.status:
+            changed.append((config, old.status, new.status, new.message.splitlines()[0][:160] if new.message else ""))
+    print(f"{len(configs)} configs of {len(kept)} in {origin} that format {inp.DRAW_FORMAT} draws differently "
+          f"(seeded sample): status format 1 -> format {inp.DRAW_FORMAT}")
+    for (old, new), k in sorted(counts.items()):
+        print(f"  {old} -> {new}: {k}")
+    for config, old, new, message in changed:
+        print(f"  CHANGED {old} -> {new}: {config[:150]}  ({message})")
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "time":
         sys.exit(time_main(sys.argv[2]))
     if len(sys.argv) == 4 and sys.argv[1] == "changes":
         sys.exit(changes_main(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) in (2, 3) and sys.argv[1] == "formats":
+        sys.exit(formats_main(int(sys.argv[2]) if len(sys.argv) == 3 else 150))
     print(__doc__, file=sys.stderr)
     sys.exit(2)
