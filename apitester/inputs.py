@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -726,9 +727,10 @@ def _finish(array: np.ndarray, spec: TensorSpec, fresh: bool = False) -> InputTe
     return InputTensor(array, "bfloat16" if spec.dtype == "uint16" else spec.dtype)
 
 
-class _WatchedArrays(Mapping):
-    """Other params' arrays as a domain sees them, noting whether it looked: a domain that read them may draw
-    other values in an edge draw (those arrays carry edges there), one that did not draws the typical values."""
+class _Watched(Mapping):
+    """Other params' arrays (or the bound arguments) as a domain sees them, noting whether it looked: a domain that
+    read the arrays may draw other values in an edge draw (those arrays carry edges there), one that did not draws
+    the typical values; one that read neither draws the same values in every config with that tensor."""
 
     def __init__(self, arrays: Mapping[str, Any]):
         self._arrays = arrays
@@ -743,25 +745,74 @@ class _WatchedArrays(Mapping):
         return iter(self._arrays)
 
     def __len__(self):
+        self.read = True
         return len(self._arrays)
+
+
+# Domain values that depend on the tensor alone (the domain read no other argument and no other param's array) are
+# the same in every config with that tensor: the 516 CPU-report configs of Tensor.topk all draw the same 3.3 M
+# distinct values, a permutation that cost more than the API (73 ms a run). A process keeps the most recent of them,
+# up to REUSED_VALUES_BYTES (it counts against a pool worker's address-space slack, apitester.pool), for tensors
+# drawn at least twice: a one-off tensor (every paddle.sum config's) is never kept, so it never pays a copy for it.
+REUSED_VALUES_BYTES = 64 << 20
+_REUSED: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+_DRAWN_ONCE: set = set()  # keys drawn once so far (forgotten all at once when it reaches _DRAWN_ONCE_LIMIT)
+_DRAWN_ONCE_LIMIT = 1 << 14
+
+
+def clear_reused_values() -> None:
+    """Forget every kept domain value (tests start from a process that has drawn nothing)."""
+    _REUSED.clear()
+    _DRAWN_ONCE.clear()
+
+
+def _reused(key: tuple) -> "np.ndarray | None":
+    values = _REUSED.get(key)
+    if values is not None:
+        _REUSED.move_to_end(key)
+    return values
+
+
+def _keep_for_reuse(key: tuple, values) -> bool:
+    """Keep ``values`` when ``key`` was drawn before and they fit; True when kept (nobody may write to them then)."""
+    if not isinstance(values, np.ndarray) or values.nbytes > REUSED_VALUES_BYTES // 2:
+        return False
+    if key not in _DRAWN_ONCE:
+        if len(_DRAWN_ONCE) >= _DRAWN_ONCE_LIMIT:
+            _DRAWN_ONCE.clear()
+        _DRAWN_ONCE.add(key)
+        return False
+    _DRAWN_ONCE.discard(key)
+    _REUSED[key] = values
+    while sum(v.nbytes for v in _REUSED.values()) > REUSED_VALUES_BYTES:
+        _REUSED.popitem(last=False)
+    return True
 
 
 def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,
                    typical: "dict | None", fmt: int) -> tuple[np.ndarray, bool]:
     """The domain's values for one tensor, and whether they are a new array nothing else holds; ``typical``
     (an edge draw's cache of its typical draw) hands back the values the typical draw of the same seed drew for
-    it, unless the domain read other params' arrays (whose arrays it may also have handed back)."""
+    it, unless the domain read other params' arrays (whose arrays it may also have handed back). Values that depend
+    on the tensor alone may be an earlier config's (``_REUSED``): the values a new draw gives, not drawn again."""
     key = (seed, fmt, name, index, spec.shape, spec.dtype)
     if typical is not None and key in typical:
         return typical[key], False
-    watched = _WatchedArrays(arrays)
-    ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
-                        _rng(seed, name, index), args, watched, name, index if index else None, fmt)
-    values = (domain or default_values)(ctx)
-    if typical is not None and not watched.read:
-        typical[key] = values  # never written to: place_edges and _finish copy it
-        return values, False
-    return values, not watched.read
+    reuse_key = (domain, *key)
+    values = _reused(reuse_key)
+    if values is None:
+        watched, watched_args = _Watched(arrays), _Watched(args)
+        ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
+                            _rng(seed, name, index), watched_args, watched, name, index if index else None, fmt)
+        values = (domain or default_values)(ctx)
+        if watched.read:  # it may have handed back another param's array: not its own, not kept for the edge draw
+            return values, False
+        kept = not watched_args.read and _keep_for_reuse(reuse_key, values)
+        if not kept and typical is None:
+            return values, True  # its own new array: the input itself
+    if typical is not None:
+        typical[key] = values
+    return values, False  # kept (for the edge draw, or for reuse): never written to; place_edges and _finish copy it
 
 
 def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arrays,

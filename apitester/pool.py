@@ -67,7 +67,8 @@ MEMORY_FACTOR = 6
 # paddle 3.3.1 (CPU) + torch 2.13.0: VmSize is 1.1 GiB after the imports and 1.26-1.31 GiB after
 # the warm-up (1-2 threads); running one small config of each of 66 CPU-task APIs in one worker
 # left it at 1.6 GiB (kernels loaded on first use, per-thread malloc arenas).  The limit counts
-# virtual memory, not RSS, so this slack covers those mappings and allocator reservations.
+# virtual memory, not RSS, so this slack covers those mappings and allocator reservations, and the domain values
+# a worker keeps for its next configs (at most inputs.REUSED_VALUES_BYTES, 64 MiB).
 ADDRESS_SPACE_SLACK = 512 << 20
 
 # The hard limit lets a config use this many times the memory budget: the budget is checked against

@@ -3,6 +3,7 @@ edge, extra seeds for small inputs.  Real paddle and torch (CPU); the failing dr
 replays exactly (``run_config(..., draw=...)``, ``python -m apitester --draw``)."""
 
 import json
+import math
 import zlib
 
 import numpy as np
@@ -239,7 +240,7 @@ def test_whether_an_edge_draw_places_anything_is_known_before_drawing():
 
 def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
     """The typical and the edge draw share seed 0 and so their output gradient: drawn once, handed to both
-    frameworks as copies, so the edge draw's backward sees the same values the replayed edge draw does."""
+    frameworks (neither writes to it), so the edge draw's backward sees the same values the replayed edge draw does."""
     from apitester import execute
     config = 'paddle.maximum(Tensor([50, 1],"float32"), Tensor([1, 100],"float32"), )'
     calls = []
@@ -373,3 +374,70 @@ def test_format_2_values_do_not_depend_on_the_chunking(dtype, monkeypatch):
     chunked = inp.uniform_array(np.random.default_rng([9, 1]), -0.5, 2.0, shape, np.dtype(dtype), fmt=2)
     assert np.array_equal(whole, chunked) and whole.shape == shape and whole.dtype == np.dtype(dtype)
     assert whole.min() >= -0.5 and whole.max() <= 2.0
+
+
+# ---------------------------------------------------------------- values reused across configs
+
+
+def _counting_domain(calls: list, reads: str = ""):
+    def domain(ctx):
+        calls.append(ctx.shape)
+        if reads == "args":
+            ctx.args.get("k")
+        if reads == "arrays":
+            ctx.arrays.get("y")
+        return ctx.rng.permutation(np.arange(math.prod(ctx.shape), dtype=np.float32)).reshape(ctx.shape)
+    return domain
+
+
+def test_values_that_depend_on_the_tensor_alone_are_drawn_twice_then_reused_unchanged_and_never_shared():
+    """The third config with the same tensor takes the values kept from the second (the first is not kept: a
+    one-off tensor pays no copy); each config gets its own copy, so an API writing into its input changes nothing
+    later; a domain that reads another argument or another param's array is drawn every time."""
+    inp.clear_reused_values()
+    calls: list = []
+    domain = _counting_domain(calls)
+    bound = {"x": TensorSpec((300, 7), "float32"), "k": 3}
+    drawn = [inp.materialise(bound, {"x": domain})["x"].array for _ in range(4)]
+    assert len(calls) == 2  # the first two drew, the last two reused the second's values
+    assert all(np.array_equal(drawn[0], d) for d in drawn[1:])
+    assert len({id(d) for d in drawn}) == 4 and not any(np.shares_memory(a, b) for a in drawn for b in drawn if a is not b)
+    drawn[2][...] = -1.0  # an in-place API
+    assert np.array_equal(inp.materialise(bound, {"x": domain})["x"].array, drawn[0])
+    assert len(calls) == 2
+    other_seed = inp.materialise(bound, {"x": domain}, seed=1)["x"].array
+    assert len(calls) == 3 and not np.array_equal(other_seed, drawn[0])
+    for reads in ("args", "arrays"):
+        calls.clear()
+        reading = _counting_domain(calls, reads)
+        both = {"x": TensorSpec((300, 7), "float32"), "y": TensorSpec((3,), "float32"), "k": 3}
+        for _ in range(4):
+            inp.materialise(both, {"x": reading})
+        assert len(calls) == 4, reads
+    inp.clear_reused_values()
+
+
+def test_reused_values_stay_within_their_byte_budget(monkeypatch):
+    inp.clear_reused_values()
+    monkeypatch.setattr(inp, "REUSED_VALUES_BYTES", 3 * 4000 * 4)  # three float32 [4000] arrays
+    for repeat in range(2):
+        for n in range(5):
+            inp.materialise({f"x{n}": TensorSpec((4000,), "float32")})
+    assert len(inp._REUSED) == 3 and sum(v.nbytes for v in inp._REUSED.values()) <= inp.REUSED_VALUES_BYTES
+    assert [key[3] for key in inp._REUSED] == ["x2", "x3", "x4"]  # least recently used first out
+    too_big = TensorSpec((8000,), "float32")  # more than half the budget: never kept
+    for _ in range(3):
+        inp.materialise({"big": too_big})
+    assert all(key[3] != "big" for key in inp._REUSED)
+    inp.clear_reused_values()
+
+
+def test_a_topk_config_run_again_in_one_process_gives_the_same_verdict():
+    inp.clear_reused_values()
+    config = 'paddle.Tensor.topk(Tensor([80000],"float32"), 100, )'
+    verdicts = [run_config(config).to_dict() for _ in range(3)]
+    keys = ("status", "direction", "max_abs", "mismatched", "draws", "message")
+    assert all({k: v[k] for k in keys} == {k: verdicts[0][k] for k in keys} for v in verdicts[1:])
+    assert verdicts[0]["status"] == "pass", verdicts[0]["message"]
+    assert any(key[3] == "x" and key[5] == (80000,) for key in inp._REUSED)  # kept after the second run
+    inp.clear_reused_values()
