@@ -161,3 +161,21 @@ def test_threads_per_worker_is_a_setting_the_pool_workers_obey(settings):
         assert pool.wait_ready()["threads"] == 1
     settings.RUNNER_THREADS_PER_WORKER = 0
     assert pool_options()["threads_per_worker"] is None  # cores ÷ workers, as before
+
+
+def test_a_verdict_whose_draw_is_malformed_is_stored_without_one_and_the_stored_draw_carries_its_format():
+    """The draw comes from a worker's JSON: one that does not parse (unknown kind or format, a seed that is no
+    number) costs the verdict only its replay text, never the verdict; a good one is stored with its format, so the
+    repro command replays the same values after the engine's next draw format."""
+    from tracker.services.runs import store_result
+
+    task = make_task(9, "paddle.clip", [PASSING[0], FAILING_FORWARD])
+    run = create_run("task", tasks=[9], lane="cpu")
+    first, second = list(task.failing_configs.order_by("id"))
+    for bad in ({"kind": "sideways", "seed": 0}, {"kind": "edge", "seed": 0, "format": 9}, {"kind": "edge", "seed": "x"}):
+        stored = store_result(run, first, {"status": "accuracy_error", "direction": "forward", "draw": bad}, 0.1)
+        assert stored is not None and stored.status == "accuracy_error" and stored.draw == ""
+        stored.delete()
+    good = store_result(run, second, {"status": "accuracy_error", "draw": {"kind": "edge", "seed": 0, "format": 2}}, 0.1)
+    assert good.draw == "edge:0@2"
+    assert ConfigResult.objects.filter(run=run).count() == 1
