@@ -435,13 +435,13 @@ class WorkerPool:
         self.start()
         pending: deque[_Job] = deque()
         yield from self._admit(jobs, pending, group_of)
-        asking = [more]  # the caller's ``more`` until it hands back an empty batch
 
         def top_up() -> Iterator[PoolResult]:
             """Every free worker gets its next job (from ``more()`` once ``pending`` is empty)."""
-            while asking[0] is not None and not pending and (self._free_worker() or not self.busy):
-                if not (yield from self._admit(asking[0](), pending, group_of)):
-                    asking[0] = None  # an empty batch: nothing more to come
+            nonlocal more
+            while more is not None and not pending and (self._free_worker() or not self.busy):
+                if not (yield from self._admit(more(), pending, group_of)):
+                    more = None  # an empty batch: nothing more to come
                 # (a batch of only too-large configs was answered at once: ask for the next)
             yield from self._send(pending)
 
@@ -458,7 +458,7 @@ class WorkerPool:
             if finished:
                 # The freed workers' next jobs go out before the caller sees these results: the caller handles each
                 # one (the runner writes it to the database) before it resumes this loop, and a worker whose next
-                # job waited for that sat idle -- on a 2-core matrix run, about a tenth of the engine's own time.
+                # job waited for that sat idle.
                 finished += list(top_up())
             yield from finished
 

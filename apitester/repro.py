@@ -127,7 +127,6 @@ def repro_script(config: str, draw, *, atol: float = 1e-2, rtol: float = 1e-2) -
     return _TEMPLATE.format(
         config=config, config_literal=json.dumps(config), api=json.dumps(prepared.call.api), draw=str(draw),
         atol=atol, rtol=rtol, want_grad=prepared.want_grad, seed=draw.seed, draw_format=draw.format,
-        draw_chunk=inp.DRAW_CHUNK,
         arguments=_arguments_source(config, draw, materialised), paddle_call=_paddle_call(prepared),
         reference_name=f"{reference.__module__}.{getattr(reference, '__qualname__', 'reference')}",
         reference_source=_reference_source(reference),
@@ -159,6 +158,7 @@ import zlib
 import numpy as np
 import paddle
 import torch
+from apitester.inputs import round_to_bfloat16, uniform_array  # the engine's draws (format FORMAT)
 from apitester.specs import get_spec  # the Torch reference (and a spec-supplied Paddle side)
 
 paddle.set_device("cpu")
@@ -247,21 +247,11 @@ def as_numpy(value):
 
 
 def random_grad(shape, dtype, index):
-    """The engine's output-gradient (apitester.execute._random_grad, draw format FORMAT: apitester.inputs)."""
+    """The engine's output-gradient (apitester.execute._random_grad): its generator, in draw format FORMAT."""
     rng = np.random.default_rng([SEED, zlib.crc32(b"grad_output"), index])
     held = "float32" if dtype == "bfloat16" else dtype
-    count = int(np.prod(shape))
-    if FORMAT >= 2 and held in ("float32", "float16") and count > {draw_chunk}:
-        # two float32 values in [1, 2) per raw 64-bit word (23 random mantissa bits), moved to [-1, 1)
-        words = rng.bit_generator.random_raw((count + 1) // 2).view(np.uint32)[:count]
-        unit = ((words >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1.0)
-        arr = (unit * np.float32(2.0) + np.float32(-1.0)).astype(held).reshape(shape)
-    else:
-        arr = rng.uniform(-1.0, 1.0, shape).astype(held)
-    if dtype == "bfloat16":
-        bits = arr.view(np.uint32).astype(np.uint64)
-        arr = (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
-    return arr
+    arr = uniform_array(rng, -1.0, 1.0, shape, held, fmt=FORMAT)
+    return round_to_bfloat16(arr) if dtype == "bfloat16" else arr
 
 
 def report(status, direction, output, message):
