@@ -3,6 +3,7 @@
     python benchmarks/draws.py time CONFIGS.jsonl        # A/B in one process, back to back per config
     python benchmarks/draws.py changes BEFORE.jsonl AFTER.jsonl
     python benchmarks/draws.py formats [N]                # draw format 1 vs the current one, N report configs
+    python benchmarks/draws.py float16                    # the float16 rounder vs numpy, every float32
 
 ``time`` reads the configs of a ``coverage --jsonl`` file (skipped_too_large / crash / timeout left
 out: they never ran a draw) and runs each twice in this process, one math thread: the typical draw
@@ -18,6 +19,10 @@ by API and (before -> after), with the draw the new verdict reports.
 float32/float16/bfloat16 input of more than DRAW_CHUNK elements; at most 48 MiB of inputs) twice in this process:
 the whole plan in draw format 1 and in the current format (``inputs.DRAW_FORMATS``), and lists every status that
 differs -- what the format change does to the verdicts (the report file is read in place, never copied).
+
+``float16`` rounds every one of the 2**32 float32 bit patterns to float16 with ``inputs.float16_rounder()`` (torch's
+vectorised cast) and with numpy's cast, chunk by chunk, and counts the patterns whose bits differ (NaN: only
+NaN-ness is compared; draws never hold one), with both casts' seconds.
 """
 from __future__ import annotations
 
@@ -136,7 +141,36 @@ def formats_main(n: int) -> int:
     return 0
 
 
+def float16_main() -> int:
+    import numpy as np
+
+    from apitester import inputs as inp
+
+    rounder = inp.float16_rounder()
+    step = 1 << 24
+    differ = 0
+    seconds = {"numpy": 0.0, "rounder": 0.0}
+    got = np.empty(step, np.float16)
+    for start in range(0, 2**32, step):
+        values = np.arange(start, start + step, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        begin = time.perf_counter()
+        with np.errstate(over="ignore"):  # float32 above 65504 round to inf: what is compared
+            want = values.astype(np.float16)
+        middle = time.perf_counter()
+        rounder(values, got)
+        seconds["numpy"] += middle - begin
+        seconds["rounder"] += time.perf_counter() - middle
+        nan = np.isnan(values)
+        differ += int(np.count_nonzero(np.isnan(got) != nan))
+        differ += int(np.count_nonzero(got[~nan].view(np.uint16) != want[~nan].view(np.uint16)))
+    print(f"2**32 float32 patterns rounded to float16: {differ} differ from numpy's bits; numpy "
+          f"{seconds['numpy']:.1f} s, {rounder.__name__} {seconds['rounder']:.1f} s")
+    return 1 if differ else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["float16"]:
+        sys.exit(float16_main())
     if len(sys.argv) == 3 and sys.argv[1] == "time":
         sys.exit(time_main(sys.argv[2]))
     if len(sys.argv) == 4 and sys.argv[1] == "changes":

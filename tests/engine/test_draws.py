@@ -376,6 +376,37 @@ def test_format_2_values_do_not_depend_on_the_chunking(dtype, monkeypatch):
     assert whole.min() >= -0.5 and whole.max() <= 2.0
 
 
+
+def _float32_patterns() -> np.ndarray:
+    """float32 bit patterns: every 257th of all 2**32 (every low-bit residue, so every rounding case), and every
+    pattern around float16's largest finite value and its smallest subnormal (where rounding overflows or
+    underflows)."""
+    stride = np.arange(0, 2**32, 257, dtype=np.uint64).astype(np.uint32)
+    dense = [np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32), dtype=np.uint32)
+             for lo, hi in ((65000.0, 66000.0), (2.0**-26, 2.0**-23))]
+    positive = np.concatenate([stride, *dense, *(d | np.uint32(0x80000000) for d in dense)])
+    return positive.view(np.float32)
+
+
+def test_the_float16_rounder_gives_numpys_bits():
+    values = _float32_patterns()
+    want = values.astype(np.float16)
+    got = np.empty(values.shape, np.float16)
+    inp.float16_rounder()(values, got)
+    nan = np.isnan(values)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint16), want[~nan].view(np.uint16))
+    assert inp.float16_rounder() is not inp._numpy_float16  # torch's cast is the one tested, not numpy's with itself
+
+
+def test_a_format_2_float16_draw_is_the_float32_draw_rounded():
+    shape = (2, inp.DRAW_CHUNK + 5)
+    f32 = inp.uniform_array(np.random.default_rng([3, 3]), -3.0, 70000.0, shape, np.dtype("float32"), fmt=2)
+    f16 = inp.uniform_array(np.random.default_rng([3, 3]), -3.0, 70000.0, shape, np.dtype("float16"), fmt=2)
+    assert np.array_equal(f16.view(np.uint16), f32.astype(np.float16).view(np.uint16))
+    assert np.isinf(f16).any()  # values above 65504 round to inf, as numpy rounds them
+
+
 # ---------------------------------------------------------------- values reused across configs
 
 
