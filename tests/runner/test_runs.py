@@ -179,3 +179,37 @@ def test_a_verdict_whose_draw_is_malformed_is_stored_without_one_and_the_stored_
     good = store_result(run, second, {"status": "accuracy_error", "draw": {"kind": "edge", "seed": 0, "format": 2}}, 0.1)
     assert good.draw == "edge:0@2"
     assert ConfigResult.objects.filter(run=run).count() == 1
+
+
+def test_the_runs_progress_is_the_count_of_its_results_written_at_most_every_progress_interval(monkeypatch):
+    """The executor writes ``done`` (the COUNT of the run's results, right whichever executors stored them) at most
+    every PROGRESS_SECONDS while it stores verdicts, and once more when it stops, so the last verdicts are never
+    left out of the run's progress."""
+    from tracker.services import runs as run_services
+
+    clock = [100.0]
+    monkeypatch.setattr(run_services.time, "monotonic", lambda: clock[0])
+    task = make_task(9, "paddle.clip", [PASSING[0], PASSING[1], FAILING_FORWARD])
+    run = create_run("task", tasks=[9], lane="cpu")
+    TestRun.objects.filter(pk=run.pk).update(requeues=2)
+    first, second, third = list(task.failing_configs.order_by("id"))
+    progress = run_services._Progress(run)
+
+    def done():
+        return TestRun.objects.values_list("done", "requeues").get(pk=run.pk)
+
+    run_services.store_result(run, first, {"status": "pass"}, 0.1)
+    progress.stored()
+    assert done() == (1, 0)  # the first verdict is written at once: progress, the sweep's re-queue count restarts
+    clock[0] += 0.5
+    run_services.store_result(run, second, {"status": "pass"}, 0.1)
+    progress.stored()
+    assert done() == (1, 0)  # within the interval: not counted again yet
+    # another executor stores a verdict of the same run: the count includes it whoever wrote it
+    run_services.store_result(run, third, {"status": "accuracy_error", "direction": "forward"}, 0.1)
+    clock[0] += run_services._Progress.PROGRESS_SECONDS
+    progress.write()
+    assert done() == (3, 0)
+    TestRun.objects.filter(pk=run.pk).update(done=0)
+    progress.write()  # nothing stored since the last write: no query, the row is left as it is
+    assert TestRun.objects.get(pk=run.pk).done == 0
