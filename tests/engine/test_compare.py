@@ -112,6 +112,22 @@ def test_max_pool_shapes():
     assert pooled.shape == (128, 128) and pooled[0, 0] == 257.0
 
 
+@pytest.mark.parametrize("shape", [(300, 1000), (1, 70000), (70000, 1), (129, 257), (3, 5, 999), (128, 128)])
+def test_max_pool_is_the_max_of_each_block(shape):
+    """Every cell is the max (NaN if any) of its block of the 2-D view, blocks of ceil(n / 128) with a shorter last
+    one, checked against a plain loop over the blocks."""
+    rng = np.random.default_rng(7)
+    values = np.abs(rng.standard_normal(shape)).astype(np.float32)
+    values.reshape(-1)[rng.integers(0, values.size, 3)] = np.nan
+    grid = values.reshape(-1, shape[-1])
+    rows, cols = grid.shape
+    br, bc = math.ceil(rows / 128), math.ceil(cols / 128)
+    want = np.array([[np.max(grid[r:r + br, c:c + bc]) for c in range(0, cols, bc)] for r in range(0, rows, br)])
+    got = max_pool(values)
+    assert got.shape == want.shape and got.dtype == values.dtype
+    assert np.array_equal(got, want, equal_nan=True)
+
+
 def test_verdict_dict_round_trip_encodes_nonfinite():
     a = np.array([np.inf, 1.0], np.float32)
     v = compare_outputs([Out(a, "float32")], [f32(1.0, 1.0)], 1e-2, 1e-2)
