@@ -47,6 +47,7 @@ class Source(models.TextChoices):
     PR = "pr", _("pull request")
     WEB = "web", _("web user")
     RUN = "run", _("re-test run")
+    DIAGNOSIS = "diagnosis", _("diagnosis")
     ADMIN = "admin", _("admin")
 
 

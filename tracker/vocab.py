@@ -56,6 +56,8 @@ class EventKind(StrEnum):
     # the runner (services/runs.py: record_run_outcomes)
     FIX_VERIFIED = "fix_verified"
     REGRESSION = "regression"
+    # diagnoses (services/diagnoses.py: apply_implied_verdict)
+    VERDICT_REREAD = "verdict_reread"
 
 
 class RunState(models.TextChoices):

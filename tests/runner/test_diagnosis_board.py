@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django_q.models import OrmQ
 
 from apitester.pool import TimeBudget
-from tracker.models import Diagnosis
+from tracker.models import Diagnosis, Event
 from tracker.services.diagnoses import diagnose_tasks, diagnosis_targets
 from tracker.services.runs import create_run, execute_run
 
@@ -136,7 +136,15 @@ def test_a_strict_failure_the_oracle_reads_torch_off_becomes_torch_suspect_and_n
     assert "error to the float64 oracle: Torch" in judged.evidence and "Paddle max_abs" in judged.evidence
     assert latest_results(lane="cpu", task=diagnosis.task)[judged.failing_config_id].status == "torch_suspect"
 
+    # the change of the config's final status is a state change of the task: an Event naming the diagnosis
+    [reread] = Event.objects.filter(task__number=142, kind="verdict_reread")
+    assert reread.source == "diagnosis" and reread.source_ref == f"diagnosis {diagnosis.pk}"
+    assert reread.data == {"run": judged.run_id, "failing_config": judged.failing_config_id, "result": judged.pk,
+                           "from": "accuracy_error", "to": "torch_suspect"}
+    assert "accuracy_error → torch_suspect (the float64 oracle reads Torch off)" in reread.message
+
     page = client.get("/tasks/142").content.decode()
+    assert "verdict_reread" in page and f"diagnosis {diagnosis.pk}" in page
     assert "fix verified" not in page.lower()
     assert "final, from the float64 oracle's diagnosis:</span> <span class=\"status-torch_suspect\">" in page and "the engine said accuracy_error" in page
     assert "strict (plain Torch call)" in page and "error to the float64 oracle: Torch" in page
@@ -151,6 +159,11 @@ def test_a_strict_failure_the_oracle_reads_torch_off_becomes_torch_suspect_and_n
     store_diagnosis(judged, {"error": "the engine exited 1 without a diagnosis"})
     judged.refresh_from_db()
     assert judged.status == "torch_suspect"
-    store_diagnosis(judged, {**answer, "implied_verdict": None, "reading": {"reading": "paddle_off"}})
+    assert Event.objects.filter(kind="verdict_reread").count() == 1  # nothing changed, nothing recorded
+    restoring = store_diagnosis(judged, {**answer, "implied_verdict": None, "reading": {"reading": "paddle_off"}})
     judged.refresh_from_db()
     assert (judged.status, judged.engine_status, judged.evidence) == ("accuracy_error", "", "")
+    restored = Event.objects.filter(kind="verdict_reread").first()  # newest first
+    assert restored.source_ref == f"diagnosis {restoring.pk}"
+    assert (restored.data["from"], restored.data["to"]) == ("torch_suspect", "accuracy_error")
+    assert "the diagnosis no longer reads Torch off" in restored.message

@@ -87,6 +87,7 @@ BURNDOWN_SERIES = ("claims", "prs", "merged", "verified")
 # Every other kind, and why no chart reads it: each kind the services write is either drawn or listed here.
 UNCHARTED_EVENT_KINDS = {
     EventKind.TASK_CREATED: "the board's own bookkeeping; tasks are counted from Task rows",
+    EventKind.VERDICT_REREAD: "a config's final status re-read by a diagnosis; the charts read ConfigResult",
     EventKind.TASK_CHANGED: "bookkeeping of the board import",
     EventKind.LOCKED: "locked tasks are left out of every chart (Task.status)",
     EventKind.UNLOCKED: "the funnel reads Task.status",

@@ -25,9 +25,11 @@ from django_q.tasks import async_task
 from apitester.config import ConfigSyntaxError, parse_config
 from apitester.vocab import Status, is_failing
 
-from ..models import ConfigResult, Diagnosis, Task
+from ..models import ConfigResult, Diagnosis, Source, Task
 from ..selectors.envs import main_version, torch_version
 from ..selectors.diagnoses import diagnosable_results
+from ..vocab import EventKind
+from .events import record_event
 from .queue import cpu_queue
 from .runs import bigint_or_none
 
@@ -129,12 +131,13 @@ def diagnosis_fields(data: dict) -> dict:
     }
 
 
-def apply_implied_verdict(result: ConfigResult, data: dict) -> bool:
+def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis | None = None) -> bool:
     """The final verdict a diagnosis implies (issue 19): a strict failure whose failing output the float64
     oracle reads torch_off becomes torch_suspect, with the oracle's numbers as the evidence; the engine's own
     final status is kept in engine_status, so a later diagnosis with another reading restores it.  The
     strict layer is never touched, so "fix verified" still reads it.  An engine error changes nothing.
-    Returns whether the row changed."""
+    A change is a state change of the task's verdicts: it is written as an Event (verdict_reread) naming the
+    diagnosis. Returns whether the row changed."""
     if "error" in data or not data.get("diagnosed"):
         return False
     implied = _dict(data.get("implied_verdict"))
@@ -147,9 +150,17 @@ def apply_implied_verdict(result: ConfigResult, data: dict) -> bool:
         return False
     if all(getattr(result, name) == value for name, value in fields.items()):
         return False
+    before = result.status
     for name, value in fields.items():
         setattr(result, name, value)
     result.save(update_fields=list(fields))
+    why = ("the float64 oracle reads Torch off" if fields["status"] == Status.TORCH_SUSPECT
+           else "the engine's own status: the diagnosis no longer reads Torch off")
+    record_event(task=result.task, kind=EventKind.VERDICT_REREAD, source=Source.DIAGNOSIS,
+                 source_ref=f"diagnosis {diagnosis.pk}" if diagnosis else "",
+                 message=f"config {result.failing_config_id} in run {result.run_id}: {before} → {result.status} ({why})",
+                 data={"run": result.run_id, "failing_config": result.failing_config_id, "result": result.pk,
+                       "from": before, "to": result.status})
     return True
 
 
@@ -161,7 +172,7 @@ def store_diagnosis(result: ConfigResult, data: dict) -> Diagnosis:
     with transaction.atomic():
         diagnosis = Diagnosis.objects.create(task_id=result.task_id, failing_config_id=result.failing_config_id,
                                              result=result, data=stored, **fields)
-        apply_implied_verdict(result, data)
+        apply_implied_verdict(result, data, diagnosis)
     return diagnosis
 
 
