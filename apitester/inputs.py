@@ -144,7 +144,7 @@ def float16_rounder():
     bit pattern; ``benchmarks/draws.py float16`` over all of them); only the time differs."""
     try:
         import torch
-    except ImportError:  # a process without torch (the web app) rounds with numpy
+    except ImportError:  # a process without torch rounds with numpy: the same bits, only slower
         return _numpy_float16
 
     def round_with_torch(source: np.ndarray, target: np.ndarray) -> None:
