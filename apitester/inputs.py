@@ -72,7 +72,7 @@ DRAW_CHUNK = 1 << 16
 #   2: as 1, except float32, float16 and bfloat16 tensors of more than DRAW_CHUNK elements (and output gradients),
 #      drawn from the generator's raw 64-bit words, two float32 values per word (``_uniform_from_words``): the
 #      float64 draw was most of what the engine spent on a big float32 tensor (a 34.5 M-element embedding weight,
-#      a 30 M-element broadcast's output gradient) -- 2026-12-05, README "Release matrix".
+#      a 30 M-element broadcast's output gradient) -- 2026-12-05, docs/measurements.md "The release matrix".
 DRAW_FORMATS = (1, 2)
 DRAW_FORMAT = 2  # what new draws use
 
@@ -214,7 +214,7 @@ EXTRA_SEEDS = 2
 # Inputs above this many elements get the typical draw only: the few largest configs are most of
 # a run's seconds (on a 169-config CPU-task sample, the 15 configs above 4M elements take half of
 # them), so an edge draw there would double the run; the edge values' bugs (a NaN region, an
-# overflow, a kink) do not need millions of elements to show.  README "Input draws" has the figures.
+# overflow, a kink) do not need millions of elements to show.  docs/measurements.md "Input draws" has the figures.
 EDGE_INPUT_ELEMENTS = 1 << 22
 # Up to this many elements a tensor's edge values go to the first positions of a permutation of all of
 # them; above it, to positions drawn without replacement (the permutation took ~0.1 s per 4M elements).

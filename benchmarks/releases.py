@@ -110,7 +110,7 @@ def main(argv=None) -> None:
 
 
 def markdown_table(out: dict, releases: list[str]) -> str:
-    """The README's "CPU tasks fixed per release" table from a finished measurement."""
+    """docs/measurements.md's "CPU tasks by answer" table from a finished measurement."""
     tasks = out["tasks"]
     fixed_here = Counter()
     for label in tasks:

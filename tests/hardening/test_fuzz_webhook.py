@@ -231,7 +231,7 @@ def generated_bodies(rng: random.Random) -> list[str]:
 def test_generated_bodies_and_nesting_never_answer_5xx_nor_take_a_second(board):
     """Signed deliveries whose comment bodies are generated (every parser's worst case within 65,536
     characters, random mixtures of marker pieces) are applied, each within a second; signed JSON nested
-    too deep for the reader is a 400 that changes nothing. Counts are printed for the README."""
+    too deep for the reader is a 400 that changes nothing. Counts are printed for docs/measurements.md."""
     rng = random.Random(SEED + 1)
     client = Client()
     statuses: dict[int, int] = {}
