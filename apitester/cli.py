@@ -57,8 +57,7 @@ def _bool(text: str) -> bool:
 _IGNORED_ENGINE_FLAGS = (
     "paddle_only", "paddle_cinn", "paddle_gpu_performance", "torch_gpu_performance",
     "paddle_torch_gpu_performance", "test_amp", "test_tol", "log_dir", "gpu_ids",
-    "required_memory", "test_backward", "random_seed", "num_gpus", "num_workers_per_gpu",
-    "bitwise_alignment", "exit_on_error", "test_cinn",
+    "required_memory", "test_backward", "num_gpus", "num_workers_per_gpu", "exit_on_error", "test_cinn",
 )
 
 
@@ -74,7 +73,11 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="device lane (overrides --test_cpu)")
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
-    p.add_argument("--seed", type=int, default=0, help="input seed (inputs are deterministic per config+seed)")
+    p.add_argument("--seed", "--random_seed", dest="seed", type=int, default=0,
+                   help="input seed (inputs are deterministic per config+seed); --random_seed is engine.py's name")
+    p.add_argument("--bitwise_alignment", type=_bool, default=False,
+                   help="judge exactly (atol = rtol = 0, the spec's tolerances set aside), as engine.py's flag does; "
+                        "every verdict records exact / max_ulp / rule either way")
     p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED@FORMAT",
                    help="replay one input draw (typical:N@F or edge:N@F, as a verdict's `draw` reports; no @F: "
                         "format 1) "
@@ -133,7 +136,7 @@ def run_main(argv: list[str]) -> int:
             continue
         seen.add(config)
         verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
-                             draw=args.draw)
+                             draw=args.draw, bitwise=args.bitwise_alignment)
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:

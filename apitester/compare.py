@@ -12,19 +12,27 @@ Rules (PaddleAPITest's, made explicit):
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
 
 from .inputs import Draw
-from .vocab import Status
+from .vocab import FAILING, PASSING, Status
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
 
 # Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
-LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message")
+LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message", "exact", "max_ulp")
+
+
+class Rule(StrEnum):
+    """A verdict under the 2026 exact rule, beside the 1e-2 status (docs/verdicts.md#the-exact-rule)."""
+    EXACT = "exact"                        # every compared value equal (atol = rtol = 0)
+    WITHIN_TOLERANCE = "within_tolerance"  # passes the tolerance, not exact
+    FAILS = "fails"                        # fails the tolerance (or a shape, dtype or Paddle error)
 
 
 def layer_of(verdict: "Verdict") -> dict:
@@ -111,10 +119,34 @@ class Verdict:
     known_failure: dict | None = None
     # What the spec compares and why, where it departs from the default (Comparison.to_dict()).
     comparison: dict | None = None
+    # The exact rule (atol = rtol = 0, NaN matching NaN, -0.0 equal to 0.0) over every output and gradient
+    # compared, on every draw judged: ``exact`` None where no values were compared (an error, unsupported, a
+    # statistical check); ``max_ulp`` the largest distance in units in the last place of the output's dtype
+    # (integers: the difference itself), None where none applies (shapes or dtypes differ, strings).
+    exact: bool | None = None
+    max_ulp: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == Status.PASS
+
+    @property
+    def rule(self) -> str | None:
+        """The strict layer under the exact rule: exact / within_tolerance / fails; None for no verdict."""
+        strict = self.strict_status
+        if strict in PASSING:
+            if self.strict_exact is None:
+                return None
+            return Rule.EXACT if self.strict_exact else Rule.WITHIN_TOLERANCE
+        return Rule.FAILS if strict in FAILING else None
+
+    @property
+    def strict_exact(self) -> bool | None:
+        return self.strict.get("exact") if self.strict else self.exact
+
+    @property
+    def strict_max_ulp(self) -> int | None:
+        return self.strict.get("max_ulp") if self.strict else self.max_ulp
 
     @property
     def strict_status(self) -> str:
@@ -135,6 +167,8 @@ class Verdict:
         for key in ("worst_index", "diff_shape"):
             if data[key] is not None:
                 data[key] = list(data[key])
+        # the top level reads the strict layer, as "fix verified" does
+        data["exact"], data["max_ulp"], data["rule"] = self.strict_exact, self.strict_max_ulp, self.rule
         return data
 
     @classmethod
@@ -386,6 +420,101 @@ def compare_arrays(actual: np.ndarray, desired: np.ndarray, atol: float, rtol: f
                      nonfinite_mismatched, diff, nonfinite)
 
 
+# ---------------------------------------------------------------- the exact rule
+
+# Float dtypes by name -> (numpy type holding the values, signed integer of the same width). bfloat16 arrays are
+# held as float32 (Out.dtype says so): their bits are the float32's upper half.
+_ULP_TYPES = {
+    "float16": (np.float16, np.int16), "float32": (np.float32, np.int32), "float64": (np.float64, np.int64),
+    "bfloat16": (np.float32, np.int16),
+}
+_COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
+
+
+def _ordered_bits(values: np.ndarray, dtype: str) -> tuple[np.ndarray, int]:
+    """IEEE values of ``dtype`` as integers in numeric order, one step per representable value (-0.0 and 0.0 are
+    both 0), and the ordered value of +inf (the largest a non-NaN takes)."""
+    float_type, int_type = _ULP_TYPES[dtype]
+    if dtype == "bfloat16":
+        bits = (np.ascontiguousarray(values, dtype=np.float32).view(np.int32) >> 16).astype(np.int16)
+    else:
+        bits = np.ascontiguousarray(values, dtype=float_type).view(int_type)
+    smallest = np.iinfo(int_type).min
+    # a set sign bit: the magnitude bits, negated (smallest - bits, computed in int64 for the narrow types)
+    wide = bits.astype(np.int64, copy=False)
+    ordered = np.where(wide < 0, np.int64(smallest) - wide, wide)
+    inf_bits = np.array([np.inf], dtype=float_type).view(np.int32 if dtype == "bfloat16" else int_type)[0]
+    return ordered, int(inf_bits >> 16 if dtype == "bfloat16" else inf_bits)
+
+
+def ulp_distance(actual: np.ndarray, desired: np.ndarray, dtype: str) -> int:
+    """The largest distance between paired float values in units in the last place of ``dtype`` (0 when every
+    pair is numerically equal, NaN matching NaN). A NaN against a number counts as further apart than any two
+    numbers can be: twice the ordered value of inf, plus one."""
+    a = np.asarray(actual).reshape(-1)
+    b = np.asarray(desired).reshape(-1)
+    if not a.size:
+        return 0
+    oa, inf_a = _ordered_bits(a, dtype)
+    ob, _ = _ordered_bits(b, dtype)
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    # |oa - ob| in uint64: two ordered float64 values can be up to 2**64 - 2 apart, past int64; the unsigned
+    # difference of the larger minus the smaller wraps to the exact distance
+    ua, ub = oa.view(np.uint64), ob.view(np.uint64)
+    distance = np.where(oa >= ob, ua - ub, ub - ua)
+    distance[nan_a | nan_b] = 0
+    worst = int(distance.max())
+    if np.any(nan_a != nan_b):
+        worst = max(worst, 2 * inf_a + 1)
+    return worst
+
+
+def exactness(a: Out, d: Out) -> tuple[bool | None, int | None]:
+    """(exact, max_ulp) of one compared pair of equal shape: exact as assert_allclose(atol=0, rtol=0, equal_nan)
+    judges; max_ulp in the Paddle side's dtype for floats (each part of a complex), the integer difference for
+    integers and bools, None for strings and for pairs whose tensor dtypes differ."""
+    if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
+        return False, None
+    actual, desired = np.asarray(a.array), np.asarray(d.array)
+    kinds = {actual.dtype.kind, desired.dtype.kind}
+    if kinds & {"U", "S", "O"}:
+        return bool(np.array_equal(actual.astype(str), desired.astype(str))), None
+    bits = _bit_views(actual.reshape(-1), desired.reshape(-1)) if actual.flags.c_contiguous else None
+    if bits is not None and np.array_equal(bits[0], bits[1]):
+        return True, 0  # the same bits: the common case of an exact output, one integer compare
+    if kinds <= {"b", "i", "u"}:
+        with np.errstate(over="ignore"):
+            approx = np.abs(actual.astype(np.float64) - desired.astype(np.float64)).reshape(-1)
+        if not approx.size or not approx.any():
+            return True, 0
+        at = int(np.argmax(approx))
+        return False, abs(int(actual.reshape(-1)[at]) - int(desired.reshape(-1)[at]))
+    # numerically, as assert_allclose(atol=0, rtol=0, equal_nan=True) judges (a Python scalar against a tensor is
+    # not rounded to the tensor's dtype first)
+    exact = bool(np.array_equal(actual, desired, equal_nan=True))
+    if exact:
+        return True, 0
+    dtype = (a.dtype if a.is_tensor else d.dtype if d.is_tensor else None) or actual.dtype.name
+    if "c" in kinds:
+        part = _COMPLEX_PARTS.get(dtype, "float64")
+        ac, dc = actual.astype(np.complex128), desired.astype(np.complex128)
+        ulp = max(ulp_distance(ac.real, dc.real, part), ulp_distance(ac.imag, dc.imag, part))
+    else:
+        ulp = ulp_distance(actual, desired, dtype if dtype in _ULP_TYPES else "float64")
+    return False, max(ulp, 1)  # unequal values closer than one ULP of the dtype still differ by one
+
+
+def merge_exactness(first: tuple[bool | None, int | None], second: tuple[bool | None, int | None]):
+    """Two readings of the exact rule as one (forward and backward, or two draws): exact only when both are;
+    None (no value comparison) only when both are; the larger ULP distance, unknown if either is."""
+    (e1, u1), (e2, u2) = first, second
+    if e1 is None:
+        return e2, u2
+    if e2 is None:
+        return e1, u1
+    return e1 and e2, (None if u1 is None or u2 is None else max(u1, u2))
+
+
 def _as_2d(array: np.ndarray) -> np.ndarray:
     if array.ndim == 0:
         return array.reshape(1, 1)
@@ -450,28 +579,32 @@ def compare_outputs(
     mismatched = total = 0
     max_abs = max_rel = 0.0
     worst = None
+    exact: tuple[bool | None, int | None] = (None, None)
     for i, (a, d) in enumerate(zip(actual, desired)):
         label = labels[i] if labels else f"output {i}"
         if a.array is None and d.array is None:
             continue
         if a.array is None or d.array is None:
             which = "paddle" if a.array is None else "torch"
-            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label,
+            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
                            message=f"{direction} {label}: {which} gave None, the other side a value")
         if a.array.shape != d.array.shape:
-            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label,
+            return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
+        exact = merge_exactness(exact, exactness(a, d))
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
             if diff.diff is None:  # the dtype verdict shows the value diff map too
                 diff = compare_arrays(a.array, d.array, atol, rtol, diff_map=True)
             text = f"{direction} {label}: dtype {a.dtype} (paddle) vs {d.dtype} (torch)"
             text += "; values " + ("agree" if diff.ok else f"also differ at {diff.mismatched}/{diff.total}")
-            return _with_diff(Verdict(Status.DTYPE_MISMATCH, direction=direction, output=label, message=text), diff)
+            return _with_diff(Verdict(Status.DTYPE_MISMATCH, direction=direction, output=label, message=text,
+                                      exact=False), diff)
         if not diff.ok:
             verdict = Verdict(Status.ACCURACY_ERROR, direction=direction, output=label,
-                              message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array))
+                              message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array),
+                              exact=exact[0], max_ulp=exact[1])
             return _with_diff(verdict, diff, a.array.shape)
         mismatched += diff.mismatched
         total += diff.total
@@ -479,7 +612,7 @@ def compare_outputs(
             max_abs, worst = diff.max_abs, diff.worst_index
         max_rel = max(max_rel, diff.max_rel)
     return Verdict(Status.PASS, direction=None, max_abs=max_abs, max_rel=max_rel, mismatched=0,
-                   total=total, worst_index=worst)
+                   total=total, worst_index=worst, exact=exact[0], max_ulp=exact[1])
 
 
 def _with_diff(verdict: Verdict, diff: ArrayDiff, shape=None) -> Verdict:

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import inputs as inp
-from .compare import Out, Verdict, compare_outputs, final_status, layer_of
+from .compare import Out, Verdict, compare_outputs, final_status, layer_of, merge_exactness
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config, walk
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
@@ -422,10 +422,12 @@ _GRADS: dict[tuple, np.ndarray] | None = None
 
 
 def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
-               draw: "str | inp.Draw | dict | None" = None) -> Verdict:
+               draw: "str | inp.Draw | dict | None" = None, bitwise: bool = False) -> Verdict:
     """Run one config string and return its Verdict (never raises for bad input).
 
-    ``draw`` ("edge:0", a Draw or its dict) replays that one draw instead of the plan."""
+    ``draw`` ("edge:0", a Draw or its dict) replays that one draw instead of the plan. ``bitwise`` judges with
+    atol = rtol = 0 whatever the spec's tolerances (PaddleAPITest's ``--bitwise_alignment=True``): the status
+    then reads the exact rule; every verdict records ``exact`` and ``max_ulp`` either way."""
     config = config.strip()
     if draw is not None:
         try:
@@ -443,7 +445,7 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
     global _GRADS
     _GRADS = {}
     try:
-        verdict = _run(config, device, atol, rtol, seed, draw)
+        verdict = _run(config, device, atol, rtol, seed, draw, bitwise)
     except Exception as exc:  # a bug or gap inside apitester itself
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
@@ -494,6 +496,7 @@ class _Prepared:
     paddle_side: Callable  # values (by Paddle parameter name) -> Paddle's raw output
     torch_side: Callable   # values -> the reference's raw output
     share_inputs: bool = False  # Paddle may read big inputs in place (_shares_inputs)
+    bitwise: bool = False  # judge with atol = rtol = 0, the spec's tolerances set aside (run_config)
     draw_format: int = inp.DRAW_FORMAT  # the format of the draw being judged (its output gradients follow it)
 
 
@@ -508,10 +511,13 @@ class _Forward:
     t_leaves: _Leaves
 
 
-def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: inp.Draw | None) -> Verdict:
+def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: inp.Draw | None,
+         bitwise: bool = False) -> Verdict:
     prepared = _prepare(config, device)
     if isinstance(prepared, Verdict):
         return prepared
+    if bitwise:
+        prepared, atol, rtol = replace(prepared, bitwise=True), 0.0, 0.0
     spec = prepared.spec
     if draw is not None:
         plan = [draw]
@@ -522,6 +528,7 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
     options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
                               extra=dict(spec.edges))
     reported: Verdict | None = None
+    exact: tuple[bool | None, int | None] = (None, None)  # the exact rule over every draw judged
     judged: list[str] = []
     not_judged: list[str] = []
     # the typical draw's values, kept for the edge draw of the same seed (which would draw them again)
@@ -541,6 +548,7 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
         if verdict is None:  # an edge draw that placed no edge value: the typical draw again
             continue
         judged.append(str(current))
+        exact = merge_exactness(exact, (verdict.strict_exact, verdict.strict_max_ulp))
         if reported is None:
             reported = verdict
             if verdict.status != "pass" and verdict.status not in BY_DESIGN_DRAW:
@@ -554,9 +562,17 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
         elif verdict.status != "pass":
             not_judged.append(f"draw {current} not judged ({verdict.status}: {verdict.message[:160]})")
     reported.draws = judged
+    _set_exactness(reported, exact)
     if not_judged:
         reported.message = "\n".join([reported.message, *not_judged]).strip()
     return reported
+
+
+def _set_exactness(verdict: Verdict, exact: tuple[bool | None, int | None]) -> None:
+    """The exact rule's reading over every draw, on the verdict and on its strict layer (the top level reads it)."""
+    verdict.exact, verdict.max_ulp = exact
+    if verdict.strict is not None:
+        verdict.strict["exact"], verdict.strict["max_ulp"] = exact
 
 
 def _fails(verdict: Verdict) -> bool:
@@ -727,7 +743,7 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
     p_flat, t_flat = _flatten_outputs(p_raw), _flatten_outputs(t_raw)
     outs_p = [_paddle_out(v) for v in p_flat]
     outs_t = [_torch_out(v) for v in t_flat]
-    f_atol, f_rtol = _tolerance(spec, outs_t, prep.materialised, atol, rtol)
+    f_atol, f_rtol = (0.0, 0.0) if prep.bitwise else _tolerance(spec, outs_t, prep.materialised, atol, rtol)
 
     if spec.random:
         if spec.check is None:
@@ -786,6 +802,8 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
     backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
                                labels=[f"grad {label}" for label in p_leaves.labels])
     backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol
+    both = merge_exactness((forward.exact, forward.max_ulp), (backward.exact, backward.max_ulp))
+    forward.exact, forward.max_ulp = backward.exact, backward.max_ulp = both
     if backward.ok:
         # report the forward figures for a full pass
         forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "
