@@ -431,42 +431,56 @@ _ULP_TYPES = {
 _COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
 
 
-def _ordered_bits(values: np.ndarray, dtype: str) -> tuple[np.ndarray, int]:
-    """IEEE values of ``dtype`` as integers in numeric order, one step per representable value (-0.0 and 0.0 are
-    both 0), and the ordered value of +inf (the largest a non-NaN takes)."""
+def _ordered(bits: np.ndarray, smallest: int) -> np.ndarray:
+    """IEEE bit patterns (signed integers) as integers in numeric order, one step per representable value: a set
+    sign bit's magnitude is negated, so -0.0 and 0.0 are both 0 (smallest - bits never overflows the width)."""
+    return np.where(bits < 0, bits.dtype.type(smallest) - bits, bits)
+
+
+def _float_ulps(actual: np.ndarray, desired: np.ndarray, dtype: str) -> tuple[bool, int]:
+    """(numerically equal, largest ULP distance in ``dtype``) of two float arrays held in that dtype's numpy type,
+    chunk by chunk as _floats_agree goes: a chunk with the same bits on both sides (most of an exact or nearly exact
+    output) costs one integer compare. NaN matches NaN whatever its payload; a NaN against a number counts as
+    further apart than any two numbers can be: twice the ordered value of inf, plus one."""
     float_type, int_type = _ULP_TYPES[dtype]
-    if dtype == "bfloat16":
-        bits = (np.ascontiguousarray(values, dtype=np.float32).view(np.int32) >> 16).astype(np.int16)
+    a = np.ascontiguousarray(actual, dtype=float_type).reshape(-1)
+    b = np.ascontiguousarray(desired, dtype=float_type).reshape(-1)
+    if dtype == "bfloat16":  # the float32's upper half is the bfloat16
+        ia, ib = a.view(np.int32) >> 16, b.view(np.int32) >> 16
+        inf_bits, smallest = 0x7F80, int(np.iinfo(np.int16).min)
     else:
-        bits = np.ascontiguousarray(values, dtype=float_type).view(int_type)
-    smallest = np.iinfo(int_type).min
-    # a set sign bit: the magnitude bits, negated (smallest - bits, computed in int64 for the narrow types)
-    wide = bits.astype(np.int64, copy=False)
-    ordered = np.where(wide < 0, np.int64(smallest) - wide, wide)
-    inf_bits = np.array([np.inf], dtype=float_type).view(np.int32 if dtype == "bfloat16" else int_type)[0]
-    return ordered, int(inf_bits >> 16 if dtype == "bfloat16" else inf_bits)
+        ia, ib = a.view(int_type), b.view(int_type)
+        inf_bits, smallest = int(np.array([np.inf], dtype=float_type).view(int_type)[0]), int(np.iinfo(int_type).min)
+    worst, nan_apart = 0, False
+    with np.errstate(over="ignore"):
+        for start in range(0, a.size, AGREE_CHUNK):
+            stop = start + AGREE_CHUNK
+            ca, cb = ia[start:stop], ib[start:stop]
+            if np.array_equal(ca, cb):
+                continue
+            oa, ob = _ordered(ca, smallest), _ordered(cb, smallest)
+            if ia.dtype == np.int64:
+                # two ordered float64 values can be up to 2**64 - 2 apart, past int64: the unsigned difference of
+                # the larger minus the smaller wraps to the exact distance
+                ua, ub = oa.view(np.uint64), ob.view(np.uint64)
+                distance = np.where(oa >= ob, ua - ub, ub - ua)
+            else:
+                distance = np.abs(oa.astype(np.int64) - ob)
+            # a NaN's ordered magnitude is above inf's: only a chunk holding one needs the NaN masks
+            if max(int(np.abs(oa).max()), int(np.abs(ob).max())) > inf_bits:
+                nan_a, nan_b = np.abs(oa) > inf_bits, np.abs(ob) > inf_bits
+                nan_apart = nan_apart or bool(np.any(nan_a != nan_b))
+                distance[nan_a | nan_b] = 0
+            worst = max(worst, int(distance.max()))
+    if nan_apart:
+        return False, max(worst, 2 * inf_bits + 1)
+    return worst == 0, worst
 
 
 def ulp_distance(actual: np.ndarray, desired: np.ndarray, dtype: str) -> int:
-    """The largest distance between paired float values in units in the last place of ``dtype`` (0 when every
-    pair is numerically equal, NaN matching NaN). A NaN against a number counts as further apart than any two
-    numbers can be: twice the ordered value of inf, plus one."""
-    a = np.asarray(actual).reshape(-1)
-    b = np.asarray(desired).reshape(-1)
-    if not a.size:
-        return 0
-    oa, inf_a = _ordered_bits(a, dtype)
-    ob, _ = _ordered_bits(b, dtype)
-    nan_a, nan_b = np.isnan(a), np.isnan(b)
-    # |oa - ob| in uint64: two ordered float64 values can be up to 2**64 - 2 apart, past int64; the unsigned
-    # difference of the larger minus the smaller wraps to the exact distance
-    ua, ub = oa.view(np.uint64), ob.view(np.uint64)
-    distance = np.where(oa >= ob, ua - ub, ub - ua)
-    distance[nan_a | nan_b] = 0
-    worst = int(distance.max())
-    if np.any(nan_a != nan_b):
-        worst = max(worst, 2 * inf_a + 1)
-    return worst
+    """The largest distance between paired values in units in the last place of float ``dtype`` (0 when every pair
+    is numerically equal, NaN matching NaN)."""
+    return _float_ulps(actual, desired, dtype)[1]
 
 
 def exactness(a: Out, d: Out) -> tuple[bool | None, int | None]:
@@ -479,29 +493,27 @@ def exactness(a: Out, d: Out) -> tuple[bool | None, int | None]:
     kinds = {actual.dtype.kind, desired.dtype.kind}
     if kinds & {"U", "S", "O"}:
         return bool(np.array_equal(actual.astype(str), desired.astype(str))), None
-    bits = _bit_views(actual.reshape(-1), desired.reshape(-1)) if actual.flags.c_contiguous else None
-    if bits is not None and np.array_equal(bits[0], bits[1]):
-        return True, 0  # the same bits: the common case of an exact output, one integer compare
     if kinds <= {"b", "i", "u"}:
+        if np.array_equal(actual, desired):
+            return True, 0
         with np.errstate(over="ignore"):
             approx = np.abs(actual.astype(np.float64) - desired.astype(np.float64)).reshape(-1)
-        if not approx.size or not approx.any():
-            return True, 0
         at = int(np.argmax(approx))
         return False, abs(int(actual.reshape(-1)[at]) - int(desired.reshape(-1)[at]))
-    # numerically, as assert_allclose(atol=0, rtol=0, equal_nan=True) judges (a Python scalar against a tensor is
-    # not rounded to the tensor's dtype first)
-    exact = bool(np.array_equal(actual, desired, equal_nan=True))
-    if exact:
-        return True, 0
     dtype = (a.dtype if a.is_tensor else d.dtype if d.is_tensor else None) or actual.dtype.name
     if "c" in kinds:
         part = _COMPLEX_PARTS.get(dtype, "float64")
         ac, dc = actual.astype(np.complex128), desired.astype(np.complex128)
-        ulp = max(ulp_distance(ac.real, dc.real, part), ulp_distance(ac.imag, dc.imag, part))
-    else:
-        ulp = ulp_distance(actual, desired, dtype if dtype in _ULP_TYPES else "float64")
-    return False, max(ulp, 1)  # unequal values closer than one ULP of the dtype still differ by one
+        real, imag = _float_ulps(ac.real, dc.real, part), _float_ulps(ac.imag, dc.imag, part)
+        return real[0] and imag[0], max(real[1], imag[1])
+    dtype = dtype if dtype in _ULP_TYPES else "float64"
+    if actual.dtype == desired.dtype == np.dtype(_ULP_TYPES[dtype][0]):
+        return _float_ulps(actual, desired, dtype)  # the common case: both held in the dtype itself
+    # a Python scalar against a tensor, or a float held wider than its dtype: judged by value, not rounded to the
+    # dtype first; unequal values closer than one ULP of the dtype still differ by one
+    if np.array_equal(actual, desired, equal_nan=True):
+        return True, 0
+    return False, max(ulp_distance(actual, desired, dtype), 1)
 
 
 def merge_exactness(first: tuple[bool | None, int | None], second: tuple[bool | None, int | None]):
