@@ -297,7 +297,7 @@ for _name in ("GITHUB_API_URL", "GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"):
     except ValueError as _error:
         raise ImproperlyConfigured(str(_error)) from None
 # Failed staff password sign-ins (/accounts/login/, /admin/login/) per account and per client address
-# per window (seconds), counted in the shared cache (tracker/staff_login.py); then even the right password
+# per window (seconds), counted in the shared cache (tracker/web/staff_login.py); then even the right password
 # waits for the window's end.
 LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
@@ -325,8 +325,8 @@ else:
     EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
 PASSWORD_RESET_ENABLED = bool(EMAIL_HOST) or DEBUG
 
-ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
-SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
+ACCOUNT_ADAPTER = "tracker.web.oauth.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "tracker.web.oauth.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = False
 SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
