@@ -29,7 +29,7 @@ from .events import record_event
 
 
 def is_bot_account(login: str) -> bool:
-    bots = {b.strip().lower() for b in settings.GITHUB_BOT_ACCOUNTS if b.strip()}
+    bots = {b.lower() for b in settings.GITHUB_BOT_ACCOUNTS}
     return login.lower() in bots or login.lower().endswith("[bot]")
 
 
