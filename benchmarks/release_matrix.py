@@ -75,7 +75,6 @@ def _measure(args, db: Path) -> int:
     os.environ["RUNNER_WARM_POOLS"] = str(args.warm_pools)
     os.environ.setdefault("DJANGO_DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("PADDLE_ENVS_DIR", str(REPO / "var" / "paddle-envs"))
     import django
     django.setup()
     from django.core.management import call_command

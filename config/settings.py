@@ -23,7 +23,29 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def _env_list(name: str, default: str = "") -> list[str]:
+    """A comma-separated variable as a list, each item stripped once here (readers never strip again)."""
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def _env_number(name: str, default, kind):
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return kind(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be {'an integer' if kind is int else 'a number'}, "
+                                   f"not {value!r}") from None
+
+
+def _env_int(name: str, default: int) -> int:
+    """An integer variable (unset or empty: `default`); anything else refuses to start, naming the variable."""
+    return _env_number(name, default, int)
+
+
+def _env_float(name: str, default: float) -> float:
+    """A number variable (unset or empty: `default`); anything else refuses to start, naming the variable."""
+    return _env_number(name, float(default), float)
 
 
 # --- Safe by default -------------------------------------------------------------------------
@@ -53,7 +75,7 @@ SECURE_SSL_REDIRECT = _env_bool("DJANGO_SECURE_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = _env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # HSTS is sticky in browsers, so its lifetime is the operator's choice (docs/deployment.md sets a year).
-SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "0"))
+SECURE_HSTS_SECONDS = _env_int("DJANGO_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = _env_bool("DJANGO_HSTS_PRELOAD", False)
 # Behind a TLS-terminating proxy: "HTTP_X_FORWARDED_PROTO,https" trusts the proxy's header. Only set it
@@ -120,7 +142,7 @@ WSGI_APPLICATION = "config.wsgi.application"
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=_env_int("DB_CONN_MAX_AGE", 0),
         # A kept connection is checked before each request reuses it (scripts/serve.sh keeps them 60 s).
         conn_health_checks=True,
     )
@@ -185,9 +207,9 @@ Q_CLUSTER = {
     # `Q_CLUSTER_NAME=gpu python manage.py qcluster` on a GPU host serves the GPU lane's queue.
     "name": os.environ.get("Q_SITE_NAME", "board"),
     "ALT_CLUSTERS": {},
-    "workers": int(os.environ.get("Q_WORKERS", "1")),
-    "timeout": int(os.environ.get("Q_TIMEOUT", "86400")),
-    "retry": int(os.environ.get("Q_RETRY", "90000")),
+    "workers": _env_int("Q_WORKERS", 1),
+    "timeout": _env_int("Q_TIMEOUT", 86400),
+    "retry": _env_int("Q_RETRY", 90000),
     "max_attempts": 0,
     "catch_up": False,
     "label": "Django Q",
@@ -216,60 +238,72 @@ CACHES = {
 }
 
 # --- Re-test runner --------------------------------------------------------------------------
-RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() or 1)
+RUNNER_WORKERS = _env_int("RUNNER_WORKERS", 0) or (os.cpu_count() or 1)
 # The queues the two lanes' runs go to. A plain `manage.py qcluster` consumes the site's queue
 # (Q_CLUSTER["name"]); a cluster for another queue is started with Q_CLUSTER_NAME=<queue>.
 RUNNER_CPU_QUEUE = os.environ.get("RUNNER_CPU_QUEUE") or Q_CLUSTER["name"]
 RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE") or "gpu"
 # Per-config time budget: base + per million input elements, capped; memory budget per worker (0: auto).
-RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
-RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))
-RUNNER_TIME_MAX = float(os.environ.get("RUNNER_TIME_MAX", "900"))
-RUNNER_MEMORY_BUDGET_MB = int(os.environ.get("RUNNER_MEMORY_BUDGET_MB", "0"))
+RUNNER_TIME_BASE = _env_float("RUNNER_TIME_BASE", 60)
+RUNNER_TIME_PER_MELEMENT = _env_float("RUNNER_TIME_PER_MELEMENT", 5)
+RUNNER_TIME_MAX = _env_float("RUNNER_TIME_MAX", 900)
+RUNNER_MEMORY_BUDGET_MB = _env_int("RUNNER_MEMORY_BUDGET_MB", 0)
 # How many started worker pools an executor process keeps idle for its next run with the same release and options
 # (apitester.pool.warm_pool): a release matrix's lanes then skip the workers' start. Each idle pool holds its
 # workers' memory (paddle + torch, ~0.5 GiB a worker), so 0 (close after every run) unless the host has room.
-RUNNER_WARM_POOLS = max(0, int(os.environ.get("RUNNER_WARM_POOLS", "0")))
+RUNNER_WARM_POOLS = max(0, _env_int("RUNNER_WARM_POOLS", 0))
 # Threads each pool worker gives Paddle/Torch/BLAS (OMP_NUM_THREADS & co.); 0: the host's cores ÷ RUNNER_WORKERS.
 # A host running several qclusters sets it so their workers together do not ask for more threads than it has cores.
-RUNNER_THREADS_PER_WORKER = max(0, int(os.environ.get("RUNNER_THREADS_PER_WORKER", "0")))
+RUNNER_THREADS_PER_WORKER = max(0, _env_int("RUNNER_THREADS_PER_WORKER", 0))
 # Per-release Paddle environments (manage.py paddle_envs): where they live, and which releases
 # scripts/run.sh provisions at start ("3.0.0 3.2.2"; empty = only the main .venv's Paddle).
 PADDLE_ENVS_DIR = os.environ.get("PADDLE_ENVS_DIR") or str(BASE_DIR / "var" / "paddle-envs")
 PADDLE_RELEASES = os.environ.get("PADDLE_RELEASES", "").replace(",", " ").split()
+# Where `paddle_envs add` looks for wheels before the index (uv/pip --find-links; space-separated, as pip reads
+# PIP_FIND_LINKS): the variable, else /opt/wheels when that directory exists.
+PIP_FIND_LINKS = (os.environ.get("PIP_FIND_LINKS") or ("/opt/wheels" if os.path.isdir("/opt/wheels") else "")).split()
 # A running run whose executor hasn't reported for this long is resumed by the next worker.
-RUNNER_STALE_SECONDS = float(os.environ.get("RUNNER_STALE_SECONDS", "120"))
+RUNNER_STALE_SECONDS = _env_float("RUNNER_STALE_SECONDS", 120)
 # Every qcluster worker's heartbeat round (tracker.tasks.heartbeat_round: stale sweep, declined runs taken
 # back, its advertisement) runs this often.
-RUNNER_HEARTBEAT_SECONDS = max(1.0, float(os.environ.get("RUNNER_HEARTBEAT_SECONDS", "60")))
+RUNNER_HEARTBEAT_SECONDS = max(1.0, _env_float("RUNNER_HEARTBEAT_SECONDS", 60))
 # A queued run nobody took off the queue for this long (no dequeue mark: e.g. its job was prefetched by a cluster
 # that was then killed) is sent to its lane's queue again by a worker serving its lane and release, at most once
 # per this interval. A duplicate job is a no-op: starting a run is an atomic UPDATE queued → running.
-RUNNER_QUEUED_RESEND_SECONDS = max(1.0, float(os.environ.get("RUNNER_QUEUED_RESEND_SECONDS", "600")))
+RUNNER_QUEUED_RESEND_SECONDS = max(1.0, _env_float("RUNNER_QUEUED_RESEND_SECONDS", 600))
 # A run the stale sweep finds orphaned again after this many re-queues in a row with no new verdict in
 # between ends `failed` (with the reason on its page) instead of starting its workers once more.
-RUNNER_MAX_REQUEUES = int(os.environ.get("RUNNER_MAX_REQUEUES", "3"))
+RUNNER_MAX_REQUEUES = _env_int("RUNNER_MAX_REQUEUES", 3)
 # A run is split into shards of this many configs; any qcluster serving the run's lane leases one at a time
 # (services/shards.py), so several hosts share a run. A lease lapses RUNNER_STALE_SECONDS after its last renewal.
-RUNNER_SHARD_SIZE = max(1, int(os.environ.get("RUNNER_SHARD_SIZE", "25")))
+RUNNER_SHARD_SIZE = max(1, _env_int("RUNNER_SHARD_SIZE", 25))
+
+# --- Diagnosis (services/diagnoses.py, docs/diagnosis.md) -------------------------------------
+# Configs a task gets diagnosed per request (one per kind of failure first), and the seconds one engine process
+# (`python -m apitester diagnose`) may take for one config.
+DIAGNOSE_MAX_CONFIGS = _env_int("DIAGNOSE_MAX_CONFIGS", 12)
+DIAGNOSE_TIMEOUT = _env_float("DIAGNOSE_TIMEOUT", 300)
 
 # --- GitHub sync -----------------------------------------------------------------------------
 GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com")
 GITHUB_TOKEN = os.environ.get("GITHUB_TOKEN", "")
 GITHUB_WEBHOOK_SECRET = os.environ.get("GITHUB_WEBHOOK_SECRET", "")
 GITHUB_TRACKING_ISSUE = os.environ.get("GITHUB_TRACKING_ISSUE", "PaddlePaddle/Paddle#72667")
-GITHUB_PR_REPOS = os.environ.get("GITHUB_PR_REPOS", "PaddlePaddle/Paddle,PFCCLab/PaddleAPITest").split(",")
+GITHUB_PR_REPOS = _env_list("GITHUB_PR_REPOS", "PaddlePaddle/Paddle,PFCCLab/PaddleAPITest")
 GITHUB_PR_TITLE_PREFIX = os.environ.get("GITHUB_PR_TITLE_PREFIX", "Accuracy diff")
-GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-ci-bot,github-actions[bot]").split(",")
+GITHUB_BOT_ACCOUNTS = _env_list("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-ci-bot,github-actions[bot]")
 # The account GITHUB_TOKEN belongs to (the site posts `【报名】: N (for @login)` with it); empty: asked
 # from GitHub (GET /user) once. Only its "(for @login)" comments are credited to the named login.
 GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
+# A rate limit (403/429 with Retry-After or X-RateLimit-Reset) up to this many seconds is waited out by the REST
+# client; a longer one is reported (`sync_github --max-wait` overrides it for one sync).
+GITHUB_RATE_LIMIT_MAX_WAIT = _env_float("GITHUB_RATE_LIMIT_MAX_WAIT", 900)
 # Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
-CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
+CLAIM_MAX_TASKS = _env_int("CLAIM_MAX_TASKS", 80)
 # Site claims + withdrawals per user per window (seconds); more answer 429. Counted in the shared cache
 # (CACHES "default" below), so every web process counts together.
-SITE_CLAIM_RATE_LIMIT = int(os.environ.get("SITE_CLAIM_RATE_LIMIT", "20"))
-SITE_CLAIM_RATE_WINDOW = int(os.environ.get("SITE_CLAIM_RATE_WINDOW", "3600"))
+SITE_CLAIM_RATE_LIMIT = _env_int("SITE_CLAIM_RATE_LIMIT", 20)
+SITE_CLAIM_RATE_WINDOW = _env_int("SITE_CLAIM_RATE_WINDOW", 3600)
 
 # --- Sign-in through GitHub (django-allauth) -------------------------------------------------
 AUTHENTICATION_BACKENDS = [
@@ -297,21 +331,21 @@ for _name in ("GITHUB_API_URL", "GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"):
     except ValueError as _error:
         raise ImproperlyConfigured(str(_error)) from None
 # Failed staff password sign-ins (/accounts/login/, /admin/login/) per account and per client address
-# per window (seconds), counted in the shared cache (tracker/staff_login.py); then even the right password
+# per window (seconds), counted in the shared cache (tracker/web/staff_login.py); then even the right password
 # waits for the window's end.
-LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5"))
-LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20"))
-LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+LOGIN_FAILURES_PER_ACCOUNT = _env_int("LOGIN_FAILURES_PER_ACCOUNT", 5)
+LOGIN_FAILURES_PER_ADDRESS = _env_int("LOGIN_FAILURES_PER_ADDRESS", 20)
+LOGIN_FAILURE_WINDOW = _env_int("LOGIN_FAILURE_WINDOW", 900)
 # Behind a proxy every request comes from the proxy's address: with DJANGO_TRUSTED_PROXY_COUNT=1 the client
 # address is the last X-Forwarded-For entry (the one the proxy added), for these limits and allauth's.
-ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("DJANGO_TRUSTED_PROXY_COUNT", "0"))
+ALLAUTH_TRUSTED_PROXY_COUNT = _env_int("DJANGO_TRUSTED_PROXY_COUNT", 0)
 
 # --- Mail --------------------------------------------------------------------------------------
 # Password reset is the only mail the site sends. With EMAIL_HOST it goes through that SMTP server; the
 # developer server (DEBUG) prints it on the console; otherwise there is no mail and password reset is
 # off (its pages say so, 404) rather than failing with a 500.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_PORT = _env_int("EMAIL_PORT", 587)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", True)
@@ -325,8 +359,8 @@ else:
     EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
 PASSWORD_RESET_ENABLED = bool(EMAIL_HOST) or DEBUG
 
-ACCOUNT_ADAPTER = "tracker.github.oauth.AccountAdapter"
-SOCIALACCOUNT_ADAPTER = "tracker.github.oauth.SocialAccountAdapter"
+ACCOUNT_ADAPTER = "tracker.web.oauth.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "tracker.web.oauth.SocialAccountAdapter"
 SOCIALACCOUNT_QUERY_EMAIL = False
 SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False

@@ -3,9 +3,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from tracker.staff_login import AdminLoginForm, StaffLoginView, password_reset_unless_no_mail
+from tracker.web.staff_login import AdminLoginForm, StaffLoginView, password_reset_unless_no_mail
 
-# The admin's own login form counts failed passwords like /accounts/login/ (tracker/staff_login.py).
+# The admin's own login form counts failed passwords like /accounts/login/ (tracker/web/staff_login.py).
 admin.site.login_form = AdminLoginForm
 
 urlpatterns = [

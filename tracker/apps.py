@@ -12,7 +12,7 @@ class TrackerConfig(AppConfig):
 
         connect_signals()
         # GitHub sign-in talks to the GitHub named in settings (GITHUB_OAUTH_URL / GITHUB_OAUTH_API_URL).
-        from .github.oauth import configure_github_endpoints
+        from .web.oauth import configure_github_endpoints
         from .services.site_claims import connect_signals as connect_sign_in_signals
 
         configure_github_endpoints()

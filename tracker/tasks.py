@@ -1,4 +1,11 @@
-"""django-q2 entry points for re-test runs, and the hooks that make a qcluster a runner worker.
+"""django-q2 entry points (re-test runs, diagnoses, the GitHub poll), and the hooks that make a qcluster a runner
+worker.
+
+The GitHub poll, for a site no webhook can reach, is scheduled once (the dotted path is stored in django-q's
+Schedule table; migration 0017 moved rows that still named the old path ``tracker.github.tasks.poll``)::
+
+    from django_q.tasks import schedule
+    schedule("tracker.tasks.poll_github_task", schedule_type="I", minutes=10)
 
 Routing lives in tracker/services/queue.py: CPU runs go to the queue RUNNER_CPU_QUEUE (default: the
 site's cluster name), GPU runs to RUNNER_GPU_QUEUE (default "gpu"). A GPU host runs
@@ -25,7 +32,9 @@ from django.db import close_old_connections, connections
 
 from apitester.pool import probe_capabilities
 
+from .github.client import client_from_settings, parse_issue_ref
 from .services.diagnoses import diagnose_tasks
+from .services.github_sync import sync_github
 from .services.queue import gpu_queue
 from .services import paddle_envs
 from .services.workers import advertise
@@ -54,6 +63,16 @@ def diagnose_tasks_task(numbers: list[int]) -> dict:
 
 def resume_runs_task() -> list[int]:
     return resume_orphaned_runs()
+
+
+def poll_github_task() -> list[str]:
+    """The scheduled job (see above): one incremental sync of the tracking issue and the board's PRs; returns the
+    report lines."""
+    repo, issue = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
+    client = client_from_settings()
+    report = sync_github(client, repo=repo, issue=issue, pr_repos=settings.GITHUB_PR_REPOS,
+                         prefix=settings.GITHUB_PR_TITLE_PREFIX)
+    return report.lines()
 
 
 # ----------------------------------------------------------------------------- worker hooks

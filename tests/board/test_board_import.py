@@ -138,7 +138,8 @@ def test_a_person_dropped_from_the_board_is_withdrawn_and_status_never_moves_bac
 def test_reimport_revives_only_withdrawals_a_board_import_made():
     from django.contrib.auth import get_user_model
 
-    from tracker.services.claims import apply_comment, withdraw_claim
+    from tracker.services.claim_rules import withdraw_claim
+    from tracker.services.claims import apply_comment
 
     load_board_text(MARKDOWN_BOARD, source="v1.md")
     # Row 1 lists BeingGod and co63oc, row 3 NKNaN. BeingGod withdraws on GitHub, co63oc on the site;

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from tracker.github.logins import is_github_login, login_problem
 from tracker.models import Claim, Contributor, Event, IssueComment, PullRequest, Source, Task, WebhookDelivery
 from tracker.services.board_import import load_board_text
-from tracker.services.claims import claim_task
+from tracker.services.claim_rules import claim_task
 
 from . import payloads
 from .conftest import sign_in_with_github

@@ -202,10 +202,10 @@ def test_secondary_rate_limit_without_headers_is_a_rate_limit(fake_github):
 
 
 def test_scheduled_poll_uses_the_settings(board, fake_github, github_settings):
-    from tracker.github.tasks import poll
+    from tracker.tasks import poll_github_task
 
     seed_comments(fake_github)
-    lines = poll()
+    lines = poll_github_task()
     assert lines[0].startswith("comments: 5 read")
     assert fake_github.requests_to("/repos/PaddlePaddle/Paddle/issues/72667/comments")
     assert active(73) == ["ccsuzzh"]

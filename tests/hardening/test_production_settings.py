@@ -1,4 +1,5 @@
 """Safe by default: DEBUG off, no start with the built-in key, `check --deploy` clean in production."""
+import os
 import subprocess
 
 from .production import PRODUCTION_ENV, PYTHON, REPO, clean_env
@@ -49,3 +50,37 @@ def test_sqlite_runs_in_wal_mode_with_immediate_transactions(tmp_path):
             "cur.execute('PRAGMA synchronous').fetchone()[0], c.transaction_mode)")
     result = manage(clean_env(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}"), "shell", "-v", "0", "-c", show)
     assert result.stdout.split() == ["wal", "30000", "1", "IMMEDIATE"], result.stderr
+
+
+SHOW_KNOBS = ("from django.conf import settings as s; from tracker.github.client import client_from_settings; "
+              "from tracker.services.paddle_envs import envs_dir; "
+              "print(repr((s.GITHUB_PR_REPOS, s.GITHUB_BOT_ACCOUNTS, s.DIAGNOSE_MAX_CONFIGS, s.DIAGNOSE_TIMEOUT, "
+              "client_from_settings().max_wait, str(envs_dir()), s.PIP_FIND_LINKS)))")
+
+
+def test_every_knob_is_read_once_by_settings_and_its_readers_use_it(tmp_path):
+    env = clean_env(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+                    GITHUB_PR_REPOS=" PaddlePaddle/Paddle , PFCCLab/PaddleAPITest ,",
+                    GITHUB_BOT_ACCOUNTS="paddle-bot,  board-poster ", DIAGNOSE_MAX_CONFIGS="3", DIAGNOSE_TIMEOUT="7.5",
+                    GITHUB_RATE_LIMIT_MAX_WAIT="30", PADDLE_ENVS_DIR=str(tmp_path / "envs"),
+                    PIP_FIND_LINKS=f"{tmp_path / 'a'} {tmp_path / 'b'}")
+    result = manage(env, "shell", "-v", "0", "-c", SHOW_KNOBS)
+    assert result.stdout.strip() == repr((
+        ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"], ["paddle-bot", "board-poster"], 3, 7.5, 30.0,
+        str(tmp_path / "envs"), [str(tmp_path / "a"), str(tmp_path / "b")])), result.stderr
+
+
+def test_unset_knobs_take_their_one_default_and_a_bad_number_stops_the_start_naming_it(tmp_path):
+    env = clean_env(DJANGO_DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    for name in ("GITHUB_PR_REPOS", "GITHUB_BOT_ACCOUNTS", "DIAGNOSE_MAX_CONFIGS", "DIAGNOSE_TIMEOUT",
+                 "GITHUB_RATE_LIMIT_MAX_WAIT", "PADDLE_ENVS_DIR", "PIP_FIND_LINKS"):
+        env.pop(name, None)
+    result = manage(env, "shell", "-v", "0", "-c", SHOW_KNOBS)
+    wheels = ["/opt/wheels"] if os.path.isdir("/opt/wheels") else []  # the documented fallback of PIP_FIND_LINKS
+    assert result.stdout.strip() == repr((
+        ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"], ["paddle-bot", "paddle-ci-bot", "github-actions[bot]"],
+        12, 300.0, 900.0, str(REPO / "var" / "paddle-envs"), wheels)), result.stderr
+
+    refused = manage({**env, "RUNNER_SHARD_SIZE": "twenty"}, "check")
+    assert refused.returncode != 0
+    assert "ImproperlyConfigured: RUNNER_SHARD_SIZE must be an integer, not 'twenty'" in refused.stderr

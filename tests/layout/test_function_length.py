@@ -9,7 +9,7 @@ from pathlib import Path
 from .imports import REPO
 
 MAX_LINES = 60  # from `def` to the last line, docstring and comments included
-CHECKED = ("tracker/services", "tracker/github", "tracker/selectors", "apitester")
+CHECKED = ("tracker", "config", "apitester")  # every package of ours; migrations are generated
 
 # Functions still longer than MAX_LINES, and why. Entries only ever leave this list: a function split below the
 # limit must be removed (the stale-entry test says so), and a new long function is split, not added here.

@@ -57,10 +57,20 @@ def test_reads_never_import_writes_and_writes_never_import_pages():
         assert _targets("tracker.figures", layer) == []
 
 
+def test_github_is_the_github_adapter_only():
+    """Parsers, the REST client and the webhook's checks: the jobs and services that apply what GitHub says import
+    github/, never the other way round; sign-in glue is web (tracker/web/oauth.py, staff_login.py)."""
+    for layer in ("tracker.services", "tracker.selectors", "tracker.web", "tracker.tasks"):
+        assert _targets("tracker.github", layer) == []
+
+
 def test_the_checker_sees_what_it_checks():
     """The graph is not empty by accident: the known edges of the layers are in it."""
     assert ("tracker.web.board", "tracker.selectors.board") in {(e.importer, e.module) for e in EDGES}
     assert ("tracker.services.runs", "apitester.pool") in {(e.importer, e.module) for e in EDGES}
+    # The github adapter's own edges are seen (so an upward one would be too), and its users' edges into it.
+    assert ("tracker.github.webhook", "tracker.github.logins") in {(e.importer, e.module) for e in EDGES}
+    assert ("tracker.tasks", "tracker.github.client") in {(e.importer, e.module) for e in EDGES}
     assert len(MODULES) > 80
 
 

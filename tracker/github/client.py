@@ -227,5 +227,5 @@ def parse_issue_ref(ref: str) -> tuple[str, int]:
 def client_from_settings(**kwargs) -> GitHubClient:
     from django.conf import settings
 
-    kwargs.setdefault("max_wait", getattr(settings, "GITHUB_RATE_LIMIT_MAX_WAIT", 900.0))
+    kwargs.setdefault("max_wait", settings.GITHUB_RATE_LIMIT_MAX_WAIT)
     return GitHubClient(settings.GITHUB_API_URL, settings.GITHUB_TOKEN, **kwargs)

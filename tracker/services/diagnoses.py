@@ -39,14 +39,6 @@ DIAGNOSE_TASK = "tracker.tasks.diagnose_tasks_task"
 _TEXT_LIMIT = 200_000  # a repro script with literal inputs stays far below this; a runaway one is cut
 
 
-def max_configs() -> int:
-    return int(getattr(settings, "DIAGNOSE_MAX_CONFIGS", 12))
-
-
-def timeout_seconds() -> float:
-    return float(getattr(settings, "DIAGNOSE_TIMEOUT", 300))
-
-
 def _failure_kind(result: ConfigResult) -> tuple:
     """The kind of failure a config shows before any diagnosis: status, direction and input dtypes."""
     try:
@@ -58,7 +50,7 @@ def _failure_kind(result: ConfigResult) -> tuple:
 
 def diagnosis_targets(task: Task, limit: int | None = None) -> list[ConfigResult]:
     """The task's newest CPU verdicts that fail strictly: one per kind of failure first, smallest first."""
-    limit = max_configs() if limit is None else limit
+    limit = settings.DIAGNOSE_MAX_CONFIGS if limit is None else limit
     failing = diagnosable_results(task)
     failing.sort(key=lambda r: (r.total_elements or 0, r.failing_config_id))
     by_kind: dict[tuple, list[ConfigResult]] = defaultdict(list)
@@ -79,10 +71,10 @@ def diagnose_command(result: ConfigResult) -> list[str]:
 def run_engine(result: ConfigResult) -> dict:
     """The engine's diagnosis of one stored verdict (its config and draw), or {"error": why}."""
     try:
-        done = subprocess.run(diagnose_command(result), capture_output=True, text=True, timeout=timeout_seconds(),
+        done = subprocess.run(diagnose_command(result), capture_output=True, text=True, timeout=settings.DIAGNOSE_TIMEOUT,
                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
     except subprocess.TimeoutExpired:
-        return {"error": f"the diagnosis took longer than DIAGNOSE_TIMEOUT ({timeout_seconds():.0f} s)"}
+        return {"error": f"the diagnosis took longer than DIAGNOSE_TIMEOUT ({settings.DIAGNOSE_TIMEOUT:.0f} s)"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -19,7 +19,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..models import IssueComment, SyncCursor
-from .claims import apply_comment, delete_comment, parse_github_time, read_comment, record_bad_comment
+from .claim_rules import parse_github_time
+from .claims import apply_comment, delete_comment, read_comment, record_bad_comment
 from .pull_requests import apply_pull_request
 from ..github.client import GitHubClient
 from ..github.logins import login_problem

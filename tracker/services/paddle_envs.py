@@ -80,7 +80,7 @@ class PaddleEnv:
 
 
 def envs_dir() -> Path:
-    return Path(getattr(settings, "PADDLE_ENVS_DIR", "") or Path(settings.BASE_DIR) / "var" / "paddle-envs")
+    return Path(settings.PADDLE_ENVS_DIR)
 
 
 def version_key(version: str) -> tuple:
@@ -174,11 +174,6 @@ def _pins() -> list[str]:
     return [f"torch=={torch_version}", f"numpy=={metadata.version('numpy')}"]
 
 
-def _find_links() -> list[str]:
-    links = os.environ.get("PIP_FIND_LINKS") or ("/opt/wheels" if os.path.isdir("/opt/wheels") else "")
-    return links.split() if links else []
-
-
 def _run(cmd: list[str], log: list[str], timeout: float) -> None:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     log.append("$ " + " ".join(cmd) + "\n" + out.stdout[-2000:] + out.stderr[-4000:])
@@ -194,13 +189,13 @@ def _build(version: str, target: Path, *, tool: str, timeout: float) -> None:
         uv = _uv()
         _run([uv, "venv", "--quiet", "--relocatable", "--python", _base_python(), str(target)], log, timeout)
         cmd = [uv, "pip", "install", "--quiet", "--python", str(target / "bin" / "python")]
-        for link in _find_links():
+        for link in settings.PIP_FIND_LINKS:
             cmd += ["--find-links", link]
         _run(cmd + packages, log, timeout)
     else:
         _run([_base_python(), "-m", "venv", str(target)], log, timeout)
         cmd = [str(target / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        for link in _find_links():
+        for link in settings.PIP_FIND_LINKS:
             cmd += ["--find-links", link]
         _run(cmd + packages, log, timeout)
 

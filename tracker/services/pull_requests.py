@@ -20,7 +20,7 @@ from django.db import transaction
 from ..github.pr_titles import parse_pr_title
 from ..models import Claim, ClaimStatus, Event, PullRequest, Source, Task
 from ..vocab import EventKind
-from .claims import ApplyResult, claim_task, contributor_for, parse_github_time
+from .claim_rules import ApplyResult, claim_task, contributor_for, parse_github_time
 from .conflicts import retry_on_conflict
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status

@@ -26,7 +26,7 @@ from ..github.logins import is_github_login
 from ..selectors.accounts import proven_github_login
 from ..models import Claim, Contributor, IssueComment, Source, Task
 from ..vocab import EventKind
-from .claims import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
+from .claim_rules import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
 from .throttle import take_slot
 

@@ -54,7 +54,7 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
         pull = payload.get("pull_request")
         if not isinstance(pull, dict) or "number" not in pull:
             raise ValueError("pull_request payload without pull_request.number")
-        repo_names = {r.strip().lower() for r in settings.GITHUB_PR_REPOS}
+        repo_names = {r.lower() for r in settings.GITHUB_PR_REPOS}
         repo = (payload.get("repository") or {}).get("full_name") or None
         if repo and repo.lower() not in repo_names:
             return 202, {"ignored": f"pull request in {repo}, not a board repository"}

@@ -65,26 +65,19 @@ def webhook(request):
     return JsonResponse(answer, status=status, json_dumps_params={"ensure_ascii": False})
 
 
-@login_required
-@require_POST
-def claim(request, number: int):
-    task = get_object_or_404(Task, number=number)
-    limited = _rate_limited(request, task)
-    if limited:
-        return limited
-    outcome = site_claims.claim_on_site(request.user, task)
-    _report(request, outcome)
-    return redirect(_back_to(request))
+# The site's claim buttons: the URL's action → the service that applies it for the signed-in user.
+SITE_ACTIONS = {"claim": site_claims.claim_on_site, "withdraw": site_claims.withdraw_on_site}
 
 
 @login_required
 @require_POST
-def withdraw(request, number: int):
+def site_action(request, number: int, action: str):
+    """Claim or withdraw from a task as the signed-in user (urls_github.py names the action), then go back."""
     task = get_object_or_404(Task, number=number)
     limited = _rate_limited(request, task)
     if limited:
         return limited
-    outcome = site_claims.withdraw_on_site(request.user, task)
+    outcome = SITE_ACTIONS[action](request.user, task)
     _report(request, outcome)
     return redirect(_back_to(request))
 

@@ -1,4 +1,5 @@
 """Run pages: list, detail with live progress, cancel, start (staff), regressions, GET /api/runs/<id>."""
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import JsonResponse
@@ -112,5 +113,5 @@ def diagnose(request):
         return redirect(back)
     diagnosis_service.start_diagnosis(tasks)
     messages.success(request, _("Diagnosis of %(n)s tasks queued: the failing configs of each, up to %(k)s per task.")
-                     % {"n": len(tasks), "k": diagnosis_service.max_configs()})
+                     % {"n": len(tasks), "k": settings.DIAGNOSE_MAX_CONFIGS})
     return redirect(back)

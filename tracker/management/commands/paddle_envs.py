@@ -29,7 +29,7 @@ class Command(BaseCommand):
         failed = []
         versions = options["versions"]
         if action == "add" and not versions:
-            versions = list(getattr(settings, "PADDLE_RELEASES", []))
+            versions = list(settings.PADDLE_RELEASES)
             if not versions:
                 self.stdout.write("no release named and PADDLE_RELEASES is empty: only the main env is used")
         for version in versions:

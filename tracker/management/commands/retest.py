@@ -50,70 +50,87 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, help="worker processes for --inline (default RUNNER_WORKERS)")
 
     def handle(self, *args, **options):
+        """The one-shot modes (--first-start, --resume, --run), else a new run of the scope asked for, then follow it
+        as asked (--inline, --wait)."""
         if options["first_start"]:
-            if TestRun.objects.exists():
-                self.stdout.write("first start: the board already has runs; nothing queued")
-                return
-            try:
-                run = run_service.start_run("all", lane="cpu", requested_by="first start")
-            except run_service.RunError as exc:
-                self.stdout.write(f"first start: nothing queued ({exc})")
-                return
-            self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
-            return
+            return self._first_start()
         if options["resume"]:
-            resumed = run_service.resume_orphaned_runs(enqueue=not options["inline"])
-            self.stdout.write(f"resumed runs: {resumed or 'none'}")
-            for run_id in resumed if options["inline"] else []:
-                self._inline(run_id, options)
-            return
+            return self._resume(options)
         if options["run"]:
             if not options["inline"]:
                 raise CommandError("--run needs --inline")
             return self._inline(options["run"], options)
+        run = self._create(options)
+        if options["releases"]:
+            return self._follow_matrix(run, options)
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
+        self.stdout.flush()
+        if options["inline"]:
+            return self._inline(run.pk, options)
+        if options["wait"]:
+            self._wait(run.pk)
+
+    def _first_start(self):
+        """On a board with no run yet, queue a re-test of every CPU task on the main env (scripts/run.sh)."""
+        if TestRun.objects.exists():
+            self.stdout.write("first start: the board already has runs; nothing queued")
+            return
+        try:
+            run = run_service.start_run("all", lane="cpu", requested_by="first start")
+        except run_service.RunError as exc:
+            self.stdout.write(f"first start: nothing queued ({exc})")
+            return
+        self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
+
+    def _resume(self, options):
+        """Runs left running by a dead executor: back on their queue, or executed here with --inline."""
+        resumed = run_service.resume_orphaned_runs(enqueue=not options["inline"])
+        self.stdout.write(f"resumed runs: {resumed or 'none'}")
+        for run_id in resumed if options["inline"] else []:
+            self._inline(run_id, options)
+
+    @staticmethod
+    def _scope(options) -> tuple[str, dict]:
+        """(scope kind, its arguments) from --task / --api / --all."""
         if options["task"]:
-            kind, kwargs = ("task" if len(options["task"]) == 1 else "tasks"), {"tasks": options["task"]}
-        elif options["api"]:
-            kind, kwargs = "api", {"api": options["api"]}
-        elif options["all"]:
-            kind, kwargs = "all_open", {}
-        else:
-            raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
+            return ("task" if len(options["task"]) == 1 else "tasks"), {"tasks": options["task"]}
+        if options["api"]:
+            return "api", {"api": options["api"]}
+        if options["all"]:
+            return "all_open", {}
+        raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
+
+    def _create(self, options) -> TestRun:
+        """The new run: a release matrix with --releases; queued, or only created when --inline executes it here."""
+        kind, kwargs = self._scope(options)
         try:
             if options["releases"]:
                 releases = run_service.parse_releases(options["releases"])
                 make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
                 mode = run_service.FULL if options["full"] else run_service.BISECT
-                run = make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
-                           **kwargs)
-            elif options["inline"]:
-                run = run_service.create_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
-            else:
-                run = run_service.start_run(kind, lane=options["lane"], requested_by="retest command", **kwargs)
+                return make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
+                            **kwargs)
+            make = run_service.create_run if options["inline"] else run_service.start_run
+            return make(kind, lane=options["lane"], requested_by="retest command", **kwargs)
         except run_service.RunError as exc:
             raise CommandError(str(exc))
-        if options["releases"]:
-            lanes = list(run.lanes.order_by("id"))
-            self.stdout.write(f"run {run.pk}: {run.total} configs on {len(lanes)} releases "
-                              f"({', '.join(f'{c.release}: run {c.pk}' for c in lanes)}), lane {run.lane}")
-            self.stdout.flush()
-            if options["inline"]:
-                # A bisecting matrix adds probe lanes as earlier ones end: run queued lanes until none is left.
-                done: set[int] = set()
-                while pending := [c for c in run.lanes.order_by("id") if c.pk not in done and c.state == "queued"]:
-                    for child in pending:
-                        done.add(child.pk)
-                        self._inline(child.pk, options)
-                run.refresh_from_db()
-                self.stdout.write(f"run {run.pk} {run.state}: {progress_line(run_summary(run))}")
-                return
-            if options["wait"]:
-                self._wait(run.pk)
-            return
-        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
+
+    def _follow_matrix(self, run: TestRun, options):
+        """A matrix run's lanes; with --inline each is executed here, with --wait the progress is shown."""
+        lanes = list(run.lanes.order_by("id"))
+        self.stdout.write(f"run {run.pk}: {run.total} configs on {len(lanes)} releases "
+                          f"({', '.join(f'{c.release}: run {c.pk}' for c in lanes)}), lane {run.lane}")
         self.stdout.flush()
         if options["inline"]:
-            return self._inline(run.pk, options)
+            # A bisecting matrix adds probe lanes as earlier ones end: run queued lanes until none is left.
+            done: set[int] = set()
+            while pending := [c for c in run.lanes.order_by("id") if c.pk not in done and c.state == "queued"]:
+                for child in pending:
+                    done.add(child.pk)
+                    self._inline(child.pk, options)
+            run.refresh_from_db()
+            self.stdout.write(f"run {run.pk} {run.state}: {progress_line(run_summary(run))}")
+            return
         if options["wait"]:
             self._wait(run.pk)
 

@@ -19,7 +19,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.shortcuts import render
 
-from .logins import login_problem
+from ..github.logins import login_problem
 
 ENDPOINT_SETTINGS = {"GITHUB_OAUTH_URL", "GITHUB_OAUTH_API_URL"}
 

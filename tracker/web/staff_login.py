@@ -19,7 +19,7 @@ from django.contrib.auth.views import LoginView
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from .services.throttle import take_slot
+from ..services.throttle import take_slot
 
 
 def client_address(request) -> str:
