@@ -264,6 +264,10 @@ GITHUB_BOT_ACCOUNTS = os.environ.get("GITHUB_BOT_ACCOUNTS", "paddle-bot,paddle-c
 # The account GITHUB_TOKEN belongs to (the site posts `【报名】: N (for @login)` with it); empty: asked
 # from GitHub (GET /user) once. Only its "(for @login)" comments are credited to the named login.
 GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
+# Seconds the REST client waits on GitHub (connect, each read, and the whole answer's body); past it the
+# request fails as GitHubError and the caller degrades (a site claim shows the comment to paste, a webhook
+# records the comment without asking who the site's account is). GitHub drops a webhook after 10 s.
+GITHUB_API_TIMEOUT = max(0.05, float(os.environ.get("GITHUB_API_TIMEOUT", "8")))
 # Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
 CLAIM_MAX_TASKS = int(os.environ.get("CLAIM_MAX_TASKS", "80"))
 # Site claims + withdrawals per user per window (seconds); more answer 429. Counted in the shared cache

@@ -30,6 +30,9 @@ from .conflicts import retry_on_conflict
 from .events import record_event
 from .status import refresh_task_status
 
+# The error code of a comment held because GitHub could not say whether its author is the site's account.
+SITE_ACCOUNT_UNKNOWN = "site_account_unknown"
+
 
 @dataclass
 class ApplyResult:
@@ -40,6 +43,7 @@ class ApplyResult:
     withdrawn: list[int] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     skipped: str = ""  # why nothing was applied (bot author, stale event, other issue…)
+    held: bool = False  # the comment waits on GitHub: a later read of it (the next poll) applies it
 
     def as_dict(self) -> dict:
         return {"changes": self.changes, "claimed": self.claimed, "withdrawn": self.withdrawn,
@@ -63,6 +67,7 @@ def site_account_login() -> str:
     """The GitHub login of the account the site posts comments with ("" when the site posts nothing).
 
     settings.GITHUB_BOT_LOGIN, or asked once from GitHub (`GET /user` with GITHUB_TOKEN) and cached.
+    GitHubError when GitHub cannot be asked (nothing cached: asked again next time).
     """
     if settings.GITHUB_BOT_LOGIN:
         return settings.GITHUB_BOT_LOGIN
@@ -72,10 +77,7 @@ def site_account_login() -> str:
     key = _site_login_cache_key()
     login = cache.get(key)
     if login is None:
-        try:
-            login = (client_from_settings(max_wait=5.0).get("user").data or {}).get("login") or ""
-        except GitHubError:
-            return ""  # not cached: asked again next time
+        login = str(client_from_settings(max_wait=5.0).get_user().get("login") or "")
         cache.set(key, login, 24 * 3600)
     return login
 
@@ -183,22 +185,29 @@ class CommentReading:
     parsed: CommentParse | None  # None: not read (a bot's comment that names nobody, or no author)
     site_account: bool  # the author is the site's own account (asked from GitHub when the comment names someone)
     limits: tuple  # board_limits() the parse used
+    site_account_unknown: str = ""  # why GitHub could not say whether the author is the site's account
 
 
 def read_comment(comment: dict) -> CommentReading:
     """Parse the comment and, for a "(for @x)" comment, ask GitHub who the site's account is (GET /user,
-    retried, seconds when GitHub is slow). Call it outside any transaction: nothing here writes."""
+    retried, at most GITHUB_API_TIMEOUT seconds when GitHub hangs). Call it outside any transaction: nothing
+    here writes. When GitHub cannot be asked, `site_account_unknown` says why (the comment is then held)."""
     login = (comment.get("user") or {}).get("login") or ""
     body = comment.get("body") or ""
     declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
-    parsed, site_account, limits = None, False, (None, {})
+    parsed, site_account, limits, unknown = None, False, (None, {}), ""
     if login and (not declared_bot or "for @" in body):
         limits = board_limits()
         parsed = _parse(body, limits)
         # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
-        site_account = is_site_account(login) if parsed.for_login else \
-            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
-    return CommentReading(login, body, declared_bot, parsed, site_account, limits)
+        if parsed.for_login:
+            try:
+                site_account = is_site_account(login)
+            except GitHubError as error:
+                unknown = f"GitHub could not say whether @{login} is the site's account ({error.message})"
+        else:
+            site_account = bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    return CommentReading(login, body, declared_bot, parsed, site_account, limits, unknown)
 
 
 def _parse(body: str, limits: tuple) -> CommentParse:
@@ -229,6 +238,7 @@ class _CommentSays:
     errors: list[dict]
     ignored: bool = False  # nothing is applied: a bot's comment, the site's naming nobody, no author
     rejected_whole: bool = False  # an abuse limit refused it: the claims it made before stay
+    held: str = ""  # why it waits (who it speaks for is unknown): the claims it made before stay
 
 
 @retry_on_conflict
@@ -261,6 +271,8 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
         return result
     if says.rejected_whole:
         return _record_rejection(delivery, says)
+    if says.held:
+        return _record_held(delivery, says)
     contributor = contributor_for(says.credited)
     tasks = _tasks_named(says, previous)
     _claim_and_withdraw(delivery, says, contributor, tasks)
@@ -278,7 +290,9 @@ def _already_applied(delivery: _CommentDelivery, stored: IssueComment) -> bool:
         result.skipped = "comment was deleted"
     elif stored.updated_at and delivery.updated < stored.updated_at:
         result.skipped = "older than the version already applied"
-    elif stored.body == delivery.reading.body and stored.author == delivery.reading.login:
+    elif (stored.body == delivery.reading.body and stored.author == delivery.reading.login
+          and not any(error.get("code") == SITE_ACCOUNT_UNKNOWN for error in stored.errors or [])):
+        # (A held comment is read again until GitHub says who wrote it.)
         result.skipped = "unchanged"
         result.errors = stored.errors
     return bool(result.skipped)
@@ -295,6 +309,13 @@ def _what_it_says(delivery: _CommentDelivery, previous: set[int]) -> _CommentSay
             # A task was locked or added since the comment was read: read it again against the board as it
             # is now (the parse is linear and quick; who the site's account is did not change).
             parsed = _parse(reading.body, limits)
+    if parsed is not None and parsed.for_login and reading.site_account_unknown:
+        # Credited to its author it would give the site's account a claim; to the person it names, let anyone
+        # claim for anyone. It waits, keeping what it claimed before, until GitHub can be asked.
+        held = {"line": 0, "column": 0, "code": SITE_ACCOUNT_UNKNOWN, "numbers": [],
+                "message": f"{reading.site_account_unknown}; the comment applies when it is read again"}
+        return _CommentSays(login, sorted(previous), [], [held] + [e.as_dict() for e in parsed.errors],
+                            held=held["message"])
     if parsed is None or (reading.declared_bot and not reading.site_account):
         result.skipped = f"bot account {login}" if login else "no author"
         return _CommentSays(login, [], [], [], ignored=True)
@@ -317,6 +338,8 @@ def _save_comment(delivery: _CommentDelivery, stored: IssueComment | None, says:
     when it now speaks for someone else (what it claimed for the old person is theirs to keep or lose)."""
     login = delivery.reading.login
     on_behalf_of = says.credited if says.credited != login else ""
+    if says.held and stored is not None:
+        on_behalf_of = stored.on_behalf_of  # a held comment still speaks for whom it did
     if stored is None:
         stored = IssueComment(comment_id=delivery.comment_id)
     if previous and stored.on_behalf_of.lower() != on_behalf_of.lower():
@@ -339,6 +362,16 @@ def _record_rejection(delivery: _CommentDelivery, says: _CommentSays) -> ApplyRe
     record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT, source_ref=delivery.url,
                  actor=login, message=f"comment by @{login} rejected: {reason}",
                  data={**delivery.data, "errors": errors}, when=delivery.updated)
+    return result
+
+
+def _record_held(delivery: _CommentDelivery, says: _CommentSays) -> ApplyResult:
+    """A comment that waits on GitHub changes no claim; a `comment_errors` event says where and why."""
+    login, result = delivery.reading.login, delivery.result
+    result.skipped, result.held = says.held, True
+    record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=delivery.url,
+                 actor=login, message=f"comment by @{login} held: {says.held}",
+                 data={**delivery.data, "errors": says.errors}, when=delivery.updated)
     return result
 
 
