@@ -165,8 +165,9 @@ def _comments_of(login: str):
     return IssueComment.objects.filter(Q(author__iexact=login, on_behalf_of="") | Q(on_behalf_of__iexact=login))
 
 
-def _claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: int) -> str:
-    """Why a claim stays although this comment no longer makes it ("" when nothing backs it)."""
+def claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: int = 0) -> str:
+    """Why a claim stays although this comment (or a PR's title) no longer makes it ("" when nothing backs it):
+    another comment of the person, or a pull request of theirs linked to the task."""
     for other in _comments_of(contributor.login).filter(deleted=False).exclude(comment_id=comment_id):
         if task.number in (other.claimed or []):
             return f"still claimed in {other.url or other.comment_id}"
@@ -225,6 +226,7 @@ class _CommentDelivery:
     created: datetime
     updated: datetime  # when its events happened
     data: dict  # every event's data: the comment id and the webhook delivery
+    creation: bool = False  # a webhook `created` delivery: the comment's first version
     result: ApplyResult = field(default_factory=ApplyResult)
 
 
@@ -243,12 +245,14 @@ class _CommentSays:
 
 @retry_on_conflict
 def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
-                  reading: CommentReading | None = None) -> ApplyResult:
+                  reading: CommentReading | None = None, creation: bool = False) -> ApplyResult:
     """Apply a tracking-issue comment (new or edited) in GitHub's REST/webhook shape.
 
     The comment's claims are compared with what it claimed when last seen: claims it no longer makes
     are withdrawn (unless another comment or the person's PR still backs them). `reading` is
     read_comment(comment), done before the caller's transaction; without it the comment is read here.
+    `creation`: the payload is the comment's first version (a webhook `created`), older than any version
+    already stored even when GitHub gives both the same second.
     Named steps: skip a version already applied; weigh what it says; store it; then either record why it
     was rejected, or apply its claims and withdrawals and record its errors.
     """
@@ -259,7 +263,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     delivery = _CommentDelivery(
         comment_id=comment_id, reading=reading, url=source_ref or comment.get("html_url") or "", created=created,
         updated=parse_github_time(comment.get("updated_at")) or created,
-        data={"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})})
+        data={"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}, creation=creation)
     result = delivery.result
     stored = IssueComment.objects.select_for_update().filter(comment_id=comment_id).first()
     if stored is not None and _already_applied(delivery, stored):
@@ -283,13 +287,18 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
 
 
 def _already_applied(delivery: _CommentDelivery, stored: IssueComment) -> bool:
-    """A deleted comment stays deleted; an older version than the stored one, or the same text by the same
-    author (a redelivery, the poller seeing it again), changes nothing. True (with the reason) when skipped."""
+    """A deleted comment stays deleted; an older version than the stored one (by updated_at, or the creation
+    once any version is stored), or the same text by the same author (a redelivery, the poller seeing it
+    again), changes nothing. True (with the reason) when skipped."""
     result = delivery.result
     if stored.deleted:
         result.skipped = "comment was deleted"
     elif stored.updated_at and delivery.updated < stored.updated_at:
         result.skipped = "older than the version already applied"
+    elif delivery.creation and stored.body != delivery.reading.body:
+        # GitHub's times have one-second steps: an edit made in the creation's second carries the same
+        # updated_at, and its delivery may come first. An edit never precedes its creation.
+        result.skipped = "older than the version already applied (the comment's creation, after an edit)"
     elif (stored.body == delivery.reading.body and stored.author == delivery.reading.login
           and not any(error.get("code") == SITE_ACCOUNT_UNKNOWN for error in stored.errors or [])):
         # (A held comment is read again until GitHub says who wrote it.)
@@ -405,7 +414,7 @@ def _withdraw_dropped_claims(delivery: _CommentDelivery, says: _CommentSays, con
         task = tasks.get(number)
         if task is None:
             continue
-        backing = _claims_backed_elsewhere(contributor, task, delivery.comment_id)
+        backing = claims_backed_elsewhere(contributor, task, delivery.comment_id)
         if backing:
             record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=url, actor=login,
                          message=f"comment edited; @{login} keeps No.{number}: {backing}", data=data, when=when)
@@ -456,7 +465,7 @@ def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     data = {"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}
     now = timezone.now()
     for task in Task.objects.filter(number__in=previous):
-        backing = _claims_backed_elsewhere(contributor, task, comment_id)
+        backing = claims_backed_elsewhere(contributor, task, comment_id)
         if backing:
             record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=stored.url,
                          actor=person, data=data, when=now,

@@ -156,7 +156,7 @@ def sync_pull_requests(client: GitHubClient, repo: str, prefix: str, report: Syn
         try:
             check_author(item, f"pull request {repo}#{str(item.get('number'))[:20]}")
             with transaction.atomic():
-                result = apply_pull_request(item, repo=repo, prefix=prefix)
+                result = apply_pull_request(item, repo=repo, prefix=prefix, current=True)  # GitHub's state now
         except ValueError as error:
             report.errors.append(str(error))
             return None
