@@ -131,6 +131,8 @@ def test_a_poll_that_holds_a_comment_starts_there_next_time(board, hanging_looku
     report = poll(hanging_lookup)
     assert active(30) == [] and active(31) == ["BeingGod"]
     assert any("2876000003 held" in line for line in report.errors)
+    assert any("2876000003 held" in line for line in poll(hanging_lookup).errors)  # still held: read again
+    assert Event.objects.filter(kind="comment_errors").count() == 1  # said once
     cursor = SyncCursor.objects.get(key=f"comments:{payloads.REPO}#{payloads.ISSUE}")
     assert cursor.since.isoformat().startswith("2025-05-20T00:00:00") and cursor.etag == ""
 

@@ -251,8 +251,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     The comment's claims are compared with what it claimed when last seen: claims it no longer makes
     are withdrawn (unless another comment or the person's PR still backs them). `reading` is
     read_comment(comment), done before the caller's transaction; without it the comment is read here.
-    `creation`: the payload is the comment's first version (a webhook `created`), older than any version
-    already stored even when GitHub gives both the same second.
+    `creation`: a webhook `created`, the first version (older than any stored one, even in the same second).
     Named steps: skip a version already applied; weigh what it says; store it; then either record why it
     was rejected, or apply its claims and withdrawals and record its errors.
     """
@@ -269,6 +268,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     if stored is not None and _already_applied(delivery, stored):
         return result
     previous = set(stored.claimed) if stored is not None else set()
+    held_before = stored is not None and _is_held(stored) and stored.body == reading.body
     says = _what_it_says(delivery, previous)
     previous = _save_comment(delivery, stored, says, previous)
     if says.ignored:
@@ -276,7 +276,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     if says.rejected_whole:
         return _record_rejection(delivery, says)
     if says.held:
-        return _record_held(delivery, says)
+        return _record_held(delivery, says, again=held_before)
     contributor = contributor_for(says.credited)
     tasks = _tasks_named(says, previous)
     _claim_and_withdraw(delivery, says, contributor, tasks)
@@ -300,8 +300,7 @@ def _already_applied(delivery: _CommentDelivery, stored: IssueComment) -> bool:
         # updated_at, and its delivery may come first. An edit never precedes its creation.
         result.skipped = "older than the version already applied (the comment's creation, after an edit)"
     elif (stored.body == delivery.reading.body and stored.author == delivery.reading.login
-          and not any(error.get("code") == SITE_ACCOUNT_UNKNOWN for error in stored.errors or [])):
-        # (A held comment is read again until GitHub says who wrote it.)
+          and not _is_held(stored)):  # a held comment is read again until GitHub says who wrote it
         result.skipped = "unchanged"
         result.errors = stored.errors
     return bool(result.skipped)
@@ -374,10 +373,17 @@ def _record_rejection(delivery: _CommentDelivery, says: _CommentSays) -> ApplyRe
     return result
 
 
-def _record_held(delivery: _CommentDelivery, says: _CommentSays) -> ApplyResult:
-    """A comment that waits on GitHub changes no claim; a `comment_errors` event says where and why."""
+def _is_held(stored: IssueComment) -> bool:
+    return any(error.get("code") == SITE_ACCOUNT_UNKNOWN for error in stored.errors or [])
+
+
+def _record_held(delivery: _CommentDelivery, says: _CommentSays, *, again: bool) -> ApplyResult:
+    """A comment that waits on GitHub changes no claim; a `comment_errors` event says where and why (once:
+    `again` when this text was already held)."""
     login, result = delivery.reading.login, delivery.result
     result.skipped, result.held = says.held, True
+    if again:
+        return result
     record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=delivery.url,
                  actor=login, message=f"comment by @{login} held: {says.held}",
                  data={**delivery.data, "errors": says.errors}, when=delivery.updated)
