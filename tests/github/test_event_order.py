@@ -104,9 +104,12 @@ def test_github_s_answer_wins_the_tie_even_against_the_tie_rule(send, hooked):
     assert active(20) == {"co63oc": ClaimStatus.CLAIMED} and status_of(20) == TaskStatus.CLAIMED
 
 
-@pytest.mark.parametrize("fault", ["hang", "reset"])
+@pytest.mark.parametrize("fault", ["hang", "reset", "not-json", "another-pr"])
 def test_without_github_the_tie_rule_keeps_open_over_closed(send, hooked, fault):
-    hooked.faults["/repos/PaddlePaddle/Paddle/pulls/72990"] = fault
+    if fault == "another-pr":  # GitHub answers, but not with this pull request
+        hooked.pull_requests[(payloads.REPO, 72990)] = payloads.pull(1, "[Accuracy diff No.20] fix", "x", state="closed")
+    else:
+        hooked.faults["/repos/PaddlePaddle/Paddle/pulls/72990"] = fault
     started = time.monotonic()
     answer = opened_then_reopened_and_closed_in_one_second(send)
     assert time.monotonic() - started < 3

@@ -121,9 +121,11 @@ def reread_on_tie(payload: dict, repo: str | None = None) -> dict | None:
         return None
     try:
         fresh = client_from_settings(max_wait=5.0).get_pull_request(info["repo"], info["number"])
-    except GitHubError:
-        return None
-    return fresh if int(fresh.get("number") or 0) == info["number"] else None
+        if normalize_pull_request(fresh, info["repo"])["number"] != info["number"]:
+            return None
+    except (GitHubError, KeyError, TypeError, ValueError, AttributeError):
+        return None  # GitHub did not answer, or not with this pull request: the tie rule decides
+    return fresh
 
 
 @retry_on_conflict
@@ -169,7 +171,7 @@ def _is_stale(delivery: _Delivery, pr: PullRequest | None, current: bool) -> boo
     if pr is not None and pr.github_updated_at and delivery.when and delivery.when < pr.github_updated_at:
         result.skipped = "older than the state already applied"
     elif not current and _ties(pr, info) and TIE_RANK.get(info["state"], 0) < TIE_RANK.get(pr.state, 0):
-        result.skipped = (f"same second as the state already applied ({pr.state}) and GitHub could not be asked: "
+        result.skipped = (f"same second as the state already applied ({pr.state}), and no newer fact from GitHub: "
                           f"{pr.state} outranks {info['state']}")
     return bool(result.skipped)
 
@@ -333,7 +335,8 @@ def _release_unlinked(delivery: _Delivery, pr: PullRequest, unlinked: dict[int, 
 def _restore_status_before(delivery: _Delivery, pr: PullRequest, claim: Claim) -> bool:
     """The claim goes back to its status before this PR first moved it, if this PR's last move still stands."""
     moves = Event.objects.filter(task=claim.task, kind=EventKind.CLAIM_STATUS, source=Source.PR,
-                                 actor__iexact=claim.contributor.login, data__pr=delivery.data["pr"]).order_by("created", "id")
+                                 actor__iexact=claim.contributor.login, data__pr=delivery.data["pr"])
+    moves = moves.order_by("created", "id")
     first, last = moves.first(), moves.last()
     if first is None or claim.status != last.data.get("to"):
         return False  # never moved by this PR, or moved on since by something else
@@ -343,7 +346,8 @@ def _restore_status_before(delivery: _Delivery, pr: PullRequest, claim: Claim) -
     login, number = claim.contributor.login, claim.task.number
     record_event(task=claim.task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=delivery.source_ref,
                  actor=login, message=f"@{login} on No.{number}: {claim.status} → {previous} ({pr} no longer names it)",
-                 data={**delivery.data, "from": claim.status, "to": previous, "reason": "title no longer names the task"},
+                 data={**delivery.data, "from": claim.status, "to": previous,
+                       "reason": "title no longer names the task"},
                  when=delivery.when)
     claim.status = previous
     claim.save(update_fields=["status", "updated"])

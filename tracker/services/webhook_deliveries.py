@@ -30,8 +30,9 @@ def _read_first(event: str, payload: dict) -> CommentReading | dict | None:
     if (event == "issue_comment" and payload.get("action") in ("created", "edited")
             and _is_tracking_issue(payload) and isinstance(payload.get("comment"), dict)):
         return read_comment(payload["comment"])
-    if event == "pull_request" and payload.get("action") in PR_ACTIONS and isinstance(payload.get("pull_request"), dict):
-        return reread_on_tie(payload["pull_request"], (payload.get("repository") or {}).get("full_name") or None)
+    pull = payload.get("pull_request")
+    if event == "pull_request" and payload.get("action") in PR_ACTIONS and isinstance(pull, dict):
+        return reread_on_tie(pull, (payload.get("repository") or {}).get("full_name") or None)
     return None
 
 
