@@ -298,6 +298,10 @@ GITHUB_BOT_LOGIN = os.environ.get("GITHUB_BOT_LOGIN", "")
 # A rate limit (403/429 with Retry-After or X-RateLimit-Reset) up to this many seconds is waited out by the REST
 # client; a longer one is reported (`sync_github --max-wait` overrides it for one sync).
 GITHUB_RATE_LIMIT_MAX_WAIT = _env_float("GITHUB_RATE_LIMIT_MAX_WAIT", 900)
+# Seconds the REST client waits on GitHub (connect, each read, and the whole answer's body); past it the
+# request fails as GitHubError and the caller degrades (a site claim shows the comment to paste, a webhook
+# records the comment without asking who the site's account is). GitHub drops a webhook after 10 s.
+GITHUB_API_TIMEOUT = max(0.05, _env_float("GITHUB_API_TIMEOUT", 8))
 # Abuse limits: one comment or PR title names at most this many tasks (the largest real claim: 59).
 CLAIM_MAX_TASKS = _env_int("CLAIM_MAX_TASKS", 80)
 # Site claims + withdrawals per user per window (seconds); more answer 429. Counted in the shared cache

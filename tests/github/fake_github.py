@@ -3,6 +3,7 @@
 - GET  /repos/{owner}/{repo}/issues/{n}/comments   since, per_page, page; Link pagination
 - GET  /search/issues                               q (repo:…, is:pr, in:title "…", updated:>=…), page
 - POST /repos/{owner}/{repo}/issues/{n}/comments   creates a comment as the token's account
+- GET  /repos/{owner}/{repo}/pulls/{n}              a pull request as it is now (`pull_requests`)
 - GET  /user                                        the token's account (an OAuth token: the person who
                                                     signed in; any other token: `token_login`)
 - GET  /login/oauth/authorize                       GitHub's consent page, already agreed to by
@@ -10,13 +11,18 @@
 - POST /login/oauth/access_token                    code (+ client secret, PKCE verifier) → access token
 Every GET answers with an ETag and honours If-None-Match with 304. A queue of rate-limit answers
 (403/429 with Retry-After or X-RateLimit-Reset) is served before the real answers. `delays` makes
-chosen GET paths slow. Every request is logged so tests can assert what the client sent.
+chosen GET paths slow; `faults` makes a path (GET or POST) fail the way a network does — `hang` (no
+answer), `stall` (headers and part of the body, then nothing), `trickle` (a byte at a time, each in time),
+`reset` (TCP RST), `disconnect` (closed before the status line), `not-json` (an HTML error page) — for
+`fault_seconds`. Every request is logged so tests can assert what the client sent.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import socket
+import struct
 import threading
 import time
 import urllib.parse
@@ -29,6 +35,9 @@ class FakeGitHub:
     def __init__(self, page_size: int = 2, token_login: str = "paddle-bot"):
         self.comments: dict[tuple[str, int], list[dict]] = {}
         self.pulls: list[dict] = []  # search items
+        self.pull_requests: dict[tuple[str, int], dict] = {}  # (repo, number) → GET .../pulls/{n}
+        self.faults: dict[str, str] = {}  # path → how requests to it fail (see the module's docstring)
+        self.fault_seconds = 3.0  # how long a hang / stall / trickle lasts
         self.page_size = page_size
         self.token_login = token_login
         self.requests: list[dict] = []
@@ -76,6 +85,10 @@ class FakeGitHub:
         """The next OAuth consent is given by this GitHub user."""
         self.oauth_login, self.oauth_user_id = login, user_id
 
+    def set_pull_request(self, the_pull: dict, repo: str = payloads.REPO) -> None:
+        with self._lock:
+            self.pull_requests[(repo, the_pull["number"])] = the_pull
+
     def requests_to(self, path_part: str) -> list[dict]:
         return [r for r in self.requests if path_part in r["path"]]
 
@@ -98,6 +111,41 @@ class FakeGitHub:
                 self.end_headers()
                 if body:
                     self.wfile.write(body)
+
+            def _fault(self, path: str) -> bool:
+                """Fail this request as `fake.faults` says; True when it did (nothing else is sent)."""
+                fault = fake.faults.get(path)
+                if fault is None:
+                    return False
+                self.close_connection = True
+                if fault == "not-json":
+                    body = b"<html><body>502 Bad Gateway</body></html>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif fault in ("stall", "trickle"):
+                    self.send_response(200)  # a body of 100,000 bytes is announced; 3 come at once
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "100000")
+                    self.end_headers()
+                    self.wfile.write(b'{"a')
+                    ends = time.monotonic() + fake.fault_seconds
+                    try:
+                        while fault == "trickle" and time.monotonic() < ends:
+                            time.sleep(0.02)
+                            self.wfile.write(b" ")
+                    except OSError:  # the client gave up: that is the point
+                        return True
+                    time.sleep(max(0.0, ends - time.monotonic()))
+                elif fault == "hang":
+                    time.sleep(fake.fault_seconds)
+                elif fault == "reset":
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                # "disconnect": the connection closes without a status line
+                return True
 
             def _log(self, body=None):
                 parsed = urllib.parse.urlsplit(self.path)
@@ -190,6 +238,8 @@ class FakeGitHub:
             def do_GET(self):
                 entry = self._log()
                 time.sleep(fake.delays.get(entry["path"], 0))
+                if self._fault(entry["path"]):
+                    return
                 if entry["path"] == "/login/oauth/authorize":
                     return self._authorize(entry)
                 if entry["path"] in fake.redirects:
@@ -199,6 +249,9 @@ class FakeGitHub:
                     return self.end_headers()
                 if self._rate_limited():
                     return
+                match = re.fullmatch(r"/repos/([^/]+/[^/]+)/pulls/(\d+)", entry["path"])
+                if match and (match.group(1), int(match.group(2))) in fake.pull_requests:
+                    return self._send(200, fake.pull_requests[(match.group(1), int(match.group(2)))])
                 if entry["path"] == "/user":
                     who = self._token_user(entry)
                     if who is None:
@@ -230,6 +283,8 @@ class FakeGitHub:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 entry = self._log(raw.decode())
+                if self._fault(entry["path"]):
+                    return
                 if entry["path"] == "/login/oauth/access_token":
                     return self._access_token(entry, raw)
                 if self._rate_limited():

@@ -1,6 +1,7 @@
 """Claiming on the site: sign-in through GitHub OAuth (against a fake GitHub over real HTTP), one-click
 claim/withdraw for the proven login, posting `(for @login)` comments or showing the comment, rate limit."""
 import json
+import time
 
 import pytest
 from allauth.socialaccount.models import SocialAccount
@@ -254,3 +255,25 @@ def test_claims_and_withdrawals_beyond_the_rate_limit_answer_429(with_login, set
     sign_in_with_github(other, fake_github, "NKNaN", user_id=5151)
     assert other.post("/github/tasks/25/claim").status_code == 302
     assert Claim.objects.get(task__number=25).contributor.login == "NKNaN"
+
+
+@pytest.mark.parametrize("fault", ["hang", "stall", "reset", "not-json"])
+def test_a_github_that_hangs_or_breaks_keeps_the_claim_and_tells_the_user_to_paste(with_login, github_settings,
+                                                                                   fake_github, fault):
+    """Posting the comment fails within GITHUB_API_TIMEOUT however GitHub fails: the claim is stored, the page
+    answers (no 500) and says to paste the comment."""
+    github_settings.GITHUB_BOT_LOGIN = "paddle-bot"
+    github_settings.GITHUB_API_TIMEOUT = 0.3
+    fake_github.fault_seconds = 2.0
+    fake_github.faults["/repos/PaddlePaddle/Paddle/issues/72667/comments"] = fault
+    started = time.monotonic()
+    response = with_login.post("/github/tasks/12/claim", {"next": "/tasks/12"})
+    assert response.status_code == 302 and response["Location"] == "/tasks/12"
+    assert time.monotonic() - started < 1.5
+    assert posted_bodies(fake_github) == ["【报名】: 12 (for @ooooo-create)"]  # it was tried
+    assert Claim.objects.filter(task__number=12, contributor__login="ooooo-create", withdrawn_at__isnull=True).exists()
+    assert not Event.objects.filter(kind="comment_posted").exists()
+    page = with_login.get("/tasks/12").content.decode()
+    why = "is not JSON" if fault == "not-json" else "cannot reach GitHub"
+    assert "Posting the comment on GitHub failed" in page and why in page
+    assert "paste this comment" in page and "【报名】: 12" in page and "(for @" not in page

@@ -10,9 +10,15 @@ refused unless it is loopback (a local stand-in), so the token never crosses the
 Rate limits: a 403/429 answer with Retry-After, or with X-RateLimit-Remaining: 0 and
 X-RateLimit-Reset, is waited out when the wait is at most `max_wait` seconds and retried; a longer
 wait raises RateLimited with the time GitHub names, so the caller can report it.
+
+Every network failure is a GitHubError with status 0: no connection, a reset, a connection closed
+before or while answering, an answer that is not JSON, and no answer within `timeout` seconds
+(settings.GITHUB_API_TIMEOUT; it bounds the connect, each read and the whole body, so a GitHub that
+hangs or trickles costs at most that long). Callers catch GitHubError alone.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import time
@@ -131,14 +137,15 @@ class GitHubClient:
         for attempt in range(self.max_retries + 1):
             self.log.requests += 1
             request = urllib.request.Request(url, data=payload, headers=headers, method=method)
+            deadline = time.monotonic() + self.timeout
             try:
                 with opener.open(request, timeout=self.timeout) as answer:
-                    raw = answer.read()
+                    raw = _read_body(answer, deadline, url)
                     answer_headers = {k.lower(): v for k, v in answer.headers.items()}
-                    return Response(answer.status, url, json.loads(raw) if raw.strip() else None, answer_headers)
+                    return Response(answer.status, url, _parse_json(raw, url), answer_headers)
             except urllib.error.HTTPError as error:
                 answer_headers = {k.lower(): v for k, v in error.headers.items()}
-                raw = error.read()
+                raw = _network(lambda: _read_body(error, deadline, url), url)
                 if error.code == 304:
                     self.log.not_modified += 1
                     return Response(304, url, None, answer_headers)
@@ -152,6 +159,10 @@ class GitHubClient:
                 self.sleep(wait)
             except urllib.error.URLError as error:
                 raise GitHubError(0, url, f"cannot reach GitHub: {error.reason}") from None
+            except (OSError, http.client.HTTPException) as error:
+                # Past urllib's own wrapping: a read timeout or a reset while the answer comes in, a
+                # connection closed before the status line (RemoteDisconnected), a cut-off body.
+                raise _unreachable(error, url) from None
         raise AssertionError("unreachable")
 
     def _check_same_origin(self, url: str, what: str) -> None:
@@ -192,8 +203,21 @@ class GitHubClient:
             response = self.get(response.links["next"])
             yield response
 
+    def get_user(self) -> dict:
+        """The token's account (GET /user)."""
+        return _json_object(self.get("user"))
+
+    def get_pull_request(self, repo: str, number: int) -> dict:
+        """The pull request as GitHub shows it now (GET /repos/{repo}/pulls/{number})."""
+        return _json_object(self.get(f"repos/{repo}/pulls/{number}"))
+
     def post_issue_comment(self, repo: str, issue: int, body: str) -> dict:
-        return self.request("POST", f"repos/{repo}/issues/{issue}/comments", body={"body": body}).data
+        """The comment GitHub created; an answer without the comment's id is GitHubError."""
+        response = self.request("POST", f"repos/{repo}/issues/{issue}/comments", body={"body": body})
+        created = _json_object(response)
+        if not isinstance(created.get("id"), int) or isinstance(created.get("id"), bool):
+            raise GitHubError(response.status, response.url, "the answer names no comment id")
+        return created
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
@@ -207,6 +231,51 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         self.client._check_same_origin(urllib.parse.urljoin(req.full_url, newurl), f"a {code} redirect")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _unreachable(error: BaseException, url: str) -> GitHubError:
+    reason = "no answer in time" if isinstance(error, TimeoutError) else f"{type(error).__name__}: {error}"
+    return GitHubError(0, url, f"cannot reach GitHub: {reason}")
+
+
+def _network(read, url: str):
+    """`read()`, with a network failure as GitHubError (status 0)."""
+    try:
+        return read()
+    except (OSError, http.client.HTTPException) as error:
+        raise _unreachable(error, url) from None
+
+
+def _read_body(answer, deadline: float, url: str) -> bytes:
+    """The whole body, within the client's timeout in all: the socket timeout bounds each read, the
+    deadline a server that trickles a byte at a time."""
+    read = getattr(answer, "read1", None)
+    if read is None:
+        return answer.read()
+    chunks = []
+    while chunk := read(65536):
+        chunks.append(chunk)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the answer took longer than the client's timeout ({url})")
+    return b"".join(chunks)
+
+
+def _parse_json(raw: bytes, url: str):
+    """The answer's JSON (None for an empty body); an answer that is not JSON is GitHubError."""
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise GitHubError(0, url, f"GitHub's answer is not JSON: {type(error).__name__}: {str(error)[:200]}") \
+            from None
+
+
+def _json_object(response: Response) -> dict:
+    """The answer's JSON object; any other answer (a list, nothing) is GitHubError."""
+    if not isinstance(response.data, dict):
+        raise GitHubError(response.status, response.url, f"expected a JSON object, got {type(response.data).__name__}")
+    return response.data
 
 
 def _error_message(raw: bytes) -> str:
@@ -228,4 +297,5 @@ def client_from_settings(**kwargs) -> GitHubClient:
     from django.conf import settings
 
     kwargs.setdefault("max_wait", settings.GITHUB_RATE_LIMIT_MAX_WAIT)
+    kwargs.setdefault("timeout", settings.GITHUB_API_TIMEOUT)
     return GitHubClient(settings.GITHUB_API_URL, settings.GITHUB_TOKEN, **kwargs)

@@ -11,11 +11,12 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ..github.client import GitHubError, client_from_settings
-from ..models import Claim, ClaimStatus, Contributor, Task
+from ..github.client import client_from_settings
+from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Task
 from ..vocab import EventKind
 from .events import record_event
 from .status import refresh_task_status
@@ -30,6 +31,7 @@ class ApplyResult:
     withdrawn: list[int] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     skipped: str = ""  # why nothing was applied (bot author, stale event, other issue…)
+    held: bool = False  # the comment waits on GitHub: a later read of it (the next poll) applies it
 
     def as_dict(self) -> dict:
         return {"changes": self.changes, "claimed": self.claimed, "withdrawn": self.withdrawn,
@@ -48,6 +50,7 @@ def site_account_login() -> str:
     """The GitHub login of the account the site posts comments with ("" when the site posts nothing).
 
     settings.GITHUB_BOT_LOGIN, or asked once from GitHub (`GET /user` with GITHUB_TOKEN) and cached.
+    GitHubError when GitHub cannot be asked (nothing cached: asked again next time).
     """
     if settings.GITHUB_BOT_LOGIN:
         return settings.GITHUB_BOT_LOGIN
@@ -57,10 +60,7 @@ def site_account_login() -> str:
     key = _site_login_cache_key()
     login = cache.get(key)
     if login is None:
-        try:
-            login = (client_from_settings(max_wait=5.0).get("user").data or {}).get("login") or ""
-        except GitHubError:
-            return ""  # not cached: asked again next time
+        login = str(client_from_settings(max_wait=5.0).get_user().get("login") or "")
         cache.set(key, login, 24 * 3600)
     return login
 
@@ -128,3 +128,19 @@ def withdraw_claim(task: Task, contributor: Contributor, *, source: str, source_
                  message=message, data=data, when=when)
     refresh_task_status(task)
     return True
+
+
+def comments_of(login: str):
+    """Comments that speak for `login`: their own, and the site's "(for @login)" comments."""
+    return IssueComment.objects.filter(Q(author__iexact=login, on_behalf_of="") | Q(on_behalf_of__iexact=login))
+
+
+def claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: int = 0) -> str:
+    """Why a claim stays although this comment (or a PR's title) no longer makes it ("" when nothing backs it):
+    another comment of the person, or a pull request of theirs linked to the task."""
+    for other in comments_of(contributor.login).filter(deleted=False).exclude(comment_id=comment_id):
+        if task.number in (other.claimed or []):
+            return f"still claimed in {other.url or other.comment_id}"
+    if PullRequest.objects.filter(author=contributor, tasks=task).exists():
+        return "backed by the person's pull request"
+    return ""

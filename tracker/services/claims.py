@@ -20,12 +20,17 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from ..github.client import GitHubError
 from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
-from ..models import Contributor, IssueComment, PullRequest, Source, Task
+from ..models import Contributor, IssueComment, Source, Task
 from ..vocab import EventKind
-from .claim_rules import ApplyResult, claim_task, contributor_for, is_site_account, parse_github_time, withdraw_claim
+from .claim_rules import (ApplyResult, claim_task, claims_backed_elsewhere, contributor_for,
+                          is_site_account, parse_github_time, withdraw_claim)
 from .conflicts import retry_on_conflict
 from .events import record_event
+
+# The error code of a comment held because GitHub could not say whether its author is the site's account.
+SITE_ACCOUNT_UNKNOWN = "site_account_unknown"
 
 
 def is_bot_account(login: str) -> bool:
@@ -42,23 +47,6 @@ def board_limits() -> tuple[int | None, dict[int, str]]:
 
 # --- comments -------------------------------------------------------------------------------
 
-def _comments_of(login: str):
-    """Comments that speak for `login`: their own, and the site's "(for @login)" comments."""
-    from django.db.models import Q
-
-    return IssueComment.objects.filter(Q(author__iexact=login, on_behalf_of="") | Q(on_behalf_of__iexact=login))
-
-
-def _claims_backed_elsewhere(contributor: Contributor, task: Task, comment_id: int) -> str:
-    """Why a claim stays although this comment no longer makes it ("" when nothing backs it)."""
-    for other in _comments_of(contributor.login).filter(deleted=False).exclude(comment_id=comment_id):
-        if task.number in (other.claimed or []):
-            return f"still claimed in {other.url or other.comment_id}"
-    if PullRequest.objects.filter(author=contributor, tasks=task).exists():
-        return "backed by the person's pull request"
-    return ""
-
-
 @dataclass(frozen=True)
 class CommentReading:
     """What a comment says, read before the write transaction (none of it writes)."""
@@ -69,22 +57,29 @@ class CommentReading:
     parsed: CommentParse | None  # None: not read (a bot's comment that names nobody, or no author)
     site_account: bool  # the author is the site's own account (asked from GitHub when the comment names someone)
     limits: tuple  # board_limits() the parse used
+    site_account_unknown: str = ""  # why GitHub could not say whether the author is the site's account
 
 
 def read_comment(comment: dict) -> CommentReading:
     """Parse the comment and, for a "(for @x)" comment, ask GitHub who the site's account is (GET /user,
-    retried, seconds when GitHub is slow). Call it outside any transaction: nothing here writes."""
+    retried, at most GITHUB_API_TIMEOUT seconds when GitHub hangs). Call it outside any transaction: nothing
+    here writes. When GitHub cannot be asked, `site_account_unknown` says why (the comment is then held)."""
     login = (comment.get("user") or {}).get("login") or ""
     body = comment.get("body") or ""
     declared_bot = is_bot_account(login) or (comment.get("user") or {}).get("type") == "Bot" if login else True
-    parsed, site_account, limits = None, False, (None, {})
+    parsed, site_account, limits, unknown = None, False, (None, {}), ""
     if login and (not declared_bot or "for @" in body):
         limits = board_limits()
         parsed = _parse(body, limits)
         # Is the author the site's own account? Asking GitHub (GET /user) only when the comment names someone.
-        site_account = is_site_account(login) if parsed.for_login else \
-            bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
-    return CommentReading(login, body, declared_bot, parsed, site_account, limits)
+        if parsed.for_login:
+            try:
+                site_account = is_site_account(login)
+            except GitHubError as error:
+                unknown = f"GitHub could not say whether @{login} is the site's account ({error.message})"
+        else:
+            site_account = bool(settings.GITHUB_BOT_LOGIN) and login.lower() == settings.GITHUB_BOT_LOGIN.lower()
+    return CommentReading(login, body, declared_bot, parsed, site_account, limits, unknown)
 
 
 def _parse(body: str, limits: tuple) -> CommentParse:
@@ -102,6 +97,7 @@ class _CommentDelivery:
     created: datetime
     updated: datetime  # when its events happened
     data: dict  # every event's data: the comment id and the webhook delivery
+    creation: bool = False  # a webhook `created` delivery: the comment's first version
     result: ApplyResult = field(default_factory=ApplyResult)
 
 
@@ -115,16 +111,18 @@ class _CommentSays:
     errors: list[dict]
     ignored: bool = False  # nothing is applied: a bot's comment, the site's naming nobody, no author
     rejected_whole: bool = False  # an abuse limit refused it: the claims it made before stay
+    held: str = ""  # why it waits (who it speaks for is unknown): the claims it made before stay
 
 
 @retry_on_conflict
 def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
-                  reading: CommentReading | None = None) -> ApplyResult:
+                  reading: CommentReading | None = None, creation: bool = False) -> ApplyResult:
     """Apply a tracking-issue comment (new or edited) in GitHub's REST/webhook shape.
 
     The comment's claims are compared with what it claimed when last seen: claims it no longer makes
     are withdrawn (unless another comment or the person's PR still backs them). `reading` is
     read_comment(comment), done before the caller's transaction; without it the comment is read here.
+    `creation`: a webhook `created`, the first version (older than any stored one, even in the same second).
     Named steps: skip a version already applied; weigh what it says; store it; then either record why it
     was rejected, or apply its claims and withdrawals and record its errors.
     """
@@ -135,18 +133,21 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     delivery = _CommentDelivery(
         comment_id=comment_id, reading=reading, url=source_ref or comment.get("html_url") or "", created=created,
         updated=parse_github_time(comment.get("updated_at")) or created,
-        data={"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})})
+        data={"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}, creation=creation)
     result = delivery.result
     stored = IssueComment.objects.select_for_update().filter(comment_id=comment_id).first()
     if stored is not None and _already_applied(delivery, stored):
         return result
     previous = set(stored.claimed) if stored is not None else set()
+    held_before = stored is not None and _is_held(stored) and stored.body == reading.body
     says = _what_it_says(delivery, previous)
     previous = _save_comment(delivery, stored, says, previous)
     if says.ignored:
         return result
     if says.rejected_whole:
         return _record_rejection(delivery, says)
+    if says.held:
+        return _record_held(delivery, says, again=held_before)
     contributor = contributor_for(says.credited)
     tasks = _tasks_named(says, previous)
     _claim_and_withdraw(delivery, says, contributor, tasks)
@@ -157,14 +158,20 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
 
 
 def _already_applied(delivery: _CommentDelivery, stored: IssueComment) -> bool:
-    """A deleted comment stays deleted; an older version than the stored one, or the same text by the same
-    author (a redelivery, the poller seeing it again), changes nothing. True (with the reason) when skipped."""
+    """A deleted comment stays deleted; an older version than the stored one (by updated_at, or the creation
+    once any version is stored), or the same text by the same author (a redelivery, the poller seeing it
+    again), changes nothing. True (with the reason) when skipped."""
     result = delivery.result
     if stored.deleted:
         result.skipped = "comment was deleted"
     elif stored.updated_at and delivery.updated < stored.updated_at:
         result.skipped = "older than the version already applied"
-    elif stored.body == delivery.reading.body and stored.author == delivery.reading.login:
+    elif delivery.creation and stored.body != delivery.reading.body:
+        # GitHub's times have one-second steps: an edit made in the creation's second carries the same
+        # updated_at, and its delivery may come first. An edit never precedes its creation.
+        result.skipped = "older than the version already applied (the comment's creation, after an edit)"
+    elif (stored.body == delivery.reading.body and stored.author == delivery.reading.login
+          and not _is_held(stored)):  # a held comment is read again until GitHub says who wrote it
         result.skipped = "unchanged"
         result.errors = stored.errors
     return bool(result.skipped)
@@ -181,6 +188,13 @@ def _what_it_says(delivery: _CommentDelivery, previous: set[int]) -> _CommentSay
             # A task was locked or added since the comment was read: read it again against the board as it
             # is now (the parse is linear and quick; who the site's account is did not change).
             parsed = _parse(reading.body, limits)
+    if parsed is not None and parsed.for_login and reading.site_account_unknown:
+        # Credited to its author it would give the site's account a claim; to the person it names, let anyone
+        # claim for anyone. It waits, keeping what it claimed before, until GitHub can be asked.
+        held = {"line": 0, "column": 0, "code": SITE_ACCOUNT_UNKNOWN, "numbers": [],
+                "message": f"{reading.site_account_unknown}; the comment applies when it is read again"}
+        return _CommentSays(login, sorted(previous), [], [held] + [e.as_dict() for e in parsed.errors],
+                            held=held["message"])
     if parsed is None or (reading.declared_bot and not reading.site_account):
         result.skipped = f"bot account {login}" if login else "no author"
         return _CommentSays(login, [], [], [], ignored=True)
@@ -203,6 +217,8 @@ def _save_comment(delivery: _CommentDelivery, stored: IssueComment | None, says:
     when it now speaks for someone else (what it claimed for the old person is theirs to keep or lose)."""
     login = delivery.reading.login
     on_behalf_of = says.credited if says.credited != login else ""
+    if says.held and stored is not None:
+        on_behalf_of = stored.on_behalf_of  # a held comment still speaks for whom it did
     if stored is None:
         stored = IssueComment(comment_id=delivery.comment_id)
     if previous and stored.on_behalf_of.lower() != on_behalf_of.lower():
@@ -225,6 +241,23 @@ def _record_rejection(delivery: _CommentDelivery, says: _CommentSays) -> ApplyRe
     record_event(task=None, kind=EventKind.COMMENT_REJECTED, source=Source.COMMENT, source_ref=delivery.url,
                  actor=login, message=f"comment by @{login} rejected: {reason}",
                  data={**delivery.data, "errors": errors}, when=delivery.updated)
+    return result
+
+
+def _is_held(stored: IssueComment) -> bool:
+    return any(error.get("code") == SITE_ACCOUNT_UNKNOWN for error in stored.errors or [])
+
+
+def _record_held(delivery: _CommentDelivery, says: _CommentSays, *, again: bool) -> ApplyResult:
+    """A comment that waits on GitHub changes no claim; a `comment_errors` event says where and why (once:
+    `again` when this text was already held)."""
+    login, result = delivery.reading.login, delivery.result
+    result.skipped, result.held = says.held, True
+    if again:
+        return result
+    record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=delivery.url,
+                 actor=login, message=f"comment by @{login} held: {says.held}",
+                 data={**delivery.data, "errors": says.errors}, when=delivery.updated)
     return result
 
 
@@ -258,7 +291,7 @@ def _withdraw_dropped_claims(delivery: _CommentDelivery, says: _CommentSays, con
         task = tasks.get(number)
         if task is None:
             continue
-        backing = _claims_backed_elsewhere(contributor, task, delivery.comment_id)
+        backing = claims_backed_elsewhere(contributor, task, delivery.comment_id)
         if backing:
             record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=url, actor=login,
                          message=f"comment edited; @{login} keeps No.{number}: {backing}", data=data, when=when)
@@ -309,7 +342,7 @@ def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     data = {"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}
     now = timezone.now()
     for task in Task.objects.filter(number__in=previous):
-        backing = _claims_backed_elsewhere(contributor, task, comment_id)
+        backing = claims_backed_elsewhere(contributor, task, comment_id)
         if backing:
             record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.COMMENT, source_ref=stored.url,
                          actor=person, data=data, when=now,

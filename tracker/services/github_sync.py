@@ -94,6 +94,7 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
     if cursor.since and not full:
         params["since"] = _github_time(cursor.since)
     seen_ids: set[int] = set()
+    held: list[datetime] = []  # when the comments that wait on GitHub were written: read again next poll
 
     def apply(comment: dict) -> datetime | None:
         report.comments_seen += 1
@@ -114,13 +115,21 @@ def sync_comments(client: GitHubClient, repo: str, issue: int, report: SyncRepor
         if result is not None and result.changes:
             report.comments_changed += 1
         try:
-            return parse_github_time(comment.get("updated_at"))
+            updated = parse_github_time(comment.get("updated_at"))
         except (AttributeError, TypeError, ValueError):
             return None
+        if result is not None and result.held and updated:
+            held.append(updated)
+            report.errors.append(f"comment {comment['id']} held: {result.skipped}")
+        return updated
 
     listing_started = timezone.now()
     read = _sync_pages(client, cursor, f"repos/{repo}/issues/{issue}/comments", params, report, full=full,
                        items=lambda data: data or [], apply=apply)
+    if held:
+        # The next poll starts at the oldest held comment, without the ETag (its answer may be unchanged).
+        cursor.since, cursor.etag = min(held), ""
+        cursor.save(update_fields=["since", "etag", "updated"])
     if read and full:
         # Only a comment that existed before the listing began can be missing from it because it was
         # deleted: one posted meanwhile (a site claim, another poller) is simply newer than the listing.
@@ -148,7 +157,7 @@ def sync_pull_requests(client: GitHubClient, repo: str, prefix: str, report: Syn
         try:
             check_author(item, f"pull request {repo}#{str(item.get('number'))[:20]}")
             with transaction.atomic():
-                result = apply_pull_request(item, repo=repo, prefix=prefix)
+                result = apply_pull_request(item, repo=repo, prefix=prefix, current=True)  # GitHub's state now
         except ValueError as error:
             report.errors.append(str(error))
             return None

@@ -6,6 +6,16 @@ open or merged PR of the author still backs it. Events that arrive out of order 
 after `closed`) are recognised by GitHub's updated_at and change nothing; otherwise a person's status
 never moves backwards (advance_claim_status).
 
+Same-second events: GitHub's updated_at has one-second steps, so a PR closed and reopened in one second
+sends two deliveries with the same time, in any order. The newest fact decides: a delivery that ties the
+stored state but says otherwise makes the webhook re-read the PR from GitHub (`reread_on_tie`, before the
+delivery's transaction) and apply that; when GitHub cannot be asked, the tie rule keeps the state that
+ranks higher — merged (final), then open, then closed (TIE_RANK).
+
+A title edited to name other tasks unlinks the ones it no longer names (a `pr_unlinked` Event): the claim
+status the PR set there goes back to what it was before, and a claim the PR itself made is withdrawn,
+unless another PR of the author (or, for the claim, a comment) still backs it; the task's status follows.
+
 Abuse limit: a title naming more than settings.CLAIM_MAX_TASKS tasks (or a task number of more than
 a few digits) links nothing and changes nothing; a `pr_rejected` Event says where and why.
 """
@@ -17,13 +27,21 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
+from ..github.client import GitHubError, client_from_settings
 from ..github.pr_titles import parse_pr_title
 from ..models import Claim, ClaimStatus, Event, PullRequest, Source, Task
 from ..vocab import EventKind
-from .claim_rules import ApplyResult, claim_task, contributor_for, parse_github_time
+from .claim_rules import (ApplyResult, claim_task, claims_backed_elsewhere, contributor_for, parse_github_time,
+                          withdraw_claim)
 from .conflicts import retry_on_conflict
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
+
+# At a tie (same updated_at, no newer fact from GitHub) the state that ranks higher stays: a merged PR never
+# changes again, and an open one is what a close-and-reopen in one second most often ends as.
+TIE_RANK = {PullRequest.State.MERGED: 3, PullRequest.State.OPEN: 2, PullRequest.State.CLOSED: 1,
+            PullRequest.State.UNKNOWN: 0}
+_SUBMITTED_STATES = [PullRequest.State.OPEN, PullRequest.State.MERGED, PullRequest.State.UNKNOWN]
 
 _REPO_FROM_URL = re.compile(r"github\.com/(?P<repo>[^/]+/[^/]+)/(?:pull|issues)/\d+")
 _REPO_FROM_API_URL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+?)/?$")
@@ -88,11 +106,35 @@ class _Delivery:
         return self.info["html_url"]
 
 
+def _ties(pr: PullRequest | None, info: dict) -> bool:
+    """The payload has the stored state's updated_at but says another state or title."""
+    return (pr is not None and info["updated_at"] is not None and pr.github_updated_at == info["updated_at"]
+            and (pr.state != info["state"] or pr.title != info["title"]))
+
+
+def reread_on_tie(payload: dict, repo: str | None = None) -> dict | None:
+    """The PR as GitHub shows it now (GET /repos/{repo}/pulls/{n}) when `payload` ties the stored state; None
+    when it does not, or GitHub cannot be asked (then the tie rule decides). Writes nothing: call it before
+    the delivery's transaction, so a slow GitHub never holds the write lock."""
+    info = normalize_pull_request(payload, repo)
+    if not _ties(PullRequest.objects.filter(repo=info["repo"], number=info["number"]).first(), info):
+        return None
+    try:
+        fresh = client_from_settings(max_wait=5.0).get_pull_request(info["repo"], info["number"])
+        if normalize_pull_request(fresh, info["repo"])["number"] != info["number"]:
+            return None
+    except (GitHubError, KeyError, TypeError, ValueError, AttributeError):
+        return None  # GitHub did not answer, or not with this pull request: the tie rule decides
+    return fresh
+
+
 @retry_on_conflict
 def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: str = "",
-                       prefix: str | None = None) -> ApplyResult:
+                       prefix: str | None = None, current: bool = False) -> ApplyResult:
     """Apply one pull request (webhook or poller) in named steps: a rejected title is recorded once; a PR
-    older than the stored state is skipped; else the PR row, its task links, then the author's claims."""
+    older than the stored state, or tying it with a lower-ranked state (TIE_RANK), is skipped; else the PR
+    row, its task links, then the author's claims. `current`: the payload was just read from GitHub (the
+    poller, a re-read): the newest fact, which wins a tie."""
     info = normalize_pull_request(payload, repo)
     prefix = prefix or settings.GITHUB_PR_TITLE_PREFIX
     delivery = _Delivery(
@@ -105,12 +147,12 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     if pr is None and not delivery.parsed.tasks:
         delivery.result.skipped = "title names no task of this board"
         return delivery.result
-    if pr is not None and pr.github_updated_at and delivery.when and delivery.when < pr.github_updated_at:
-        delivery.result.skipped = "older than the state already applied"
+    if _is_stale(delivery, pr, current):
         return delivery.result
     author = contributor_for(info["login"]) if info["login"] else None
     pr, created, old_state, old_title_tasks = _save_pull_request(delivery, pr, author)
     linked, touched = _relink_tasks(delivery, pr, created, old_title_tasks)
+    _release_unlinked(delivery, pr, {n: t for n, t in touched.items() if n not in linked})
     if not created and old_state != pr.state:
         for task in linked.values():
             record_event(task=task, kind=EventKind.PR_STATE, source=Source.PR, source_ref=delivery.source_ref,
@@ -120,6 +162,18 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
     for task in touched.values():
         refresh_task_status(task)
     return delivery.result
+
+
+def _is_stale(delivery: _Delivery, pr: PullRequest | None, current: bool) -> bool:
+    """An older payload than the stored state, or one tying it with a state that ranks lower (unless it is
+    GitHub's current state), changes nothing: True, with the reason in the result."""
+    info, result = delivery.info, delivery.result
+    if pr is not None and pr.github_updated_at and delivery.when and delivery.when < pr.github_updated_at:
+        result.skipped = "older than the state already applied"
+    elif not current and _ties(pr, info) and TIE_RANK.get(info["state"], 0) < TIE_RANK.get(pr.state, 0):
+        result.skipped = (f"same second as the state already applied ({pr.state}), and no newer fact from GitHub: "
+                          f"{pr.state} outranks {info['state']}")
+    return bool(result.skipped)
 
 
 def _reject_title(delivery: _Delivery) -> ApplyResult:
@@ -246,6 +300,55 @@ def _take_back_pr_submitted(pr: PullRequest, task: Task, author, *, source_ref: 
     record_event(task=task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=source_ref, actor=author.login,
                  message=f"@{author.login} on No.{task.number}: {claim.status} → {previous} ({pr} closed without merge)",
                  data={**data, "from": claim.status, "to": previous, "reason": "closed without merge"}, when=when)
+    claim.status = previous
+    claim.save(update_fields=["status", "updated"])
+    return True
+
+
+def _release_unlinked(delivery: _Delivery, pr: PullRequest, unlinked: dict[int, Task]) -> None:
+    """Tasks the edited title no longer names: the author's claim status this PR set there goes back to what it
+    was, and a claim this PR made is withdrawn, unless another PR of the author (for the claim: or a comment)
+    still backs them (a `claim_kept` Event names what)."""
+    author, result, data = pr.author, delivery.result, delivery.data
+    for number, task in sorted(unlinked.items()):
+        claim = Claim.objects.filter(task=task, contributor=author, withdrawn_at__isnull=True).first() \
+            if author is not None else None
+        if claim is None:
+            continue
+        backing = task.pull_requests.filter(author=author, state__in=_SUBMITTED_STATES).exclude(pk=pr.pk).first()
+        if backing is not None:
+            record_event(task=task, kind=EventKind.CLAIM_KEPT, source=Source.PR, source_ref=delivery.source_ref,
+                         actor=author.login, data=data, when=delivery.when,
+                         message=f"{pr} no longer names No.{number}; @{author.login} stays {claim.status}: "
+                                 f"{backing} ({backing.state}) still backs it")
+            continue
+        if _restore_status_before(delivery, pr, claim):
+            result.changes += 1
+        made_by_this_pr = claim.source == Source.PR and claim.source_ref == delivery.source_ref
+        if made_by_this_pr and not claims_backed_elsewhere(author, task) and withdraw_claim(
+                task, author, source=Source.PR, source_ref=delivery.source_ref, when=delivery.when, data=data,
+                reason=f"{pr} no longer names it"):
+            result.withdrawn.append(number)
+            result.changes += 1
+
+
+def _restore_status_before(delivery: _Delivery, pr: PullRequest, claim: Claim) -> bool:
+    """The claim goes back to its status before this PR first moved it, if this PR's last move still stands."""
+    moves = Event.objects.filter(task=claim.task, kind=EventKind.CLAIM_STATUS, source=Source.PR,
+                                 actor__iexact=claim.contributor.login, data__pr=delivery.data["pr"])
+    moves = moves.order_by("created", "id")
+    first, last = moves.first(), moves.last()
+    if first is None or claim.status != last.data.get("to"):
+        return False  # never moved by this PR, or moved on since by something else
+    previous = first.data.get("from") or ClaimStatus.CLAIMED
+    if previous == claim.status:
+        return False
+    login, number = claim.contributor.login, claim.task.number
+    record_event(task=claim.task, kind=EventKind.CLAIM_STATUS, source=Source.PR, source_ref=delivery.source_ref,
+                 actor=login, message=f"@{login} on No.{number}: {claim.status} → {previous} ({pr} no longer names it)",
+                 data={**delivery.data, "from": claim.status, "to": previous,
+                       "reason": "title no longer names the task"},
+                 when=delivery.when)
     claim.status = previous
     claim.save(update_fields=["status", "updated"])
     return True

@@ -3,8 +3,9 @@
 One delivery is one transaction: the WebhookDelivery row and every change it causes commit together
 or not at all, so a delivery that fails half-way can be redelivered and a redelivered id that did
 commit changes nothing. The transaction only writes: the comment is read (parsed, and GitHub asked
-whether its author is the site's account) before it opens, so a slow GitHub or a long comment never
-holds the database's write lock that every other delivery waits for.
+whether its author is the site's account), and a pull request tying the stored state re-read from GitHub,
+before it opens, so a slow GitHub or a long comment never holds the database's write lock that every
+other delivery waits for.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..github.client import parse_issue_ref
 from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape
 from ..models import WebhookDelivery
 from .claims import CommentReading, apply_comment, delete_comment, read_comment
-from .pull_requests import apply_pull_request
+from .pull_requests import apply_pull_request, reread_on_tie
 
 def _is_tracking_issue(payload: dict) -> bool:
     repo, number = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
@@ -23,15 +24,19 @@ def _is_tracking_issue(payload: dict) -> bool:
     return full_name.lower() == repo.lower() and (payload.get("issue") or {}).get("number") == number
 
 
-def _read_first(event: str, payload: dict) -> CommentReading | None:
-    """The part of a delivery that may take time and writes nothing, done before the transaction."""
+def _read_first(event: str, payload: dict) -> CommentReading | dict | None:
+    """The part of a delivery that may take time and writes nothing, done before the transaction: the
+    comment's reading, or the pull request as GitHub shows it now when the payload ties the stored state."""
     if (event == "issue_comment" and payload.get("action") in ("created", "edited")
             and _is_tracking_issue(payload) and isinstance(payload.get("comment"), dict)):
         return read_comment(payload["comment"])
+    pull = payload.get("pull_request")
+    if event == "pull_request" and payload.get("action") in PR_ACTIONS and isinstance(pull, dict):
+        return reread_on_tie(pull, (payload.get("repository") or {}).get("full_name") or None)
     return None
 
 
-def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | None) -> tuple[int, dict]:
+def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | dict | None) -> tuple[int, dict]:
     action = payload.get("action", "")
     if event == "ping":
         return 200, {"ok": True, "event": "ping", "zen": payload.get("zen", "")}
@@ -46,7 +51,7 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
         if action == "deleted":
             result = delete_comment(comment, delivery_id=delivery_id)
         else:
-            result = apply_comment(comment, delivery_id=delivery_id, reading=reading)
+            result = apply_comment(comment, delivery_id=delivery_id, reading=reading, creation=action == "created")
         return 200, {"event": event, "action": action, **result.as_dict()}
     if event == "pull_request":
         if action not in PR_ACTIONS:
@@ -58,7 +63,8 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
         repo = (payload.get("repository") or {}).get("full_name") or None
         if repo and repo.lower() not in repo_names:
             return 202, {"ignored": f"pull request in {repo}, not a board repository"}
-        result = apply_pull_request(pull, repo=repo, delivery_id=delivery_id)
+        # A delivery tying the stored state applies GitHub's PR as re-read (the newest fact) when there is one.
+        result = apply_pull_request(reading or pull, repo=repo, delivery_id=delivery_id, current=reading is not None)
         return 200, {"event": event, "action": action, **result.as_dict()}
     return 202, {"ignored": f"event {event!r}"}
 
