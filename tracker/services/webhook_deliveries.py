@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
 from ..github.client import parse_issue_ref
-from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape
+from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape, pull_request_repositories
 from ..models import WebhookDelivery
 from .claims import CommentReading, apply_comment, delete_comment, read_comment
 from .pull_requests import apply_pull_request
@@ -55,10 +55,12 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
         if not isinstance(pull, dict) or "number" not in pull:
             raise ValueError("pull_request payload without pull_request.number")
         repo_names = {r.strip().lower() for r in settings.GITHUB_PR_REPOS}
-        repo = (payload.get("repository") or {}).get("full_name") or None
-        if repo and repo.lower() not in repo_names:
-            return 202, {"ignored": f"pull request in {repo}, not a board repository"}
-        result = apply_pull_request(pull, repo=repo, delivery_id=delivery_id)
+        named = pull_request_repositories(payload)
+        if not named:
+            return 202, {"ignored": "pull request that names no repository"}
+        if others := [name for name in named if name.lower() not in repo_names]:
+            return 202, {"ignored": f"pull request in {others[0]}, not a board repository"}
+        result = apply_pull_request(pull, repo=named[0], delivery_id=delivery_id)
         return 200, {"event": event, "action": action, **result.as_dict()}
     return 202, {"ignored": f"event {event!r}"}
 

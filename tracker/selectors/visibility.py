@@ -1,0 +1,44 @@
+"""What a page or the API shows of a stored reference, by who is looking — one rule for the task page, the
+run list and the JSON API.
+
+A site claim's `source_ref` is `user:<site user name>` and a run's `requested_by` is a staff account's
+name: a name is half of a password guess, so only staff see them. A report import's `source_ref` is the
+directory it read: shown relative to the reports root (PADDLEAPITEST_REPORTS), never the server's path.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import PurePath
+
+from django.conf import settings
+
+SITE_USER_PREFIX = "user:"
+# How a path under the reports root is shown: the setting's name, then the path inside it.
+REPORTS_ROOT_LABEL = "PADDLEAPITEST_REPORTS"
+
+
+def shown_source_ref(source_ref: str, *, staff: bool) -> str:
+    """`source_ref` as the viewer may see it: without a site user name unless staff, paths relative to the
+    reports root."""
+    if source_ref.startswith(SITE_USER_PREFIX):
+        return source_ref if staff else ""
+    if os.path.isabs(source_ref):
+        return reports_relative(source_ref)
+    return source_ref
+
+
+def shown_staff_name(name: str, *, staff: bool) -> str:
+    """A staff account's name (who requested a run) for staff only; others see nothing."""
+    return name if staff else ""
+
+
+def reports_relative(path: str) -> str:
+    """`PADDLEAPITEST_REPORTS/<path inside it>` for a path under the reports root; for any other absolute
+    path only its last part (the server's directories are nobody's business)."""
+    root = PurePath(os.path.normpath(settings.PADDLEAPITEST_REPORTS))
+    target = PurePath(os.path.normpath(path))
+    try:
+        inside = target.relative_to(root)
+    except ValueError:
+        return target.name
+    return REPORTS_ROOT_LABEL if str(inside) == "." else f"{REPORTS_ROOT_LABEL}/{inside.as_posix()}"
