@@ -59,5 +59,6 @@ def take_slot(name: str, limit: int, window: int) -> Slot:
             return Slot(key, retry_after)
         if cache.get(key) is None and not cache.add(key, now, timeout=retry_after + 5):
             # Not taken by another attempt (nor given back in between: the second add would have won).
-            raise CountUnavailable(f"the shared cache could not record the attempt (cache key {key})")
+            raise CountUnavailable("the shared cache could not record the attempt: its database cannot be "
+                                   "written (read-only, or failing)")
     return Slot(None, retry_after)

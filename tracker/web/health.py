@@ -79,8 +79,9 @@ def unavailable_message(error: OperationalError) -> str:
                  "should restore it from a backup, or run `python manage.py migrate` then "
                  "`python manage.py bootstrap_board` for a new board.")
     if "readonly" in text or "read-only" in text or "read only" in text:
-        return _("The database is read-only, so nothing can be recorded (sign-ins included). The operator "
-                 "should make the database writable (file permissions, or the database user's rights).")
+        return _("The database cannot be written (it is read-only), so nothing can be recorded, sign-ins "
+                 "included. The operator should make it writable again (the file's permissions, the disk, or "
+                 "the database user's rights).")
     return _("The database is unavailable. The operator should check that it is running and reachable "
              "(GET /healthz says what is wrong).")
 
