@@ -66,7 +66,8 @@ def database_problem(alias: str = "default") -> str | None:
         with connections[alias].cursor() as cursor:
             cursor.execute("SELECT 1 FROM django_migrations LIMIT 1")
     except DatabaseError as error:
-        return f"the database cannot be queried ({type(error).__name__}): {RESTORE_OR_MIGRATE}"
+        return (f"the database cannot be queried ({type(error).__name__}): check that it is running and "
+                f"reachable; if it has no tables, {RESTORE_OR_MIGRATE}")
     return None
 
 
