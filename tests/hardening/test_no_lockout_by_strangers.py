@@ -60,3 +60,15 @@ def _signed_in_non_staff() -> Client:
     visitor = Client()
     visitor.force_login(User.objects.create_user("contributor", password=PASSWORD))
     return visitor
+
+
+def test_who_cancelled_a_run_is_shown_to_staff_only(client, staff):
+    run = TestRun.objects.create(scope={"kind": "tasks", "tasks": [1]}, lane="cpu", requested_by="maint")
+    client.force_login(staff)
+    assert client.post(f"/runs/{run.pk}/cancel").status_code == 302
+    assert client.get(f"/api/runs/{run.pk}").json()["message"] == "cancelled by maint"
+    assert "cancelled by maint" in client.get(f"/runs/{run.pk}").content.decode()
+    for visitor in (Client(), _signed_in_non_staff()):
+        assert visitor.get(f"/api/runs/{run.pk}").json()["message"] == "cancelled"
+        page = visitor.get(f"/runs/{run.pk}").content.decode()
+        assert "maint" not in page and "cancelled" in page

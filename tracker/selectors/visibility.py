@@ -1,8 +1,8 @@
 """What a page or the API shows of a stored reference, by who is looking — one rule for the task page, the
 run list and the JSON API.
 
-A site claim's `source_ref` is `user:<site user name>` and a run's `requested_by` is a staff account's
-name: a name is half of a password guess, so only staff see them. A report import's `source_ref` is the
+A site claim's `source_ref` is `user:<site user name>`, a run's `requested_by` and a cancelled run's
+message name a staff account: a name is half of a password guess, so only staff see them. A report import's `source_ref` is the
 directory it read: shown relative to the reports root (PADDLEAPITEST_REPORTS), never the server's path.
 """
 from __future__ import annotations
@@ -30,6 +30,24 @@ def shown_source_ref(source_ref: str, *, staff: bool) -> str:
 def shown_staff_name(name: str, *, staff: bool) -> str:
     """A staff account's name (who requested a run) for staff only; others see nothing."""
     return name if staff else ""
+
+
+# services/runs.cancel_run's message names the staff member who cancelled: "cancelled by <name>".
+CANCELLED_BY = "cancelled by "
+
+
+def shown_run_message(message: str, *, staff: bool) -> str:
+    """A run's message without the name of the staff member who cancelled it, unless staff."""
+    if not staff and message.startswith(CANCELLED_BY):
+        return "cancelled"
+    return message
+
+
+def shown_run_summary(summary: dict, *, staff: bool) -> dict:
+    """GET /api/runs/<id>'s body (selectors.runs.run_summary) with its and its lanes' messages shown."""
+    lanes = [shown_run_summary(lane, staff=staff) for lane in summary.get("lanes") or []]
+    return {**summary, "message": shown_run_message(summary.get("message") or "", staff=staff),
+            **({"lanes": lanes} if "lanes" in summary else {})}
 
 
 def reports_relative(path: str) -> str:

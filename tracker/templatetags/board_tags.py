@@ -66,6 +66,11 @@ def shown_staff_name(context, name: str) -> str:
     return visibility.shown_staff_name(name or "", staff=_viewer_is_staff(context))
 
 
+@register.simple_tag(takes_context=True)
+def shown_run_message(context, message: str) -> str:
+    return visibility.shown_run_message(message or "", staff=_viewer_is_staff(context))
+
+
 def _viewer_is_staff(context) -> bool:
     request = context.get("request")
     return bool(request is not None and request.user.is_staff)

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from . import params
 from ..models import TestRun
 from ..selectors import runs as run_selectors
+from ..selectors import visibility
 from ..services import diagnoses as diagnosis_service
 from ..services import runs as run_service
 from ..vocab import FAILING, NO_VERDICT, PASSING
@@ -34,7 +35,7 @@ def run_detail(request, run_id):
 @require_GET
 def api_run(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
-    return JsonResponse(run_selectors.run_summary(run))
+    return JsonResponse(visibility.shown_run_summary(run_selectors.run_summary(run), staff=request.user.is_staff))
 
 
 @require_GET
