@@ -57,8 +57,9 @@ def take_slot(name: str, limit: int, window: int) -> Slot:
             continue
         if cache.add(key, now, timeout=retry_after + 5):
             return Slot(key, retry_after)
-        if cache.get(key) is None and not cache.add(key, now, timeout=retry_after + 5):
-            # Not taken by another attempt (nor given back in between: the second add would have won).
+        if cache.get(key) is None:  # the add failed, yet nobody holds the slot
+            if cache.add(key, now, timeout=retry_after + 5):  # it was given back in between: take it
+                return Slot(key, retry_after)
             raise CountUnavailable("the shared cache could not record the attempt: its database cannot be "
                                    "written (read-only, or failing)")
     return Slot(None, retry_after)
