@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import re
+import select
 import subprocess
 import sys
 import urllib.error
@@ -43,8 +44,10 @@ class Site:
     def __init__(self, db: Path, mode: str):
         self.process = subprocess.Popen([PYTHON, "-m", "tests.hardening.sqlite_server", str(db), mode], cwd=REPO,
                                         env=_env(db), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        port = self.process.stdout.readline().strip()
+        ready, _, _ = select.select([self.process.stdout], [], [], 180)
+        port = self.process.stdout.readline().strip() if ready else ""
         if not port:
+            self.process.kill()
             self.process.wait(timeout=60)
             raise RuntimeError(self.process.stderr.read())
         self.url = f"http://127.0.0.1:{port}"
@@ -97,7 +100,7 @@ def test_a_read_only_database_answers_sign_ins_with_503_not_too_many_attempts(da
 
 def test_a_deleted_sqlite_file_answers_503_with_what_to_run(database, serve):
     site = serve(database)
-    assert site.request("/") [0] == 200 and site.request("/healthz") == (200, "ok\n")
+    assert site.request("/")[0] == 200 and site.request("/healthz") == (200, "ok\n")
     for leftover in database.parent.glob(database.name + "*"):  # the file and its -wal / -shm
         leftover.unlink()
     for path in ("/", "/tasks/1", "/api/tasks", "/runs"):
