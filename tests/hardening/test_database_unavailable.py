@@ -53,10 +53,11 @@ class Site:
         self.url = f"http://127.0.0.1:{port}"
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
 
-    def request(self, path: str, form: dict | None = None) -> tuple[int, str]:
+    def request(self, path: str, form: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
         data = urllib.parse.urlencode(form).encode() if form is not None else None
+        request = urllib.request.Request(self.url + path, data=data, headers=headers or {})
         try:
-            with self.opener.open(urllib.request.Request(self.url + path, data=data), timeout=60) as answer:
+            with self.opener.open(request, timeout=60) as answer:
                 return answer.status, answer.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
@@ -108,8 +109,11 @@ def test_a_deleted_sqlite_file_answers_503_with_what_to_run(database, serve):
         assert status == 503, (path, status, page[:300])
         assert "python manage.py migrate" in page and "restore it from a backup" in page
     status, reason = site.request("/healthz")
-    assert status == 503 and "has no tables" in reason and "manage.py migrate" in reason
+    assert status == 503 and "does not exist" in reason and "manage.py migrate" in reason
     assert str(database.parent) not in reason  # /healthz is public: no server path
+    assert not database.exists()  # not silently recreated empty by the requests
+    status, page = site.request("/tasks/1", headers={"Accept-Language": "zh-hans"})
+    assert status == 503 and "数据库不存在" in page and "python manage.py migrate" in page
 
 
 @pytest.mark.parametrize("state", ["missing", "empty"])

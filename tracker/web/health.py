@@ -8,6 +8,7 @@ a database without Django's tables is named as such, with the command to run.
 from __future__ import annotations
 
 import sqlite3
+import urllib.parse
 from contextlib import closing
 from pathlib import Path
 
@@ -45,17 +46,27 @@ def sqlite_file_problem(database: dict) -> str | None:
 def database_path(database: dict) -> Path | None:
     """The file of a SQLite database (None for another engine or an in-memory database)."""
     name = str(database.get("NAME") or "")
-    if "sqlite" not in database.get("ENGINE", "") or not name or name == ":memory:" or name.startswith("file:"):
+    if "sqlite" not in database.get("ENGINE", "") or not name or name == ":memory:":
         return None
+    if name.startswith("file:"):  # a URI (check_at_start's own, or an operator's): only a plain file's path
+        parsed = urllib.parse.urlsplit(name)
+        if parsed.query and "mode=rw" not in parsed.query or "mode=memory" in parsed.query:
+            return None
+        return Path(urllib.parse.unquote(parsed.path))
     return Path(name)
 
 
 def check_at_start() -> None:
     """Refuse to start a web process on a missing or empty SQLite file (config/wsgi.py): the operator
-    sees why and what to run, instead of a site that answers 500 to every page."""
-    database = connections["default"].settings_dict
+    sees why and what to run, instead of a site that answers 500 to every page. Then the process opens
+    the file only if it exists (SQLite's `mode=rw`): a file deleted while the site runs stays deleted and
+    every page says so (503), instead of coming back empty. `manage.py migrate` still creates it."""
+    database = connections.settings["default"]
     if problem := sqlite_file_problem(database):
         raise ImproperlyConfigured(f"{problem} [{database_path(database)}]")
+    if (path := database_path(database)) is not None:
+        database["NAME"] = f"{path.resolve().as_uri()}?mode=rw"
+        database.setdefault("OPTIONS", {})["uri"] = True
 
 
 def database_problem(alias: str = "default") -> str | None:
@@ -75,9 +86,10 @@ def unavailable_message(error: OperationalError) -> str:
     """The 503's text for a query that failed for the database's sake: what is wrong and what to do. The
     driver's own message is classified, never echoed (it may name hosts or paths)."""
     text = str(error).lower()
-    if "no such table" in text or "does not exist" in text and "relation" in text:
-        return _("The database has no tables: it is new, or its file was deleted or replaced. The operator "
-                 "should restore it from a backup, or run `python manage.py migrate` then "
+    if ("no such table" in text or "unable to open database file" in text
+            or "does not exist" in text and "relation" in text):
+        return _("The database is missing or has no tables: its file was deleted or replaced, or it is new. "
+                 "The operator should restore it from a backup, or run `python manage.py migrate` then "
                  "`python manage.py bootstrap_board` for a new board.")
     if "readonly" in text or "read-only" in text or "read only" in text:
         return _("The database cannot be written (it is read-only), so nothing can be recorded, sign-ins "
