@@ -109,6 +109,8 @@ MIDDLEWARE = [
     # Static files (plotly.js included) with hashed names and gzip/brotli variants, served by the WSGI app.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "tracker.web.middleware.RejectNulCharactersMiddleware",
+    # A view's OperationalError (read-only or emptied database) is a 503 saying what to do, not a 500.
+    "tracker.web.middleware.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list
+from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list, unread_separator
 
 MAX_RANGE_LENGTH = 50
 # Abuse limits that bound the work for one comment (65,536 characters of anyone's text): a comment with
@@ -236,6 +236,11 @@ def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) 
     if not items:
         errors = reading.errors
         return [] if errors and errors[-1].code == "number_too_long" and errors[-1].line == line_no else None
+    if (column := unread_separator(text, end)) is not None:
+        reading.errors.append(CommentError(
+            line_no, column + 1, "unknown_separator",
+            f"“{text[column]}” does not separate task numbers: the numbers after it were not read "
+            f"(separate them with 、 or , and write ranges as 3-5)"))
     for_login = _FOR_LOGIN.match(text, end)
     reading.for_logins.append(for_login.group("login") if for_login else "")
     numbers: list[int] = []

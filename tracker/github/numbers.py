@@ -21,13 +21,19 @@ FULL_WIDTH_PAIRS = tuple(zip("０１２３４５６７８９", "0123456789"))
 # One item: optional "No." / "No" / "NO." before a number, optionally a range to a second number.
 # Anyone on GitHub writes the text these read: quantifiers that could hand characters to each other are
 # possessive (`++`, `*+`), so a match never backtracks over a run of spaces or digits (linear time).
+# Digits are ASCII only ([0-9], full-width ones normalized to it first): Python's `\d` and int() take every
+# Unicode digit (Arabic-Indic ٣, Devanagari ३, mathematical bold 𝟑…), which the docs never promised. A
+# number followed by any other digit (`12٣`) is not a number at all.
 _ITEM = re.compile(
-    r"(?:No\.?+\s*+)?(?P<a>\d++)(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?(?P<b>\d++))?(?![\dA-Za-z])",
+    r"(?:No\.?+\s*+)?(?P<a>[0-9]++)(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?(?P<b>[0-9]++))?(?![\dA-Za-z])",
     re.IGNORECASE,
 )
 # Separators between items; "and" only as a word. Spaces alone also separate.
 _SEPARATOR = re.compile(r"(?:\s*+(?:[、,，;；&]|\band\b|和|及)\s*+|\s++)+", re.IGNORECASE)
 _SPACES = re.compile(r"\s*+")
+# After a list: one mark that is not a separator (not a letter, space or opening bracket), then a number —
+# `10～12—13`, `3/4`: the numbers after it would be silently dropped; the caller reports it instead.
+_UNREAD_SEPARATOR = re.compile(r"[ \t]*+(?P<mark>[^\w\s(（【\[［〔〖<])[ \t]*+(?:No\.?+[ \t]*+)?+[0-9]", re.IGNORECASE)
 
 
 MAX_DIGITS = 4
@@ -69,6 +75,13 @@ def normalize_digits(text: str) -> str:
         if full_width in text:
             text = text.replace(full_width, ascii_digit)
     return text
+
+
+def unread_separator(text: str, end: int) -> int | None:
+    """The 0-based column of a mark right after a number list (at `end`) that separates it from more
+    numbers but is not a separator the reader knows (`—` in `10～12—13`), or None."""
+    match = _UNREAD_SEPARATOR.match(text, end)
+    return match.start("mark") if match else None
 
 
 def scan_number_list(text: str, pos: int = 0, max_items: int | None = None) -> tuple[list[NumberItem], int]:

@@ -48,7 +48,7 @@ def _prefix_pattern(prefix: str) -> re.Pattern:
     spaces, and a title is anyone's text. The possessive quantifiers (`*+`) never give characters back.
     """
     words = r"[ \t_-]*".join(re.escape(word) for word in prefix.split())
-    return re.compile(words + r"[ \t_-]*+[\]】)）]?+[ \t]*+No\.?+[ \t]*+[:：]?+[ \t]*+(?=\d)", re.IGNORECASE)
+    return re.compile(words + r"[ \t_-]*+[\]】)）]?+[ \t]*+No\.?+[ \t]*+[:：]?+[ \t]*+(?=[0-9])", re.IGNORECASE)
 
 
 def _prefix_ends(title: str, pattern: re.Pattern):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 from ..models import WebhookDelivery
 from .logins import login_problem
@@ -102,6 +103,27 @@ def check_shape(event: str, payload: dict) -> None:
         base = pull.get("base")
         if base is not None and (not isinstance(base, dict) or not isinstance(base.get("repo") or {}, dict)):
             raise BadDelivery("pull_request.base.repo must be an object")
+
+
+# A pull request's web and API URLs name its repository: https://github.com/<owner>/<repo>/pull/<n> and
+# https://api.github.com/repos/<owner>/<repo>/pulls/<n> (any host: GitHub Enterprise has its own).
+_REPO_IN_HTML_URL = re.compile(r"^https?://[^/]+/(?P<repo>[^/]+/[^/]+)/pull/\d+/?$")
+_REPO_IN_API_URL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+)/pulls/\d+/?$")
+
+
+def pull_request_repositories(payload: dict) -> list[str]:
+    """Every repository a pull_request delivery names, as written, in order: `repository.full_name`,
+    `pull_request.base.repo.full_name`, and the ones in `pull_request.html_url` and `.url`. (The head
+    repository is the author's fork, not where the PR is filed: not among them.) A delivery is from a
+    board repository only when every one of these is."""
+    pull = payload.get("pull_request") or {}
+    named = [(payload.get("repository") or {}).get("full_name"),
+             ((pull.get("base") or {}).get("repo") or {}).get("full_name")]
+    for key, pattern in (("html_url", _REPO_IN_HTML_URL), ("url", _REPO_IN_API_URL)):
+        value = pull.get(key)
+        if isinstance(value, str) and (match := pattern.search(value)):
+            named.append(match.group("repo"))
+    return [name for name in named if isinstance(name, str) and name]
 
 
 class BadDelivery(ValueError):

@@ -6,6 +6,10 @@ INSERT of the same key fails on the primary key, on Redis it is SET NX — so an
 attempts in any number of processes take at most `limit` slots. (`cache.incr` is not atomic on the
 database cache: it reads the value and writes it back.) The cache must be shared by all web processes:
 config/settings.py's CACHES "default" (the database cache, or Redis with REDIS_URL).
+
+The database cache's `add` also answers False when the INSERT fails for another reason (a read-only or
+missing database: it swallows every DatabaseError). A refused `add` whose key is then not in the cache
+was not a taken slot but a failed write: `CountUnavailable`, never "limit reached".
 """
 from __future__ import annotations
 
@@ -14,6 +18,13 @@ import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
+from django.db import OperationalError
+
+
+class CountUnavailable(OperationalError):
+    """The shared cache could not record an attempt (e.g. the database is read-only): the limit is
+    unknown, which is not the same as reached. An OperationalError, so the site answers it as a database
+    problem (web/middleware.py: 503 with what to check)."""
 
 
 @dataclass
@@ -42,6 +53,13 @@ def take_slot(name: str, limit: int, window: int) -> Slot:
     keys = [f"{prefix}{i}" for i in range(limit)]
     taken = cache.get_many(keys)  # one round trip to skip the slots already taken
     for key in keys:
-        if key not in taken and cache.add(key, now, timeout=retry_after + 5):
+        if key in taken:
+            continue
+        if cache.add(key, now, timeout=retry_after + 5):
             return Slot(key, retry_after)
+        if cache.get(key) is None:  # the add failed, yet nobody holds the slot
+            if cache.add(key, now, timeout=retry_after + 5):  # it was given back in between: take it
+                return Slot(key, retry_after)
+            raise CountUnavailable("the shared cache could not record the attempt: its database cannot be "
+                                   "written (read-only, or failing)")
     return Slot(None, retry_after)

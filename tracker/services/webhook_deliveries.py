@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 
 from ..github.client import parse_issue_ref
-from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape
+from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_shape, pull_request_repositories
 from ..models import WebhookDelivery
 from .claims import CommentReading, apply_comment, delete_comment, read_comment
 from .pull_requests import apply_pull_request, reread_on_tie
@@ -32,8 +32,22 @@ def _read_first(event: str, payload: dict) -> CommentReading | dict | None:
         return read_comment(payload["comment"])
     pull = payload.get("pull_request")
     if event == "pull_request" and payload.get("action") in PR_ACTIONS and isinstance(pull, dict):
-        return reread_on_tie(pull, (payload.get("repository") or {}).get("full_name") or None)
+        repo, ignored = _board_repository(payload)
+        return None if ignored else reread_on_tie(pull, repo)
     return None
+
+
+def _board_repository(payload: dict) -> tuple[str | None, str]:
+    """(the board repository a pull_request delivery is from, "") or (None, why it is ignored): every field
+    that names a repository must name one of GITHUB_PR_REPOS (a signed payload from another repository, in
+    whichever field, changes nothing and makes no request to GitHub)."""
+    named = pull_request_repositories(payload)
+    if not named:
+        return None, "pull request that names no repository"
+    repo_names = {r.lower() for r in settings.GITHUB_PR_REPOS}
+    if others := [name for name in named if name.lower() not in repo_names]:
+        return None, f"pull request in {others[0]}, not a board repository"
+    return named[0], ""
 
 
 def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | dict | None) -> tuple[int, dict]:
@@ -59,10 +73,9 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
         pull = payload.get("pull_request")
         if not isinstance(pull, dict) or "number" not in pull:
             raise ValueError("pull_request payload without pull_request.number")
-        repo_names = {r.lower() for r in settings.GITHUB_PR_REPOS}
-        repo = (payload.get("repository") or {}).get("full_name") or None
-        if repo and repo.lower() not in repo_names:
-            return 202, {"ignored": f"pull request in {repo}, not a board repository"}
+        repo, ignored = _board_repository(payload)
+        if ignored:
+            return 202, {"ignored": ignored}
         # A delivery tying the stored state applies GitHub's PR as re-read (the newest fact) when there is one.
         result = apply_pull_request(reading or pull, repo=repo, delivery_id=delivery_id, current=reading is not None)
         return 200, {"event": event, "action": action, **result.as_dict()}

@@ -5,6 +5,7 @@ from django.utils.html import format_html
 
 from ..github.logins import is_github_login as is_github_login_rule
 from ..models import ClaimStatus
+from ..selectors import visibility
 
 register = template.Library()
 
@@ -52,3 +53,24 @@ def contributor_link(login: str, title: str = ""):
     if title:
         return format_html('<a href="{}" title="{}">@{}</a>', url, title, login)
     return format_html('<a href="{}">@{}</a>', url, login)
+
+
+@register.simple_tag(takes_context=True)
+def shown_source_ref(context, source_ref: str) -> str:
+    """A claim's or event's reference as this viewer may see it (selectors.visibility: one rule)."""
+    return visibility.shown_source_ref(source_ref or "", staff=_viewer_is_staff(context))
+
+
+@register.simple_tag(takes_context=True)
+def shown_staff_name(context, name: str) -> str:
+    return visibility.shown_staff_name(name or "", staff=_viewer_is_staff(context))
+
+
+@register.simple_tag(takes_context=True)
+def shown_run_message(context, message: str) -> str:
+    return visibility.shown_run_message(message or "", staff=_viewer_is_staff(context))
+
+
+def _viewer_is_staff(context) -> bool:
+    request = context.get("request")
+    return bool(request is not None and request.user.is_staff)

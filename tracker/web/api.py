@@ -36,5 +36,5 @@ def task(request, number: int):
         task = selectors.task_detail(number)
     except Task.DoesNotExist:
         return JsonResponse({"errors": [f"no task No.{number}"]}, status=404)
-    data = serializers.task_detail(task)
+    data = serializers.task_detail(task, staff=request.user.is_staff)
     return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -7,6 +7,7 @@ and responses carrying one-time messages get no ETag, so a 304 never hides a mes
 from __future__ import annotations
 
 import hashlib
+import secrets
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -52,8 +53,10 @@ def with_etag(response, etag: str | None):
 
 
 # Stands for the CSRF token in a page rendered once for every anonymous visitor; each response gets the
-# visitor's own token (get_token also makes the CSRF middleware set the cookie).
-CSRF_PLACEHOLDER = "csrf-token-placeholder-9f2c6a1e"
+# visitor's own token (get_token also makes the CSRF middleware set the cookie). Drawn afresh by each
+# process (the page cache is the process's own memory) and shown to nobody: a fixed string could be typed
+# into a PR title or a comment, and every visitor's page would then carry their token in its place.
+CSRF_PLACEHOLDER = f"csrf-placeholder-{secrets.token_hex(16)}"
 
 
 def shared_page(request, key: str, render_page):

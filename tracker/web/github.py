@@ -8,12 +8,12 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseNotAllowed, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from . import params
 from ..models import Task
 from ..services import site_claims
 from ..github.webhook import BadDelivery, header_problem, signature_is_valid
@@ -79,7 +79,7 @@ def site_action(request, number: int, action: str):
         return limited
     outcome = SITE_ACTIONS[action](request.user, task)
     _report(request, outcome)
-    return redirect(_back_to(request))
+    return params.redirect_back(request)
 
 
 def _rate_limited(request, task):
@@ -88,19 +88,10 @@ def _rate_limited(request, task):
     if limit.allowed:
         return None
     response = render(request, "tracker/rate_limited.html", {
-        "title": _("Too many requests"), "message": limit.message, "task": task, "back": _back_to(request),
+        "title": _("Too many requests"), "message": limit.message, "task": task, "back": params.back_target(request),
     }, status=429)
     response["Retry-After"] = str(limit.retry_after)
     return response
-
-
-def _back_to(request) -> str:
-    """The page the form was on (the task page), never another site."""
-    for candidate in (request.POST.get("next"), request.headers.get("Referer")):
-        if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
-                                                         require_https=request.is_secure()):
-            return candidate
-    return "/"
 
 
 def _report(request, outcome: site_claims.SiteOutcome):

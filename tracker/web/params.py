@@ -1,4 +1,5 @@
-"""Query parameters the HTML pages could not use: ignored, and said so on the page.
+"""Query parameters the HTML pages could not use: ignored, and said so on the page; and the one guard of
+every redirect to a page the request names (`back_target`, `redirect_back`).
 
 A bad value never answers 500 and never silently empties a page: the view drops the filter and the
 page shows a note (through the messages framework, rendered by base.html in the same response).
@@ -7,7 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 # Echoed values are shortened: a 5,000-digit parameter should not become a 5,000-digit note.
@@ -27,3 +32,30 @@ def choice(request, name: str, allowed: Iterable[str], default: str = "") -> str
     messages.warning(request, _("Ignored %(name)s=%(value)r: use one of %(choices)s.") % {
         "name": name, "value": shown(value), "choices": ", ".join(allowed)})
     return default
+
+
+def back_target(request, fallback: str = "/") -> str:
+    """Where a form sends the user back: its `next` field, else the Referer, when it is a page of this site
+    — a path starting with one "/", or an absolute http(s) URL of this host; `fallback` otherwise.
+
+    Never `//evil.example` or `https://evil.example`, and never a bare word (`x`, `board`, ` 1 `): Django's
+    redirect() takes those for URL pattern names and raises NoReverseMatch — a 500 after the view has
+    already stored its change. Every view that redirects to a user-provided target uses this guard.
+    """
+    for candidate in (request.POST.get("next"), request.headers.get("Referer")):
+        if candidate and _is_page_of_this_site(request, candidate):
+            return candidate
+    return fallback
+
+
+def redirect_back(request, fallback: str = "/") -> HttpResponseRedirect:
+    """A redirect to `back_target` (a URL, never resolved as a pattern name)."""
+    return HttpResponseRedirect(back_target(request, fallback))
+
+
+def _is_page_of_this_site(request, candidate: str) -> bool:
+    scheme = urlsplit(candidate).scheme
+    if not (scheme in ("http", "https") or (not scheme and candidate.startswith("/"))):
+        return False
+    return url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure())

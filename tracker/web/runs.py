@@ -4,13 +4,13 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from . import params
 from ..models import TestRun
 from ..selectors import runs as run_selectors
+from ..selectors import visibility
 from ..services import diagnoses as diagnosis_service
 from ..services import runs as run_service
 from ..vocab import FAILING, NO_VERDICT, PASSING
@@ -36,7 +36,7 @@ def run_detail(request, run_id):
 @require_GET
 def api_run(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
-    return JsonResponse(run_selectors.run_summary(run))
+    return JsonResponse(visibility.shown_run_summary(run_selectors.run_summary(run), staff=request.user.is_staff))
 
 
 @require_GET
@@ -57,16 +57,6 @@ def cancel(request, run_id):
     return redirect("runs:detail", run_id=run.pk)
 
 
-def _safe_next(request) -> str:
-    """The form's `next` page when it is a path on this site; `//evil.example` and `https://evil` are not, nor
-    is `1` or ` 1 ` (redirect() would take those for URL pattern names: NoReverseMatch, a 500)."""
-    candidate = request.POST.get("next") or ""
-    if candidate.startswith("/") and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
-                                                                     require_https=request.is_secure()):
-        return candidate
-    return "/"
-
-
 @staff_member_required
 @require_POST
 def start(request):
@@ -77,10 +67,9 @@ def start(request):
         tasks = [int(n) for n in numbers]
     except ValueError:
         tasks = None
-    back = _safe_next(request)
     if tasks is None:
         messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(map(params.shown, numbers))})
-        return redirect(back)
+        return params.redirect_back(request)
     releases = request.POST.get("releases", "").strip()
     try:
         if releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
@@ -93,7 +82,7 @@ def start(request):
                                         requested_by=request.user.get_username())
     except run_service.RunError as exc:
         messages.error(request, str(exc))
-        return redirect(back)
+        return params.redirect_back(request)
     messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
     return redirect("runs:detail", run_id=run.pk)
 
@@ -102,7 +91,6 @@ def start(request):
 @require_POST
 def diagnose(request):
     """Queue the diagnosis of a task, an API's tasks or every CPU task (diagnoses run on the CPU lane)."""
-    back = _safe_next(request)
     try:
         numbers = [int(n) for n in request.POST.getlist("task") if n.strip()]
         tasks = run_service.resolve_scope(request.POST.get("scope", ""), tasks=numbers,
@@ -110,8 +98,8 @@ def diagnose(request):
     except ValueError as exc:  # RunError, or a task number that is not an integer
         messages.error(request, str(exc) if isinstance(exc, run_service.RunError)
                        else _("Task numbers must be integers."))
-        return redirect(back)
+        return params.redirect_back(request)
     diagnosis_service.start_diagnosis(tasks)
     messages.success(request, _("Diagnosis of %(n)s tasks queued: the failing configs of each, up to %(k)s per task.")
                      % {"n": len(tasks), "k": settings.DIAGNOSE_MAX_CONFIGS})
-    return redirect(back)
+    return params.redirect_back(request)

@@ -6,6 +6,7 @@ from ..selectors import board as board_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import visibility
 
 
 def task(task: Task) -> dict:
@@ -27,10 +28,10 @@ def task(task: Task) -> dict:
     }
 
 
-def claim(claim) -> dict:
+def claim(claim, *, staff: bool) -> dict:
     return {
         "login": claim.contributor.login, "status": claim.status, "source": claim.source,
-        "source_ref": claim.source_ref, "created": claim.created.isoformat(),
+        "source_ref": visibility.shown_source_ref(claim.source_ref, staff=staff), "created": claim.created.isoformat(),
         "withdrawn_at": claim.withdrawn_at.isoformat() if claim.withdrawn_at else None,
     }
 
@@ -89,11 +90,12 @@ def task_verdicts(task: Task, lane: str | None = None) -> dict:
     }
 
 
-def task_detail(task_row: Task) -> dict:
-    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories and re-tests."""
+def task_detail(task_row: Task, *, staff: bool) -> dict:
+    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories and re-tests;
+    `staff`: whether the viewer may see site user names (selectors.visibility)."""
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
-    data["claims"] = [claim(c) for c in task_row.claims.all()]
+    data["claims"] = [claim(c, staff=staff) for c in task_row.claims.all()]
     data["releases"] = release_grid(task_row, *release_selectors.task_release_grid(task_row))
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)

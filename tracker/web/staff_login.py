@@ -2,11 +2,13 @@
 per account and per client address; password reset only where the site can send mail.
 
 Staff start runs and edit configs, so a password is worth guessing. Every password check first takes a
-slot of the account's and of the address's window (services/throttle.py, in the shared cache, so every
-web process counts together): LOGIN_FAILURES_PER_ACCOUNT / LOGIN_FAILURES_PER_ADDRESS failures per
-LOGIN_FAILURE_WINDOW seconds. A successful sign-in gives its slots back; when a window is full the
-password is not even checked — the right one is refused too until the window ends, so guessing gains
-nothing. Contributors sign in with GitHub (allauth, with allauth's own ACCOUNT_RATE_LIMITS).
+slot of two windows (services/throttle.py, in the shared cache, so every web process counts together):
+the (account, client address) pair's — LOGIN_FAILURES_PER_ACCOUNT failures — and the address's —
+LOGIN_FAILURES_PER_ADDRESS failures — per LOGIN_FAILURE_WINDOW seconds. A successful sign-in gives its
+slots back; when a window is full the password is not even checked from that address — the right one is
+refused too until the window ends, so guessing gains nothing. No window is per account alone: a stranger
+who knows a staff name can throttle only their own address, never lock the account out from another
+one. Contributors sign in with GitHub (allauth, with allauth's own ACCOUNT_RATE_LIMITS).
 """
 from __future__ import annotations
 
@@ -38,9 +40,11 @@ class ThrottledLogin:
         if username is None or not self.cleaned_data.get("password"):
             return super().clean()
         window = settings.LOGIN_FAILURE_WINDOW
-        slots = [take_slot(f"login-failed:account:{username.lower()}", settings.LOGIN_FAILURES_PER_ACCOUNT, window),
-                 take_slot(f"login-failed:address:{client_address(self.request)}",
-                           settings.LOGIN_FAILURES_PER_ADDRESS, window)]
+        address = client_address(self.request)
+        # "\n" cannot be in an address: the pair's name is unambiguous whatever the typed user name holds.
+        slots = [take_slot(f"login-failed:account-from:{address}\n{username.lower()}",
+                           settings.LOGIN_FAILURES_PER_ACCOUNT, window),
+                 take_slot(f"login-failed:address:{address}", settings.LOGIN_FAILURES_PER_ADDRESS, window)]
         if not all(slot.allowed for slot in slots):
             for slot in slots:
                 slot.release()

@@ -2,6 +2,7 @@ from django.urls import path
 
 from . import api
 from . import board as views
+from . import health
 
 app_name = "tracker"
 
@@ -11,4 +12,5 @@ urlpatterns = [
     path("contributors/<str:login>", views.contributor_page, name="contributor"),
     path("api/tasks", api.tasks, name="api_tasks"),
     path("api/tasks/<int:number>", api.task, name="api_task"),
+    path("healthz", health.healthz, name="healthz"),
 ]
