@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .inputs import Draw
-from .vocab import Status
+from .vocab import AdaptationKind, Status
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
@@ -47,9 +47,9 @@ def final_status(strict: str, adapted: str, kinds) -> str:
         return strict
     if strict in (Status.TORCH_ERROR, Status.UNSUPPORTED):
         return strict  # the strict layer could not be judged: no verdict, as before
-    if "documented_semantics" in kinds:
+    if AdaptationKind.DOCUMENTED_SEMANTICS in kinds:
         return Status.DOCUMENTED_DIFFERENCE
-    if "reference_precision" in kinds and strict == Status.ACCURACY_ERROR:
+    if AdaptationKind.REFERENCE_PRECISION in kinds and strict == Status.ACCURACY_ERROR:
         return Status.TORCH_SUSPECT
     return strict
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..github.client import GitHubError, client_from_settings
-from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
+from ..github.comments import REJECTING_CODES, CommentErrorCode, CommentParse, parse_comment
 from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Source, Task
 from ..vocab import EventKind
 from .conflicts import retry_on_conflict
@@ -344,7 +344,7 @@ def _record_rejection(delivery: _CommentDelivery, says: _CommentSays) -> ApplyRe
 
 def _tasks_named(says: _CommentSays, previous: set[int]) -> dict[int, Task]:
     """{number: task} of the tasks the comment names now, named before, or was refused (locked)."""
-    refused = {n for error in says.errors if error["code"] == "locked" for n in error["numbers"]}
+    refused = {n for error in says.errors if error["code"] == CommentErrorCode.LOCKED for n in error["numbers"]}
     wanted = set(says.claim) | set(says.withdraw) | previous | refused
     return {t.number: t for t in Task.objects.filter(number__in=wanted)}
 
@@ -386,13 +386,14 @@ def _record_errors(delivery: _CommentDelivery, says: _CommentSays, tasks: dict[i
     comment goes, with its line, into one `comment_errors` event."""
     url, when, data, login, errors = delivery.url, delivery.updated, delivery.data, says.credited, says.errors
     for error in errors:
-        for number in error["numbers"][:1] if error["code"] == "locked" else []:
+        for number in error["numbers"][:1] if error["code"] == CommentErrorCode.LOCKED else []:
             record_event(task=tasks.get(number), kind=EventKind.CLAIM_REJECTED, source=Source.COMMENT, source_ref=url,
                          actor=login, message=f"@{login}: {error['message']}", data={**data, "error": error},
                          when=when)
-    if any(error["code"] != "locked" for error in errors):
+    others = [e for e in errors if e["code"] != CommentErrorCode.LOCKED]
+    if others:
         record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=url, actor=login,
-                     message="; ".join(f"line {e['line']}: {e['message']}" for e in errors if e["code"] != "locked"),
+                     message="; ".join(f"line {e['line']}: {e['message']}" for e in others),
                      data={**data, "errors": errors}, when=when)
 
 

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import runs as run_service
+from tracker.vocab import ScopeKind
 
 
 def progress_line(summary: dict, width: int = 30) -> str:
@@ -35,7 +36,7 @@ class Command(BaseCommand):
                                 "(scripts/run.sh does this unless AUTO_RETEST=0)")
         scope.add_argument("--resume", action="store_true",
                            help="put runs left running by a dead executor back on their queue")
-        parser.add_argument("--lane", choices=["cpu", "gpu"], default="cpu")
+        parser.add_argument("--lane", choices=TestRun.Lane.values, default=TestRun.Lane.CPU)
         parser.add_argument("--releases", metavar="all|X,Y",
                             help="one matrix run on several Paddle releases: 'all' (every release with an env "
                                  "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
@@ -55,7 +56,7 @@ class Command(BaseCommand):
                 self.stdout.write("first start: the board already has runs; nothing queued")
                 return
             try:
-                run = run_service.start_run("all", lane="cpu", requested_by="first start")
+                run = run_service.start_run(ScopeKind.ALL, lane=TestRun.Lane.CPU, requested_by="first start")
             except run_service.RunError as exc:
                 self.stdout.write(f"first start: nothing queued ({exc})")
                 return
@@ -72,11 +73,11 @@ class Command(BaseCommand):
                 raise CommandError("--run needs --inline")
             return self._inline(options["run"], options)
         if options["task"]:
-            kind, kwargs = ("task" if len(options["task"]) == 1 else "tasks"), {"tasks": options["task"]}
+            kind, kwargs = (ScopeKind.TASK if len(options["task"]) == 1 else ScopeKind.TASKS), {"tasks": options["task"]}
         elif options["api"]:
-            kind, kwargs = "api", {"api": options["api"]}
+            kind, kwargs = ScopeKind.API, {"api": options["api"]}
         elif options["all"]:
-            kind, kwargs = "all_open", {}
+            kind, kwargs = ScopeKind.ALL_OPEN, {}
         else:
             raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
         try:
