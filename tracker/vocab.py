@@ -91,6 +91,11 @@ class Lane(models.TextChoices):
     CPU = "cpu", "CPU"
     GPU = "gpu", "GPU"
 
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel whose tasks this lane re-tests."""
+        return Kernel(self.value.upper())
+
 
 def lane_of(kernel: str) -> Lane:
     """The lane of a kernel name ("CPU" -> Lane.CPU); ValueError for a name that is no Kernel."""

@@ -85,6 +85,7 @@ def test_a_task_is_re_tested_in_its_kernels_lane():
     for kernel, lane in ((Kernel.CPU, Lane.CPU), (Kernel.GPU, Lane.GPU)):
         task = make_task(1 if kernel == Kernel.CPU else 2, kernel=kernel.value)
         assert Task.objects.get(pk=task.pk).lane == lane == kernel.lane == lane_of(kernel.value)
+        assert lane.kernel == kernel
     # The stored values stay what they were: kernels as the tracking issue writes them, lanes lower-case.
     assert (Kernel.values, Lane.values, TestRun.Lane.values) == (["CPU", "GPU"], ["cpu", "gpu"], ["cpu", "gpu"])
     with pytest.raises(ValueError):
