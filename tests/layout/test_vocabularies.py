@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 from pathlib import Path
 
 from apitester.vocab import Status
@@ -43,12 +44,27 @@ def status_literals(source: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def generated_sources(source: str) -> dict[str, str]:
+    """name -> Python source of each module-level *_TEMPLATE string (the repro script the engine writes),
+    its str.format fields filled with a plain name so that it parses."""
+    out = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                and any(isinstance(t, ast.Name) and t.id.endswith("TEMPLATE") for t in node.targets)):
+            fields = {name for _text, name, _spec, _conv in string.Formatter().parse(node.value.value) if name}
+            out[node.targets[0].id] = node.value.value.format(**dict.fromkeys(fields, "_"))
+    return out
+
+
 def engine_status_literals() -> dict[str, list[tuple[int, str]]]:
     out = {}
     for path in sorted((REPO / "apitester").rglob("*.py")):
-        found = status_literals(path.read_text(encoding="utf-8"))
-        if found:
-            out[path.relative_to(REPO).as_posix()] = found
+        source = path.read_text(encoding="utf-8")
+        name = path.relative_to(REPO).as_posix()
+        for where, text in {name: source, **{f"{name}:{t}": g for t, g in generated_sources(source).items()}}.items():
+            found = status_literals(text)
+            if found:
+                out[where] = found
     return out
 
 
@@ -57,16 +73,26 @@ _TEMPLATE_TAG = re.compile(r"{%-?\s*(?:if|elif)\b(?P<condition>.*?)-?%}", re.S)
 _QUOTED_COMPARISON = re.compile(r"""(?:==|!=|\bin)\s*(?P<q>["'])(?P<a>[^"']*)(?P=q)|(?P<r>["'])(?P<b>[^"']*)(?P=r)\s*(?:==|!=|\bin\b)""")
 
 
+# A page script's `d.state === "running"`: the JSON says `active`, the script never lists the states.
+_SCRIPT_COMPARISON = re.compile(r"""(?:===|!==)\s*(?P<q>["'])(?P<a>[^"']*)(?P=q)|(?P<r>["'])(?P<b>[^"']*)(?P=r)\s*(?:===|!==)""")
+
+
 def template_literals(text: str, values: frozenset[str]) -> list[tuple[int, str]]:
-    """(line, value) of every quoted run-state / status value compared in an {% if %} or {% elif %}."""
+    """(line, value) of every quoted run-state / status value compared in an {% if %} or {% elif %}, or by a
+    page script's === / !==."""
     found = []
     for tag in _TEMPLATE_TAG.finditer(text):
-        line = text.count("\n", 0, tag.start()) + 1
-        for comparison in _QUOTED_COMPARISON.finditer(tag.group("condition")):
-            value = comparison.group("a") if comparison.group("a") is not None else comparison.group("b")
-            if value in values:
-                found.append((line, value))
-    return found
+        found += [(text.count("\n", 0, tag.start()) + 1, value)
+                  for value in _compared(_QUOTED_COMPARISON, tag.group("condition")) if value in values]
+    for comparison in _SCRIPT_COMPARISON.finditer(text):
+        value = comparison.group("a") if comparison.group("a") is not None else comparison.group("b")
+        if value in values:
+            found.append((text.count("\n", 0, comparison.start()) + 1, value))
+    return sorted(found)
+
+
+def _compared(pattern: re.Pattern, condition: str) -> list[str]:
+    return [m.group("a") if m.group("a") is not None else m.group("b") for m in pattern.finditer(condition)]
 
 
 def template_state_literals() -> dict[str, list[tuple[int, str]]]:
@@ -101,6 +127,20 @@ def test_the_engine_scan_finds_a_planted_status_literal():
     assert status_literals(planted) == [(2, "pass"), (3, "accuracy_error"), (4, "crash"), (5, "unsupported")]
 
 
+def test_the_engine_scan_reads_the_scripts_the_engine_writes():
+    planted = (
+        "SCRIPT_TEMPLATE = '''\n"
+        "def report(status):\n"
+        "    if status != \"pass\":\n"
+        "        raise AssertionError({message})\n"
+        "'''\n"
+    )
+    scripts = generated_sources(planted)
+    assert list(scripts) == ["SCRIPT_TEMPLATE"] and status_literals(scripts["SCRIPT_TEMPLATE"]) == [(3, "pass")]
+    # the repro script is one of them, and it parses
+    assert "_TEMPLATE" in generated_sources((REPO / "apitester" / "repro.py").read_text(encoding="utf-8"))
+
+
 def test_the_engine_scan_leaves_names_and_other_strings_alone():
     clean = (
         "def judge(verdict):\n"
@@ -117,9 +157,10 @@ def test_the_template_scan_finds_a_planted_state_literal():
         '{% load i18n %}<p>{% if run.state == "queued" or run.state == \'running\' %}\n'
         '…{% elif "done" != run.state %}x{% elif r.status in "pass" %}{% endif %}\n'
         '{% if run.kind == "queued_elsewhere" %}{% endif %}{{ "queued" }}\n'
+        '<script>if (d.state === "running" || "failed" !== d.state || s === "loading") poll();</script>\n'
     )
     assert template_literals(planted, STATUS_VALUES | RUN_STATE_VALUES) == [
-        (1, "queued"), (1, "running"), (2, "done"), (2, "pass")]
+        (1, "queued"), (1, "running"), (2, "done"), (2, "pass"), (4, "failed"), (4, "running")]
 
 
 def test_the_scans_read_the_real_tree():
