@@ -62,7 +62,7 @@ def maps_arguments(reason: str) -> tuple[Adaptation, ...]:
     report configs that the mapping leaves the plain Torch call's result unchanged."""
     if not reason or not reason.strip():
         raise ValueError("maps_arguments needs its reason: which Paddle argument maps to which Torch argument")
-    return (Adaptation("argument_mapping", reason),)
+    return (Adaptation(AdaptationKind.ARGUMENT_MAPPING, reason),)
 
 
 def _release_tuple(text: str) -> tuple[int, ...]:
