@@ -192,10 +192,10 @@ class Event(models.Model):
 class TestRun(models.Model):
     __test__ = False  # not a pytest test class
 
-    Lane = Lane  # tracker/vocab.py
+    Lane = Lane  # both in tracker/vocab.py
     State = RunState
 
-    # {"kind": "task"|"tasks"|"api"|"all_open", "tasks": [numbers], "api": name}
+    # {"kind": a ScopeKind (tracker/vocab.py), "tasks": [numbers], "api": name}
     scope = models.JSONField(default=dict)
     lane = models.CharField(max_length=3, choices=Lane.choices, default=Lane.CPU)
     # The Paddle release the run must be executed on ("" = the main environment's, whatever it is). Only
