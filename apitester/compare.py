@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .inputs import Draw
-from .vocab import FAILING, PASSING, Status
+from .vocab import FAILING, PASSING, AdaptationKind, Status
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
@@ -55,9 +55,9 @@ def final_status(strict: str, adapted: str, kinds) -> str:
         return strict
     if strict in (Status.TORCH_ERROR, Status.UNSUPPORTED):
         return strict  # the strict layer could not be judged: no verdict, as before
-    if "documented_semantics" in kinds:
+    if AdaptationKind.DOCUMENTED_SEMANTICS in kinds:
         return Status.DOCUMENTED_DIFFERENCE
-    if "reference_precision" in kinds and strict == Status.ACCURACY_ERROR:
+    if AdaptationKind.REFERENCE_PRECISION in kinds and strict == Status.ACCURACY_ERROR:
         return Status.TORCH_SUSPECT
     return strict
 

@@ -29,6 +29,7 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
+from enum import StrEnum
 from pathlib import Path
 
 from .config import api_name
@@ -44,15 +45,30 @@ VERDICT_STATUSES = tuple(s for s in Status if s not in NO_VERDICT and s not in R
 OTHER_STATUSES = (Status.SKIPPED_TOO_LARGE, Status.CRASH, Status.TIMEOUT, Status.TORCH_ERROR)
 
 
+class Category(StrEnum):
+    """What the coverage report counts a config as: judged, or one of the reasons it was not."""
+    VERDICT = "verdict"
+    UNSUPPORTED = Status.UNSUPPORTED
+    ENGINE_ERROR = "engine_error"  # unsupported because the engine itself raised (its bug, not a gap)
+    SKIPPED_TOO_LARGE = Status.SKIPPED_TOO_LARGE
+    CRASH = Status.CRASH
+    TIMEOUT = Status.TIMEOUT
+    TORCH_ERROR = Status.TORCH_ERROR
+
+
+# The categories listed with a few examples per API: the engine's gaps (and its runner's failures).
+GAP_CATEGORIES = (Category.UNSUPPORTED, Category.ENGINE_ERROR, Category.CRASH, Category.TIMEOUT, Category.TORCH_ERROR)
+
+
 def category(verdict: dict) -> str:
-    """verdict | unsupported | engine_error | skipped_too_large | crash | timeout | torch_error."""
+    """The config's Category (an unknown status is counted under its own name)."""
     status = verdict["status"]
     if status == Status.UNSUPPORTED:
-        return "engine_error" if verdict.get("engine_error") else "unsupported"
+        return Category.ENGINE_ERROR if verdict.get("engine_error") else Category.UNSUPPORTED
     if status in VERDICT_STATUSES:
-        return "verdict"
+        return Category.VERDICT
     if status == FLAKY_CRASH:  # died once, the retry gave a verdict: counted with the crashes
-        return CRASH
+        return Category.CRASH
     return status
 
 
@@ -175,7 +191,7 @@ def coverage_main(argv: list[str]) -> int:
         print(f"{api} configs={len(verdicts)} verdict={cats['verdict']} unsupported={cats['unsupported']} "
               f"engine_error={cats['engine_error']} skipped_too_large={cats['skipped_too_large']} "
               f"crash={cats[CRASH]} timeout={cats['timeout']} torch_error={cats['torch_error']} | {status_text}")
-        gaps = [v for v in verdicts if category(v) in ("unsupported", "engine_error", CRASH, "timeout", "torch_error")]
+        gaps = [v for v in verdicts if category(v) in GAP_CATEGORIES]
         for v in gaps[:3]:  # a few examples per API; --jsonl has them all
             print(f"    {v['status']}{' (engine error)' if v.get('engine_error') else ''}: "
                   f"{(v.get('message') or '')[:200]} <- {v['config'][:160]}")

@@ -39,6 +39,7 @@ from .compare import Out, Verdict, compare_outputs, final_status, layer_of, merg
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config, walk
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
+from .vocab import Status
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 MESSAGE_LIMIT = 500
@@ -47,8 +48,8 @@ _frameworks: dict[str, Any] = {}
 
 # Statuses of a draw that make it the verdict (a Paddle failure) and those that are worse than a
 # pass without being one (docs/verdicts.md).
-FAILING_DRAW = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error")
-BY_DESIGN_DRAW = ("documented_difference", "torch_suspect")
+FAILING_DRAW = frozenset({Status.ACCURACY_ERROR, Status.DTYPE_MISMATCH, Status.SHAPE_MISMATCH, Status.PADDLE_ERROR})
+BY_DESIGN_DRAW = frozenset({Status.DOCUMENTED_DIFFERENCE, Status.TORCH_SUSPECT})
 # How a paddle_error says Torch rejects the same inputs (the edge values are outside the API).
 BOTH_REJECT = " (torch rejects it too: "
 
@@ -470,7 +471,7 @@ def _with_declarations(verdict: Verdict) -> Verdict:
         return verdict
     if spec.comparison is not None:
         verdict.comparison = spec.comparison.to_dict()
-    if spec.known_failures and verdict.status != "pass":
+    if spec.known_failures and verdict.status != Status.PASS:
         try:
             dtypes = [t.dtype for t in parse_config(verdict.config).tensors()]
         except ConfigSyntaxError:
@@ -551,15 +552,15 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
         exact = merge_exactness(exact, (verdict.strict_exact, verdict.strict_max_ulp))
         if reported is None:
             reported = verdict
-            if verdict.status != "pass" and verdict.status not in BY_DESIGN_DRAW:
+            if verdict.status != Status.PASS and verdict.status not in BY_DESIGN_DRAW:
                 break
         elif _fails(verdict):
             reported = verdict
             break
         elif verdict.status in BY_DESIGN_DRAW:
-            if reported.status == "pass" or (verdict.mismatched or 0) > (reported.mismatched or 0):
+            if reported.status == Status.PASS or (verdict.mismatched or 0) > (reported.mismatched or 0):
                 reported = verdict
-        elif verdict.status != "pass":
+        elif verdict.status != Status.PASS:
             not_judged.append(f"draw {current} not judged ({verdict.status}: {verdict.message[:160]})")
     reported.draws = judged
     _set_exactness(reported, exact)
@@ -579,7 +580,7 @@ def _fails(verdict: Verdict) -> bool:
     """A later draw's verdict that blames Paddle (not: both sides reject its edge values)."""
     if verdict.status not in FAILING_DRAW:
         return False
-    return not (verdict.status == "paddle_error" and BOTH_REJECT in verdict.message)
+    return not (verdict.status == Status.PADDLE_ERROR and BOTH_REJECT in verdict.message)
 
 
 def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, atol: float, rtol: float,
@@ -621,10 +622,10 @@ def _run_layers(prepared: "_Prepared", atol: float, rtol: float, seed: int) -> V
     verdict.adaptations = [a.to_dict() for a in visible]
     verdict.status = final_status(strict.status, adapted.status, kinds)
     reasons = "; ".join(a.reason for a in visible)
-    if verdict.status == "documented_difference":
+    if verdict.status == Status.DOCUMENTED_DIFFERENCE:
         verdict.message = (f"differs from Torch by design: {reasons}\n"
                            f"strict (plain Torch call): {verdict.message}")
-    elif verdict.status == "torch_suspect":
+    elif verdict.status == Status.TORCH_SUSPECT:
         verdict.evidence = (f"Paddle agrees with the higher-precision reference (max abs diff "
                             f"{adapted.max_abs:g}, max rel diff {adapted.max_rel:g}); the plain Torch call at "
                             f"the config's dtype is the side off it: {reasons}")

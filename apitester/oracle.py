@@ -26,7 +26,7 @@ from . import execute as ex
 from . import inputs as inp
 from .compare import Out, encode_float
 from .specs.base import dtype_name
-from .vocab import NoOracle, Reading
+from .vocab import AdaptationKind, NoOracle, Reading
 
 # ---------------------------------------------------------------- the rules and their constants
 
@@ -163,7 +163,7 @@ def config_level_reason(prepared, materialised: dict) -> tuple[str, str] | None:
     if spec.random:
         return NoOracle.RANDOM_API, "a random API: its samples have no exact value to compare with"
     kinds = {a.kind for a in spec.visible_adaptations}
-    if "output_invariant" in kinds and not spec.has_strict_reference:
+    if AdaptationKind.OUTPUT_INVARIANT in kinds and not spec.has_strict_reference:
         return NoOracle.CANNOT_UPCAST, "outputs defined only up to a gauge (sign, order): no exact value"
     dtypes = {t.dtype for t in input_tensors(materialised)}
     if not dtypes & set(UPCAST):

@@ -160,6 +160,7 @@ import paddle
 import torch
 from apitester.inputs import round_to_bfloat16, uniform_array  # the engine's draws (format FORMAT)
 from apitester.specs import get_spec  # the Torch reference (and a spec-supplied Paddle side)
+from apitester.vocab import Status  # the engine's verdict statuses
 
 paddle.set_device("cpu")
 CONFIG = {config_literal}
@@ -257,18 +258,18 @@ def random_grad(shape, dtype, index):
 def report(status, direction, output, message):
     print(message)
     print(json.dumps({{"status": status, "direction": direction, "output": output}}))
-    if status != "pass":
+    if status != Status.PASS:
         raise AssertionError(f"{{status}} {{direction}} {{output}}")
 
 
 def compare(actual, desired, direction, labels):
     if len(actual) != len(desired):
-        report("shape_mismatch", direction, None, f"{{len(actual)}} vs {{len(desired)}} outputs")
+        report(Status.SHAPE_MISMATCH, direction, None, f"{{len(actual)}} vs {{len(desired)}} outputs")
     for label, (a, a_dtype), (d, d_dtype) in zip(labels, actual, desired):
         if a.shape != d.shape:
-            report("shape_mismatch", direction, label, f"{{label}}: shape {{a.shape}} vs {{d.shape}}")
+            report(Status.SHAPE_MISMATCH, direction, label, f"{{label}}: shape {{a.shape}} vs {{d.shape}}")
         if a_dtype is not None and d_dtype is not None and a_dtype != d_dtype:
-            report("dtype_mismatch", direction, label, f"{{label}}: dtype {{a_dtype}} (paddle) vs {{d_dtype}} (torch)")
+            report(Status.DTYPE_MISMATCH, direction, label, f"{{label}}: dtype {{a_dtype}} (paddle) vs {{d_dtype}} (torch)")
         try:
             if a.dtype.kind in "biu" and d.dtype.kind in "biu":
                 np.testing.assert_array_equal(a, d)
@@ -279,7 +280,7 @@ def compare(actual, desired, direction, labels):
             elif str(a) != str(d):
                 raise AssertionError(f"{{a}} != {{d}}")
         except AssertionError as exc:
-            report("accuracy_error", direction, label, f"{{label}} (paddle = actual, torch = desired):{{exc}}")
+            report(Status.ACCURACY_ERROR, direction, label, f"{{label}} (paddle = actual, torch = desired):{{exc}}")
 
 
 def main():
@@ -290,20 +291,20 @@ def main():
         outputs = {outputs_attr}
         p_flat = flatten(outputs(p_out) if outputs else p_out)
     except Exception as exc:
-        report("paddle_error", "forward", None, f"paddle raised: {{exc}}")
+        report(Status.PADDLE_ERROR, "forward", None, f"paddle raised: {{exc}}")
     V = convert(ARGS, to_torch, t_leaves)
     try:
         t_out = get_spec(API).{torch_attr}(**reference_kwargs(V))
         t_flat = flatten(outputs(t_out) if outputs else t_out)
     except Exception as exc:
-        report("torch_error", "forward", None, f"torch raised: {{exc}}")
+        report(Status.TORCH_ERROR, "forward", None, f"torch raised: {{exc}}")
     compare([as_numpy(v) for v in p_flat], [as_numpy(v) for v in t_flat], "forward",
             [f"output {{i}}" for i in range(len(p_flat))])
     pairs = [(i, p, t) for i, (p, t) in enumerate(zip(p_flat, t_flat))
              if isinstance(t, torch.Tensor) and t.requires_grad and isinstance(p, paddle.Tensor)
              and not p.stop_gradient]
     if not (WANT_GRAD and pairs and p_leaves):
-        report("pass", None, None, "paddle and torch agree (forward)")
+        report(Status.PASS, None, None, "paddle and torch agree (forward)")
         return
     grads = [random_grad(tuple(t.shape), str(t.dtype).rsplit(".", 1)[-1], i) for i, _, t in pairs]
     try:
@@ -311,7 +312,7 @@ def main():
                               grad_outputs=[paddle.to_tensor(g).astype(p.dtype) for g, (_, p, _) in zip(grads, pairs)],
                               allow_unused=True)
     except Exception as exc:
-        report("paddle_error", "backward", None, f"paddle raised in backward: {{exc}}")
+        report(Status.PADDLE_ERROR, "backward", None, f"paddle raised in backward: {{exc}}")
     t_grads = torch.autograd.grad([t for _, _, t in pairs], t_leaves,
                                   grad_outputs=[torch.from_numpy(g).to(t.dtype) for g, (_, _, t) in zip(grads, pairs)],
                                   allow_unused=True)
@@ -319,7 +320,7 @@ def main():
     zeros = lambda leaf, g: g if g is not None else leaf * 0  # noqa: E731  (an unused input: zero gradient)
     compare([as_numpy(zeros(l, g)) for l, g in zip(p_leaves, p_grads)],
             [as_numpy(zeros(l, g)) for l, g in zip(t_leaves, t_grads)], "backward", labels)
-    report("pass", None, None, "paddle and torch agree (forward and backward)")
+    report(Status.PASS, None, None, "paddle and torch agree (forward and backward)")
 
 
 GRAD_LABELS = [label for label in (

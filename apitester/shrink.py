@@ -25,7 +25,7 @@ from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
 from .oracle import oracle_for, reading_of
-from .vocab import Reading
+from .vocab import Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
 VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
@@ -115,7 +115,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
     status = strict["status"]
-    if status == "paddle_error" and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
+    if status == Status.PADDLE_ERROR and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
     failure = Failure(status, strict["direction"], strict["output"], str(name))
     return Probe(config, verdict, oracle, reading, failure, elements)
@@ -245,7 +245,7 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
     began = time.perf_counter()
     start = start or probe(config, draw)
     result = ShrinkResult(config, config, draw.to_dict(), start.failure.to_dict(), start, start)
-    if start.failure.status not in ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error"):
+    if start.failure.status not in ex.FAILING_DRAW:
         result.stopped = "not_failing"
         result.seconds = time.perf_counter() - began
         return result

@@ -108,3 +108,20 @@ class NoOracle(StrEnum):
 READINGS = tuple(Reading)
 # Readings that blame one side: the board's "who is off" (a strict failure read torch_off is Torch's).
 SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})
+
+
+class AdaptationKind(StrEnum):
+    """How a spec's reference departs from the plain Torch call at the config's dtypes (the strict reference,
+    what PaddleAPITest checks): ``apitester.specs.base.Adaptation.kind``, each verdict's ``adaptations``."""
+
+    ARGUMENT_MAPPING = "argument_mapping"          # Paddle's arguments renamed to Torch's: no result changes
+    LAYOUT = "layout"                              # data rearranged (NCHW/NHWC …): no result changes
+    DOCUMENTED_SEMANTICS = "documented_semantics"  # Paddle documents a behaviour that differs from Torch's
+    GRADIENT_CONVENTION = "gradient_convention"    # gradients compared under a convention (Hermitian part, labels)
+    REFERENCE_PRECISION = "reference_precision"    # the reference is computed above the config's dtype
+    RANDOMNESS = "randomness"                      # a random API: a statistical check, not element-wise
+    OUTPUT_INVARIANT = "output_invariant"          # outputs defined only up to a gauge (sign, order)
+
+
+# Kinds that change no result and may stay silent; every other kind is shown in every verdict of the spec.
+SILENT_ADAPTATIONS = frozenset({AdaptationKind.ARGUMENT_MAPPING, AdaptationKind.LAYOUT})

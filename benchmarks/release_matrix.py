@@ -18,7 +18,7 @@ inside Paddle's and Torch's own calls (ConfigResult.framework_seconds: the API o
 autograd calls, every draw), with wall ÷ Σ framework per worker (wall × workers ÷ Σ) — the engine's own
 overhead including worker start, input generation and comparison; the in-worker overhead (seconds outside those
 calls) per API, largest first; then the per-task answers of
-tracker.selectors.releases.fixed_in_by_task (fixed in X / partly / never / passing / harness fix / ...) as
+tracker.selectors.releases.fixed_in_by_task (fixed in X / partly_fixed / never / passing / harness / ...) as
 a table.
 """
 from __future__ import annotations
@@ -83,6 +83,7 @@ def _measure(args, db: Path) -> int:
     from tracker.models import ConfigResult, FailingConfig, Task, TestRun
     from tracker.selectors.releases import describe, fixed_in_by_task
     from tracker.services import runs as run_service
+    from tracker.vocab import FixedInKind
 
     call_command("migrate", "--noinput", verbosity=0)
     call_command("bootstrap_board", stdout=open(os.devnull, "w"))
@@ -143,8 +144,8 @@ def _measure(args, db: Path) -> int:
     rows = []
     for task in Task.objects.filter(number__in=tasks).order_by("number"):
         answer = answers.get(task.pk)
-        kind = answer.kind if answer else "untested"
-        kinds[f"fixed in {answer.release}" if kind == "fixed" else kind] += 1
+        kind = answer.kind if answer else FixedInKind.UNTESTED
+        kinds[f"fixed in {answer.release}" if kind == FixedInKind.FIXED else kind] += 1
         rows.append((task.number, task.api, kind, describe(answer) if answer else ""))
     out = {"configs": len(ids), "listed": listed, "tasks": len(tasks), "releases": releases, "mode": mode, "workers": args.workers, "warm_pools": args.warm_pools,
            "wall": wall, "rounds": parent.scope.get("round", 1), "executed": executed, "full_scan": full_scan, "worker_seconds": sums["worker"],

@@ -31,6 +31,7 @@ django.setup()
 from apitester.pool import WorkerPool  # noqa: E402
 from runner import TASK_TO_CONFIG_API, default_seed, reports_root  # noqa: E402
 from tracker.selectors.releases import describe, fixed_in  # noqa: E402
+from tracker.vocab import FixedInKind  # noqa: E402
 from tracker.services import paddle_envs  # noqa: E402
 
 
@@ -98,7 +99,7 @@ def main(argv=None) -> None:
         grid = {label: {r: out["releases"][r]["verdicts"][label] for r in wanted}}
         answer = fixed_in(grid)
         answers[label] = describe(answer)
-        fixed[answer.kind if answer.kind != "fixed" else f"fixed in {answer.release}"] += 1
+        fixed[answer.kind if answer.kind != FixedInKind.FIXED else f"fixed in {answer.release}"] += 1
     out["answers"] = answers
     print("\nCPU tasks (one config each) by answer:")
     for kind, n in sorted(fixed.items()):
@@ -115,7 +116,7 @@ def markdown_table(out: dict, releases: list[str]) -> str:
     fixed_here = Counter()
     for label in tasks:
         answer = fixed_in({label: {r: out["releases"][r]["verdicts"][label] for r in releases}})
-        if answer.kind == "fixed":
+        if answer.kind == FixedInKind.FIXED:
             fixed_here[answer.release] += 1
     rows = ["| Paddle release (commit) | sample configs passing | CPU tasks fixed in this release | env build | disk | "
             "configs/s | wall ÷ Σ in-worker |", "|---|---|---|---|---|---|---|"]

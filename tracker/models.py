@@ -9,12 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .vocab import RunState
-
-
-class Kernel(models.TextChoices):
-    CPU = "CPU", "CPU"
-    GPU = "GPU", "GPU"
+from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status
 
 
 class TaskStatus(models.TextChoices):
@@ -86,6 +81,11 @@ class Task(models.Model):
     @property
     def locked(self) -> bool:
         return bool(self.locked_reason)
+
+    @property
+    def lane(self) -> Lane:
+        """The runner lane that re-tests this task: its kernel's (a CPU task on the cpu lane)."""
+        return Kernel(self.kernel).lane
 
 
 class Claim(models.Model):
@@ -192,13 +192,10 @@ class Event(models.Model):
 class TestRun(models.Model):
     __test__ = False  # not a pytest test class
 
-    class Lane(models.TextChoices):
-        CPU = "cpu", "CPU"
-        GPU = "gpu", "GPU"
+    Lane = Lane  # both in tracker/vocab.py
+    State = RunState
 
-    State = RunState  # tracker/vocab.py
-
-    # {"kind": "task"|"tasks"|"api"|"all_open", "tasks": [numbers], "api": name}
+    # {"kind": a ScopeKind (tracker/vocab.py), "tasks": [numbers], "api": name}
     scope = models.JSONField(default=dict)
     lane = models.CharField(max_length=3, choices=Lane.choices, default=Lane.CPU)
     # The Paddle release the run must be executed on ("" = the main environment's, whatever it is). Only
@@ -245,6 +242,15 @@ class TestRun(models.Model):
             return []
         # (a number no task column can hold names no task either: a query with it would overflow SQLite)
         return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**31]
+
+    @property
+    def is_active(self) -> bool:
+        """Still has work to do: queued or running (pages poll its progress while it is)."""
+        return self.state in ACTIVE_RUN_STATES
+
+    @property
+    def has_failed(self) -> bool:
+        return self.state == RunState.FAILED
 
 
 class RunShard(models.Model):
@@ -344,6 +350,11 @@ class ConfigResult(models.Model):
     def strict(self) -> str:
         """The strict layer's status (rows stored before the layers existed: the status itself)."""
         return self.strict_status or self.status
+
+    @property
+    def is_unsupported(self) -> bool:
+        """The engine can't run this config (an engine gap, not a Paddle bug): the rows say so."""
+        return self.status == Status.UNSUPPORTED
 
     class Meta:
         ordering = ["run_id", "id"]

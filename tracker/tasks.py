@@ -38,6 +38,7 @@ from .services.github_sync import sync_github
 from .services.queue import gpu_queue
 from .services import paddle_envs
 from .services.workers import advertise
+from .vocab import Lane
 from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
                             resend_unclaimed_runs, resume_orphaned_runs)
 
@@ -92,12 +93,12 @@ def _worker_lanes() -> tuple[list[str], str]:
     """Lanes this cluster serves: its queue's lane, gpu only with a CUDA build of Paddle."""
     caps = probe_capabilities()
     if _cluster_name() == gpu_queue():
-        lanes = ["gpu"] if caps.get("cuda") else []
+        lanes = [Lane.GPU.value] if caps.get("cuda") else []
         if not caps.get("cuda"):
             log.warning("cluster %s consumes the GPU queue but Paddle %s is CPU-only: it runs no GPU verdicts",
                         _cluster_name(), caps.get("paddle_version"))
     else:
-        lanes = ["cpu"]
+        lanes = [Lane.CPU.value]
     return lanes, caps.get("paddle_version", "")
 
 
@@ -132,7 +133,7 @@ def heartbeat_round(serving: _Serving | None) -> _Serving:
         log.info("resumed runs %s left by a dead executor", resumed)
     serving = serving or _probe_serving()
     _requeue_declined_release_runs(serving.releases)
-    if "gpu" in serving.lanes:
+    if Lane.GPU in serving.lanes:
         _requeue_declined_gpu_runs()
     _resend_unclaimed_runs(serving)
     advertise(_worker_name(), serving.lanes, serving.version, releases=serving.releases)

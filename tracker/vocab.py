@@ -1,4 +1,5 @@
-"""The board's vocabularies: event kinds, run states, and the verdict statuses with their classes.
+"""The board's vocabularies: event kinds, run states, kernels and lanes, run scopes, what a task's verdicts
+say (Verification and FixedIn kinds), and the verdict statuses with their classes.
 
 The statuses are the engine's (apitester.vocab, Django-free, since the engine produces them); they are
 re-exported here so the board reads every vocabulary from one module. All members are ``str``s: the
@@ -19,6 +20,7 @@ from apitester.vocab import (  # noqa: F401  (the board's statuses and classes, 
     PASSING,
     RUNNER_FAILURES,
     TORCH_SUSPECT,
+    AdaptationKind,
     Status,
     is_failing,
     is_passing,
@@ -71,3 +73,72 @@ class RunState(models.TextChoices):
 
 # A run in one of these states still has work to do (an executor may claim it, or is working on it).
 ACTIVE_RUN_STATES = (RunState.QUEUED, RunState.RUNNING)
+
+
+class Kernel(models.TextChoices):
+    """A task's kernel, as the tracking issue names it (Task.kernel)."""
+    CPU = "CPU", "CPU"
+    GPU = "GPU", "GPU"
+
+    @property
+    def lane(self) -> "Lane":
+        """The runner lane that re-tests this kernel's configs."""
+        return Lane(self.value.lower())
+
+
+class Lane(models.TextChoices):
+    """A run's lane (TestRun.lane): which workers execute it. A task is re-tested in its kernel's lane."""
+    CPU = "cpu", "CPU"
+    GPU = "gpu", "GPU"
+
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel whose tasks this lane re-tests."""
+        return Kernel(self.value.upper())
+
+
+def lane_of(kernel: str) -> Lane:
+    """The lane of a kernel name ("CPU" -> Lane.CPU); ValueError for a name that is no Kernel."""
+    return Kernel(kernel).lane
+
+
+class ScopeKind(models.TextChoices):
+    """What a run's scope names (TestRun.scope["kind"]; services.runs.resolve_scope reads it). Choices, not a
+    plain StrEnum, so the staff forms' templates can name its members (Django calls no Choices class)."""
+    TASK = "task"          # one task by number
+    TASKS = "tasks"        # several tasks by number (a matrix lane, a probe lane)
+    API = "api"            # every task of one Paddle API on the lane's kernel
+    ALL_OPEN = "all_open"  # every task of the lane's kernel whose fix isn't completed
+    ALL = "all"            # every task of the lane's kernel (the first start's re-test)
+
+
+class VerificationKind(StrEnum):
+    """What a task's newest verdicts on its lane say about its fix (selectors.runs.Verification)."""
+    VERIFIED = "verified"            # every config's strict layer passes: fix verified
+    FAILING = "failing"              # some config still fails (the verdict blames Paddle)
+    PARTLY_TESTED = "partly_tested"  # none fails, but some configs are not re-tested yet
+    BY_DESIGN = "by_design"          # every config differs from Torch by design (documented differences)
+    DIFFERS = "differs"              # none fails; some differ from Torch by design or the engine suspects Torch
+    ENGINE_GAP = "engine_gap"        # the rest pass, but the engine can't run some (or all) configs
+    UNTESTED = "untested"            # no config re-tested yet
+
+
+# A task whose verification reads one of these differs from Torch without a Paddle failure: its page lists
+# the task's pull requests beside the reading.
+DIFFERS_FROM_TORCH = frozenset({VerificationKind.BY_DESIGN, VerificationKind.DIFFERS})
+
+
+class FixedInKind(StrEnum):
+    """Where a task's fix landed across Paddle releases (selectors.releases.FixedIn, fixed_in())."""
+    FIXED = "fixed"                          # every judged config passes from one release on; failed before
+    PASSING = "passing"                      # every judged config passes on every release tested
+    HARNESS = "harness"                      # passing, and the fix was a PaddleAPITest (test engine) PR
+    REGRESSED = "regressed"                  # a config passing on an older release fails from one release on
+    PARTLY_FIXED = "partly_fixed"            # some, not all, configs pass on the newest release
+    DIFFERS_ON_LATEST = "differs_on_latest"  # on the newest release none passes and none fails: all differ from Torch
+    NEVER = "never"                          # no config passes on the newest release, some fail
+    UNTESTED = "untested"                    # no verdict on any release
+
+
+# Answers the board counts as the fix having landed in Paddle (a harness fix is the test engine's, never Paddle's).
+FIX_LANDED = frozenset({FixedInKind.FIXED, FixedInKind.PASSING})

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..vocab import AdaptationKind
+
 
 def load_torch():
     """The torch module (imported on first use)."""
@@ -56,7 +58,7 @@ def promotes_mixed_floats(torch_name: str):
     from .base import Adaptation
 
     return Adaptation(
-        "reference_precision",
+        AdaptationKind.REFERENCE_PRECISION,
         f"mixed float16/bfloat16/float32 operands: {torch_name} refuses two floating dtypes, so there is no "
         "plain Torch call; both layers cast the operands to their common type first, as Paddle's type "
         "promotion does (configs of one dtype are the plain call)", link=PADDLE_TYPE_PROMOTION)

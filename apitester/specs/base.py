@@ -11,25 +11,19 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ..vocab import SILENT_ADAPTATIONS, AdaptationKind
+
 Domain = Callable[[Any], Any]
 
-# What a spec may adapt, relative to the plain Torch call on identical inputs at the config's
-# dtypes (the *strict* reference, what PaddleAPITest checks).  The first two only rename
-# arguments or rearrange layouts and change no result: they may stay silent.  Every other kind
-# is shown in every verdict of the spec.
-SILENT_KINDS = ("argument_mapping", "layout")
-ADAPTATION_KINDS = (
-    *SILENT_KINDS,
-    "documented_semantics",  # Paddle documents a behaviour that differs from Torch's
-    "gradient_convention",   # gradients compared under a convention (e.g. Hermitian part, data labels)
-    "reference_precision",   # the reference is computed at a higher precision than the config's dtype
-    "randomness",            # a random API: a statistical check instead of element-wise comparison
-    "output_invariant",      # outputs defined only up to a gauge (sign, order): invariants compared
-)
+# What a spec may adapt, relative to the plain Torch call on identical inputs at the config's dtypes (the
+# *strict* reference): apitester.vocab.AdaptationKind.  The silent kinds only rename arguments or rearrange
+# layouts and change no result; every other kind is shown in every verdict of the spec.
+SILENT_KINDS = tuple(kind for kind in AdaptationKind if kind in SILENT_ADAPTATIONS)
+ADAPTATION_KINDS = tuple(AdaptationKind)
 # Kinds where a plain comparison exists, so the spec must give it (strict_torch/strict_paddle).
 # randomness and output_invariant have none; reference_precision gives one where Torch has
 # the plain call (a composed reference of a fused op has no plain Torch call to fall back to).
-NEEDS_STRICT_REFERENCE = ("documented_semantics", "gradient_convention")
+NEEDS_STRICT_REFERENCE = (AdaptationKind.DOCUMENTED_SEMANTICS, AdaptationKind.GRADIENT_CONVENTION)
 
 
 @dataclass(frozen=True)
@@ -42,13 +36,14 @@ class Adaptation:
     output_invariant): then both layers are the adapted comparison and the verdict says so.
     """
 
-    kind: str
+    kind: AdaptationKind  # a member or its value ("documented_semantics"), held as the member
     reason: str = ""
     link: str = ""
 
     def __post_init__(self):
         if self.kind not in ADAPTATION_KINDS:
             raise ValueError(f"unknown adaptation kind {self.kind!r} (one of {', '.join(ADAPTATION_KINDS)})")
+        object.__setattr__(self, "kind", AdaptationKind(self.kind))
         if self.kind not in SILENT_KINDS and not self.reason:
             raise ValueError(f"a {self.kind} adaptation needs a reason")
 
@@ -57,7 +52,7 @@ class Adaptation:
         return self.kind not in SILENT_KINDS
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "reason": self.reason, "link": self.link}
+        return {"kind": self.kind.value, "reason": self.reason, "link": self.link}
 
 
 def maps_arguments(reason: str) -> tuple[Adaptation, ...]:
@@ -67,7 +62,7 @@ def maps_arguments(reason: str) -> tuple[Adaptation, ...]:
     report configs that the mapping leaves the plain Torch call's result unchanged."""
     if not reason or not reason.strip():
         raise ValueError("maps_arguments needs its reason: which Paddle argument maps to which Torch argument")
-    return (Adaptation("argument_mapping", reason),)
+    return (Adaptation(AdaptationKind.ARGUMENT_MAPPING, reason),)
 
 
 def _release_tuple(text: str) -> tuple[int, ...]:

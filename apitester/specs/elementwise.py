@@ -7,6 +7,7 @@ import math
 import zlib
 
 from ..inputs import int_range, positive, precondition, ties_with, wide
+from ..vocab import AdaptationKind
 from ._helpers import is_tensor, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, KnownFailure, Spec, maps_arguments, register, torch_call, torch_dtype
 
@@ -56,7 +57,7 @@ register(
         domains={"x": wide()},
         note="torch.clamp with tensor bounds detached (Paddle gives them no gradient); x spans the dtype's range",
         strict_torch=_clip_plain,
-        adaptations=(Adaptation("gradient_convention",
+        adaptations=(Adaptation(AdaptationKind.GRADIENT_CONVENTION,
                                 "Tensor min/max detached in the reference: Paddle's clip sets their "
                                 "stop_gradient (no gradient), torch.clamp differentiates them"),),
     ),
@@ -398,7 +399,7 @@ register(
         note="sum of the list (accumulated in float64/int64, cast back); one tensor is returned as is; "
         "inputs of different dtypes are an error, as Paddle documents one dtype for all inputs",
         strict_torch=_add_n_plain,
-        adaptations=(Adaptation("reference_precision",
+        adaptations=(Adaptation(AdaptationKind.REFERENCE_PRECISION,
                                 "the reference accumulates in float64 and casts back; the plain "
                                 "torch.stack(inputs).sum(0) sums at the inputs' dtype"),),
     ),
@@ -500,7 +501,7 @@ register(
         note="torch.heaviside forward; torch has no derivative, so the gradient is Paddle's "
         "documented one through torch.where (d/dy = [x == 0], d/dx = 0)",
         strict_torch=_heaviside_plain,
-        adaptations=(Adaptation("gradient_convention",
+        adaptations=(Adaptation(AdaptationKind.GRADIENT_CONVENTION,
                                 "torch.heaviside has no derivative: the adapted layer checks Paddle's "
                                 "gradient against its documented formula (d/dy = [x == 0], d/dx = 0) "
                                 "composed with torch.where; the strict layer is forward only"),),
@@ -589,7 +590,7 @@ register(
         note="scale*x + bias (or scale*(x + bias)), then the optional activation; a Tensor scale "
         "is taken as a constant (Paddle gives it no gradient)",
         strict_torch=lambda **kw: _scale(**kw, detach_scale=False),
-        adaptations=(Adaptation("gradient_convention",
+        adaptations=(Adaptation(AdaptationKind.GRADIENT_CONVENTION,
                                 "a Tensor scale is detached in the reference: Paddle's ScaleTensor is an "
                                 "attribute-like input with no gradient"),),
     ),

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 
 from ..inputs import precondition
+from ..vocab import AdaptationKind
 from .base import Adaptation, Comparison, Spec, low_precision, maps_arguments, register
 
 # Torch has no fused ops: each reference composes the unfused ops Paddle's docstring names
 # (a call mapping), and computes float16/bfloat16 inputs in float32 as the fused kernels do.
 # No plain Torch call exists, so the strict layer is this composed reference, and says so.
 _FUSED_ADAPTATIONS = maps_arguments("composed from the unfused Torch ops Paddle's docstring describes") + (
-    Adaptation("reference_precision", "float16/bfloat16 inputs are computed in float32 and cast back, as "
+    Adaptation(AdaptationKind.REFERENCE_PRECISION, "float16/bfloat16 inputs are computed in float32 and cast back, as "
                "the fused kernels do; Torch has no fused op to call at the inputs' dtype"),
 )
 
@@ -445,7 +446,7 @@ register(
         torch=_softmax_mask_fuse,
         note="softmax(x + mask, -1), computed in float32 for float16 inputs.",
         strict_torch=_softmax_mask_fuse_plain,
-        adaptations=(Adaptation("reference_precision",
+        adaptations=(Adaptation(AdaptationKind.REFERENCE_PRECISION,
                                 "the reference computes in float32 for float16 inputs; the plain "
                                 "torch.softmax(x + mask, -1) runs at the inputs' dtype"),),
     ),

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..inputs import indices, precondition
+from ..vocab import AdaptationKind
 from .base import Adaptation, Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
@@ -294,7 +295,7 @@ register(
         "so the reference stacks it first.",
         strict_torch=_getitem_plain,
         adaptations=(Adaptation(
-            "documented_semantics",
+            AdaptationKind.DOCUMENTED_SEMANTICS,
             "Paddle reads a list index as ONE advanced index (paddle.to_tensor of the list, numpy >= 1.23's "
             "rule), Torch reads a list holding tensors as a tuple of indices: the adapted layer stacks the "
             "list before Torch indexes, the strict layer is the plain x[item]",
@@ -345,7 +346,7 @@ register(
         "updates than rows.",
         strict_torch=_scatter_plain,
         adaptations=(Adaptation(
-            "documented_semantics",
+            AdaptationKind.DOCUMENTED_SEMANTICS,
             "Paddle documents scatter as a sequential loop: overwrite=True keeps the LAST update of a repeated "
             "row, overwrite=False zeroes the indexed rows and then adds every update; the plain "
             "x.index_copy / x.index_add leave repeated rows' order to Torch and add onto x's rows",

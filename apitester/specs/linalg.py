@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inputs import numpy_dtype, precondition
+from ..vocab import AdaptationKind
 from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_call
 
 
@@ -241,7 +242,7 @@ def _eigvalsh_paddle_plain(x, UPLO="L", **_):
 
 def _hermitian_gradient(api: str) -> Adaptation:
     return Adaptation(
-        "gradient_convention",
+        AdaptationKind.GRADIENT_CONVENTION,
         f"both sides get (x + x^H)/2 (the same values for the Hermitian x drawn), so {api}'s gradients "
         "are compared on their Hermitian part, the only part a function of a Hermitian matrix "
         "determines: Paddle returns a Hermitian gradient, Torch one whose split between the "
@@ -395,7 +396,7 @@ register(
         strict_paddle=_eigh_paddle_plain,
         adaptations=(
             _hermitian_gradient("eigh"),
-            Adaptation("output_invariant", "eigenvectors are defined only up to sign/phase per column: "
+            Adaptation(AdaptationKind.OUTPUT_INVARIANT, "eigenvectors are defined only up to sign/phase per column: "
                        "both layers compare (eigenvalues, |eigenvectors|)"),
         ),
         note="torch.linalg.eigh(A, UPLO). Eigenvectors are defined only up to sign/phase per "
@@ -411,7 +412,7 @@ register(
         # A 1e154 entry among O(1) ones makes the small eigenvalues rounding noise on both sides
         # (a 128x128 complex128 config: 124 of 128 "differ" by 1e62): edges 0 and +-1 only.
         magnitudes=False,
-        adaptations=(Adaptation("output_invariant", "a general matrix's eigenvalue order is undefined: "
+        adaptations=(Adaptation(AdaptationKind.OUTPUT_INVARIANT, "a general matrix's eigenvalue order is undefined: "
                                 "both sides are sorted by (real, imag)"),),
         note="torch.linalg.eigvals(A); the eigenvalue order of a general matrix is undefined, "
         "so both sides are sorted by (real, imag) before comparing. No backward (Paddle's "
@@ -470,7 +471,7 @@ register(
         paddle=_svd_lowrank_paddle,
         random=True,
         check=_check_svd_lowrank,
-        adaptations=(Adaptation("randomness", "a randomised sketch on both sides: checked statistically "
+        adaptations=(Adaptation(AdaptationKind.RANDOMNESS, "a randomised sketch on both sides: checked statistically "
                                 "(shapes, orthonormality, reconstruction error within 10% of Torch's)"),),
         backward=False,
         note="Randomised on both sides (torch.svd_lowrank with Paddle's q default "

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
+from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_dtype
 
@@ -132,10 +133,10 @@ def _label_as_data(api: str, reference, names: tuple[str, ...] = ("label",), **s
     note = spec_kwargs.pop("note", "")
     note = (note + "; " if note else "") + f"{', '.join(names)} treated as data (no gradient) on both sides"
     adaptations = (
-        Adaptation("gradient_convention",
+        Adaptation(AdaptationKind.GRADIENT_CONVENTION,
                    f"{', '.join(names)} detached on both sides: Paddle's loss kernel defines no gradient for "
                    "it, Torch's reference differentiates it; the strict layer compares that gradient too"),
-        Adaptation("argument_mapping", "Paddle's weighting / reduction rules composed in torch ops"),
+        Adaptation(AdaptationKind.ARGUMENT_MAPPING, "Paddle's weighting / reduction rules composed in torch ops"),
     )
     return Spec(api, torch_side, paddle=paddle_side, note=note, strict_torch=reference,
                 strict_paddle=paddle_plain, adaptations=adaptations, **spec_kwargs)
@@ -601,7 +602,7 @@ def one_hot_reference(x, num_classes=-1, **_):
     return F.one_hot(x.long(), int(num_classes))
 
 
-_RANDOM = (Adaptation("randomness", "a random API: both sides draw their own samples, so the verdict is a "
+_RANDOM = (Adaptation(AdaptationKind.RANDOMNESS, "a random API: both sides draw their own samples, so the verdict is a "
                       "statistical check of the documented properties (the spec's check), not an "
                       "element-wise comparison"),)
 
@@ -990,12 +991,12 @@ register(
               "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)",
          strict_torch=_embedding_plain,
          adaptations=(
-             Adaptation("documented_semantics",
+             Adaptation(AdaptationKind.DOCUMENTED_SEMANTICS,
                         "Paddle documents an all-zero output row wherever the id equals padding_idx; "
                         "torch.nn.functional.embedding returns the weight row (it only stops its gradient). "
                         "PaddlePaddle/Paddle#73445 proposed Torch's behaviour and was closed unmerged",
                         "https://github.com/PaddlePaddle/Paddle/pull/73445"),
-             Adaptation("argument_mapping", "sparse=True runs dense on Paddle: it changes only how the "
+             Adaptation(AdaptationKind.ARGUMENT_MAPPING, "sparse=True runs dense on Paddle: it changes only how the "
                         "weight gradient is stored"),
          )),
     Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False, free_sizes=("num_classes",),
@@ -1039,11 +1040,11 @@ register(
               "lengths then averages; norm_by_times scales the gradient by 1/T",
          strict_torch=lambda **kw: ctc_loss_reference(**kw, softmax_input=False),
          adaptations=(
-             Adaptation("documented_semantics",
+             Adaptation(AdaptationKind.DOCUMENTED_SEMANTICS,
                         "Paddle documents `log_probs` as unscaled probabilities: its warp-ctc kernel applies "
                         "softmax itself, while torch.nn.functional.ctc_loss takes log-probabilities as given",
                         "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/ctc_loss_en.html"),
-             Adaptation("argument_mapping", "mean divides by label lengths; norm_by_times (Paddle only) "
+             Adaptation(AdaptationKind.ARGUMENT_MAPPING, "mean divides by label lengths; norm_by_times (Paddle only) "
                         "scales the gradient by 1/T"),
          )),
     Spec(_NN + "rnnt_loss", rnnt_loss_reference,
@@ -1057,12 +1058,12 @@ register(
               "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms",
          strict_torch=_rnnt_loss_fused_log_softmax,
          adaptations=(
-             Adaptation("documented_semantics",
+             Adaptation(AdaptationKind.DOCUMENTED_SEMANTICS,
                         "Paddle documents `input` as log-probabilities and its warp-rnnt kernel uses them "
                         "as given; torchaudio.functional.rnnt_loss (the plain call, fused_log_softmax=True "
                         "by default) applies log_softmax to its input first",
                         "https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/rnnt_loss_en.html"),
-             Adaptation("argument_mapping", "torchaudio is not installed: its loss is composed as the "
+             Adaptation(AdaptationKind.ARGUMENT_MAPPING, "torchaudio is not installed: its loss is composed as the "
                         "alpha recursion in torch ops"),
          )),
     # ---- sampling & resizing

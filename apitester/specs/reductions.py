@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
+from ..vocab import AdaptationKind
 from .base import Adaptation, Spec, maps_arguments, register, torch_dtype
 
 # ---------------------------------------------------------------- sum / cumsum (core)
@@ -145,7 +146,7 @@ def _prod(x, axis=None, keepdim=False, dtype=None, *, keep_dtype=True, **_):
 def _keeps_input_dtype(api: str, torch_name: str) -> Adaptation:
     """Paddle's documented result dtype of an integer product (no promotion)."""
     return Adaptation(
-        "documented_semantics",
+        AdaptationKind.DOCUMENTED_SEMANTICS,
         f"Paddle documents {api}'s result in x's dtype when dtype is None (an int32 product wraps at "
         f"int32's range; dtype= avoids the overflow); {torch_name} promotes integers to int64: the adapted "
         "layer casts Torch's result back to x's dtype",
@@ -279,7 +280,7 @@ def _torch_inverse_shape(reference):
 
 
 def _flat_inverse(api: str) -> tuple[Adaptation, ...]:
-    return (Adaptation("documented_semantics",
+    return (Adaptation(AdaptationKind.DOCUMENTED_SEMANTICS,
                        f"with axis=None {api} flattens x and documents a 1-D inverse; Torch's inverse keeps "
                        "x's shape (a known API difference, Paddle issue #72822)",
                        "https://github.com/PaddlePaddle/Paddle/issues/72822"),)
@@ -450,7 +451,7 @@ register(
               "density torch.histogram over [min, max]",
          strict_torch=lambda **kw: _histogram(**kw, int64_counts=False),
          adaptations=(Adaptation(
-             "documented_semantics",
+             AdaptationKind.DOCUMENTED_SEMANTICS,
              "Paddle documents int64 counts (and bins integer input); torch.histc returns the counts in the "
              "input's floating dtype and refuses integers: the strict layer is torch.histc (integers as float64), "
              "the adapted layer casts its counts to int64",
@@ -465,7 +466,7 @@ register(
          note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero",
          strict_torch=_torch_mean_as_float,
          adaptations=(Adaptation(
-             "documented_semantics",
+             AdaptationKind.DOCUMENTED_SEMANTICS,
              "integer x: Paddle documents the mean in x's dtype (on this build the exact sum divided by the count, "
              "truncated toward zero); torch.mean refuses integers: the strict layer is torch.mean of x as float64, "
              "the adapted layer the truncated integer mean (float x: both are torch.mean)",

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..inputs import precondition
+from ..vocab import AdaptationKind
 from .base import Adaptation, Spec, maps_arguments, register
 
 # ---------------------------------------------------------------- input domains
@@ -299,7 +300,7 @@ register(
         "drawn inside the image; boxes_num a split of the box count; boxes get no gradient "
         "(as in Paddle's and torchvision's kernels).",
         adaptations=maps_arguments("composed in Torch ops: torchvision is not installed") + (
-            Adaptation("reference_precision", "float16/bfloat16 features are sampled in float32 and cast "
+            Adaptation(AdaptationKind.REFERENCE_PRECISION, "float16/bfloat16 features are sampled in float32 and cast "
                        "back, as the CPU kernel does; no plain Torch call exists"),),
     ),
     Spec(

@@ -24,7 +24,7 @@ def test_releases_are_ordered_by_version_not_by_text_or_insertion():
 def test_partly_fixed_counts_the_newest_release():
     g = grid(*([["accuracy_error"] * 3 + ["pass"]] * 5 + [["accuracy_error"] * 4] * 3))
     answer = fixed_in(g)
-    assert (answer.kind, answer.passing_latest, answer.judged_latest, answer.latest) == ("partly", 5, 8, "3.3.1")
+    assert (answer.kind, answer.passing_latest, answer.judged_latest, answer.latest) == ("partly_fixed", 5, 8, "3.3.1")
     assert describe(answer) == "partly fixed: 5 of 8 pass on 3.3.1"
 
 
@@ -67,7 +67,7 @@ def test_only_the_strict_pass_counts_as_passing():
 def test_a_status_that_is_not_a_strict_pass_keeps_a_task_from_being_fixed():
     # e.g. a documented difference: Paddle still differs from the plain Torch call on the newest release.
     answer = fixed_in(grid(["accuracy_error", "", "", "pass"], ["accuracy_error", "", "", "documented_difference"]))
-    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly_fixed", 1, 2)
 
 
 def test_a_documented_difference_after_a_pass_is_no_regression_as_between_runs():
@@ -75,7 +75,7 @@ def test_a_documented_difference_after_a_pass_is_no_regression_as_between_runs()
     g = grid(["pass", "pass", "documented_difference", "documented_difference"], ["pass"] * 4)
     assert regressed_in(g, R) is None
     answer = fixed_in(g)
-    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly_fixed", 1, 2)
     # A documented difference between the pass and the failure neither makes nor hides the step.
     g = grid(["pass", "documented_difference", "accuracy_error", "accuracy_error"])
     assert regressed_in(g, R) == ("3.2.0", "3.1.0")
@@ -84,7 +84,7 @@ def test_a_documented_difference_after_a_pass_is_no_regression_as_between_runs()
 
 def test_only_documented_differences_on_the_newest_release_differ_and_do_not_fail():
     answer = fixed_in(grid(["accuracy_error", "", "", "documented_difference"], ["", "", "", "torch_suspect"]))
-    assert (answer.kind, answer.judged_latest, answer.passing_latest) == ("differs", 2, 0)
+    assert (answer.kind, answer.judged_latest, answer.passing_latest) == ("differs_on_latest", 2, 0)
     assert describe(answer).startswith("differs from Torch on 3.3.1")
 
 

@@ -97,7 +97,7 @@ def test_release_grid_and_fixed_in_line_read_a_documented_difference_alike(clien
     cells = _release_cells(html)
     assert cells["3.3.1"] == [CELL_PASS, CELL_DIFFERS, CELL_NO_VERDICT]
     answer = task_fixed_in(mixed)
-    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly", 1, 2)
+    assert (answer.kind, answer.passing_latest, answer.judged_latest) == ("partly_fixed", 1, 2)
     assert answer.passing_latest == cells["3.3.1"].count(CELL_PASS)
     assert answer.judged_latest == sum(1 for v in cells["3.3.1"] if v not in (CELL_NO_VERDICT, None))
     assert "partly fixed: 1 of 2 pass on 3.3.1" in html
@@ -105,7 +105,7 @@ def test_release_grid_and_fixed_in_line_read_a_documented_difference_alike(clien
     html = client.get("/tasks/22").content.decode()
     assert _release_cells(html) == {"3.0.0": [CELL_FAIL], "3.3.1": [CELL_DIFFERS]}
     answer = task_fixed_in(by_design)
-    assert answer.kind == "differs" and answer.judged_latest == 1
+    assert answer.kind == "differs_on_latest" and answer.judged_latest == 1
     assert "differs from Torch on 3.3.1: none of its 1 configs passes and none fails" in html
     assert "failing on every release tested" not in html
 

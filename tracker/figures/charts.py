@@ -74,7 +74,8 @@ def stage_label(stage: str) -> str:
 def funnel_figure(funnel: dict[str, dict[str, int]]) -> go.Figure:
     fig = go.Figure(**NO_VALIDATION)
     labels = [stage_label(s) for s in sel.FUNNEL_STAGES]
-    for scope, name in (("all", _("all tasks")), ("CPU", "CPU"), ("GPU", "GPU")):
+    for scope in sel.FUNNEL_SCOPES:
+        name = _("all tasks") if scope == sel.ALL_KERNELS else scope
         fig.add_trace(
             go.Funnel(**NO_VALIDATION,
                 name=name, y=labels, x=[funnel[scope][s] for s in sel.FUNNEL_STAGES],

@@ -4,6 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
+from ..vocab import Kernel
 from .charts import _LAYOUT, NO_VALIDATION
 from .cells import VERDICT_COLOURS, cell_value
 
@@ -55,7 +56,7 @@ def fixed_per_release_figure(matrix: dict) -> go.Figure:
     releases = matrix["releases"]
     fig = go.Figure(**NO_VALIDATION, data=[
         go.Bar(**NO_VALIDATION, name=kernel, x=releases, y=[matrix["fixed"][kernel][r] for r in releases])
-        for kernel in ("CPU", "GPU")])
+        for kernel in Kernel.values])
     fig.update_layout(title=_("Tasks fixed per release"), barmode="stack", xaxis=dict(type="category"), **_LAYOUT)
     return fig
 

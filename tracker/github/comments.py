@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list, unread_separator
 
@@ -33,7 +34,26 @@ MAX_RANGE_LENGTH = 50
 # more claim lines or task numbers than these is rejected whole. Real claim comments have a few of each.
 MAX_MARKER_LINES = 100
 MAX_NUMBERS = 200
-REJECTING_CODES = ("too_many_tasks", "too_many_lines", "too_many_numbers")  # errors that refuse the whole comment
+
+
+class CommentErrorCode(StrEnum):
+    """Why part of a comment (or all of it) did nothing: a CommentError's code, `code` in its JSON."""
+    NOT_ON_BOARD = "not_on_board"          # a task number off the board
+    LOCKED = "locked"                      # a locked task can't be claimed (its reason is in the message)
+    REVERSED_RANGE = "reversed_range"      # "9-3"
+    RANGE_TOO_LONG = "range_too_long"      # more than MAX_RANGE_LENGTH tasks in one range
+    NO_NUMBERS = "no_numbers"              # a bracket marker line without task numbers
+    NUMBER_TOO_LONG = "number_too_long"    # more than MAX_DIGITS digits: the line gives nothing
+    TOO_MANY_TASKS = "too_many_tasks"      # the comment names more than max_tasks tasks
+    TOO_MANY_LINES = "too_many_lines"      # more than MAX_MARKER_LINES claim lines
+    TOO_MANY_NUMBERS = "too_many_numbers"  # more than MAX_NUMBERS task numbers
+    UNKNOWN_SEPARATOR = "unknown_separator"  # a mark after a list that is followed by more numbers: not read
+    SITE_ACCOUNT_UNKNOWN = "site_account_unknown"  # a "(for @x)" comment held: GitHub could not say who the site is
+
+
+# Errors that refuse the whole comment.
+REJECTING_CODES = frozenset({CommentErrorCode.TOO_MANY_TASKS, CommentErrorCode.TOO_MANY_LINES,
+                             CommentErrorCode.TOO_MANY_NUMBERS})
 
 # Every pattern here runs on text anyone on GitHub can write (65,536 characters per comment), so none may
 # backtrack over a run of characters: quantifiers next to each other that can take the same characters
@@ -75,12 +95,12 @@ _FOR_LOGIN = re.compile(r"[ \t]*+[(（][ \t]*+for[ \t]++@(?P<login>[A-Za-z0-9](?
 class CommentError:
     line: int  # 1-based line of the comment
     column: int  # 1-based column
-    code: str  # not_on_board | locked | reversed_range | range_too_long | no_numbers | number_too_long | too_many_*
+    code: CommentErrorCode
     message: str
     numbers: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"line": self.line, "column": self.column, "code": self.code, "message": self.message,
+        return {"line": self.line, "column": self.column, "code": str(self.code), "message": self.message,
                 "numbers": self.numbers}
 
 
@@ -153,12 +173,12 @@ def parse_comment(body: str, *, max_task: int | None = None, locked: Mapping[int
     reading = _Reading(max_task=max_task, locked=locked or {})
     for count, (line_no, raw_line) in enumerate(marker_lines(body), 1):
         if count > MAX_MARKER_LINES:
-            return _rejected(reading, line_no, "too_many_lines",
+            return _rejected(reading, line_no, CommentErrorCode.TOO_MANY_LINES,
                              f"the comment has more than {MAX_MARKER_LINES} claim lines")
         try:
             _read_line(reading, line_no, normalize_digits(raw_line))
         except TooManyNumbers:
-            return _rejected(reading, line_no, "too_many_numbers",
+            return _rejected(reading, line_no, CommentErrorCode.TOO_MANY_NUMBERS,
                              f"the comment has more than {MAX_NUMBERS} task numbers")
     return _outcome(reading, max_tasks)
 
@@ -183,7 +203,7 @@ def _read_bracket_line(reading: _Reading, line_no: int, line: str, marker: re.Ma
     kind = "withdraw" if marker.group("kind").startswith("取消") else "claim"
     numbers = _read_list(reading, line, marker.end(), line_no, kind)
     if numbers is None:
-        reading.errors.append(CommentError(line_no, marker.end() + 1, "no_numbers",
+        reading.errors.append(CommentError(line_no, marker.end() + 1, CommentErrorCode.NO_NUMBERS,
                                            f"{marker.group('kind').replace(' ', '')} line without task numbers"))
     else:
         _apply(reading, kind, numbers)
@@ -234,11 +254,12 @@ def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) 
     """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
     items, end = _scan(reading, text, pos, line_no)
     if not items:
-        errors = reading.errors
-        return [] if errors and errors[-1].code == "number_too_long" and errors[-1].line == line_no else None
+        last = reading.errors[-1] if reading.errors else None
+        too_long = last is not None and last.code == CommentErrorCode.NUMBER_TOO_LONG and last.line == line_no
+        return [] if too_long else None
     if (column := unread_separator(text, end)) is not None:
         reading.errors.append(CommentError(
-            line_no, column + 1, "unknown_separator",
+            line_no, column + 1, CommentErrorCode.UNKNOWN_SEPARATOR,
             f"“{text[column]}” does not separate task numbers: the numbers after it were not read "
             f"(separate them with 、 or , and write ranges as 3-5)"))
     for_login = _FOR_LOGIN.match(text, end)
@@ -256,7 +277,7 @@ def _scan(reading: _Reading, text: str, pos: int, line_no: int):
     try:
         items, end = scan_number_list(text, pos, max_items=MAX_NUMBERS - reading.numbers_read)
     except NumberTooLong as error:
-        reading.errors.append(CommentError(line_no, error.column + 1, "number_too_long", str(error)))
+        reading.errors.append(CommentError(line_no, error.column + 1, CommentErrorCode.NUMBER_TOO_LONG, str(error)))
         return [], pos
     reading.numbers_read += len(items)
     return items, end
@@ -267,12 +288,12 @@ def _item_numbers(reading: _Reading, item, line_no: int, kind: str) -> list[int]
     than MAX_RANGE_LENGTH tasks gives none; numbers off the board give none; a locked task is never claimed."""
     column, errors = item.column + 1, reading.errors
     if item.start > item.end:
-        errors.append(CommentError(line_no, column, "reversed_range",
+        errors.append(CommentError(line_no, column, CommentErrorCode.REVERSED_RANGE,
                                    f"range {item.start}-{item.end} is reversed (did you mean {item.end}-{item.start}?)",
                                    [item.start, item.end]))
         return []
     if item.end - item.start + 1 > MAX_RANGE_LENGTH:
-        errors.append(CommentError(line_no, column, "range_too_long",
+        errors.append(CommentError(line_no, column, CommentErrorCode.RANGE_TOO_LONG,
                                    f"range {item.start}-{item.end} covers {item.end - item.start + 1} tasks; "
                                    f"at most {MAX_RANGE_LENGTH} in one range",
                                    [item.start, item.end]))
@@ -282,21 +303,21 @@ def _item_numbers(reading: _Reading, item, line_no: int, kind: str) -> list[int]
     missing = [n for n in range(item.start, item.end + 1) if n < 1 or (max_task is not None and n > max_task)]
     if missing:
         bound = f"1-{max_task}" if max_task is not None else "numbers from 1"
-        errors.append(CommentError(line_no, column, "not_on_board",
+        errors.append(CommentError(line_no, column, CommentErrorCode.NOT_ON_BOARD,
                                    f"task {_format_numbers(missing)} is not on the board ({bound})", missing))
     numbers = []
     for n in range(item.start, item.end + 1):
         if n in missing:
             continue
         if kind == "claim" and n in reading.locked:
-            errors.append(CommentError(line_no, column, "locked",
+            errors.append(CommentError(line_no, column, CommentErrorCode.LOCKED,
                                        f"task {n} is locked and cannot be claimed: {reading.locked[n]}", [n]))
             continue
         numbers.append(n)
     return numbers
 
 
-def _rejected(reading: _Reading, line_no: int, code: str, message: str) -> CommentParse:
+def _rejected(reading: _Reading, line_no: int, code: CommentErrorCode, message: str) -> CommentParse:
     """The whole comment refused at `line_no`: no claim and no withdrawal, the errors so far kept."""
     reading.errors.append(CommentError(line_no, 1, code, f"{message}, so none of it was applied", []))
     return CommentParse([], [], reading.errors)
@@ -308,7 +329,7 @@ def _outcome(reading: _Reading, max_tasks: int | None) -> CommentParse:
     counts only when every marker line names the same one."""
     errors = reading.errors
     if max_tasks is not None and len(reading.named) > max_tasks:
-        errors.append(CommentError(1, 1, "too_many_tasks",
+        errors.append(CommentError(1, 1, CommentErrorCode.TOO_MANY_TASKS,
                                    f"the comment names {len(reading.named)} tasks; at most {max_tasks} in one comment, "
                                    f"so none of it was applied", []))
         return CommentParse([], [], errors)

@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
 from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
-from ..vocab import EventKind
+from ..vocab import FIX_LANDED, EventKind, FixedInKind
 from .releases import fixed_in_by_task
 
 # sort key → ORDER BY (the task number breaks ties so the order is stable)
@@ -132,10 +132,10 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
     if filters.fixed_upstream or filters.harness_fix:
         answers = fixed_in_by_task()
     if filters.fixed_upstream:
-        fixed = [task_id for task_id, answer in answers.items() if answer.kind in ("fixed", "passing")]
+        fixed = [task_id for task_id, answer in answers.items() if answer.kind in FIX_LANDED]
         tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
     if filters.harness_fix:
-        tasks = tasks.filter(pk__in=[task_id for task_id, answer in answers.items() if answer.kind == "harness"])
+        tasks = tasks.filter(pk__in=[task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.HARNESS])
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])

@@ -25,13 +25,16 @@ from ..models import (
     TaskStatus,
     TestRun,
 )
-from ..vocab import FAILING, PASSING, EventKind
+from ..vocab import FAILING, PASSING, EventKind, FixedInKind, Kernel, VerificationKind
 from .releases import fixed_in_by_task
 from .runs import main_release_q, verifications_in_own_lane
 
 # "verified": the fix is verified in the task's own lane and was a Paddle fix; "harness_fix": Paddle
 # agrees with Torch on every release tested and the PR is in PaddleAPITest (never counted as verified).
 FUNNEL_STAGES = ("open", "claimed", "pr_submitted", "completed", "verified", "harness_fix")
+# The funnel counts every task, then each kernel's apart.
+ALL_KERNELS = "all"
+FUNNEL_SCOPES = (ALL_KERNELS, *(kernel.value for kernel in Kernel))
 # How far each board status has come along the funnel (locked tasks are outside it).
 _STATUS_DEPTH = {
     TaskStatus.OPEN: 0,
@@ -45,21 +48,21 @@ _STATUS_DEPTH = {
 
 def verified_task_ids() -> set[int]:
     """Tasks whose fix is verified in their own lane (CPU task → cpu lane), by the runner's rule."""
-    return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == "verified"}
+    return {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == VerificationKind.VERIFIED}
 
 
 # --- overview: funnel and burn-down -------------------------------------------------------------
 
 def funnel() -> dict[str, dict[str, int]]:
     """Tasks that reached each stage, overall and per kernel; locked tasks are not claimable, so excluded."""
-    harness = {task_id for task_id, answer in fixed_in_by_task().items() if answer.kind == "harness"}
+    harness = {task_id for task_id, answer in fixed_in_by_task().items() if answer.kind == FixedInKind.HARNESS}
     verified = verified_task_ids() - harness
-    result = {scope: dict.fromkeys(FUNNEL_STAGES, 0) for scope in ("all", "CPU", "GPU")}
+    result = {scope: dict.fromkeys(FUNNEL_STAGES, 0) for scope in FUNNEL_SCOPES}
     for task_id, kernel, status in Task.objects.values_list("id", "kernel", "status"):
         if status == TaskStatus.LOCKED:
             continue
         depth = _STATUS_DEPTH.get(status, 0)
-        for scope in ("all", kernel):
+        for scope in (ALL_KERNELS, kernel):
             counts = result[scope]
             counts["open"] += 1
             if depth >= 1:
@@ -144,7 +147,7 @@ def burndown_from_events() -> dict[str, list]:
 def report_history() -> dict[str, dict[str, list]]:
     """Failing configs listed per report version, per kernel (from first_seen/last_seen of history/)."""
     out: dict[str, dict[str, list]] = {}
-    for kernel in ("CPU", "GPU"):
+    for kernel in Kernel.values:
         # Grouped in SQL: 46 000 configs share a few dozen (first_seen, last_seen) pairs, so the
         # per-day count below loops over pairs, not configs (0.48 s -> a few ms on the real reports).
         spans = list(

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from apitester.vocab import Reading
 
 from ..models import Diagnosis, Task
-from ..vocab import FAILING, RUNNER_FAILURES
+from ..vocab import FAILING, RUNNER_FAILURES, Lane
 from .runs import latest_results
 
 # What a diagnosis can explain: a value, dtype, shape or error failure of the strict layer. A crash or a
@@ -25,7 +25,7 @@ DIAGNOSABLE = FAILING - RUNNER_FAILURES
 def diagnosable_results(task: Task) -> list:
     """The task's newest CPU verdicts that fail strictly: what services/diagnoses.py diagnoses and what the
     page counts as "failing configs" (diagnoses run on this host's main env, the CPU lane)."""
-    return [r for r in latest_results(lane="cpu", task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
+    return [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
 
 
 def reading_text(reading: str) -> str:

@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from .. import bisection
 from ..models import ConfigResult, FailingConfig, PullRequest, Task, TestRun
-from ..vocab import NO_VERDICT, is_failing, is_passing, status_class
+from ..vocab import NO_VERDICT, FixedInKind, Kernel, is_failing, is_passing, lane_of, status_class
 
 
 def has_verdict(status: str) -> bool:
@@ -40,7 +40,7 @@ PADDLEAPITEST_REPO = "pfcclab/paddleapitest"
 
 @dataclass
 class FixedIn:
-    kind: str  # fixed | partly | regressed | never | passing | harness | untested
+    kind: FixedInKind
     release: str = ""  # fixed in / regressed in this release
     latest: str = ""  # newest release with a verdict
     passing_latest: int = 0  # configs passing on `latest`
@@ -59,7 +59,7 @@ def as_harness_fix(answer: FixedIn, pr_refs: list[str]) -> FixedIn:
     """The answer read with the task's linked PRs (["owner/name#N", ...], merged first): a task passing on
     every release run, one of them out before PaddleAPITest's report (FIRST_REPORT_RELEASE or older),
     with a PaddleAPITest PR, is a fix in the test engine — never counted as a Paddle fix."""
-    if answer.kind != "passing":
+    if answer.kind != FixedInKind.PASSING:
         return answer
     run = [r for r in answer.releases if r not in answer.not_run]
     if not any(version_key(r) <= version_key(FIRST_REPORT_RELEASE) for r in run):
@@ -67,7 +67,7 @@ def as_harness_fix(answer: FixedIn, pr_refs: list[str]) -> FixedIn:
     engine_prs = [ref for ref in pr_refs if ref.lower().startswith(PADDLEAPITEST_REPO + "#")]
     if not engine_prs:
         return answer
-    return replace(answer, kind="harness", harness_pr=engine_prs[0])
+    return replace(answer, kind=FixedInKind.HARNESS, harness_pr=engine_prs[0])
 
 
 def regressed_in(grid: dict, releases: list[str]) -> tuple[str, str] | None:
@@ -105,7 +105,7 @@ def fixed_in(grid: dict, inferred: dict | None = None) -> FixedIn:
     * passing: every judged config passes on every release tested;
     * regressed in R: see regressed_in;
     * partly fixed: some, not all, configs pass on the newest release;
-    * differs: no config passes on the newest release and none fails there: they differ from Torch by
+    * differs on latest: no config passes on the newest release and none fails there: they differ from Torch by
       design (or the engine suspects the Torch reference);
     * never: no config passes on the newest release, and some fail.
     """
@@ -114,7 +114,7 @@ def fixed_in(grid: dict, inferred: dict | None = None) -> FixedIn:
         grid = {c: {**inferred.get(c, {}), **grid.get(c, {})} for c in {*grid, *inferred}}
     releases = sorted({r for row in grid.values() for r, s in row.items() if has_verdict(s)}, key=version_key)
     if not releases:
-        return FixedIn("untested")
+        return FixedIn(FixedInKind.UNTESTED)
     answer = _fixed_in(grid, releases)
     answer.not_run = [r for r in releases if r not in run]
     return answer
@@ -132,18 +132,18 @@ def _fixed_in(grid: dict, releases: list[str]) -> FixedIn:
         while start > 0 and all_pass[releases[start - 1]]:
             start -= 1
         if start == 0:
-            return FixedIn("passing", **base)
+            return FixedIn(FixedInKind.PASSING, **base)
         before = releases[start - 1]
-        return FixedIn("fixed", release=releases[start], before=before, failing_before=failing[before], **base)
+        return FixedIn(FixedInKind.FIXED, release=releases[start], before=before, failing_before=failing[before], **base)
     regression = regressed_in(grid, releases)
     if regression:
         release, before = regression
-        return FixedIn("regressed", release=release, before=before, failing_before=failing[before], **base)
+        return FixedIn(FixedInKind.REGRESSED, release=release, before=before, failing_before=failing[before], **base)
     if passing[latest]:
-        return FixedIn("partly", **base)
+        return FixedIn(FixedInKind.PARTLY_FIXED, **base)
     if not failing[latest]:
-        return FixedIn("differs", **base)
-    return FixedIn("never", **base)
+        return FixedIn(FixedInKind.DIFFERS_ON_LATEST, **base)
+    return FixedIn(FixedInKind.NEVER, **base)
 
 
 def release_ranges(releases: list[str], chosen: list[str]) -> str:
@@ -167,7 +167,7 @@ def describe(answer: FixedIn) -> str:
     if not answer.not_run:
         return text
     not_run = release_ranges(answer.releases, answer.not_run)
-    if answer.kind == "fixed":
+    if answer.kind == FixedInKind.FIXED:
         run = [r for r in answer.releases if r not in answer.not_run]
         before = [r for r in run if version_key(r) < version_key(answer.release)]
         after = [r for r in run if r not in before]
@@ -177,27 +177,27 @@ def describe(answer: FixedIn) -> str:
 
 
 def _describe(answer: FixedIn) -> str:
-    if answer.kind == "fixed":
+    if answer.kind == FixedInKind.FIXED:
         return _("fixed in Paddle %(r)s (all %(n)d configs pass from %(r)s on; %(f)d fail on %(b)s)") % {
             "r": answer.release, "n": answer.judged_latest, "f": answer.failing_before, "b": answer.before}
-    if answer.kind == "passing":
+    if answer.kind == FixedInKind.PASSING:
         return _("passing on every release tested (%(rs)s)") % {
             "rs": ", ".join(r for r in answer.releases if r not in answer.not_run)}
-    if answer.kind == "harness":
+    if answer.kind == FixedInKind.HARNESS:
         return _("Paddle agrees with Torch on every release tested (%(rs)s); the fix was in the test engine "
                  "(%(pr)s)") % {"rs": ", ".join(r for r in answer.releases if r not in answer.not_run),
                                 "pr": answer.harness_pr}
-    if answer.kind == "regressed":
+    if answer.kind == FixedInKind.REGRESSED:
         return _("regressed in %(r)s (passed on %(b)s; %(p)d of %(n)d pass on %(l)s)") % {
             "r": answer.release, "b": answer.before, "p": answer.passing_latest, "n": answer.judged_latest,
             "l": answer.latest}
-    if answer.kind == "partly":
+    if answer.kind == FixedInKind.PARTLY_FIXED:
         return _("partly fixed: %(p)d of %(n)d pass on %(l)s") % {
             "p": answer.passing_latest, "n": answer.judged_latest, "l": answer.latest}
-    if answer.kind == "differs":
+    if answer.kind == FixedInKind.DIFFERS_ON_LATEST:
         return _("differs from Torch on %(l)s: none of its %(n)d configs passes and none fails "
                  "(by design, or the engine suspects the Torch reference)") % {"l": answer.latest, "n": answer.judged_latest}
-    if answer.kind == "never":
+    if answer.kind == FixedInKind.NEVER:
         return _("failing on every release tested (%(rs)s)") % {
             "rs": ", ".join(r for r in answer.releases if r not in answer.not_run)}
     return _("not tested on any release yet")
@@ -271,7 +271,7 @@ def split_cells(rows) -> tuple[dict, dict]:
 
 def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, dict[str, Cell]]]]:
     """(releases oldest first, [(config, {release: newest Cell})]) for the task's re-tested configs, own lane."""
-    rows = (ConfigResult.objects.filter(task=task, run__lane=task.kernel.lower())
+    rows = (ConfigResult.objects.filter(task=task, run__lane=task.lane)
             .values_list("failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status",
                          "max_abs", "max_rel", "paddle_commit", "torch_version")
             .order_by("failing_config_id", "run_id"))
@@ -323,7 +323,7 @@ def fixed_in_by_task() -> dict[int, FixedIn]:
             .order_by("run_id"))
     for task_id, config_id, version, run_version, lane, status, kernel in rows:
         release = _release_of(version, run_version)
-        if release and lane == kernel.lower():
+        if release and lane == lane_of(kernel):
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
     answers = {}
     numbers = dict(Task.objects.filter(id__in=grids).values_list("id", "number"))
@@ -332,7 +332,7 @@ def fixed_in_by_task() -> dict[int, FixedIn]:
         if len({r for row in grid.values() for r in row}) > 1:
             run, inferred, _releases = split_grid(grid, bisected.get(numbers.get(task_id), ()))
             answers[task_id] = fixed_in(run, inferred)
-    passing = [task_id for task_id, answer in answers.items() if answer.kind == "passing"]
+    passing = [task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.PASSING]
     if passing:  # only a passing task can be a fix in the test engine: its PRs are read (one query)
         prs = pr_refs_by_task(passing)
         answers.update({t: as_harness_fix(answers[t], prs.get(t, [])) for t in passing})
@@ -349,13 +349,13 @@ def release_matrix() -> dict:
             ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version", "run__paddle_version",
                                              "run__lane", "status").order_by("run_id")):
         release = _release_of(version, run_version)
-        if release and lane == (kernels.get(task_id) or "").lower():
+        if release and task_id in kernels and lane == lane_of(kernels[task_id]):
             grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
     bisected = bisected_releases_by_task()
     split = {t: split_grid(g, bisected.get(numbers.get(t), ())) for t, g in grids.items()}
     releases = sorted({r for _run, _inf, rs in split.values() for r in rs}, key=version_key)
-    fixed = {kernel: {r: 0 for r in releases} for kernel in ("CPU", "GPU")}
-    harness_fixes = {"CPU": 0, "GPU": 0}  # never counted as a Paddle fix
+    fixed = {kernel.value: {r: 0 for r in releases} for kernel in Kernel}
+    harness_fixes = {kernel.value: 0 for kernel in Kernel}  # never counted as a Paddle fix
     prs = pr_refs_by_task()
     passing_configs = {r: 0 for r in releases}
     judged_configs = {r: 0 for r in releases}
@@ -364,9 +364,9 @@ def release_matrix() -> dict:
         run, inferred, _releases = split[task_id]
         answer = as_harness_fix(fixed_in(run, inferred), prs.get(task_id, []))
         grid = {c: {**inferred.get(c, {}), **row} for c, row in run.items()}
-        if answer.kind == "fixed":
+        if answer.kind == FixedInKind.FIXED:
             fixed[kernels[task_id]][answer.release] += 1
-        elif answer.kind == "harness":
+        elif answer.kind == FixedInKind.HARNESS:
             harness_fixes[kernels[task_id]] += 1
         fractions = []
         for r in releases:

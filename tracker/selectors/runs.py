@@ -10,7 +10,20 @@ from django.utils.translation import gettext as _
 
 from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
-from ..vocab import ACTIVE_RUN_STATES, BY_DESIGN, FAILING, NO_VERDICT, PASSING, TORCH_SUSPECT, Status
+from ..vocab import (
+    ACTIVE_RUN_STATES,
+    AdaptationKind,
+    BY_DESIGN,
+    DIFFERS_FROM_TORCH,
+    FAILING,
+    NO_VERDICT,
+    PASSING,
+    TORCH_SUSPECT,
+    Lane,
+    Status,
+    VerificationKind,
+    lane_of,
+)
 
 # Statuses that say nothing about Paddle: the engine (or the Torch reference) can't run the config,
 # or not on this machine.
@@ -130,7 +143,7 @@ def lane_workers(lane: str) -> list[WorkerHeartbeat]:
 def waiting_reason(run: TestRun) -> str:
     if run.state != TestRun.State.QUEUED:
         return ""
-    if run.lane == TestRun.Lane.GPU and not lane_workers("gpu"):
+    if run.lane == Lane.GPU and not lane_workers(Lane.GPU):
         return _("waiting for a GPU worker")
     if run.release and run.release != "matrix" and not release_workers(run.lane, run.release):
         return _("waiting for a worker with Paddle %(v)s") % {"v": run.release}
@@ -158,7 +171,8 @@ def run_summary(run: TestRun) -> dict:
         total, done = sum(i["total"] for i in summaries), sum(i["done"] for i in summaries)
         rate = sum(rates) if rates else None
         return {
-            "id": run.pk, "state": run.state, "lane": run.lane, "scope": run.scope, "release": "matrix",
+            "id": run.pk, "state": run.state, "active": run.is_active, "lane": run.lane, "scope": run.scope,
+            "release": "matrix",
             "releases": [child.release for child in lanes], "paddle_version": "", "paddle_commit": "",
             "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "layers": layers,
             "rate": rate, "eta_seconds": max(0, total - done) / rate if rate else None,
@@ -173,6 +187,7 @@ def run_summary(run: TestRun) -> dict:
     return {
         "id": run.pk,
         "state": run.state,
+        "active": run.is_active,  # queued or running: the pages keep polling while it is
         "lane": run.lane,
         "scope": run.scope,
         "release": run.release,
@@ -227,7 +242,7 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
 
 @dataclass
 class Verification:
-    kind: str  # verified | failing | by_design | differs | engine_gap | partial | untested
+    kind: VerificationKind
     text: str
     failing: int = 0
     total: int = 0
@@ -237,16 +252,21 @@ class Verification:
     torch_suspect: int = 0  # strict fails, and the engine's evidence points at Torch
     reasons: tuple = ()     # the documented differences' reasons
 
+    @property
+    def differs_from_torch(self) -> bool:
+        """No Paddle failure, but configs differ from Torch (by design, or the engine suspects Torch)."""
+        return self.kind in DIFFERS_FROM_TORCH
+
 
 def _by_design_reasons(adaptations) -> list[str]:
-    return [a.get("reason", "") for a in adaptations or [] if a.get("kind") == "documented_semantics"]
+    return [a.get("reason", "") for a in adaptations or [] if a.get("kind") == AdaptationKind.DOCUMENTED_SEMANTICS]
 
 
 def _verification(total: int, latest: list[tuple]) -> Verification:
     """The verdict on a task from the newest (status, run id, paddle version, adaptations) of each
     re-tested config.  "Fix verified" needs every config's strict layer to pass (status ``pass``)."""
     if not latest:
-        return Verification("untested", _("not re-tested yet"), total=total)
+        return Verification(VerificationKind.UNTESTED, _("not re-tested yet"), total=total)
     failing = sum(1 for status, *_rest in latest if status in FAILING)
     gaps = sum(1 for status, *_rest in latest if status in NO_VERDICT)
     by_design = sum(1 for status, *_rest in latest if status in BY_DESIGN)
@@ -258,13 +278,13 @@ def _verification(total: int, latest: list[tuple]) -> Verification:
     extra = {"by_design": by_design, "torch_suspect": suspect, "reasons": reasons}
     if failing:
         text = _("still failing %(a)d of %(b)d") % {"a": failing, "b": total}
-        return Verification("failing", text, failing, total, gaps, version, **extra)
+        return Verification(VerificationKind.FAILING, text, failing, total, gaps, version, **extra)
     if untested:
         text = _("%(n)d of %(b)d configs not re-tested yet") % {"n": untested, "b": total}
-        return Verification("partial", text, 0, total, gaps, version, **extra)
+        return Verification(VerificationKind.PARTLY_TESTED, text, 0, total, gaps, version, **extra)
     if by_design == total:
         text = _("differs from Torch by design: %(reason)s") % {"reason": "; ".join(reasons)}
-        return Verification("by_design", text, 0, total, gaps, version, **extra)
+        return Verification(VerificationKind.BY_DESIGN, text, 0, total, gaps, version, **extra)
     if by_design or suspect:
         parts = []
         if by_design:
@@ -272,21 +292,21 @@ def _verification(total: int, latest: list[tuple]) -> Verification:
         if suspect:
             parts.append(_("%(n)d of %(b)d configs: the engine suspects the Torch reference") % {
                 "n": suspect, "b": total})
-        return Verification("differs", "; ".join(parts), 0, total, gaps, version, **extra)
+        return Verification(VerificationKind.DIFFERS, "; ".join(parts), 0, total, gaps, version, **extra)
     if gaps == total:
         text = _("engine gap: the engine can't run any of the %(b)d configs here (not a Paddle bug)") % {"b": total}
-        return Verification("engine_gap", text, 0, total, gaps, version)
+        return Verification(VerificationKind.ENGINE_GAP, text, 0, total, gaps, version)
     if gaps:
         text = _("engine gap: %(n)d of %(b)d configs can't be run by the engine here; the rest pass") % {
             "n": gaps, "b": total}
-        return Verification("engine_gap", text, 0, total, gaps, version)
+        return Verification(VerificationKind.ENGINE_GAP, text, 0, total, gaps, version)
     # here every config is `pass`: its strict layer passed
-    return Verification("verified", _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
+    return Verification(VerificationKind.VERIFIED, _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
 def task_verification(task: Task, lane: str | None = None) -> Verification:
     """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
-    lane = lane or task.kernel.lower()
+    lane = lane or task.lane
     total = FailingConfig.objects.filter(task=task).count()
     latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations)
               for r in latest_results(lane=lane, task=task).values()]
@@ -306,7 +326,7 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     }
     if not newest:
         return {}
-    kernel_lane = {task_id: kernel.lower() for task_id, kernel in Task.objects.values_list("id", "kernel")}
+    kernel_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
     latest: dict[int, list[tuple]] = {}
     rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
@@ -326,7 +346,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
     Only re-tested configs are listed (a task can have 15 000 configs, nearly all untested), at most
     `limit` of them; the counts say what is left out. Diff maps are not loaded, only whether one exists.
     """
-    lane = lane or task.kernel.lower()
+    lane = lane or task.lane
     qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, task=task).select_related("run", "failing_config")
           .defer("diff_map")
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
@@ -446,7 +466,7 @@ def run_results(run: TestRun, status: str | None = None, limit: int = 500):
 
 def task_runs_panel(task: Task) -> dict:
     """What the task page's re-test panel shows, for the task's own lane."""
-    lane = task.kernel.lower()
+    lane = task.lane
     return {
         "lane": lane,
         "verification": task_verification(task, lane),
@@ -457,7 +477,7 @@ def task_runs_panel(task: Task) -> dict:
                         for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)
                         if task.number in r.scope_tasks],
         "failed_runs": task_failed_runs(task, lane),
-        "no_lane_worker": lane == "gpu" and not lane_workers("gpu"),
+        "no_lane_worker": lane == Lane.GPU and not lane_workers(Lane.GPU),
     }
 
 
@@ -465,7 +485,7 @@ def board_run_actions() -> dict:
     """The board's run panel: whether a GPU run would wait, and the runs in progress for everyone to watch
     (e.g. the first start's re-test of every CPU task)."""
     return {
-        "gpu_waiting": not lane_workers("gpu"),
+        "gpu_waiting": not lane_workers(Lane.GPU),
         "active_runs": [run_summary(run) for run in
                         TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True)[:3]],
         # the run whose per-task progress the board's rows show (the same choice as the rows')

@@ -21,7 +21,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..github.client import GitHubError
-from ..github.comments import REJECTING_CODES, CommentParse, parse_comment
+from ..github.comments import REJECTING_CODES, CommentErrorCode, CommentParse, parse_comment
 from ..models import Contributor, IssueComment, Source, Task
 from ..vocab import EventKind
 from .claim_rules import (ApplyResult, claim_task, claims_backed_elsewhere, contributor_for,
@@ -30,7 +30,7 @@ from .conflicts import retry_on_conflict
 from .events import record_event
 
 # The error code of a comment held because GitHub could not say whether its author is the site's account.
-SITE_ACCOUNT_UNKNOWN = "site_account_unknown"
+SITE_ACCOUNT_UNKNOWN = CommentErrorCode.SITE_ACCOUNT_UNKNOWN
 
 
 def is_bot_account(login: str) -> bool:
@@ -263,7 +263,7 @@ def _record_held(delivery: _CommentDelivery, says: _CommentSays, *, again: bool)
 
 def _tasks_named(says: _CommentSays, previous: set[int]) -> dict[int, Task]:
     """{number: task} of the tasks the comment names now, named before, or was refused (locked)."""
-    refused = {n for error in says.errors if error["code"] == "locked" for n in error["numbers"]}
+    refused = {n for error in says.errors if error["code"] == CommentErrorCode.LOCKED for n in error["numbers"]}
     wanted = set(says.claim) | set(says.withdraw) | previous | refused
     return {t.number: t for t in Task.objects.filter(number__in=wanted)}
 
@@ -305,13 +305,14 @@ def _record_errors(delivery: _CommentDelivery, says: _CommentSays, tasks: dict[i
     comment goes, with its line, into one `comment_errors` event."""
     url, when, data, login, errors = delivery.url, delivery.updated, delivery.data, says.credited, says.errors
     for error in errors:
-        for number in error["numbers"][:1] if error["code"] == "locked" else []:
+        for number in error["numbers"][:1] if error["code"] == CommentErrorCode.LOCKED else []:
             record_event(task=tasks.get(number), kind=EventKind.CLAIM_REJECTED, source=Source.COMMENT, source_ref=url,
                          actor=login, message=f"@{login}: {error['message']}", data={**data, "error": error},
                          when=when)
-    if any(error["code"] != "locked" for error in errors):
+    others = [e for e in errors if e["code"] != CommentErrorCode.LOCKED]
+    if others:
         record_event(task=None, kind=EventKind.COMMENT_ERRORS, source=Source.COMMENT, source_ref=url, actor=login,
-                     message="; ".join(f"line {e['line']}: {e['message']}" for e in errors if e["code"] != "locked"),
+                     message="; ".join(f"line {e['line']}: {e['message']}" for e in others),
                      data={**data, "errors": errors}, when=when)
 
 

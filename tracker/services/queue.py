@@ -29,7 +29,7 @@ def gpu_queue() -> str:
 
 
 def queue_for_lane(lane: str) -> str:
-    return gpu_queue() if lane == "gpu" else cpu_queue()
+    return gpu_queue() if lane == TestRun.Lane.GPU else cpu_queue()
 
 
 def enqueue_run(run) -> str:

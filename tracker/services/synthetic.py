@@ -11,8 +11,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import ConfigResult, FailingConfig, Task, TestRun
-from ..vocab import FAILING, Status
+from ..models import ConfigResult, FailingConfig, Kernel, Task, TestRun
+from ..vocab import FAILING, ScopeKind, Status
 
 _DTYPES = ("float16", "float32", "float64", "bfloat16", "int64")
 
@@ -23,7 +23,7 @@ def ensure_tasks(count: int = 183) -> list[Task]:
     if tasks:
         return tasks
     Task.objects.bulk_create(
-        Task(number=n, api=f"paddle.synthetic_api_{(n - 1) // 2}", kernel="CPU" if n % 2 else "GPU")
+        Task(number=n, api=f"paddle.synthetic_api_{(n - 1) // 2}", kernel=Kernel.CPU if n % 2 else Kernel.GPU)
         for n in range(1, count + 1)
     )
     return list(Task.objects.order_by("number"))
@@ -50,7 +50,7 @@ def generate_results(*, runs: int = 20, results: int = 50_000, seed: int = 0, di
     for r in range(runs):
         lane = TestRun.Lane.GPU if r % 5 == 4 else TestRun.Lane.CPU
         run = TestRun.objects.create(
-            scope={"kind": "all_open"}, lane=lane, state=TestRun.State.DONE, paddle_version=f"3.3.{r // 4}",
+            scope={"kind": ScopeKind.ALL_OPEN}, lane=lane, state=TestRun.State.DONE, paddle_version=f"3.3.{r // 4}",
             torch_version="2.13.0", host="synthetic", total=len(configs), done=len(configs),
             started_at=start + timedelta(days=r), finished_at=start + timedelta(days=r, hours=1),
         )

@@ -6,6 +6,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from ..models import TestRun
+from ..vocab import Lane, ScopeKind
 
 register = template.Library()
 
@@ -19,6 +20,7 @@ def task_runs_panel(context, task, panel: dict, matrix: dict):
         **panel,
         "task_matrix": matrix,
         "progress_labels": _progress_labels(),
+        **_form_values(),
         "is_staff": bool(request and request.user.is_staff),
         "request": request,
         "csrf_token": context.get("csrf_token"),
@@ -35,7 +37,31 @@ def board_run_actions(context, panel: dict):
         "csrf_token": context.get("csrf_token"),
         **panel,
         "progress_labels": _progress_labels(),
+        **_form_values(),
     }
+
+
+def _form_values() -> dict:
+    # The staff forms post a scope kind and a lane: the templates name the members, never the strings.
+    return {"Lane": Lane, "ScopeKind": ScopeKind}
+
+
+@register.filter
+def scope_summary(scope) -> str:
+    """A run's scope in words when it names a group of tasks ("API paddle.clip", "all open tasks (12)");
+    "" when it lists task numbers, which the template links one by one."""
+    if not isinstance(scope, dict):
+        return ""
+    tasks = scope.get("tasks")
+    count = len(tasks) if isinstance(tasks, list) else 0
+    kind = scope.get("kind")
+    if kind == ScopeKind.API:
+        return f"{_('API')} {scope.get('api', '')}"
+    if kind == ScopeKind.ALL_OPEN:
+        return f"{_('all open tasks')} ({count})"
+    if kind == ScopeKind.ALL:
+        return f"{_('every task')} ({count})"
+    return ""
 
 
 @register.simple_tag

@@ -4,7 +4,7 @@ from django.shortcuts import get_object_or_404, render
 
 from ..figures import charts
 from ..figures.releases import configs_passing_figure, fixed_per_release_figure, task_release_heatmap
-from ..models import ConfigResult, Task
+from ..models import ConfigResult, Kernel, Task
 from ..selectors import charts as sel
 from ..selectors.releases import release_matrix
 from . import params
@@ -21,7 +21,7 @@ def overview(request):
     stages = [(stage, charts.stage_label(stage)) for stage in sel.FUNNEL_STAGES]
     return render(request, "charts/overview.html", {
         "funnel": funnel,
-        "funnel_rows": [(label, [funnel[scope][stage] for scope in ("all", "CPU", "GPU")]) for stage, label in stages],
+        "funnel_rows": [(label, [funnel[scope][stage] for scope in sel.FUNNEL_SCOPES]) for stage, label in stages],
         "funnel_json": charts.figure_json(charts.funnel_figure(funnel)),
         "burndown": burndown,
         "burndown_rows": list(zip(burndown["days"], burndown["unclaimed"], burndown["claims"], burndown["prs"],
@@ -67,7 +67,7 @@ def releases(request):
     has = bool(matrix["releases"])
     return render(request, "charts/releases.html", {
         "matrix": matrix,
-        "fixed_rows": [(r, matrix["fixed"]["CPU"][r], matrix["fixed"]["GPU"][r], matrix["passing_configs"][r],
+        "fixed_rows": [(r, matrix["fixed"][Kernel.CPU][r], matrix["fixed"][Kernel.GPU][r], matrix["passing_configs"][r],
                         matrix["judged_configs"][r]) for r in matrix["releases"]],
         "fixed_json": charts.figure_json(fixed_per_release_figure(matrix)) if has else "",
         "passing_json": charts.figure_json(configs_passing_figure(matrix)) if has else "",

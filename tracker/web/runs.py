@@ -41,7 +41,7 @@ def api_run(request, run_id):
 
 @require_GET
 def regression_list(request):
-    lane = params.choice(request, "lane", ["cpu", "gpu"]) or None
+    lane = params.choice(request, "lane", TestRun.Lane.values) or None
     return render(request, "tracker/runs/regressions.html",
                   {"regressions": run_selectors.regressions(lane=lane), "lane": lane})
 
@@ -61,7 +61,7 @@ def cancel(request, run_id):
 @require_POST
 def start(request):
     kind = request.POST.get("scope", "")
-    lane = request.POST.get("lane", "cpu")
+    lane = request.POST.get("lane", TestRun.Lane.CPU)
     numbers = [n for n in request.POST.getlist("task") if n.strip()]
     try:
         tasks = [int(n) for n in numbers]
@@ -94,7 +94,7 @@ def diagnose(request):
     try:
         numbers = [int(n) for n in request.POST.getlist("task") if n.strip()]
         tasks = run_service.resolve_scope(request.POST.get("scope", ""), tasks=numbers,
-                                          api=request.POST.get("api") or None, lane="cpu")
+                                          api=request.POST.get("api") or None, lane=TestRun.Lane.CPU)
     except ValueError as exc:  # RunError, or a task number that is not an integer
         messages.error(request, str(exc) if isinstance(exc, run_service.RunError)
                        else _("Task numbers must be integers."))

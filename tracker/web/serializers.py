@@ -77,7 +77,7 @@ def result(result: ConfigResult) -> dict:
 
 def task_verdicts(task: Task, lane: str | None = None) -> dict:
     """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
-    lane = lane or task.kernel.lower()
+    lane = lane or task.lane
     v = run_selectors.task_verification(task, lane)
     latest = run_selectors.task_latest_verdicts(task, lane)
     return {

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tracker.selectors.diagnoses import task_diagnosis
 from tracker.services import diagnoses as diagnosis_service
 from tracker.services import runs as run_service
+from tracker.vocab import Lane, ScopeKind
 
 
 class Command(BaseCommand):
@@ -22,9 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("--inline", action="store_true", help="diagnose in this process instead of queueing")
 
     def handle(self, *args, **options):
-        kind = "tasks" if options["task"] else "api" if options["api"] else "all"
+        kind = ScopeKind.TASKS if options["task"] else ScopeKind.API if options["api"] else ScopeKind.ALL
         try:
-            tasks = run_service.resolve_scope(kind, tasks=options["task"], api=options["api"], lane="cpu")
+            tasks = run_service.resolve_scope(kind, tasks=options["task"], api=options["api"], lane=Lane.CPU)
         except run_service.RunError as exc:
             raise CommandError(str(exc)) from exc
         if not options["inline"]:

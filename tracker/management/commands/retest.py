@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import runs as run_service
+from tracker.vocab import RunState, ScopeKind
 
 
 def progress_line(summary: dict, width: int = 30) -> str:
@@ -35,7 +36,7 @@ class Command(BaseCommand):
                                 "(scripts/run.sh does this unless AUTO_RETEST=0)")
         scope.add_argument("--resume", action="store_true",
                            help="put runs left running by a dead executor back on their queue")
-        parser.add_argument("--lane", choices=["cpu", "gpu"], default="cpu")
+        parser.add_argument("--lane", choices=TestRun.Lane.values, default=TestRun.Lane.CPU)
         parser.add_argument("--releases", metavar="all|X,Y",
                             help="one matrix run on several Paddle releases: 'all' (every release with an env "
                                  "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
@@ -76,7 +77,7 @@ class Command(BaseCommand):
             self.stdout.write("first start: the board already has runs; nothing queued")
             return
         try:
-            run = run_service.start_run("all", lane="cpu", requested_by="first start")
+            run = run_service.start_run(ScopeKind.ALL, lane=TestRun.Lane.CPU, requested_by="first start")
         except run_service.RunError as exc:
             self.stdout.write(f"first start: nothing queued ({exc})")
             return
@@ -93,11 +94,11 @@ class Command(BaseCommand):
     def _scope(options) -> tuple[str, dict]:
         """(scope kind, its arguments) from --task / --api / --all."""
         if options["task"]:
-            return ("task" if len(options["task"]) == 1 else "tasks"), {"tasks": options["task"]}
+            return (ScopeKind.TASK if len(options["task"]) == 1 else ScopeKind.TASKS), {"tasks": options["task"]}
         if options["api"]:
-            return "api", {"api": options["api"]}
+            return ScopeKind.API, {"api": options["api"]}
         if options["all"]:
-            return "all_open", {}
+            return ScopeKind.ALL_OPEN, {}
         raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
 
     def _create(self, options) -> TestRun:
@@ -124,7 +125,7 @@ class Command(BaseCommand):
         if options["inline"]:
             # A bisecting matrix adds probe lanes as earlier ones end: run queued lanes until none is left.
             done: set[int] = set()
-            while pending := [c for c in run.lanes.order_by("id") if c.pk not in done and c.state == "queued"]:
+            while pending := [c for c in run.lanes.order_by("id") if c.pk not in done and c.state == RunState.QUEUED]:
                 for child in pending:
                     done.add(child.pk)
                     self._inline(child.pk, options)
