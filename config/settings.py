@@ -116,6 +116,14 @@ TEMPLATES = [
 ]
 
 WSGI_APPLICATION = "config.wsgi.application"
+# scripts/serve.sh serves config.asgi (gunicorn's `asgi` worker): it reads each request whole in its event loop
+# before the WSGI application sees it (config/buffered.py), so slow clients hold no thread. WEB_THREADS threads
+# per worker run the application; a body larger than WEB_MAX_BODY_BYTES is refused with 413 (Django's own cap on
+# a request body it reads, DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB by default), one not complete within
+# WEB_BODY_SECONDS with 408.
+WEB_THREADS = max(1, int(os.environ.get("WEB_THREADS", "4")))
+WEB_MAX_BODY_BYTES = int(os.environ.get("WEB_MAX_BODY_BYTES", str(2_621_440)))
+WEB_BODY_SECONDS = float(os.environ.get("WEB_BODY_SECONDS", "30"))
 
 DATABASES = {
     "default": dj_database_url.config(
