@@ -121,6 +121,8 @@ def _declared_length(scope) -> int | None:
 
 
 async def _send_response(send, status: int, headers, chunks) -> None:
+    # The names as the application wrote them (gunicorn writes them as they come and reads them case-blind): the
+    # response on the wire is the one gthread sent.
     await send({"type": "http.response.start", "status": status,
-                "headers": [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]})
+                "headers": [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]})
     await send({"type": "http.response.body", "body": b"".join(chunks)})
