@@ -67,6 +67,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
+    # First: its createsuperuser (which applies the password validators under --noinput) replaces Django's.
+    "tracker.accounts",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
