@@ -231,7 +231,9 @@ RUNNER_WORKERS = int(os.environ.get("RUNNER_WORKERS", "0")) or (os.cpu_count() o
 # (Q_CLUSTER["name"]); a cluster for another queue is started with Q_CLUSTER_NAME=<queue>.
 RUNNER_CPU_QUEUE = os.environ.get("RUNNER_CPU_QUEUE") or Q_CLUSTER["name"]
 RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE") or "gpu"
-# Per-config time budget: base + per million input elements, capped; memory budget per worker (0: auto).
+# Per-config time budget: base + per million input elements, capped. Memory budget per worker in MiB; 0 (default):
+# derived when a run starts, 60 % of the memory available shared by the workers (apitester.pool.default_memory_budget;
+# 5.9 GiB each for 2 workers on a 24 GiB host), stated in each skipped_too_large verdict.
 RUNNER_TIME_BASE = float(os.environ.get("RUNNER_TIME_BASE", "60"))
 RUNNER_TIME_PER_MELEMENT = float(os.environ.get("RUNNER_TIME_PER_MELEMENT", "5"))
 RUNNER_TIME_MAX = float(os.environ.get("RUNNER_TIME_MAX", "900"))
