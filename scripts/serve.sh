@@ -9,7 +9,6 @@
 #   WEB_BIND     address to listen on (default 127.0.0.1:8000; put a TLS proxy in front)
 #   WEB_WORKERS  gunicorn worker processes (default: CPU cores + 1)
 #   WEB_THREADS  threads per worker that run the application on complete requests (default 4)
-#   WEB_CONNECTIONS  open connections per worker, slow ones included (default 1000)
 #   WEB_BODY_SECONDS  a request body not complete after this many seconds is refused with 408 (default 30)
 #   WEB_TIMEOUT  seconds without a heartbeat before a worker is restarted (default 60)
 #   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
@@ -26,6 +25,6 @@ $PY manage.py createcachetable   # the shared cache's table (rate limits); a no-
 $PY manage.py collectstatic --noinput >/dev/null
 exec $PY -m gunicorn config.asgi:application \
   --bind "${WEB_BIND:-127.0.0.1:8000}" \
-  --workers "$WORKERS" --worker-class asgi --worker-connections "${WEB_CONNECTIONS:-1000}" \
+  --workers "$WORKERS" --worker-class asgi \
   --timeout "${WEB_TIMEOUT:-60}" --graceful-timeout 30 \
   --access-logfile "${WEB_ACCESS_LOG:--}" --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1}"
