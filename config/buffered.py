@@ -61,7 +61,8 @@ class BufferedWSGI:
             return  # the client went away before its body was in
         loop = asyncio.get_running_loop()
         status, headers, chunks = await loop.run_in_executor(self.executor, self._run_application, scope, body)
-        await _send_response(send, status, headers, chunks)
+        # A HEAD answer keeps its headers (Content-Length included) and sends no body (RFC 9110).
+        await _send_response(send, status, headers, [] if scope["method"] == "HEAD" else chunks)
 
     async def _read_body(self, scope, receive) -> bytes | None:
         declared = _declared_length(scope)
@@ -88,9 +89,11 @@ class BufferedWSGI:
         translator = WsgiToAsgiInstance(self.wsgi_application)
         translator.scope = scope
         try:
-            environ = translator.build_environ(scope, io.BytesIO(body))
+            # The query string as gthread gave it, bytes as latin-1 (asgiref's translation takes ASCII only).
+            environ = translator.build_environ({**scope, "query_string": b""}, io.BytesIO(body))
         except ValueError as error:  # too many duplicate headers
             return 400, [("Content-Type", "text/plain; charset=utf-8")], [str(error).encode()]
+        environ["QUERY_STRING"] = scope["query_string"].decode("latin-1")
         if body or "CONTENT_LENGTH" in environ:
             # The body is complete here, chunked or not: the application reads exactly this many bytes.
             environ["CONTENT_LENGTH"] = str(len(body))
