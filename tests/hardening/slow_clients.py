@@ -8,7 +8,10 @@ benchmarks/slow_clients.py.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import http.client
+import json
 import socket
 import statistics
 import threading
@@ -93,3 +96,19 @@ def probe(port: int, requests: int, path: str = "/api/tasks", gap: float = 0.05,
 
 def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
+
+
+def ping_chunked(port: int, secret: str, zen: str, delivery: str) -> tuple[int, bytes]:
+    """A GitHub `ping` delivery signed with `secret`, its body sent in two chunks (Transfer-Encoding: chunked):
+    the status and body of the answer."""
+    body = json.dumps({"zen": zen}).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    try:
+        connection.request("POST", "/github/webhook", body=iter([body[:7], body[7:]]), encode_chunked=True,
+                           headers={**HTTPS, "Content-Type": "application/json", "X-GitHub-Event": "ping",
+                                    "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": signature})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()

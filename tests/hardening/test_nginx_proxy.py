@@ -3,9 +3,6 @@ scripts/serve.sh. Other requests answer within 1 s while clients trickle headers
 its headers is dropped after client_header_timeout; a chunked, signed webhook arrives whole.
 
 nginx is a Debian package that scripts/test.sh installs; without it the test fails, naming that."""
-import hashlib
-import hmac
-import http.client
 import json
 import os
 import select
@@ -19,7 +16,7 @@ import pytest
 
 from .production import REPO
 from .servers import Served, free_port
-from .slow_clients import HTTPS, SlowClients, probe
+from .slow_clients import SlowClients, ping_chunked, probe
 
 SECRET = "nginx-proxy-secret"
 SNIPPET = REPO / "deploy" / "nginx" / "board-proxy.conf"
@@ -111,13 +108,6 @@ def test_nginx_drops_a_client_that_trickles_its_headers(proxied):
 
 
 def test_a_chunked_signed_webhook_arrives_whole_through_nginx(proxied):
-    body = b'{"zen": "Design for failure."}'
-    signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    connection = http.client.HTTPConnection("127.0.0.1", proxied, timeout=15)
-    connection.request("POST", "/github/webhook", body=iter([body[:7], body[7:]]), encode_chunked=True,
-                       headers={**HTTPS, "Content-Type": "application/json", "X-GitHub-Event": "ping",
-                                "X-GitHub-Delivery": "nginx-1", "X-Hub-Signature-256": signature})
-    response = connection.getresponse()
-    answer = response.read()
-    assert response.status == 200, answer
+    status, answer = ping_chunked(proxied, SECRET, "Design for failure.", "nginx-1")
+    assert status == 200, answer
     assert json.loads(answer)["zen"] == "Design for failure."
