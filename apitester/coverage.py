@@ -9,7 +9,9 @@ model, time budget and crash retry: a config that kills its worker twice counts 
 one that kills it once and gives a verdict on the retry as ``flaky_crash`` (counted with the
 crashes), one that runs past its time budget (``--timeout`` + ``--time-per-melement`` per
 million input elements, capped at ``--time-max``) as ``timeout``; configs whose estimated
-peak memory exceeds ``--budget-gib`` are not run and count as ``skipped_too_large``.
+peak memory exceeds the worker's memory budget are not run and count as ``skipped_too_large``: by default
+the pool's (``pool.default_memory_budget``: 60 % of the memory available shared by the workers, stated at
+the end of the ``OTHER`` line), or ``--budget-gib``.
 
 Per API: configs, verdict (pass / accuracy_error / dtype_mismatch / shape_mismatch /
 paddle_error / documented_difference / torch_suspect: the engine judged the config),
@@ -103,16 +105,19 @@ def collect_configs(paths: list[str], only: set[str] | None, sample: int | None,
     return dict(sorted(per_api.items()))
 
 
-def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int, time_budget: TimeBudget,
+def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int | None, time_budget: TimeBudget,
              device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
-             threads: int | None = None, progress=None):
-    """Run every config through a WorkerPool; yields verdict dicts (with ``config``, ``api``,
-    ``seconds`` and ``attempts``) in completion order."""
+             threads: int | None = None, progress=None, on_pool=None):
+    """Run every config through a WorkerPool (``memory_budget`` None: the pool derives it from the host);
+    yields verdict dicts (with ``config``, ``api``, ``seconds`` and ``attempts``) in completion order.
+    ``on_pool(pool)`` is called once the pool is made."""
     jobs = [((api, config), config) for api, configs in per_api.items() for config in configs]
     if not jobs:
         return
     with WorkerPool(max(1, min(workers, len(jobs))), threads_per_worker=threads, memory_budget=memory_budget,
                     time_budget=time_budget, device=device, atol=atol, rtol=rtol, seed=seed) as pool:
+        if on_pool:
+            on_pool(pool)
         for done, result in enumerate(pool.run(jobs), 1):
             api, config = result.key
             if progress:
@@ -139,8 +144,9 @@ def coverage_main(argv: list[str]) -> int:
                    help=f"extra seconds per million input elements (default {defaults.per_million_elements:g})")
     p.add_argument("--time-max", type=float, default=defaults.maximum,
                    help=f"cap of a config's time budget (default {defaults.maximum:g}; never below --timeout)")
-    p.add_argument("--budget-gib", type=float, default=2.0,
-                   help=f"skip configs whose estimated peak ({MEMORY_FACTOR}x input bytes) exceeds this")
+    p.add_argument("--budget-gib", type=float, default=None,
+                   help=f"skip configs whose estimated peak ({MEMORY_FACTOR}x input bytes) exceeds this many GiB "
+                        "(default: 60 %% of the memory available shared by the workers)")
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
@@ -168,10 +174,13 @@ def coverage_main(argv: list[str]) -> int:
 
     results: dict[str, list[dict]] = defaultdict(list)
     out = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
+    budget = {}  # the pool's statement of its memory budget
     try:
-        for verdict in run_many(per_api, workers=args.workers, memory_budget=int(args.budget_gib * 2**30),
+        for verdict in run_many(per_api, workers=args.workers,
+                                memory_budget=int(args.budget_gib * 2**30) if args.budget_gib else None,
                                 time_budget=time_budget, device=args.device, atol=args.atol, rtol=args.rtol,
-                                seed=args.seed, threads=args.threads, progress=progress):
+                                seed=args.seed, threads=args.threads, progress=progress,
+                                on_pool=lambda pool: budget.update(origin=pool.memory_budget_origin)):
             results[verdict["api"]].append(verdict)
             if out:
                 out.write(json.dumps(verdict) + "\n")
@@ -197,7 +206,7 @@ def coverage_main(argv: list[str]) -> int:
                   f"{(v.get('message') or '')[:200]} <- {v['config'][:160]}")
     print(f"OTHER skipped_too_large={totals['skipped_too_large']} crash={totals[CRASH]} timeout={totals['timeout']} "
           f"flaky_crash={totals[FLAKY_CRASH]} torch_error={totals['torch_error']} "
-          f"seconds={time.monotonic() - start:.1f}")
+          f"seconds={time.monotonic() - start:.1f} memory_budget=({budget.get('origin', 'no pool: no config')})")
     print(f"TOTAL configs={totals['configs']} verdict={totals['verdict']} "
           f"unsupported={totals['unsupported']} engine_error={totals['engine_error']}")
     return 0

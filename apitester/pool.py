@@ -123,23 +123,43 @@ class PoolResult:
         return self.verdict.get("status", "")
 
 
+# The share of the memory available when a pool starts that its workers' budgets add up to; the rest is left to the
+# host (the web server, the database, the parent process) and to the estimate running low (HARD_LIMIT_FACTOR).
+MEMORY_SHARE = 0.6
+
+
 def _available_memory() -> int:
-    """MemAvailable in bytes (8 GiB when /proc/meminfo cannot be read)."""
-    available = None
+    """Bytes of memory available now: /proc/meminfo's MemAvailable, else the free physical pages
+    (os.sysconf), else 8 GiB."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-                    break
-    except OSError:
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
         pass
-    return available if available is not None else 8 << 30
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 8 << 30
 
 
-def default_memory_budget(workers: int) -> int:
-    """Bytes per worker: 60 % of available memory shared out, at most 4 GiB."""
-    return int(min(4 << 30, _available_memory() * 0.6 / max(1, workers)))
+def default_memory_budget(workers: int, available: int | None = None) -> int:
+    """Bytes per worker: MEMORY_SHARE of the memory available (now, unless given), shared out among the workers.
+
+    No fixed cap: on a 24 GiB host with 19.5 GiB available, two workers get 5.85 GiB each, so a config estimated
+    at 2.5 GiB runs (a fixed 2 GiB made such ``linear`` configs ``skipped_too_large``)."""
+    available = _available_memory() if available is None else available
+    return int(available * MEMORY_SHARE / max(1, workers))
+
+
+def describe_memory_budget(budget: int, workers: int, derived: bool, available: int | None = None) -> str:
+    """How the pool's budget came about, for the verdicts and the logs that state it."""
+    if not derived:
+        return f"{describe_mib(budget)} per worker, as set"
+    available = _available_memory() if available is None else available
+    return (f"{describe_mib(budget)} per worker: {MEMORY_SHARE:.0%} of the {describe_mib(available)} available "
+            f"shared by {max(1, workers)} worker{'s' if workers > 1 else ''}")
 
 
 def address_space_allowance(memory_budget: int, workers: int) -> int:
@@ -291,7 +311,11 @@ class WorkerPool:
         self.workers = max(1, workers or os.cpu_count() or 1)
         cores = os.cpu_count() or 1
         self.threads_per_worker = threads_per_worker or max(1, cores // self.workers)
-        self.memory_budget = memory_budget or default_memory_budget(self.workers)
+        available = _available_memory()
+        self.memory_budget = memory_budget or default_memory_budget(self.workers, available)
+        # Stated in every skipped_too_large verdict: the budget, and whether it was set or derived from the host.
+        self.memory_budget_origin = describe_memory_budget(self.memory_budget, self.workers, not memory_budget,
+                                                           available)
         self.time_budget = time_budget or TimeBudget()
         self.device = device
         self.atol, self.rtol, self.seed = atol, rtol, seed
@@ -507,7 +531,7 @@ class WorkerPool:
             return None
         return PoolResult(key, config, _pool_verdict(
             SKIPPED_TOO_LARGE,
-            f"estimated {describe_mib(need)} exceeds the worker budget of {describe_mib(self.memory_budget)}",
+            f"estimated {describe_mib(need)} exceeds the worker budget of {self.memory_budget_origin}",
             estimated_bytes=need), 0.0, attempts=0, build=dict(self.build))
 
     def _runner_error(self, job: _Job, doing: str, exc: BaseException) -> PoolResult:

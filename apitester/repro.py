@@ -124,16 +124,34 @@ def repro_script(config: str, draw, *, atol: float = 1e-2, rtol: float = 1e-2) -
     spec = prepared.spec
     reference = spec.strict_torch or spec.torch
     var_keyword = [n for n, p in prepared.sig.parameters.items() if p.kind == p.VAR_KEYWORD]
+    reference_name = f"{reference.__module__}.{getattr(reference, '__qualname__', 'reference')}"
     return _TEMPLATE.format(
-        config=config, config_literal=json.dumps(config), api=json.dumps(prepared.call.api), draw=str(draw),
+        docstring=script_docstring(config, draw, reference_name),
+        config_literal=json.dumps(config), api=json.dumps(prepared.call.api), draw=str(draw),
         atol=atol, rtol=rtol, want_grad=prepared.want_grad, seed=draw.seed, draw_format=draw.format,
         arguments=_arguments_source(config, draw, materialised), paddle_call=_paddle_call(prepared),
-        reference_name=f"{reference.__module__}.{getattr(reference, '__qualname__', 'reference')}",
         reference_source=_reference_source(reference),
         torch_attr="strict_torch" if spec.strict_torch is not None else "torch",
         outputs_attr="get_spec(API).outputs" if spec.outputs is not None else "None",
         var_keyword=json.dumps(var_keyword),
     )
+
+
+def script_docstring(config: str, draw, reference_name: str) -> str:
+    """The source of the script's module docstring, which quotes ``config`` as it reads.
+
+    The config goes in escaped, not as it is: a string argument's ``\\N``, ``\\x4`` or ``\\u12`` is an escape
+    sequence to the Python parser (a SyntaxError when malformed), a NUL byte cannot be in source at all and three
+    quotes would end the docstring.  The docstring's value is the config exactly."""
+    return _DOCSTRING.format(config=_docstring_escape(config), draw=draw, reference_name=reference_name)
+
+
+def _docstring_escape(text: str) -> str:
+    """``text`` as the body of a non-raw triple-quoted string literal whose value is ``text``."""
+    escaped = "".join(
+        "\\\\" if char == "\\" else char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text)
+    return escaped.replace('"""', '""\\"')
 
 
 def repro_command(config: str, draw) -> str:
@@ -142,7 +160,7 @@ def repro_command(config: str, draw) -> str:
     return f"python -m apitester --api_config='{quoted}' --draw {inp.Draw.parse(draw)}"
 
 
-_TEMPLATE = '''\
+_DOCSTRING = '''\
 """Repro: {config}
 draw {draw} (python -m apitester --api_config=... --draw {draw} replays it in the engine).
 
@@ -150,7 +168,10 @@ Paddle: the call below.  Torch: the engine's strict reference for this API, {ref
 (its source is quoted below).  Exit status 1 (AssertionError) when Paddle and Torch disagree, 0 when
 they agree.
 """
-{reference_source}
+'''
+
+_TEMPLATE = '''\
+{docstring}{reference_source}
 import json
 import sys
 import zlib

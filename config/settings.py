@@ -89,6 +89,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
+    # First: its createsuperuser (which applies the password validators under --noinput) replaces Django's.
+    "tracker.accounts",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -140,6 +142,14 @@ TEMPLATES = [
 ]
 
 WSGI_APPLICATION = "config.wsgi.application"
+# scripts/serve.sh serves config.asgi (gunicorn's `asgi` worker): it reads each request whole in its event loop
+# before the WSGI application sees it (config/buffered.py), so slow clients hold no thread. WEB_THREADS threads
+# per worker run the application; a body larger than WEB_MAX_BODY_BYTES is refused with 413 (Django's own cap on
+# a request body it reads, DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB by default), one not complete within
+# WEB_BODY_SECONDS with 408.
+WEB_THREADS = max(1, _env_int("WEB_THREADS", 4))
+WEB_MAX_BODY_BYTES = _env_int("WEB_MAX_BODY_BYTES", 2_621_440)
+WEB_BODY_SECONDS = _env_float("WEB_BODY_SECONDS", 30)
 
 DATABASES = {
     "default": dj_database_url.config(
@@ -245,7 +255,9 @@ RUNNER_WORKERS = _env_int("RUNNER_WORKERS", 0) or (os.cpu_count() or 1)
 # (Q_CLUSTER["name"]); a cluster for another queue is started with Q_CLUSTER_NAME=<queue>.
 RUNNER_CPU_QUEUE = os.environ.get("RUNNER_CPU_QUEUE") or Q_CLUSTER["name"]
 RUNNER_GPU_QUEUE = os.environ.get("RUNNER_GPU_QUEUE") or "gpu"
-# Per-config time budget: base + per million input elements, capped; memory budget per worker (0: auto).
+# Per-config time budget: base + per million input elements, capped. Memory budget per worker in MiB; 0 (default):
+# derived when a run starts, 60 % of the memory available shared by the workers (apitester.pool.default_memory_budget;
+# 5.9 GiB each for 2 workers on a 24 GiB host), stated in each skipped_too_large verdict.
 RUNNER_TIME_BASE = _env_float("RUNNER_TIME_BASE", 60)
 RUNNER_TIME_PER_MELEMENT = _env_float("RUNNER_TIME_PER_MELEMENT", 5)
 RUNNER_TIME_MAX = _env_float("RUNNER_TIME_MAX", 900)

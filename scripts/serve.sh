@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The production web server: migrate, collect static files (hashed + compressed, served by WhiteNoise),
-# then gunicorn serving config.wsgi. DEBUG stays off: DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS and the
+# then gunicorn serving config.asgi with its `asgi` worker: the event loop reads each request's headers and whole
+# body (config/buffered.py) before one of WEB_THREADS threads runs the WSGI application, so clients that trickle
+# headers or bodies hold no thread (benchmarks/slow_clients.py). DEBUG stays off: DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS and the
 # other production variables of docs/deployment.md must be set. Run the django-q2 worker
 # (`manage.py qcluster`) beside it, on this host or on worker hosts.
 #
 #   WEB_BIND     address to listen on (default 127.0.0.1:8000; put a TLS proxy in front)
 #   WEB_WORKERS  gunicorn worker processes (default: CPU cores + 1)
-#   WEB_THREADS  threads per worker (default 4)
-#   WEB_TIMEOUT  seconds before a stuck request's worker is restarted (default 60)
+#   WEB_THREADS  threads per worker that run the application on complete requests (default 4)
+#   WEB_BODY_SECONDS  a request body not complete after this many seconds is refused with 408 (default 30)
+#   WEB_TIMEOUT  seconds without a heartbeat before a worker is restarted (default 60)
 #   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
 #   PYTHON       the interpreter of the project's venv (default .venv/bin/python)
 set -euo pipefail
@@ -16,11 +19,12 @@ PY=${PYTHON:-.venv/bin/python}
 WORKERS=${WEB_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
 # Each gunicorn thread keeps its database connection between requests instead of opening one per request.
 export DB_CONN_MAX_AGE="${DB_CONN_MAX_AGE:-60}"
+export WEB_THREADS="${WEB_THREADS:-4}"   # read by config/settings.py: the asgi worker has no --threads
 $PY manage.py migrate --noinput
 $PY manage.py createcachetable   # the shared cache's table (rate limits); a no-op once it exists or with REDIS_URL
 $PY manage.py collectstatic --noinput >/dev/null
-exec $PY -m gunicorn config.wsgi:application \
+exec $PY -m gunicorn config.asgi:application \
   --bind "${WEB_BIND:-127.0.0.1:8000}" \
-  --workers "$WORKERS" --threads "${WEB_THREADS:-4}" --worker-class gthread \
+  --workers "$WORKERS" --worker-class asgi \
   --timeout "${WEB_TIMEOUT:-60}" --graceful-timeout 30 \
   --access-logfile "${WEB_ACCESS_LOG:--}" --forwarded-allow-ips "${WEB_FORWARDED_ALLOW_IPS:-127.0.0.1}"

@@ -8,6 +8,10 @@ if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "WenQuanYi"; t
   # a CJK font makes the Chinese pages and screenshots legible.
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei) >/dev/null
 fi
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  # tests/hardening/test_nginx_proxy.py runs the documented proxy (deploy/nginx/board-proxy.conf) before serve.sh.
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx) >/dev/null
+fi
 bash scripts/ensure_services.sh
 # The release tests need a second Paddle next to the main .venv's: 3.0.0 in var/paddle-envs (uv, shared
 # wheel cache; a no-op when it is already there).

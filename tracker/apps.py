@@ -17,3 +17,9 @@ class TrackerConfig(AppConfig):
 
         configure_github_endpoints()
         connect_sign_in_signals()
+        # migrate makes the database cache's table; check --deploy names a missing manifest or cache table.
+        from django.db.models.signals import post_migrate
+
+        from .operations import create_cache_tables
+
+        post_migrate.connect(create_cache_tables, sender=self, dispatch_uid="tracker.create_cache_tables")

@@ -23,7 +23,7 @@ class Served:
     """scripts/serve.sh with the production environment; `stop()` ends gunicorn and its workers."""
 
     def __init__(self, workdir: Path, *, database_url: str | None = None, workers: int = 2, threads: int = 4,
-                 extra_env: dict | None = None):
+                 extra_env: dict | None = None, script: Path = REPO / "scripts" / "serve.sh"):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(workdir / f"serve-{self.port}.log", "w+")
@@ -33,7 +33,7 @@ class Served:
                            "DATABASE_URL": database_url or f"sqlite:///{workdir / 'db.sqlite3'}", **(extra_env or {})})
         self.env = env
         # Its own process group: gunicorn's workers are stopped with it.
-        self.process = subprocess.Popen(["bash", str(REPO / "scripts" / "serve.sh")], cwd=REPO, env=env,
+        self.process = subprocess.Popen(["bash", str(script)], cwd=REPO, env=env,
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 240) -> "Served":

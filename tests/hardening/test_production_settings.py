@@ -9,12 +9,7 @@ def manage(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([PYTHON, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_check_deploy_is_clean_under_the_documented_production_environment(tmp_path):
-    result = manage(clean_env(**PRODUCTION_ENV, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}"),
-                    "check", "--deploy", "--fail-level", "WARNING")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "System check identified no issues (0 silenced)." in result.stdout
-    assert "WARNING" not in result.stderr + result.stdout
+# `check --deploy` clean under this environment once migrate and collectstatic ran: tests/hardening/test_operator_path.py.
 
 
 def test_the_documented_variables_are_in_the_deployment_doc():

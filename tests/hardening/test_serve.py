@@ -1,4 +1,5 @@
-"""scripts/serve.sh: gunicorn serving config.wsgi with the production environment, static files by WhiteNoise."""
+"""scripts/serve.sh: gunicorn's asgi worker serving config.asgi (the WSGI app behind its buffering front) with the
+production environment, static files by WhiteNoise."""
 import gzip
 import re
 import urllib.error
