@@ -25,13 +25,13 @@ from apitester.inputs import Draw
 from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 from apitester.pool import estimate_bytes as config_bytes
 
-from .. import bisection
-from ..models import ConfigResult, FailingConfig, RunShard, Source, Task, TaskStatus, TestRun
-from ..selectors.runs import advertised_releases, regressions, run_configs, task_verification
-from ..vocab import ACTIVE_RUN_STATES, EventKind, Status, status_class
-from . import paddle_envs, shards
-from .events import record_event
-from .queue import enqueue_run
+from ... import bisection
+from ...models import ConfigResult, FailingConfig, RunShard, Source, Task, TaskStatus, TestRun
+from ...selectors.runs import advertised_releases, regressions, run_configs, task_verification
+from ...vocab import ACTIVE_RUN_STATES, EventKind, Status, status_class
+from .. import paddle_envs, shards
+from ..events import record_event
+from ..queue import enqueue_run
 
 log = logging.getLogger(__name__)
 
