@@ -53,7 +53,7 @@ class EventKind(StrEnum):
     # report import (services/report_import.py)
     CONFIGS_IMPORTED = "configs_imported"
     REPORT_IMPORT = "report_import"
-    # the runner (services/runs.py: record_run_outcomes)
+    # the runner (services/runs/outcomes.py: record_run_outcomes)
     FIX_VERIFIED = "fix_verified"
     REGRESSION = "regression"
     # diagnoses (services/diagnoses.py: apply_implied_verdict)

@@ -10,8 +10,9 @@ from django_q.models import OrmQ
 from tracker import tasks
 from tracker.models import ConfigResult, RunShard, TestRun
 from tracker.services import shards
-from tracker.services.runs import (RESENT, _claim, create_run, execute_run, executor_name, mark_dequeued,
-                                   resend_unclaimed_runs, start_run)
+from tracker.services.runs import (RESENT, create_run, execute_run, executor_name, mark_dequeued, resend_unclaimed_runs,
+                                   start_run)
+from tracker.services.runs.executor import _claim
 
 from .conftest import PASSING, make_task
 from .test_shards import FAST

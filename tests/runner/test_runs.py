@@ -185,7 +185,7 @@ def test_the_runs_progress_is_the_count_of_its_results_written_at_most_every_pro
     """The executor writes ``done`` (the COUNT of the run's results, right whichever executors stored them) at most
     every PROGRESS_SECONDS while it stores verdicts, and once more when it stops, so the last verdicts are never
     left out of the run's progress."""
-    from tracker.services import runs as run_services
+    from tracker.services.runs import executor as run_services
 
     clock = [100.0]
     monkeypatch.setattr(run_services.time, "monotonic", lambda: clock[0])
