@@ -71,3 +71,17 @@ class RunState(models.TextChoices):
 
 # A run in one of these states still has work to do (an executor may claim it, or is working on it).
 ACTIVE_RUN_STATES = (RunState.QUEUED, RunState.RUNNING)
+
+
+class WaitingReason(models.TextChoices):
+    """What a queued or running run waits for (TestRun.waiting), written with the message that says it in words.
+
+    The sweeps find their runs by it (services/runs/sweep.py): a decline's run goes back on the queue when a worker
+    that can run it starts; an executor error's run is re-queued by the stale sweep with the error kept in its
+    message; a resent job's message is refreshed at each resend.
+    """
+    NONE = "", _("nothing in particular")
+    GPU_WORKER = "gpu_worker", _("a GPU worker (a CPU-only worker declined it)")
+    RELEASE_WORKER = "release_worker", _("a worker with its Paddle release (a worker without it declined it)")
+    RESENT = "resent", _("a worker to take its job, sent again, off the queue")
+    EXECUTOR_ERROR = "executor_error", _("the stale sweep (its executor stopped on an error)")

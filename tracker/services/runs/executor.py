@@ -21,7 +21,7 @@ from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 
 from ...models import ConfigResult, FailingConfig, RunShard, TestRun
 from ...selectors.runs import run_configs
-from ...vocab import ACTIVE_RUN_STATES
+from ...vocab import ACTIVE_RUN_STATES, WaitingReason
 from .. import paddle_envs, shards
 from ..queue import enqueue_run
 from .matrix import refresh_matrix
@@ -30,13 +30,15 @@ from .store import WrongBuild, check_build, expected_paddle, store_result
 
 log = logging.getLogger(__name__)
 
-# Start of the message a CPU-only executor leaves on a GPU run it received and declined.
+# Start of the message a CPU-only executor leaves on a GPU run it received and declined (waiting: GPU_WORKER).
 GPU_DECLINED = "waiting for a GPU worker"
 
-# Start of the message an executor without the run's Paddle release leaves on the run it declined.
+# Start of the message an executor without the run's Paddle release leaves on the run it declined (waiting:
+# RELEASE_WORKER).
 RELEASE_DECLINED = "waiting for a worker with Paddle"
 
-# Start of the message an executor leaves on the run when something outside any one config stopped it.
+# Start of the message an executor leaves on the run when something outside any one config stopped it (waiting:
+# EXECUTOR_ERROR).
 EXECUTOR_ERROR = "executor error"
 
 
@@ -94,6 +96,7 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     except paddle_envs.EnvError:
         # Not a release this host has: leave it queued for a worker that has it (never the wrong build).
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
+            waiting=WaitingReason.RELEASE_WORKER,
             message=f"{RELEASE_DECLINED} {run.release} (this host has: {', '.join(paddle_envs.releases())})")
         report.state = TestRun.objects.get(pk=run.pk).state
         return report
@@ -111,7 +114,8 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     except PoolError as exc:
         # Paddle/torch can't even start here (e.g. a broken env): say so on the run, store nothing.
         TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES).update(
-            state=TestRun.State.FAILED, finished_at=timezone.now(), message=f"workers could not start: {exc}")
+            state=TestRun.State.FAILED, finished_at=timezone.now(), waiting=WaitingReason.NONE,
+            message=f"workers could not start: {exc}")
         report.state = TestRun.State.FAILED
         if run.parent_id:
             refresh_matrix(run.parent)
@@ -121,7 +125,8 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
         # it now (no heartbeat) and ends it `failed` after RUNNER_MAX_REQUEUES; its page says why meanwhile.
         log.exception("run %s: the executor stopped", run.pk)
         TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES, executor=me).update(
-            heartbeat_at=None, message=f"{EXECUTOR_ERROR}: {type(exc).__name__}: {str(exc)[:500]}")
+            heartbeat_at=None, waiting=WaitingReason.EXECUTOR_ERROR,
+            message=f"{EXECUTOR_ERROR}: {type(exc).__name__}: {str(exc)[:500]}")
         report.state = TestRun.objects.get(pk=run.pk).state
         return report
 
@@ -133,14 +138,14 @@ def _declined(run: TestRun, info: dict, build: dict) -> bool:
         # Never a GPU verdict from a CPU build. Its queue message is consumed now, so the message below marks
         # the run for requeue_declined_gpu_runs().
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
-            executor="", heartbeat_at=None,
+            executor="", heartbeat_at=None, waiting=WaitingReason.GPU_WORKER,
             message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
         return True
     try:
         check_build(run, build)
     except WrongBuild as exc:
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
-            message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
+            waiting=WaitingReason.RELEASE_WORKER, message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
         return True
     return False
 
@@ -152,7 +157,8 @@ def _start(run: TestRun, info: dict, fan_out: bool) -> None:
     TestRun.objects.filter(pk=run.pk).update(
         paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
         torch_version=info.get("torch_version", ""), host=socket.gethostname(),
-        started_at=run.started_at or timezone.now(), total=run_configs(run).count(), done=done, message="")
+        started_at=run.started_at or timezone.now(), total=run_configs(run).count(), done=done, message="",
+        waiting=WaitingReason.NONE)
     if run.parent_id:
         refresh_matrix(run.parent)
     if fan_out:
@@ -322,7 +328,7 @@ def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
     if run.state in ACTIVE_RUN_STATES and shards.all_done(run):
         done = ConfigResult.objects.filter(run=run).count()
         if TestRun.objects.filter(pk=run.pk, state=run.state).update(
-                state=TestRun.State.DONE, finished_at=timezone.now(), done=done):
+                state=TestRun.State.DONE, finished_at=timezone.now(), done=done, waiting=WaitingReason.NONE):
             run.refresh_from_db()
             record_run_outcomes(run)
     if run.parent_id:

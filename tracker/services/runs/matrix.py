@@ -10,7 +10,7 @@ from apitester.pool import estimate_bytes as config_bytes
 
 from ... import bisection
 from ...models import ConfigResult, FailingConfig, TestRun
-from ...vocab import ACTIVE_RUN_STATES, status_class
+from ...vocab import ACTIVE_RUN_STATES, WaitingReason, status_class
 from .. import paddle_envs
 from ..queue import enqueue_run
 from .create import create_run
@@ -136,7 +136,7 @@ def cancel_run(run: TestRun, *, by: str = "") -> bool:
     """Cancel a queued or running run (a matrix run: every lane of it); its executor sees the state and stops."""
     ids = [run.pk, *run.lanes.values_list("pk", flat=True)]
     updated = TestRun.objects.filter(pk__in=ids, state__in=ACTIVE_RUN_STATES).update(
-        state=TestRun.State.CANCELLED, finished_at=timezone.now(),
+        state=TestRun.State.CANCELLED, finished_at=timezone.now(), waiting=WaitingReason.NONE,
         message=f"cancelled by {by}" if by else "cancelled")
     if run.parent_id:
         refresh_matrix(run.parent)

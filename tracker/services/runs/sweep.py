@@ -11,14 +11,15 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from ...models import TestRun
+from ...vocab import WaitingReason
 from .. import shards
 from ..queue import enqueue_run
-from .executor import EXECUTOR_ERROR, GPU_DECLINED, RELEASE_DECLINED
 from .matrix import MATRIX, refresh_matrix
 
 log = logging.getLogger(__name__)
 
-# Start of the message the heartbeat round leaves on a queued run whose job it sent again (resend_unclaimed_runs).
+# Start of the message the heartbeat round leaves on a queued run whose job it sent again (resend_unclaimed_runs;
+# waiting: RESENT).
 RESENT = "job sent again"
 
 
@@ -49,26 +50,28 @@ def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
     """GPU runs whose queue message a CPU-only cluster consumed (a CPU host started on the GPU queue) and
     declined go back on the GPU queue; a worker that can serve the GPU lane calls this when it starts.
     Without it such a run would stay queued forever: no message is left for any GPU worker to receive."""
-    requeued = []
-    for run in TestRun.objects.filter(lane=TestRun.Lane.GPU, state=TestRun.State.QUEUED,
-                                      message__startswith=GPU_DECLINED):
-        # Conditional on the message we saw, so two starting workers don't both enqueue it.
-        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, message=run.message).update(
-                message="requeued for a GPU worker"):
-            requeued.append(run.pk)
-            if enqueue:
-                enqueue_run(run)
-    return requeued
+    declined = TestRun.objects.filter(lane=TestRun.Lane.GPU, state=TestRun.State.QUEUED,
+                                      waiting=WaitingReason.GPU_WORKER)
+    return _requeue_declined(declined, lambda run: "requeued for a GPU worker", enqueue=enqueue)
 
 
 def requeue_declined_release_runs(releases: list[str], *, enqueue: bool = True) -> list[int]:
     """Runs a worker without their Paddle release declined go back on the queue when a worker that has
     the release starts (their queue message was consumed by the declining worker)."""
+    declined = TestRun.objects.filter(state=TestRun.State.QUEUED, release__in=releases,
+                                      waiting=WaitingReason.RELEASE_WORKER)
+    return _requeue_declined(declined, lambda run: f"requeued for a worker with Paddle {run.release}",
+                             enqueue=enqueue)
+
+
+def _requeue_declined(declined, requeued_message, *, enqueue: bool) -> list[int]:
+    """Each declined run back on its queue, no longer waiting, its message ``requeued_message(run)``."""
     requeued = []
-    for run in TestRun.objects.filter(state=TestRun.State.QUEUED, release__in=releases,
-                                      message__startswith=RELEASE_DECLINED):
-        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, message=run.message).update(
-                message=f"requeued for a worker with Paddle {run.release}"):
+    for run in declined:
+        # Conditional on the decline we saw, so two starting workers don't both enqueue it.
+        if TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, waiting=run.waiting,
+                                  message=run.message).update(waiting=WaitingReason.NONE,
+                                                              message=requeued_message(run)):
             requeued.append(run.pk)
             if enqueue:
                 enqueue_run(run)
@@ -83,19 +86,21 @@ def _requeue_or_fail(run: TestRun, why: str, **requeue_fields) -> str | None:
     the re-queue message; an executor error left on the run is kept in it, so the page says what happened.
     """
     judged = TestRun.objects.filter(pk=run.pk, state=run.state, executor=run.executor, heartbeat_at=run.heartbeat_at)
-    error = run.message if run.message.startswith(EXECUTOR_ERROR) else ""
+    error = run.message if run.waiting == WaitingReason.EXECUTOR_ERROR else ""
     if run.requeues >= max_requeues():
         message = (f"failed: the stale sweep re-queued this run {run.requeues} times in a row and its executor "
                    f"({run.executor or 'unknown'}) stopped again without storing a verdict"
                    f"{f' — {error}' if error else ''}. Limit: RUNNER_MAX_REQUEUES={max_requeues()}.")
-        if not judged.update(state=TestRun.State.FAILED, finished_at=timezone.now(), message=message[:5000]):
+        if not judged.update(state=TestRun.State.FAILED, finished_at=timezone.now(), waiting=WaitingReason.NONE,
+                             message=message[:5000]):
             return None
         log.warning("run %s: %s", run.pk, message)
         if run.parent_id:
             refresh_matrix(run.parent)
         return "failed"
     message = f"{why} ({error})" if error else why
-    if not judged.update(requeues=F("requeues") + 1, message=message[:5000], **requeue_fields):
+    if not judged.update(requeues=F("requeues") + 1, waiting=WaitingReason.NONE, message=message[:5000],
+                         **requeue_fields):
         return None
     return "requeued"
 
@@ -138,8 +143,9 @@ def resend_unclaimed_runs(lanes: list[str], releases: list[str], *, enqueue: boo
         since = run.sent_at or run.created
         waited = int((now - since).total_seconds())
         fields = {"sent_at": now}
-        # Any other message stays (a decline's is what requeue_declined_*_runs look for; a re-queue's says why).
-        if not run.message or run.message.startswith(RESENT):
+        # Any other message stays (a decline's run is what requeue_declined_*_runs look for; a re-queue's says why).
+        if not run.message or run.waiting == WaitingReason.RESENT:
+            fields["waiting"] = WaitingReason.RESENT
             fields["message"] = f"{RESENT}: queued {waited} s with no worker taking it off the queue"
         if not TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED, executor="",
                                       sent_at=run.sent_at).update(**fields):
@@ -166,7 +172,7 @@ def resume_orphaned_runs(*, enqueue: bool = True) -> list[int]:
             continue
         if not executor_dead(run):
             continue
-        stopped = "stopped" if run.message.startswith(EXECUTOR_ERROR) else "died"
+        stopped = "stopped" if run.waiting == WaitingReason.EXECUTOR_ERROR else "died"
         # Queued without its dead executor's name, or the next sweep takes it for a lost job and queues it twice.
         outcome = _requeue_or_fail(run, f"resumed after its executor {run.executor} {stopped}",
                                    state=TestRun.State.QUEUED, executor="", heartbeat_at=None)
