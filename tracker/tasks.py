@@ -23,7 +23,7 @@ from multiprocessing.util import Finalize
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from apitester.pool import probe_capabilities
+from apitester.builds import probe_build, version_key
 
 from .services.diagnoses import diagnose_tasks
 from .services.queue import gpu_queue
@@ -71,7 +71,7 @@ def _worker_name() -> str:
 
 def _worker_lanes() -> tuple[list[str], str]:
     """Lanes this cluster serves: its queue's lane, gpu only with a CUDA build of Paddle."""
-    caps = probe_capabilities()
+    caps = probe_build()
     if _cluster_name() == gpu_queue():
         lanes = ["gpu"] if caps.get("cuda") else []
         if not caps.get("cuda"):
@@ -94,7 +94,7 @@ class _Serving:
 def _probe_serving() -> _Serving:
     lanes, version = _worker_lanes()
     # Every release it has an env for (probed when the env was built: paddle-env.json).
-    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=paddle_envs.version_key)
+    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=version_key)
     return _Serving(lanes, version, releases)
 
 

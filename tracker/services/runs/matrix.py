@@ -6,12 +6,12 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from apitester.builds import version_key
 from apitester.pool import estimate_bytes as config_bytes
 
 from ... import bisection
 from ...models import ConfigResult, FailingConfig, TestRun
-from ...vocab import ACTIVE_RUN_STATES, WaitingReason, status_class
-from .. import paddle_envs
+from ...vocab import ACTIVE_RUN_STATES, WaitingReason
 from ..queue import enqueue_run
 from .create import create_run
 from .scope import RunError, check_release
@@ -57,20 +57,12 @@ def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, la
     return parent
 
 
-def _outcome(status: str) -> str:
-    """What bisection compares: the verdict's class (a fix turns failing into passing, whatever the failure)."""
-    try:
-        return status_class(status)
-    except KeyError:
-        return status
-
-
 def matrix_observations(parent: TestRun) -> dict[int, dict[str, str]]:
     """config id -> {release: outcome} of the verdicts the matrix's lanes stored."""
     observed: dict[int, dict[str, str]] = {}
     for config_id, release, status in (ConfigResult.objects.filter(run__parent=parent)
                                        .values_list("failing_config_id", "run__release", "status")):
-        observed.setdefault(config_id, {})[release] = _outcome(status)
+        observed.setdefault(config_id, {})[release] = bisection.outcome(status)
     return observed
 
 
@@ -105,7 +97,7 @@ def plan_next_round(parent: TestRun) -> list[TestRun]:
             return []  # another lane's ending planned it
         return [create_run("tasks", tasks=scope.get("tasks"), lane=parent.lane, requested_by=parent.requested_by,
                            release=release, parent=parent, configs=ids)
-                for release, ids in sorted(wanted.items(), key=lambda item: paddle_envs.version_key(item[0]))]
+                for release, ids in sorted(wanted.items(), key=lambda item: version_key(item[0]))]
 
 
 def refresh_matrix(parent: TestRun) -> None:

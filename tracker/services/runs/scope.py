@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django.db import connection
 
+from apitester.builds import version_key
+
 from ...models import Task, TaskStatus, TestRun
 from ...selectors.runs import advertised_releases
 from .. import paddle_envs
@@ -72,7 +74,7 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
 
 def known_releases() -> list[str]:
     """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise."""
-    return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=paddle_envs.version_key)
+    return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=version_key)
 
 
 def check_release(release: str) -> str:
@@ -96,4 +98,4 @@ def parse_releases(value: str) -> list[str]:
         raise RunError("name at least one release (e.g. 3.0.0,3.3.1) or 'all'")
     for release in found:
         check_release(release)
-    return sorted(dict.fromkeys(found), key=paddle_envs.version_key)
+    return sorted(dict.fromkeys(found), key=version_key)
