@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
+from .builds import build_info
 from .vocab import RAISED, Status
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -790,16 +791,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
     _warm_up(paddle, torch)
-    info = {
-        "pid": os.getpid(),
-        # The full version and commit identify the build a verdict came from (a release lane stores them).
-        "paddle_version": getattr(paddle.version, "full_version", paddle.__version__),
-        "paddle_commit": getattr(paddle.version, "commit", ""),
-        "torch_version": torch.__version__,
-        "cuda": bool(paddle.is_compiled_with_cuda()),
-        "threads": threads,
-        "python": sys.executable,
-    }
+    info = {"pid": os.getpid(), **build_info(), "threads": threads, "python": sys.executable}
     if address_space_extra:
         info.update(_limit_address_space(address_space_extra))
     results.write((json.dumps({"ready": info}) + "\n").encode())
@@ -824,22 +816,6 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
         results.write((json.dumps({"verdict": verdict, "seconds": seconds}) + "\n").encode())
         if out_of_memory:
             os._exit(0)
-
-
-def probe_capabilities(timeout: float = 120.0, python: str | None = None) -> dict:
-    """Versions and CUDA support of the installed Paddle, asked of a separate process."""
-    code = (
-        "import json, paddle, torch;"
-        "print(json.dumps({'paddle_version': getattr(paddle.version, 'full_version', paddle.__version__),"
-        " 'paddle_commit': getattr(paddle.version, 'commit', ''),"
-        " 'torch_version': torch.__version__, 'cuda': bool(paddle.is_compiled_with_cuda())}))"
-    )
-    out = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                         env={**os.environ, "GLOG_minloglevel": "2", **({"PYTHONPATH": ""} if python else {})})
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    raise PoolError(f"cannot import paddle/torch: {out.stderr.strip()[-300:]}")
 
 
 if __name__ == "__main__":

@@ -77,8 +77,8 @@ class EventAdmin(ModelAdmin):
 
 @admin.register(models.TestRun)
 class TestRunAdmin(ModelAdmin):
-    list_display = ("id", "lane", "state", "paddle_version", "total", "done", "created")
-    list_filter = ("lane", "state")
+    list_display = ("id", "lane", "state", "waiting", "paddle_version", "total", "done", "created")
+    list_filter = ("lane", "state", "waiting")
 
 
 @admin.register(models.ConfigResult)

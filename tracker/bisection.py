@@ -6,8 +6,9 @@ regression). Both ends are run first; if they agree, every release between is in
 the middle of the unresolved gap is probed until the change point sits between two adjacent releases.
 Observed outcomes that change more than once contradict the assumption: the config is scanned fully.
 
-Outcomes are opaque values compared with ``==`` (the caller maps statuses to classes: pass, fail, …);
-None is an outcome too (ran, but no verdict).
+Outcomes are opaque values compared with ``==``; ``outcome`` maps a verdict status to the one both the matrix
+planner (services/runs/matrix.py) and the release grid (selectors/releases.py) compare: its class. None is an
+outcome too (ran, but no verdict).
 
 Configs of one task usually change at the same release (one fix lands for all). ``plan_group`` uses that:
 while no config of the group has a change point located in the same direction (fail → pass, pass → fail,
@@ -22,6 +23,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Mapping
+
+from apitester.vocab import status_class
+
+
+def outcome(status: str) -> str:
+    """What bisection compares for a verdict: its class (a fix turns failing into passing, whatever the failure);
+    a status outside the vocabulary is its own outcome."""
+    try:
+        return status_class(status)
+    except KeyError:
+        return status
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status
+from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason
 
 
 class TaskStatus(models.TextChoices):
@@ -226,6 +226,9 @@ class TestRun(models.Model):
     # When the run's job was last put on its lane's queue while the run was queued (services.queue.enqueue_run):
     # a queued run nobody took off the queue for RUNNER_QUEUED_RESEND_SECONDS since then is sent again.
     sent_at = models.DateTimeField(null=True, blank=True)
+    # What the run waits for (a WaitingReason; "" for nothing in particular), set with the message that says it in
+    # words: the sweeps query this, never the message's text.
+    waiting = models.CharField(max_length=20, choices=WaitingReason.choices, blank=True, default=WaitingReason.NONE)
 
     class Meta:
         ordering = ["-created", "-id"]

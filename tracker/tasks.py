@@ -30,7 +30,7 @@ from multiprocessing.util import Finalize
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from apitester.pool import probe_capabilities
+from apitester.builds import probe_build, version_key
 
 from .github.client import client_from_settings, parse_issue_ref
 from .services.diagnoses import diagnose_tasks
@@ -91,7 +91,7 @@ def _worker_name() -> str:
 
 def _worker_lanes() -> tuple[list[str], str]:
     """Lanes this cluster serves: its queue's lane, gpu only with a CUDA build of Paddle."""
-    caps = probe_capabilities()
+    caps = probe_build()
     if _cluster_name() == gpu_queue():
         lanes = [Lane.GPU.value] if caps.get("cuda") else []
         if not caps.get("cuda"):
@@ -114,7 +114,7 @@ class _Serving:
 def _probe_serving() -> _Serving:
     lanes, version = _worker_lanes()
     # Every release it has an env for (probed when the env was built: paddle-env.json).
-    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=paddle_envs.version_key)
+    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=version_key)
     return _Serving(lanes, version, releases)
 
 

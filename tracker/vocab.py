@@ -55,7 +55,7 @@ class EventKind(StrEnum):
     # report import (services/report_import.py)
     CONFIGS_IMPORTED = "configs_imported"
     REPORT_IMPORT = "report_import"
-    # the runner (services/runs.py: record_run_outcomes)
+    # the runner (services/runs/outcomes.py: record_run_outcomes)
     FIX_VERIFIED = "fix_verified"
     REGRESSION = "regression"
     # diagnoses (services/diagnoses.py: apply_implied_verdict)
@@ -142,3 +142,17 @@ class FixedInKind(StrEnum):
 
 # Answers the board counts as the fix having landed in Paddle (a harness fix is the test engine's, never Paddle's).
 FIX_LANDED = frozenset({FixedInKind.FIXED, FixedInKind.PASSING})
+
+
+class WaitingReason(models.TextChoices):
+    """What a queued or running run waits for (TestRun.waiting), written with the message that says it in words.
+
+    The sweeps find their runs by it (services/runs/sweep.py): a decline's run goes back on the queue when a worker
+    that can run it starts; an executor error's run is re-queued by the stale sweep with the error kept in its
+    message; a resent job's message is refreshed at each resend.
+    """
+    NONE = "", _("nothing in particular")
+    GPU_WORKER = "gpu_worker", _("a GPU worker (a CPU-only worker declined it)")
+    RELEASE_WORKER = "release_worker", _("a worker with its Paddle release (a worker without it declined it)")
+    RESENT = "resent", _("a worker to take its job, sent again, off the queue")
+    EXECUTOR_ERROR = "executor_error", _("the stale sweep (its executor stopped on an error)")

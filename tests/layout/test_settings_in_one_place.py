@@ -17,6 +17,10 @@ SCANNED = ("tracker", "apitester")
 ENVIRON_NAMES = {"environ", "environb", "getenv", "getenvb"}
 
 ALLOWED = {
+    "tracker/accounts/management/commands/createsuperuser.py:Command.handle":
+        "Django's own createsuperuser --noinput contract: DJANGO_SUPERUSER_PASSWORD is the command's input, not a setting",
+    "tracker/accounts/management/commands/createsuperuser.py:Command._user_for_validation":
+        "Django's createsuperuser contract: DJANGO_SUPERUSER_<FIELD> names the user the password is validated against",
     "tracker/services/diagnoses.py:run_engine":
         "child process environment: the diagnosis engine process inherits this one's, unbuffered",
     "tracker/services/paddle_envs.py:compile_bytecode":

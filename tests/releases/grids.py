@@ -26,8 +26,8 @@ def store_grid(number, api, statuses_by_release: dict[str, list[str]], kernel="C
     return task
 
 
-def merged_pr(task, number=72000, day=(2025, 5, 6)):
-    pr = PullRequest.objects.create(repo="PaddlePaddle/Paddle", number=number, state="merged",
+def merged_pr(task, number=72000, day=(2025, 5, 6), repo="PaddlePaddle/Paddle"):
+    pr = PullRequest.objects.create(repo=repo, number=number, state="merged",
                                     merged_at=datetime(*day, tzinfo=timezone.utc))
     pr.tasks.add(task)
     return pr

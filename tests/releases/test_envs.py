@@ -1,6 +1,7 @@
 """manage.py paddle_envs: idempotent add, clear errors, no half-made env; a broken env stores nothing."""
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -87,3 +88,26 @@ def test_a_release_env_is_compiled_to_bytecode_once(old_env, tmp_path):
     assert (pkg / "__pycache__" / f"__init__.{tag}.pyc").is_file()
     assert json.loads((env_dir / paddle_envs.MARKER).read_text())["bytecode"] is True
     assert paddle_envs.ensure_bytecode(env) is False
+
+
+def test_the_one_build_probe_reads_each_interpreters_own_packages(old_env, tmp_path):
+    """apitester.builds.probe_build is what a worker cluster (tracker.tasks) and paddle_envs both ask: the main
+    interpreter reports the main .venv's packages, an env's interpreter its own (never the main .venv's), and an
+    interpreter without paddle is a clear EnvError naming the import that failed."""
+    from importlib import metadata
+
+    from apitester.builds import probe_build
+
+    main = probe_build()
+    assert main["paddle_version"] == metadata.version("paddlepaddle") and main["cuda"] is False
+    assert main["torch_version"] == metadata.version("torch") and main["numpy_version"] == metadata.version("numpy")
+    described = {key: getattr(old_env, key) for key in ("paddle_version", "paddle_commit", "torch_version",
+                                                        "numpy_version")}
+    assert paddle_envs.probe(old_env.python) == described and described["paddle_version"] == OLD_RELEASE
+    assert probe_build(old_env.python)["paddle_commit"] != main["paddle_commit"]
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    cannot = "(?s)the env's python cannot import paddle/torch/numpy: .*No module named 'numpy'"
+    with pytest.raises(paddle_envs.EnvError, match=cannot):
+        paddle_envs.probe(str(bare / "bin" / "python"), timeout=60)

@@ -10,6 +10,7 @@ from tracker.models import ConfigResult, TestRun
 from tracker.selectors.releases import task_fixed_in, task_release_grid
 from tracker.selectors.runs import run_summary, task_verification
 from tracker.services.runs import RunError, create_matrix_run, create_run, execute_run
+from tracker.vocab import WaitingReason
 
 from ..runner.conftest import make_task
 from .conftest import CLIP, CRASH_ON_OLD, OLD_RELEASE
@@ -69,6 +70,7 @@ def test_a_worker_of_another_build_stores_nothing(old_env):
     run.refresh_from_db()
     assert run.state == "queued" and report.executed == 0
     assert run.message.startswith(f"waiting for a worker with Paddle {OLD_RELEASE}")
+    assert run.waiting == WaitingReason.RELEASE_WORKER
     assert ConfigResult.objects.count() == 0
 
 
@@ -96,6 +98,7 @@ def test_a_run_for_a_release_nobody_serves_waits_and_says_so(old_env, settings, 
     run.refresh_from_db()
     assert run.state == "queued" and report.executed == 0 and ConfigResult.objects.count() == 0
     assert run.message.startswith("waiting for a worker with Paddle 3.9.9")
+    assert run.waiting == WaitingReason.RELEASE_WORKER
 
 
 def test_store_result_refuses_a_verdict_from_another_build(old_env):
@@ -116,7 +119,8 @@ def test_a_declined_run_goes_back_on_the_queue_when_a_worker_with_its_release_st
 
     make_task(11, "paddle.clip", [CLIP])
     run = create_run("task", tasks=[11], release=OLD_RELEASE)
-    TestRun.objects.filter(pk=run.pk).update(message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
+    TestRun.objects.filter(pk=run.pk).update(waiting=WaitingReason.RELEASE_WORKER,
+                                             message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
     assert requeue_declined_release_runs(["3.3.1"]) == []
     assert requeue_declined_release_runs([OLD_RELEASE, "3.3.1"]) == [run.pk]
     assert OrmQ.objects.count() == 1
@@ -146,8 +150,10 @@ def test_a_running_worker_takes_back_a_run_declined_after_it_started(old_env):
     serving = _Serving(lanes=["cpu"], version="3.3.1", releases=[OLD_RELEASE, "3.3.1"])
     assert heartbeat_round(serving) is serving and OrmQ.objects.count() == 0  # the worker's first round
     run = create_run("task", tasks=[11], release=OLD_RELEASE)
-    TestRun.objects.filter(pk=run.pk).update(message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
+    TestRun.objects.filter(pk=run.pk).update(waiting=WaitingReason.RELEASE_WORKER,
+                                             message=f"waiting for a worker with Paddle {OLD_RELEASE} (this host has: 3.3.1)")
     heartbeat_round(serving)  # a later round
     run.refresh_from_db()
     assert OrmQ.objects.count() == 1 and run.message == f"requeued for a worker with Paddle {OLD_RELEASE}"
+    assert run.waiting == WaitingReason.NONE
     assert WorkerHeartbeat.objects.get().releases == [OLD_RELEASE, "3.3.1"]

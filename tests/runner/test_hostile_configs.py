@@ -10,6 +10,7 @@ import pytest
 from apitester.pool import MEMORY_FACTOR, TimeBudget, WorkerPool, config_elements, describe_mib, estimate_bytes
 from tracker.models import ConfigResult, TestRun
 from tracker.services.runs import EXECUTOR_ERROR, create_run, execute_run, resume_orphaned_runs, store_result
+from tracker.vocab import WaitingReason
 
 from .conftest import EXTRA_SPECS, FAILING_FORWARD, PASSING, make_task
 
@@ -91,10 +92,11 @@ def test_a_run_the_executor_always_stops_on_ends_failed_after_the_requeue_limit(
     execute_run(run.pk, workers=1, options=FAST)
     run.refresh_from_db()
     assert run.state == "running" and run.heartbeat_at is None  # left for the sweep at once, with the reason
-    assert run.message.startswith(f"{EXECUTOR_ERROR}: ValueError")
+    assert run.message.startswith(f"{EXECUTOR_ERROR}: ValueError") and run.waiting == WaitingReason.EXECUTOR_ERROR
     assert resume_orphaned_runs(enqueue=False) == [run.pk]
     run.refresh_from_db()
     assert run.state == "queued" and run.requeues == 1 and EXECUTOR_ERROR in run.message
+    assert run.waiting == WaitingReason.NONE  # the error is kept in the re-queue's message; the run waits no more
 
     execute_run(run.pk, workers=1, options=FAST)
     assert resume_orphaned_runs(enqueue=False) == []  # over the limit: not queued again

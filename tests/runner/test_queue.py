@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "tracker" / "services" / "runs.py"
+RUNS = REPO / "tracker" / "services" / "runs"  # the package: one module per job of a run
 TASKS = REPO / "tracker" / "tasks.py"
 
 
@@ -32,7 +32,7 @@ def _imports(path: Path, package: str):
 
 
 def test_runs_and_tasks_import_the_queue_module_at_their_top_and_never_each_other_lazily():
-    runs = _imports(RUNS, "tracker.services")
+    runs = [found for path in sorted(RUNS.glob("*.py")) for found in _imports(path, "tracker.services.runs")]
     tasks = _imports(TASKS, "tracker")
     assert ("tracker.services.queue", True) in runs
     assert ("tracker.services.queue", True) in tasks

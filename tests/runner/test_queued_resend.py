@@ -10,8 +10,10 @@ from django_q.models import OrmQ
 from tracker import tasks
 from tracker.models import ConfigResult, RunShard, TestRun
 from tracker.services import shards
-from tracker.services.runs import (RESENT, _claim, create_run, execute_run, executor_name, mark_dequeued,
-                                   resend_unclaimed_runs, start_run)
+from tracker.services.runs import (RESENT, create_run, execute_run, executor_name, mark_dequeued, resend_unclaimed_runs,
+                                   start_run)
+from tracker.services.runs.executor import _claim
+from tracker.vocab import WaitingReason
 
 from .conftest import PASSING, make_task
 from .test_shards import FAST
@@ -44,6 +46,7 @@ def test_a_queued_run_nobody_took_is_sent_again_once_per_interval(resend):
     run.refresh_from_db()
     assert (run.state, run.executor, run.requeues) == ("queued", "", 0)  # not a re-queue: no executor ran
     assert run.message.startswith(RESENT) and timezone.now() - run.sent_at < timedelta(seconds=60)
+    assert run.waiting == WaitingReason.RESENT
     assert OrmQ.objects.count() == jobs + 1  # one more job on the CPU queue
     assert resend_unclaimed_runs(["cpu"], []) == []  # once per interval
 
@@ -52,7 +55,7 @@ def test_runs_that_are_marked_declined_or_of_another_release_keep_their_state(re
     starting = create_run("task", tasks=[5], lane="cpu")
     assert mark_dequeued(starting, executor_name())  # a worker took the job and starts it: not lost
     release = create_run("task", tasks=[5], lane="cpu")
-    TestRun.objects.filter(pk=release.pk).update(release="3.1.0",
+    TestRun.objects.filter(pk=release.pk).update(release="3.1.0", waiting=WaitingReason.RELEASE_WORKER,
                                                  message="waiting for a worker with Paddle 3.1.0 (this host has: )")
     for run in (starting, release):
         _sent_ago(run, RESEND + 1)
@@ -61,6 +64,7 @@ def test_runs_that_are_marked_declined_or_of_another_release_keep_their_state(re
     assert resend_unclaimed_runs(["cpu"], ["3.1.0"]) == [release.pk]
     release.refresh_from_db()
     assert release.message.startswith("waiting for a worker with Paddle 3.1.0")
+    assert release.waiting == WaitingReason.RELEASE_WORKER
     started = TestRun.objects.get(pk=starting.pk)
     assert started.message == "" and started.sent_at < timezone.now() - timedelta(seconds=RESEND)
 

@@ -7,7 +7,8 @@ from django.contrib.auth.models import User
 from apitester.pool import TimeBudget
 from tracker.models import ConfigResult, Event, TestRun, WorkerHeartbeat
 from tracker.selectors.runs import regressions, task_verification
-from tracker.services.runs import RunError, create_run, execute_run, start_run
+from tracker.services.runs import RunError, create_run, execute_run, requeue_declined_gpu_runs, start_run
+from tracker.vocab import WaitingReason
 
 from .conftest import FAILING_BACKWARD, FAILING_FORWARD, NO_SPEC, PASSING, make_task
 
@@ -124,13 +125,19 @@ def test_gpu_run_waits_for_a_gpu_worker(client):
     # Even handed to this CPU-only build directly, it produces no GPU verdict and stays queued.
     report = execute_run(run.pk, workers=1)
     run.refresh_from_db()
-    assert report.executed == 0 and run.state == "queued"
+    assert report.executed == 0 and run.state == "queued" and run.waiting == WaitingReason.GPU_WORKER
     assert not ConfigResult.objects.filter(run=run).exists()
 
     data = client.get(f"/api/runs/{run.pk}").json()
     assert data["state"] == "queued" and data["lane"] == "gpu" and data["done"] == 0
     assert data["waiting"] == "waiting for a GPU worker"
     assert "waiting for a GPU worker" in client.get(f"/runs/{run.pk}").content.decode()
+
+    # A worker that serves the GPU lane puts the declined run back on the GPU queue, once.
+    assert requeue_declined_gpu_runs() == [run.pk] and OrmQ.objects.filter(key="gpu").count() == 2
+    run.refresh_from_db()
+    assert (run.state, run.waiting, run.message) == ("queued", WaitingReason.NONE, "requeued for a GPU worker")
+    assert requeue_declined_gpu_runs() == []
 
 
 def test_scope_errors_change_nothing():
@@ -185,7 +192,7 @@ def test_the_runs_progress_is_the_count_of_its_results_written_at_most_every_pro
     """The executor writes ``done`` (the COUNT of the run's results, right whichever executors stored them) at most
     every PROGRESS_SECONDS while it stores verdicts, and once more when it stops, so the last verdicts are never
     left out of the run's progress."""
-    from tracker.services import runs as run_services
+    from tracker.services.runs import executor as run_services
 
     clock = [100.0]
     monkeypatch.setattr(run_services.time, "monotonic", lambda: clock[0])

@@ -12,23 +12,20 @@ say nothing about a release and are left out.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, replace
 
 from django.utils.translation import gettext as _
 
+from apitester.builds import version_key
+
 from .. import bisection
 from ..models import ConfigResult, FailingConfig, PullRequest, Task, TestRun
-from ..vocab import NO_VERDICT, FixedInKind, Kernel, is_failing, is_passing, lane_of, status_class
+from ..vocab import NO_VERDICT, FixedInKind, Kernel, is_failing, is_passing, lane_of
 
 
 def has_verdict(status: str) -> bool:
     """The engine judged the config: a pass, a Paddle failure, a documented difference or a Torch suspect."""
     return bool(status) and status not in NO_VERDICT
-
-
-def version_key(version: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version or "")[:3])
 
 
 # The newest Paddle release out before PaddleAPITest's first report (reports/ci_ce_cpu from 2025-04-27;
@@ -57,12 +54,17 @@ class FixedIn:
 
 def as_harness_fix(answer: FixedIn, pr_refs: list[str]) -> FixedIn:
     """The answer read with the task's linked PRs (["owner/name#N", ...], merged first): a task passing on
-    every release run, one of them out before PaddleAPITest's report (FIRST_REPORT_RELEASE or older),
-    with a PaddleAPITest PR, is a fix in the test engine — never counted as a Paddle fix."""
+    every release run, one of them out before PaddleAPITest's report (FIRST_REPORT_RELEASE or older) and one
+    newer, with a PaddleAPITest PR, is a fix in the test engine — never counted as a Paddle fix.
+
+    One release can't show it: passing on 3.0.0 alone says nothing of the newer Paddle the report failed on (it
+    may have broken since), and passing on a newer release alone may be Paddle's fix.
+    """
     if answer.kind != FixedInKind.PASSING:
         return answer
-    run = [r for r in answer.releases if r not in answer.not_run]
-    if not any(version_key(r) <= version_key(FIRST_REPORT_RELEASE) for r in run):
+    run = [version_key(r) for r in answer.releases if r not in answer.not_run]
+    first_report = version_key(FIRST_REPORT_RELEASE)
+    if not (any(r <= first_report for r in run) and any(r > first_report for r in run)):
         return answer
     engine_prs = [ref for ref in pr_refs if ref.lower().startswith(PADDLEAPITEST_REPO + "#")]
     if not engine_prs:
@@ -221,15 +223,63 @@ class Cell:
         return bool(self.inferred_from)
 
 
-def _release_of(paddle_version: str, run_version: str) -> str:
-    return paddle_version or run_version or ""
+@dataclass
+class ReleaseGrid:
+    """One task's configs × releases as every page and chart reads it (release_grids)."""
+    releases: list[str]  # oldest first: each release with a verdict, and each a bisecting matrix over the task listed
+    cells: dict[int, dict[str, Cell]]  # config id -> release -> its newest Cell; inferred cells name their source
+
+    def statuses(self) -> tuple[dict, dict]:
+        """({config: {release: status}} of the run cells, the same of the inferred cells): fixed_in's arguments."""
+        run = {c: {r: cell.status for r, cell in row.items() if not cell.inferred} for c, row in self.cells.items()}
+        inferred = {c: {r: cell.status for r, cell in row.items() if cell.inferred} for c, row in self.cells.items()}
+        return run, inferred
 
 
-def _outcome(status: str) -> str:
-    try:
-        return status_class(status)
-    except KeyError:
-        return status
+GRID_COLUMNS = ("task_id", "task__kernel", "run__lane", "failing_config_id", "paddle_version", "run__paddle_version",
+                "run_id", "status", "max_abs", "max_rel", "paddle_commit", "torch_version")
+
+
+def release_grids(task_ids=None) -> dict[int, ReleaseGrid]:
+    """task id -> its ReleaseGrid, for these tasks (None: every task), one query for the verdicts.
+
+    The one reader of per-release verdicts: the task page, /api/tasks/<n>, the board's column and filters, the
+    funnel and /charts/releases all read it. A cell is the newest verdict of a config on a release, from runs of the
+    task's own lane (a CPU task's cpu lane), keyed by the Paddle version the verdict records (its run's when the
+    verdict has none). A task without such a verdict has no grid.
+    """
+    results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(task_ids))
+    found: dict[int, dict[int, dict[str, Cell]]] = {}
+    for (task_id, kernel, lane, config_id, version, run_version, run_id, status, max_abs, max_rel, commit,
+         torch) in results.values_list(*GRID_COLUMNS).order_by("run_id"):
+        release = version or run_version
+        if release and lane == lane_of(kernel):
+            found.setdefault(task_id, {}).setdefault(config_id, {})[release] = Cell(
+                status, max_abs, max_rel, run_id, commit, torch)
+    numbers = dict(Task.objects.filter(id__in=found).values_list("id", "number"))
+    bisected = bisected_releases_by_task()
+    grids = {}
+    for task_id, cells in found.items():
+        releases = sorted({r for row in cells.values() for r in row} | bisected.get(numbers[task_id], set()),
+                          key=version_key)
+        grids[task_id] = ReleaseGrid(releases, {c: with_inferred(releases, row) for c, row in sorted(cells.items())})
+    return grids
+
+
+def release_answers(grids: dict[int, ReleaseGrid]) -> dict[int, FixedIn]:
+    """task id -> its FixedIn: the one rule every page and chart reads.
+
+    Every task with a grid gets an answer, whether it has verdicts on one release or on many: one release answers
+    what it can (passing, partly, never, differs on that release), and "fixed in" and "regressed in" need two by
+    their definition. A fix in the test engine needs two as well (as_harness_fix): passing on the release out
+    before the report and on a newer one.
+    """
+    answers = {task_id: fixed_in(*grid.statuses()) for task_id, grid in grids.items()}
+    passing = [task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.PASSING]
+    if passing:  # only a passing task can be a fix in the test engine: its PRs are read (one query)
+        prs = pr_refs_by_task(passing)
+        answers.update({t: as_harness_fix(answers[t], prs.get(t, [])) for t in passing})
+    return answers
 
 
 def bisected_releases_by_task() -> dict[int, set[str]]:
@@ -241,48 +291,29 @@ def bisected_releases_by_task() -> dict[int, set[str]]:
     return found
 
 
-def bisected_releases(task_number: int) -> list[str]:
-    return sorted(bisected_releases_by_task().get(task_number, set()), key=version_key)
-
-
-def split_grid(grid: dict, extra_releases=()) -> tuple[dict, dict, list[str]]:
-    """A task's {config: {release: status}} of run cells → (run cells, inferred cells, releases oldest first)."""
-    releases = sorted({r for row in grid.values() for r in row} | set(extra_releases), key=version_key)
-    inferred = {c: {r: row[src] for r, src in inferred_row(releases, row).items()} for c, row in grid.items()}
-    return grid, inferred, releases
-
-
-def inferred_row(releases: list[str], row: dict) -> dict:
-    """{release: source release} of the cells bisection infers for one config's {release: status}."""
-    return bisection.infer(releases, {r: _outcome(s) for r, s in row.items()})
-
-
 def with_inferred(releases: list[str], cells: dict[str, Cell]) -> dict[str, Cell]:
-    found = inferred_row(releases, {r: c.status for r, c in cells.items()})
+    """A config's run cells plus the cells bisection infers between them (each naming the run release it copies)."""
+    found = bisection.infer(releases, {r: bisection.outcome(c.status) for r, c in cells.items()})
     return {**cells, **{r: replace(cells[src], inferred_from=src) for r, src in found.items()}}
 
 
-def split_cells(rows) -> tuple[dict, dict]:
-    """({config: {release: status}} of run cells, the same of inferred cells) for fixed_in."""
-    run = {fc.id: {r: c.status for r, c in cells.items() if not c.inferred} for fc, cells in rows}
-    inferred = {fc.id: {r: c.status for r, c in cells.items() if c.inferred} for fc, cells in rows}
-    return run, inferred
+def _task_grid(task: Task) -> ReleaseGrid:
+    """The task's grid; without a verdict yet, the releases of a bisecting matrix over it and no cell."""
+    grid = release_grids([task.id]).get(task.id)
+    if grid is None:
+        bisected = bisected_releases_by_task().get(task.number, set())
+        grid = ReleaseGrid(sorted(bisected, key=version_key), {})
+    return grid
 
 
 def task_release_grid(task: Task) -> tuple[list[str], list[tuple[FailingConfig, dict[str, Cell]]]]:
     """(releases oldest first, [(config, {release: newest Cell})]) for the task's re-tested configs, own lane."""
-    rows = (ConfigResult.objects.filter(task=task, run__lane=task.lane)
-            .values_list("failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status",
-                         "max_abs", "max_rel", "paddle_commit", "torch_version")
-            .order_by("failing_config_id", "run_id"))
-    cells: dict[int, dict[str, Cell]] = {}
-    for config_id, version, run_version, run_id, status, max_abs, max_rel, commit, torch in rows:
-        release = _release_of(version, run_version)
-        if release:
-            cells.setdefault(config_id, {})[release] = Cell(status, max_abs, max_rel, run_id, commit, torch)
-    releases = sorted({r for row in cells.values() for r in row} | set(bisected_releases(task.number)), key=version_key)
-    configs = {fc.id: fc for fc in FailingConfig.objects.filter(id__in=cells).defer("origins")}
-    return releases, [(configs[cid], with_inferred(releases, cells[cid])) for cid in sorted(cells)]
+    return _rows(_task_grid(task))
+
+
+def _rows(grid: ReleaseGrid) -> tuple[list[str], list[tuple[FailingConfig, dict[str, Cell]]]]:
+    configs = {fc.id: fc for fc in FailingConfig.objects.filter(id__in=grid.cells).defer("origins")}
+    return grid.releases, [(configs[c], cells) for c, cells in grid.cells.items() if c in configs]
 
 
 def pr_refs_by_task(task_ids=None) -> dict[int, list[str]]:
@@ -297,87 +328,56 @@ def pr_refs_by_task(task_ids=None) -> dict[int, list[str]]:
     return {task_id: [ref for _unmerged, ref in sorted(pairs)] for task_id, pairs in refs.items()}
 
 
-def task_fixed_in_from_rows(task: Task, rows) -> FixedIn:
-    """The task's answer from its release grid rows, read with its linked PRs (as_harness_fix)."""
-    return as_harness_fix(fixed_in(*split_cells(rows)), pr_refs_by_task([task.id]).get(task.id, []))
-
-
 def task_releases_panel(task: Task) -> dict:
-    """What the task page's per-release panel shows: the grid, the "fixed in" answer, the merged PRs."""
-    releases, rows = task_release_grid(task)
-    answer = task_fixed_in_from_rows(task, rows)
+    """What the task page's per-release panel and /api/tasks/<n> show: the grid, the "fixed in" answer, the merged
+    PRs."""
+    grid = _task_grid(task)
+    answer = release_answers({task.id: grid})[task.id]
+    releases, rows = _rows(grid)
     return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
             "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 
 def task_fixed_in(task: Task) -> FixedIn:
-    _releases, rows = task_release_grid(task)
-    return task_fixed_in_from_rows(task, rows)
+    return release_answers({task.id: _task_grid(task)})[task.id]
 
 
 def fixed_in_by_task() -> dict[int, FixedIn]:
-    """task id → its FixedIn for every task with verdicts on more than one release (one query)."""
-    grids: dict[int, dict[int, dict[str, str]]] = {}
-    rows = (ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version",
-                                             "run__paddle_version", "run__lane", "status", "task__kernel")
-            .order_by("run_id"))
-    for task_id, config_id, version, run_version, lane, status, kernel in rows:
-        release = _release_of(version, run_version)
-        if release and lane == lane_of(kernel):
-            grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
-    answers = {}
-    numbers = dict(Task.objects.filter(id__in=grids).values_list("id", "number"))
-    bisected = bisected_releases_by_task()
-    for task_id, grid in grids.items():
-        if len({r for row in grid.values() for r in row}) > 1:
-            run, inferred, _releases = split_grid(grid, bisected.get(numbers.get(task_id), ()))
-            answers[task_id] = fixed_in(run, inferred)
-    passing = [task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.PASSING]
-    if passing:  # only a passing task can be a fix in the test engine: its PRs are read (one query)
-        prs = pr_refs_by_task(passing)
-        answers.update({t: as_harness_fix(answers[t], prs.get(t, [])) for t in passing})
-    return answers
+    """task id → its FixedIn, for every task with a verdict (the board's column and filters, the funnel)."""
+    return release_answers(release_grids())
 
 
 def release_matrix() -> dict:
     """For /charts/releases: per release the tasks fixed in it (by kernel) and the configs passing, and the
     tasks × releases grid of the fraction of judged configs passing."""
-    kernels = dict(Task.objects.values_list("id", "kernel"))
-    numbers = dict(Task.objects.values_list("id", "number"))
-    grids: dict[int, dict[int, dict[str, str]]] = {}
-    for task_id, config_id, version, run_version, lane, status in (
-            ConfigResult.objects.values_list("task_id", "failing_config_id", "paddle_version", "run__paddle_version",
-                                             "run__lane", "status").order_by("run_id")):
-        release = _release_of(version, run_version)
-        if release and task_id in kernels and lane == lane_of(kernels[task_id]):
-            grids.setdefault(task_id, {}).setdefault(config_id, {})[release] = status
-    bisected = bisected_releases_by_task()
-    split = {t: split_grid(g, bisected.get(numbers.get(t), ())) for t, g in grids.items()}
-    releases = sorted({r for _run, _inf, rs in split.values() for r in rs}, key=version_key)
+    grids = release_grids()
+    answers = release_answers(grids)
+    tasks_by_id = {t: (number, kernel) for t, number, kernel in Task.objects.filter(id__in=grids)
+                   .values_list("id", "number", "kernel")}
+    releases = sorted({r for grid in grids.values() for r in grid.releases}, key=version_key)
     fixed = {kernel.value: {r: 0 for r in releases} for kernel in Kernel}
     harness_fixes = {kernel.value: 0 for kernel in Kernel}  # never counted as a Paddle fix
-    prs = pr_refs_by_task()
     passing_configs = {r: 0 for r in releases}
     judged_configs = {r: 0 for r in releases}
     tasks = []
-    for task_id in sorted(grids, key=lambda t: numbers.get(t, 0)):
-        run, inferred, _releases = split[task_id]
-        answer = as_harness_fix(fixed_in(run, inferred), prs.get(task_id, []))
-        grid = {c: {**inferred.get(c, {}), **row} for c, row in run.items()}
+    for task_id in sorted(grids, key=lambda t: tasks_by_id[t][0]):
+        number, kernel = tasks_by_id[task_id]
+        answer = answers[task_id]
         if answer.kind == FixedInKind.FIXED:
-            fixed[kernels[task_id]][answer.release] += 1
+            fixed[kernel][answer.release] += 1
         elif answer.kind == FixedInKind.HARNESS:
-            harness_fixes[kernels[task_id]] += 1
+            harness_fixes[kernel] += 1
         fractions = []
         for r in releases:
-            p = sum(1 for row in grid.values() if is_passing(row.get(r, "")))
-            n = sum(1 for row in grid.values() if has_verdict(row.get(r, "")))
+            statuses = [row[r].status for row in grids[task_id].cells.values() if r in row]
+            p = sum(1 for status in statuses if is_passing(status))
+            n = sum(1 for status in statuses if has_verdict(status))
             passing_configs[r] += p
             judged_configs[r] += n
             fractions.append(round(p / n, 3) if n else None)
         # A cell of the heatmap is inferred when no config of the task was run on that release.
         not_run = [r in answer.not_run for r in releases]
-        tasks.append({"number": numbers[task_id], "kernel": kernels[task_id], "fractions": fractions,
+        tasks.append({"number": number, "kernel": kernel, "fractions": fractions,
                       "inferred": not_run, "fractions_inferred": list(zip(fractions, not_run)),
                       "fixed_in": answer.as_dict()})
     return {"releases": releases, "fixed": fixed, "passing_configs": passing_configs,

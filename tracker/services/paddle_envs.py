@@ -26,18 +26,14 @@ from pathlib import Path
 
 from django.conf import settings
 
+from apitester.builds import ProbeError, probe_build, version_key
+
 from ..selectors.envs import main_version
 
 MARKER = "paddle-env.json"
 # What PyPI serves for CPython 3.11 (checked 2026-12); used when the index can't be asked.
 KNOWN_RELEASES = ("3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.2.1", "3.2.2", "3.3.0", "3.3.1")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_PROBE = (
-    "import json, numpy, paddle, torch;"
-    "print(json.dumps({'paddle_version': paddle.version.full_version,"
-    " 'paddle_commit': paddle.version.commit, 'torch_version': torch.__version__,"
-    " 'numpy_version': numpy.__version__}))"
-)
 
 
 class EnvError(RuntimeError):
@@ -81,10 +77,6 @@ class PaddleEnv:
 
 def envs_dir() -> Path:
     return Path(settings.PADDLE_ENVS_DIR)
-
-
-def version_key(version: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])
 
 
 def main_env() -> PaddleEnv:
@@ -226,13 +218,12 @@ def ensure_bytecode(env: PaddleEnv) -> bool:
 
 
 def probe(python: str, *, timeout: float = 300.0) -> dict:
-    """Versions as the env's own interpreter reports them (the repo is not needed for this)."""
-    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout,
-                         env={**os.environ, "GLOG_minloglevel": "2", "PYTHONPATH": ""})
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    raise EnvError(f"the env's python cannot import paddle/torch/numpy: {out.stderr.strip()[-500:]}")
+    """The versions an env's description keeps, as the env's own interpreter reports them (apitester.builds)."""
+    try:
+        found = probe_build(python, timeout=timeout)
+    except ProbeError as exc:
+        raise EnvError(f"the env's python {exc}") from exc
+    return {key: found[key] for key in ("paddle_version", "paddle_commit", "torch_version", "numpy_version")}
 
 
 def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check_index: bool = True) -> tuple[PaddleEnv, bool]:

@@ -1,6 +1,6 @@
 """Which django-q2 queue a run goes to, and putting it there.
 
-Both the services that create runs (`services/runs.py`) and the django-q2 entry points
+Both the services that create runs (`services/runs/`) and the django-q2 entry points
 (`tracker/tasks.py`) import this module at their top; neither imports the other lazily.
 
 A CPU run goes to the queue ``RUNNER_CPU_QUEUE`` (default: the site name ``Q_SITE_NAME``, the queue a

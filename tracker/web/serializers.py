@@ -36,19 +36,19 @@ def claim(claim, *, staff: bool) -> dict:
     }
 
 
-def release_grid(task_row: Task, releases: list[str], rows) -> dict:
-    """A task's configs × releases verdicts and its "fixed in" answer."""
+def release_grid(panel: dict) -> dict:
+    """A task's configs × releases verdicts and its "fixed in" answer (selectors.releases.task_releases_panel)."""
     return {
-        "releases": releases,
+        "releases": panel["releases"],
         "verdicts": [
             {"config": fc.config, "failing_config": fc.id,
              "by_release": {r: {"status": c.status, "max_abs": c.max_abs, "max_rel": c.max_rel, "run": c.run_id,
                                 "paddle_commit": c.paddle_commit, "torch_version": c.torch_version,
                                 "inferred": c.inferred, "inferred_from": c.inferred_from or None}
                             for r, c in cells.items()}}
-            for fc, cells in rows
+            for fc, cells in panel["rows"]
         ],
-        "fixed_in": release_selectors.task_fixed_in_from_rows(task_row, rows).as_dict(),
+        "fixed_in": panel["answer"].as_dict(),
     }
 
 
@@ -96,7 +96,7 @@ def task_detail(task_row: Task, *, staff: bool) -> dict:
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
     data["claims"] = [claim(c, staff=staff) for c in task_row.claims.all()]
-    data["releases"] = release_grid(task_row, *release_selectors.task_release_grid(task_row))
+    data["releases"] = release_grid(release_selectors.task_releases_panel(task_row))
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()

@@ -1,0 +1,59 @@
+"""The Paddle build a Python interpreter runs, and the order of Paddle release names.
+
+``build_info`` reads the build in this process (a pool worker reports it when ready: every verdict records it);
+``probe_build`` asks another process for it — this interpreter's, so the caller never imports paddle or torch, or
+another env's (tracker/services/paddle_envs.py probes each env it builds). One definition for both, so the
+versions a worker reports and the ones an env was built with are read the same way.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+_PRINT_BUILD = "import json; from apitester.builds import build_info; print(json.dumps(build_info()))"
+
+
+class ProbeError(RuntimeError):
+    """The interpreter could not report its build (paddle, torch or numpy does not import)."""
+
+
+def version_key(version: str) -> tuple:
+    """A release name as a sortable key: "3.10.0" after "3.9.1"; a suffix ("3.3.1+cu118", "3.0.0-rc1") is ignored."""
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version or "")[:3])
+
+
+def build_info() -> dict:
+    """The build this process runs (imports paddle and torch): Paddle's full version and commit, the Torch and numpy
+    versions, and whether this Paddle has CUDA."""
+    import numpy
+    import paddle
+    import torch
+
+    return {
+        # The full version and commit identify the build a verdict came from (a release lane stores them).
+        "paddle_version": getattr(paddle.version, "full_version", paddle.__version__),
+        "paddle_commit": getattr(paddle.version, "commit", ""),
+        "torch_version": torch.__version__,
+        "numpy_version": numpy.__version__,
+        "cuda": bool(paddle.is_compiled_with_cuda()),
+    }
+
+
+def probe_build(python: str | None = None, *, timeout: float = 120.0) -> dict:
+    """``build_info()`` as a fresh process of ``python`` (default: this interpreter) reports it.
+
+    Another env's interpreter gets only this repository on its path, so its own paddle, torch and numpy answer,
+    never this process's packages.
+    """
+    env = {**os.environ, "GLOG_minloglevel": "2", **({"PYTHONPATH": str(_REPO_ROOT)} if python else {})}
+    out = subprocess.run([python or sys.executable, "-c", _PRINT_BUILD], capture_output=True, text=True,
+                         timeout=timeout, env=env, cwd=str(_REPO_ROOT))
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ProbeError(f"cannot import paddle/torch/numpy: {out.stderr.strip()[-500:]}")

@@ -1,0 +1,102 @@
+"""What a run covers: the tasks a scope names (checked against the lane) and the Paddle releases it may be run on."""
+from __future__ import annotations
+
+from django.db import connection
+
+from apitester.builds import version_key
+
+from ...models import Task, TaskStatus, TestRun
+from ...vocab import Lane, ScopeKind
+from ...selectors.runs import advertised_releases
+from .. import paddle_envs
+
+
+SCOPE_KINDS = tuple(ScopeKind)
+
+LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
+
+
+class RunError(ValueError):
+    """A run request that can't be honoured (unknown task, wrong lane, nothing to run)."""
+
+
+def _lane_kernel(lane: str) -> str:
+    return Lane(lane).kernel
+
+
+def task_number_range() -> tuple[int, int]:
+    """The task numbers the database can hold (Task.number's column range on this backend)."""
+    lowest, highest = connection.ops.integer_field_range(Task._meta.get_field("number").get_internal_type())
+    return max(1, lowest or 0), highest if highest is not None else 2**63 - 1
+
+
+def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = Lane.CPU) -> list[Task]:
+    """The tasks a scope names, checked against the lane (a CPU task's configs run on the cpu lane)."""
+    if lane not in LANES:
+        raise RunError(f"unknown lane {lane!r}: use one of {', '.join(LANES)}")
+    if kind not in SCOPE_KINDS:
+        raise RunError(f"unknown scope {kind!r}: use one of {', '.join(SCOPE_KINDS)}")
+    kernel = _lane_kernel(lane)
+    if kind in (ScopeKind.TASK, ScopeKind.TASKS):
+        numbers = [int(n) for n in (tasks or [])]
+        if not numbers:
+            raise RunError("name at least one task number")
+        lowest, highest = task_number_range()
+        out_of_range = [n for n in numbers if not lowest <= n <= highest]
+        if out_of_range:
+            # The database can't even compare such a number (SQLite: OverflowError): no task has it.
+            shown = str(out_of_range[0])
+            shown = shown if len(shown) <= 30 else f"{shown[:12]}…({len(shown)} digits)"
+            raise RunError(f"no task No.{shown} on the board: task numbers go from {lowest} to {highest}")
+        if kind == ScopeKind.TASK and len(numbers) != 1:
+            raise RunError("scope 'task' takes exactly one task number")
+        found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
+        missing = [n for n in numbers if n not in found]
+        if missing:
+            raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
+        wrong = [found[n] for n in numbers if found[n].kernel != kernel]
+        if wrong:
+            raise RunError(
+                f"No.{wrong[0].number} is a {wrong[0].kernel} task; its configs run on the "
+                f"{wrong[0].lane} lane, not {lane}")
+        return [found[n] for n in dict.fromkeys(numbers)]
+    if kind == ScopeKind.API:
+        if not api:
+            raise RunError("name an API, e.g. paddle.clip")
+        found = list(Task.objects.filter(api=api, kernel=kernel))
+        if not found:
+            raise RunError(f"no {kernel} task for {api} on the board")
+        return found
+    if kind == ScopeKind.ALL:  # every task of the lane's kernel (the first start's re-test)
+        return list(Task.objects.filter(kernel=kernel))
+    # all_open: every task whose fix isn't completed yet (locked ones too: they still fail).
+    return list(Task.objects.filter(kernel=kernel).exclude(status=TaskStatus.COMPLETED))
+
+
+def known_releases() -> list[str]:
+    """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise."""
+    return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=version_key)
+
+
+def check_release(release: str) -> str:
+    """The release a run is asked for, normalised ("" = main env); unknown → RunError naming what exists."""
+    release = (release or "").strip()
+    if not release:
+        return ""
+    if release not in known_releases():
+        raise RunError(paddle_envs.unknown_release_message(release))
+    return release
+
+
+def parse_releases(value: str) -> list[str]:
+    """--releases "all" | "3.0.0,3.3.1" → the releases, oldest first, each checked."""
+    value = (value or "").strip()
+    if value == "all":
+        found = known_releases()
+    else:
+        found = [part for part in value.replace(" ", ",").split(",") if part]
+    if not found:
+        raise RunError("name at least one release (e.g. 3.0.0,3.3.1) or 'all'")
+    for release in found:
+        check_release(release)
+    return sorted(dict.fromkeys(found), key=version_key)

@@ -1,0 +1,180 @@
+"""Storing one config's verdict: the ConfigResult fields of an engine verdict, checked against the run's Paddle
+build; a verdict no column can hold is stored as that config's ``unsupported`` with the reason."""
+from __future__ import annotations
+
+import math
+
+from django.db import DataError, IntegrityError, transaction
+
+from apitester.inputs import Draw
+
+from ...models import ConfigResult, FailingConfig, TestRun
+from ...vocab import Status
+from .. import paddle_envs
+
+
+def _float(value):
+    """Finite float or None (the engine encodes NaN/inf as strings; the message keeps them)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _seconds(value) -> float:
+    """A duration a worker reported: a finite number ≥ 0, else 0 (it is a figure, never a reason to lose the
+    verdict)."""
+    return max(_float(value) or 0.0, 0.0)
+
+
+def _diff_map(verdict: dict) -> dict | None:
+    """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them."""
+    if verdict.get("diff_map") is None:
+        return None
+    return {"values": verdict["diff_map"], "mask": verdict.get("diff_map_nonfinite"),
+            "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
+
+
+def _layers(verdict: dict) -> dict:
+    """The strict and adapted layers of an engine verdict as ConfigResult fields.
+
+    A verdict without layers (the runner's crash / timeout, an older engine) is its own strict layer.
+    """
+    strict = verdict.get("strict") or {}
+    adapted = verdict.get("adapted") or {}
+    return {
+        "strict_status": strict.get("status") or verdict.get("status", Status.UNSUPPORTED),
+        "strict_direction": (strict.get("direction") if strict else verdict.get("direction")) or "",
+        "adapted_status": adapted.get("status") or "",
+        "adapted_direction": adapted.get("direction") or "",
+        "adapted_max_abs": _float(adapted.get("max_abs")),
+        "adapted_max_rel": _float(adapted.get("max_rel")),
+        "adapted_mismatched": adapted.get("mismatched"),
+        "adapted_message": (adapted.get("message") or "")[:5000],
+        "adaptations": list(verdict.get("adaptations") or []),
+        "evidence": (verdict.get("evidence") or "")[:2000],
+        "known_failure": _spec_note(verdict.get("known_failure")),
+        "comparison": _spec_note(verdict.get("comparison")),
+    }
+
+
+def _spec_note(note) -> dict | None:
+    """The spec's known-failure / comparison entry as stored: short plain values only (a worker sends JSON)."""
+    if not isinstance(note, dict):
+        return None
+    kept = {}
+    for key, value in list(note.items())[:10]:
+        if isinstance(value, list):
+            value = [str(v)[:40] for v in value[:10]]
+        elif value is not None:
+            value = str(value)[:1000]
+        kept[str(key)[:40]] = value
+    return kept
+
+
+class WrongBuild(RuntimeError):
+    """A verdict from a Paddle build other than the run's release: never stored."""
+
+
+def expected_paddle(run: TestRun) -> str:
+    return run.release or paddle_envs.main_version()
+
+
+def check_build(run: TestRun, build: dict) -> None:
+    expected = expected_paddle(run)
+    got = (build or {}).get("paddle_version", "")
+    if expected and got != expected:
+        raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
+
+
+_BIGINT = (-2**63, 2**63 - 1)  # what a BigIntegerField column holds on every backend
+
+
+def bigint_or_none(value):
+    """An integer a BigIntegerField column holds, or None (an absurd shape's element count fits no column)."""
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if _BIGINT[0] <= number <= _BIGINT[1] else None
+
+
+def _result_fields(verdict: dict, seconds) -> dict:
+    """ConfigResult fields of one verdict (the engine's, or a pool-made one of the same shape)."""
+    message = verdict.get("message") or ""
+    extras = []
+    for key in ("max_abs", "max_rel"):
+        if isinstance(verdict.get(key), str):  # "nan" / "inf" / "-inf"
+            extras.append(f"{key}={verdict[key]}")
+    if verdict.get("output"):
+        extras.append(f"output: {verdict['output']}")
+    if extras:
+        message = (message + "\n" if message else "") + "; ".join(extras)
+    return dict(
+        status=str(verdict.get("status") or "unsupported")[:30], direction=str(verdict.get("direction") or "")[:10],
+        statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
+        max_rel=_float(verdict.get("max_rel")), mismatched=bigint_or_none(verdict.get("mismatched")),
+        total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
+        message=str(message)[:5000], seconds=_seconds(seconds),
+        framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
+        draw=_draw_text(verdict.get("draw")), **_layers(verdict),
+    )
+
+
+def _draw_text(draw) -> str:
+    """The verdict's draw as the CLI's --draw text ("edge:0@2": with its format, so a replay draws the same values
+    after the engine's next format); "" for none, as for format 1's typical draw (the column's meaning then)."""
+    if not isinstance(draw, dict):
+        return ""
+    try:
+        text = str(Draw.parse(draw))[:40]
+    except ValueError:
+        return ""
+    return "" if text == "typical:0" else text
+
+
+def _unstorable(verdict, exc: Exception) -> dict:
+    """The verdict stored instead of one the runner could not store: an engine gap, with the reason."""
+    status = verdict.get("status") if isinstance(verdict, dict) else None
+    return {"status": "unsupported",
+            "message": f"runner error: the verdict{f' ({status!r})' if status else ''} could not be stored: "
+                       f"{type(exc).__name__}: {str(exc)[:300]}"}
+
+
+def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, seconds: float, attempts: int = 1,
+                 build: dict | None = None):
+    """Write one config's verdict; a second write for the same (run, config) is ignored.
+
+    ``build`` is the worker's {paddle_version, paddle_commit, torch_version}; it must be the run's release
+    (the executor always passes it; None only for verdicts that no worker produced, e.g. synthetic data).
+    A verdict that can't be read or stored (a value no column holds) is stored as that config's
+    ``unsupported`` with the reason: one config never stops the run.
+    """
+    if build is not None:
+        check_build(run, build)
+    build = build or {}
+    versions = {"paddle_version": str(build.get("paddle_version", ""))[:50],
+                "paddle_commit": str(build.get("paddle_commit", ""))[:64],
+                "torch_version": str(build.get("torch_version", ""))[:50]}
+
+    def create(fields):
+        try:
+            with transaction.atomic():
+                return ConfigResult.objects.create(run=run, failing_config=failing_config,
+                                                   task_id=failing_config.task_id, **versions, **fields)
+        except IntegrityError:
+            return None
+
+    try:
+        fields = _result_fields(verdict, seconds)
+    except Exception as exc:  # a verdict of an unexpected shape
+        return create(_result_fields(_unstorable(verdict, exc), 0.0))
+    try:
+        return create(fields)
+    except (DataError, OverflowError, ValueError, TypeError) as exc:  # a value its column can't hold
+        return create(_result_fields(_unstorable(verdict, exc), 0.0))
