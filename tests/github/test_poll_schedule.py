@@ -9,12 +9,12 @@ from django_q.models import Schedule
 
 from tracker.tasks import poll_github_task
 
-MIGRATION = importlib.import_module("tracker.migrations.0017_poll_schedule_path")
+MIGRATION = importlib.import_module("tracker.migrations.0016_poll_schedule_path")
 
 
 def historical_apps():
     """The models as migration 0017 sees them (the state its RunPython gets from `migrate`)."""
-    return MigrationExecutor(connection).loader.project_state(("tracker", "0017_poll_schedule_path")).apps
+    return MigrationExecutor(connection).loader.project_state(("tracker", "0016_poll_schedule_path")).apps
 
 
 def test_the_job_path_resolves_the_way_django_q_resolves_it():

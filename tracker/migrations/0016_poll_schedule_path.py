@@ -28,7 +28,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("tracker", "0014_event_source_diagnosis"),
+        ("tracker", "0015_testrun_waiting"),
         # Schedule.func exists since django-q's first migration; no later one is needed.
         ("django_q", "0001_initial"),
     ]
