@@ -236,31 +236,36 @@ class ReleaseGrid:
         return run, inferred
 
 
-GRID_COLUMNS = ("task_id", "task__kernel", "run__lane", "failing_config_id", "paddle_version", "run__paddle_version",
-                "run_id", "status", "max_abs", "max_rel", "paddle_commit", "torch_version")
+GRID_COLUMNS = ("task_id", "run__lane", "failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status")
+# What the task page's grid shows of a cell beyond its status; the answers read statuses only, and these columns (the
+# commit's 40 characters above all) are most of the query's time on a board's worth of verdicts.
+CELL_DETAILS = ("max_abs", "max_rel", "paddle_commit", "torch_version")
 
 
-def release_grids(task_ids=None) -> dict[int, ReleaseGrid]:
+def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseGrid]:
     """task id -> its ReleaseGrid, for these tasks (None: every task), one query for the verdicts.
 
     The one reader of per-release verdicts: the task page, /api/tasks/<n>, the board's column and filters, the
     funnel and /charts/releases all read it. A cell is the newest verdict of a config on a release, from runs of the
     task's own lane (a CPU task's cpu lane), keyed by the Paddle version the verdict records (its run's when the
-    verdict has none). A task without such a verdict has no grid.
+    verdict has none). A task without such a verdict has no grid. ``details``: the cells carry CELL_DETAILS too
+    (else None / "").
     """
-    results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(task_ids))
+    tasks = Task.objects.all() if task_ids is None else Task.objects.filter(id__in=list(task_ids))
+    own = {task_id: (number, lane_of(kernel)) for task_id, number, kernel in tasks.values_list("id", "number", "kernel")}
+    results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(own))
     found: dict[int, dict[int, dict[str, Cell]]] = {}
-    for (task_id, kernel, lane, config_id, version, run_version, run_id, status, max_abs, max_rel, commit,
-         torch) in results.values_list(*GRID_COLUMNS).order_by("run_id"):
+    for task_id, lane, config_id, version, run_version, run_id, status, *detail in (
+            results.values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id")):
         release = version or run_version
-        if release and lane == lane_of(kernel):
+        if release and task_id in own and lane == own[task_id][1]:
+            max_abs, max_rel, commit, torch = detail or (None, None, "", "")
             found.setdefault(task_id, {}).setdefault(config_id, {})[release] = Cell(
                 status, max_abs, max_rel, run_id, commit, torch)
-    numbers = dict(Task.objects.filter(id__in=found).values_list("id", "number"))
     bisected = bisected_releases_by_task()
     grids = {}
     for task_id, cells in found.items():
-        releases = sorted({r for row in cells.values() for r in row} | bisected.get(numbers[task_id], set()),
+        releases = sorted({r for row in cells.values() for r in row} | bisected.get(own[task_id][0], set()),
                           key=version_key)
         grids[task_id] = ReleaseGrid(releases, {c: with_inferred(releases, row) for c, row in sorted(cells.items())})
     return grids
@@ -299,7 +304,7 @@ def with_inferred(releases: list[str], cells: dict[str, Cell]) -> dict[str, Cell
 
 def _task_grid(task: Task) -> ReleaseGrid:
     """The task's grid; without a verdict yet, the releases of a bisecting matrix over it and no cell."""
-    grid = release_grids([task.id]).get(task.id)
+    grid = release_grids([task.id], details=True).get(task.id)
     if grid is None:
         bisected = bisected_releases_by_task().get(task.number, set())
         grid = ReleaseGrid(sorted(bisected, key=version_key), {})
