@@ -18,6 +18,7 @@ from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
+from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import versions
 
@@ -97,6 +98,7 @@ def task_page(request, number: int):
         paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
         page = request.GET.get("page", "")
         configs = paginator.get_page(page)
+        configs.object_list = reported_selectors.annotate_reported(configs.object_list)
         if page and page != str(configs.number):
             messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
                 "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})

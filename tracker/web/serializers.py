@@ -5,6 +5,7 @@ from ..models import ConfigResult, Task
 from ..selectors import board as board_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
+from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 
 
@@ -89,8 +90,9 @@ def task_verdicts(task: Task, lane: str | None = None) -> dict:
     }
 
 
-def task_detail(task_row: Task) -> dict:
-    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories and re-tests."""
+def task_detail(task_row: Task, configs_page: int = 1) -> dict:
+    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories, re-tests and the
+    failing configs (a page of them, `?configs_page=N`) with what PaddleAPITest's reports logged for each."""
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
     data["claims"] = [claim(c) for c in task_row.claims.all()]
@@ -98,4 +100,5 @@ def task_detail(task_row: Task) -> dict:
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
+    data["configs"] = reported_selectors.task_configs_reported(task_row, configs_page)
     return data
