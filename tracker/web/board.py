@@ -16,6 +16,7 @@ from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, pag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
+from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
@@ -114,6 +115,7 @@ def task_page(request, number: int):
             "task_matrix": chart_selectors.task_config_matrix(task),
             "releases_panel": release_selectors.task_releases_panel(task),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
+            "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
             **extra,
         })
 

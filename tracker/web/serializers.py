@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..models import ConfigResult, Task
 from ..selectors import board as board_selectors
+from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
@@ -101,4 +102,6 @@ def task_detail(task_row: Task, configs_page: int = 1) -> dict:
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
     data["configs"] = reported_selectors.task_configs_reported(task_row, configs_page)
+    evidence = cpu_evidence_selectors.task_cpu_evidence(task_row)  # GPU tasks only: CPU evidence, not a verdict
+    data["cpu_evidence"] = evidence.as_dict() if evidence else None
     return data

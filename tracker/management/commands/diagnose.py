@@ -6,6 +6,7 @@ distinct failures.
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.selectors.diagnoses import task_diagnosis
+from tracker.services import cpu_evidence as cpu_evidence_service
 from tracker.services import diagnoses as diagnosis_service
 from tracker.services import runs as run_service
 
@@ -15,7 +16,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         scope = parser.add_mutually_exclusive_group(required=True)
-        scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N", help="task number(s)")
+        scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N",
+                           help="task number(s); a GPU task's configs that fail on the CPU lane (retest --on-cpu)")
         scope.add_argument("--api", metavar="NAME", help="every CPU task of this API")
         scope.add_argument("--all", action="store_true", help="every CPU task")
         parser.add_argument("--max-configs", type=int, help="configs per task (default DIAGNOSE_MAX_CONFIGS)")
@@ -24,7 +26,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         kind = "tasks" if options["task"] else "api" if options["api"] else "all"
         try:
-            tasks = run_service.resolve_scope(kind, tasks=options["task"], api=options["api"], lane="cpu")
+            # a GPU task named by number is diagnosed on its CPU-lane failures (its CPU evidence)
+            tasks = cpu_evidence_service.diagnosable_tasks(kind, tasks=options["task"], api=options["api"])
         except run_service.RunError as exc:
             raise CommandError(str(exc)) from exc
         if not options["inline"]:
