@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
 from ..models import ReportedDiff, Task
+from ..vocab import FAILING, PASSING
 
 # /api/tasks/<n>?configs_page=N: a task holds up to ~3,000 configs, each with a few reported diffs.
 API_CONFIGS_PER_PAGE = 100
@@ -122,3 +123,73 @@ def configs_reported_by_task_and_report() -> list[dict]:
     return [{**row, "max_rel": worst.get((row["task_id"], row["device"], row["report_date"], row["category"]))}
             for row in rows]
 
+
+
+# --- reported vs re-tested (CPU tasks) ---------------------------------------------------------------
+
+# The Paddle release that was current when the reports were made (2025-04 … 2025-08): a report's failure
+# "reproduces" when our engine's verdict on this release fails too.
+REPORT_RELEASE = "3.0.0"
+
+
+@dataclass
+class Reproduction:
+    """How many of a CPU task's reported failures our engine reproduces on REPORT_RELEASE."""
+
+    release: str
+    configs: int  # the task's reported failing configs
+    reproduced: int = 0  # re-tested on the release and failing there too
+    no_verdict: int = 0  # re-tested, but the engine gave no plain pass or fail (gap, by design, Torch suspect)
+    not_reproduced: list = field(default_factory=list)  # [(config, [Reported])]: pass on the release
+
+    @property
+    def judged(self) -> int:
+        return self.reproduced + len(self.not_reproduced)
+
+    @property
+    def tested(self) -> int:
+        return self.judged + self.no_verdict
+
+    @property
+    def rate(self) -> float | None:
+        return round(self.reproduced / self.judged, 4) if self.judged else None
+
+    @property
+    def text(self) -> str:
+        if not self.tested:
+            return _("none of its %(n)s reported configs has been re-tested on Paddle %(release)s yet") % {
+                "n": self.configs, "release": self.release}
+        return _("%(reproduced)s of %(judged)s reported failures reproduce on Paddle %(release)s (the release current "
+                 "when reported); %(tested)s of %(n)s configs re-tested there") % {
+            "reproduced": self.reproduced, "judged": self.judged, "release": self.release, "tested": self.tested,
+            "n": self.configs}
+
+    def as_dict(self) -> dict:
+        return {
+            "release": self.release, "configs": self.configs, "tested": self.tested, "judged": self.judged,
+            "reproduced": self.reproduced, "no_verdict": self.no_verdict, "rate": self.rate, "text": self.text,
+            "not_reproduced": [{"config": config, "reported": [r.as_dict() for r in reported]}
+                               for config, reported in self.not_reproduced],
+        }
+
+
+def task_reproduction(task: Task, grid_rows, release: str = REPORT_RELEASE) -> Reproduction | None:
+    """From the task's release grid rows (`releases.task_release_grid`, run cells only — an inferred cell is
+    not a re-test): None for a GPU task (no GPU runs here; its reported diffs stand alone)."""
+    if task.kernel != "CPU":
+        return None
+    found = Reproduction(release=release, configs=task.failing_configs.count())
+    passing = []
+    for config, cells in grid_rows:
+        cell = cells.get(release)
+        if cell is None or cell.inferred:
+            continue
+        if cell.status in FAILING:
+            found.reproduced += 1
+        elif cell.status in PASSING:
+            passing.append(config)
+        else:
+            found.no_verdict += 1
+    by_config = reported_by_config(c.id for c in passing)
+    found.not_reproduced = [(c.config, by_config.get(c.id, [])) for c in passing]
+    return found

@@ -103,6 +103,7 @@ def task_page(request, number: int):
         if page and page != str(configs.number):
             messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
                 "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})
+        releases_panel = release_selectors.task_releases_panel(task)
         return render(request, "tracker/task.html", {
             "task": task,
             "configs": configs,
@@ -113,7 +114,8 @@ def task_page(request, number: int):
             # The runner's, the charts' and the releases' panels (drawn by their template tags).
             "runs_panel": run_selectors.task_runs_panel(task),
             "task_matrix": chart_selectors.task_config_matrix(task),
-            "releases_panel": release_selectors.task_releases_panel(task),
+            "releases_panel": releases_panel,
+            "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
             **extra,

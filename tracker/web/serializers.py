@@ -97,11 +97,14 @@ def task_detail(task_row: Task, configs_page: int = 1) -> dict:
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
     data["claims"] = [claim(c) for c in task_row.claims.all()]
-    data["releases"] = release_grid(task_row, *release_selectors.task_release_grid(task_row))
+    releases, grid_rows = release_selectors.task_release_grid(task_row)
+    data["releases"] = release_grid(task_row, releases, grid_rows)
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
     data["configs"] = reported_selectors.task_configs_reported(task_row, configs_page)
     evidence = cpu_evidence_selectors.task_cpu_evidence(task_row)  # GPU tasks only: CPU evidence, not a verdict
     data["cpu_evidence"] = evidence.as_dict() if evidence else None
+    reproduction = reported_selectors.task_reproduction(task_row, grid_rows)  # CPU tasks: reported vs re-tested
+    data["reproduction"] = reproduction.as_dict() if reproduction else None
     return data
