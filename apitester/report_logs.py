@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .reports import discover_report_files
+from .reports import MalformedLine, discover_report_files
 
 LOG_NAME = "error_log.log"
 MESSAGE_CHARS = 500
@@ -100,15 +100,8 @@ class ReportedFailure:
     category: str
 
 
-@dataclass(frozen=True)
-class UnparseableBlock:
-    file: str
-    line: int
-    reason: str
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.reason} — {self.text[:100]!r}"
+# An unparseable block: file, line of its result line, why (`message`) and the result line (`text`).
+UnparseableBlock = MalformedLine
 
 
 @dataclass

@@ -192,7 +192,7 @@ Mismatched elements: 1 / 3 (33.3%)
 
 ''')
     assert result.failures == []
-    assert [(u.line, u.reason) for u in result.unparseable] == [
+    assert [(u.line, u.message) for u in result.unparseable] == [
         (2, "accuracy error without a known difference line (mismatched elements, shapes, dtypes or nan/inf locations)"),
         (6, "result line names another config than its block's `test begin`"),
         (8, "result line without a config"),

@@ -17,25 +17,34 @@ from __future__ import annotations
 from ..models import FailingConfig, Task, TestRun
 from . import shards
 from .queue import enqueue_run
-from .runs import RunError, check_release, resolve_scope
+from .runs import RunError, check_release, resolve_scope, task_number_range
 
 SCOPE_KIND = "cpu_evidence"
 LANE = TestRun.Lane.CPU.value
 
 
-def gpu_tasks(numbers) -> list[Task]:
-    """The GPU tasks named, in the order given; a CPU task or an unknown number is a RunError."""
+def _tasks_by_number(numbers) -> list[Task]:
+    """The tasks named, in the order given (each once); an unknown number is a RunError."""
     numbers = list(dict.fromkeys(int(n) for n in numbers or []))
     if not numbers:
-        raise RunError("name at least one GPU task number")
+        raise RunError("name at least one task number")
+    lowest, highest = task_number_range()
+    if not all(lowest <= n <= highest for n in numbers):  # the database could not even compare such a number
+        raise RunError(f"no such task on the board: task numbers go from {lowest} to {highest}")
     found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
     missing = [n for n in numbers if n not in found]
     if missing:
         raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
-    cpu = [found[n] for n in numbers if found[n].kernel != "GPU"]
+    return [found[n] for n in numbers]
+
+
+def gpu_tasks(numbers) -> list[Task]:
+    """The GPU tasks named, in the order given; a CPU task or an unknown number is a RunError."""
+    tasks = _tasks_by_number(numbers)
+    cpu = [t for t in tasks if t.kernel != "GPU"]
     if cpu:
         raise RunError(f"No.{cpu[0].number} is a CPU task: re-test it on its own (cpu) lane, without --on-cpu")
-    return [found[n] for n in numbers]
+    return tasks
 
 
 def all_gpu_task_numbers() -> list[int]:
@@ -64,11 +73,9 @@ def start_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "") 
 def diagnosable_tasks(kind: str, *, tasks=None, api: str | None = None) -> list[Task]:
     """The tasks a diagnosis scope names: CPU tasks, and — named by number — GPU tasks, whose CPU-lane
     failures (their CPU evidence) are diagnosed like a CPU task's."""
-    if kind in ("task", "tasks") and tasks and Task.objects.filter(number__in=list(tasks), kernel="GPU").exists():
-        numbers = [int(n) for n in tasks]
-        found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
-        missing = [n for n in numbers if n not in found]
-        if missing:
-            raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
-        return [found[n] for n in dict.fromkeys(numbers)]
+    lowest, highest = task_number_range()
+    numbers = [int(n) for n in tasks or []]
+    named = kind in ("task", "tasks") and numbers and all(lowest <= n <= highest for n in numbers)
+    if named and Task.objects.filter(number__in=numbers, kernel="GPU").exists():
+        return _tasks_by_number(numbers)
     return resolve_scope(kind, tasks=tasks, api=api, lane=LANE)
