@@ -89,7 +89,10 @@ def test_api_lists_configs_with_reported_diffs_paginated(imported, client):
         assert all(r["device"] == "GPU" for r in item["reported"])
     # No GPU verdict appears from the reports: the re-test part stays what the runs (none here) say.
     assert body["retest"]["latest_verdicts"] == [] and body["retest"]["verification"]["kind"] == "untested"
-    assert client.get(f"/api/tasks/{task.number}?configs_page=x").status_code == 400
+    for bad in ("x", "0", "²", "9" * 5000):
+        assert client.get(f"/api/tasks/{task.number}?configs_page={bad}").status_code == 400
+    last = client.get(f"/api/tasks/{task.number}?configs_page={configs['pages'] + 5}").json()["configs"]
+    assert last["page"] == configs["pages"]  # past the end: the last page, as the task page does
 
 
 @needs_seed
