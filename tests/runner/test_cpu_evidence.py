@@ -101,6 +101,9 @@ def test_retest_on_cpu_command_and_staff_form_queue_cpu_lane_runs(client):
                                follow=True)
         assert why in response.content.decode()
     assert TestRun.objects.count() == 2
+    # The staff diagnosis form takes a GPU task by number (it diagnoses the task's CPU-lane failures).
+    response = client.post("/runs/diagnose", {"scope": "task", "task": "133", "next": "/tasks/133"}, follow=True)
+    assert "Diagnosis of 1 tasks queued" in response.content.decode()
 
 
 def test_a_gpu_task_failing_on_cpu_gets_a_cpu_repro(evidence, capsys):
