@@ -458,3 +458,31 @@ class Diagnosis(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["task", "signature"])]
+
+
+class ReportedDiff(models.Model):
+    """What PaddleAPITest's own log says about one failing config in one report (read from its
+    error_log.log by apitester.report_logs): the report's evidence, shown beside — never as — our verdicts."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reported_diffs")
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="reported_diffs")
+    log_file = models.CharField(max_length=300)  # relative to the reports dir
+    log_line = models.PositiveIntegerField()  # the block's result line
+    report_date = models.DateField(null=True, blank=True)
+    device = models.CharField(max_length=3, choices=Kernel.choices)  # the kernel the report tested
+    category = models.CharField(max_length=50, blank=True, default="")
+    kind = models.CharField(max_length=30)  # apitester.report_logs.Kind
+    direction = models.CharField(max_length=10, blank=True, default="")  # forward | backward | "" (log does not say)
+    mismatched = models.BigIntegerField(null=True, blank=True)
+    total = models.BigIntegerField(null=True, blank=True)
+    max_abs = models.FloatField(null=True, blank=True)  # inf as the report printed; its nan is stored as None
+    max_rel = models.FloatField(null=True, blank=True)
+    message = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-report_date", "log_file", "log_line"]
+        constraints = [models.UniqueConstraint(fields=["failing_config", "log_file", "log_line"], name="unique_reported_diff")]
+        indexes = [models.Index(fields=["task", "report_date"])]
+
+    def __str__(self):
+        return f"{self.device} {self.report_date} {self.kind} {self.failing_config_id}"

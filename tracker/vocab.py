@@ -110,6 +110,7 @@ class ScopeKind(models.TextChoices):
     API = "api"            # every task of one Paddle API on the lane's kernel
     ALL_OPEN = "all_open"  # every task of the lane's kernel whose fix isn't completed
     ALL = "all"            # every task of the lane's kernel (the first start's re-test)
+    CPU_EVIDENCE = "cpu_evidence"  # GPU tasks named by number, run on the cpu lane (services/cpu_evidence.py)
 
 
 class VerificationKind(StrEnum):

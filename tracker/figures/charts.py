@@ -115,29 +115,37 @@ def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list
     return fig
 
 
+# metric → (cells, colour scale, fixed range, what a cell's number is, what the hover's second number is, title)
+def _heatmap_metric(matrix: sel.TaskRunMatrix, metric: str) -> tuple:
+    if metric == "reported":
+        return (matrix.reported_configs, "Blues", (0, None), _("configs reported failing"), _("worst reported rel diff"),
+                _("Tasks × PaddleAPITest reports (the reports' own diffs)"))
+    if metric == "log10rel":
+        return matrix.log10_rel, "Viridis", (None, None), _("log10 worst rel diff"), _("failing/total"), _("Tasks × re-test runs")
+    return matrix.fail_fraction, "Reds", (0, 1), _("failing fraction"), _("failing/total"), _("Tasks × re-test runs")
+
+
 def task_run_heatmap(matrix: sel.TaskRunMatrix, metric: str = "fraction") -> go.Figure:
-    z = matrix.fail_fraction if metric == "fraction" else matrix.log10_rel
+    z, colours, (zmin, zmax), hover_value, hover_count, title = _heatmap_metric(matrix, metric)
     y = [f"{t['kernel']} No.{t['number']} {t['api']}" for t in matrix.tasks]
     x = [c["label"] for c in matrix.columns]
     customdata = [
         [[t["number"], matrix.counts[r][c], matrix.columns[c]["paddle_version"]] for c in range(len(matrix.columns))]
         for r, t in enumerate(matrix.tasks)
     ]
-    hover_value = _("failing fraction") if metric == "fraction" else _("log10 worst rel diff")
     fig = go.Figure(
         **NO_VALIDATION, data=go.Heatmap(**NO_VALIDATION,
-            z=z, x=x, y=y, customdata=customdata, colorscale="Reds" if metric == "fraction" else "Viridis",
-            zmin=0 if metric == "fraction" else None, zmax=1 if metric == "fraction" else None,
+            z=z, x=x, y=y, customdata=customdata, colorscale=colours, zmin=zmin, zmax=zmax,
             hovertemplate=(
-                "%{y}<br>%{x} (Paddle %{customdata[2]})<br>" + hover_value
-                + ": %{z}<br>" + _("failing/total") + ": %{customdata[1]}<extra></extra>"
+                "%{y}<br>%{x} (" + ("" if metric == "reported" else "Paddle ") + "%{customdata[2]})<br>" + hover_value
+                + ": %{z}<br>" + hover_count + ": %{customdata[1]}<extra></extra>"
             ),
             colorbar=dict(title=hover_value),
             xgap=1, ygap=1,
         )
     )
     fig.update_layout(
-        title=_("Tasks × re-test runs"), height=max(400, 14 * len(y) + 120),
+        title=title, height=max(400, 14 * len(y) + 120),
         yaxis=dict(autorange="reversed", tickfont=dict(size=9), automargin=True), **_LAYOUT,
     )
     return fig

@@ -27,6 +27,7 @@ from ..models import (
 )
 from ..vocab import FAILING, PASSING, EventKind, FixedInKind, Kernel, VerificationKind
 from .releases import fixed_in_by_task
+from .reported import configs_reported_by_task_and_report, report_columns
 from .runs import main_release_q, verifications_in_own_lane
 
 # "verified": the fix is verified in the task's own lane and was a Paddle fix; "harness_fix": Paddle
@@ -169,6 +170,8 @@ class TaskRunMatrix:
     fail_fraction: list[list] = field(default_factory=list)   # rows × columns, None = not run
     log10_rel: list[list] = field(default_factory=list)
     counts: list[list] = field(default_factory=list)     # "failing/total" strings for hover and table
+    # metric "reported": columns are PaddleAPITest's reports, cells the number of the task's configs it logged a diff for
+    reported_configs: list[list] = field(default_factory=list)
 
 
 def task_run_matrix(max_runs: int = 30) -> TaskRunMatrix:
@@ -211,6 +214,28 @@ def task_run_matrix(max_runs: int = 30) -> TaskRunMatrix:
         worst = row["worst_rel"]
         matrix.log10_rel[r][c] = round(math.log10(worst), 3) if worst and worst > 0 and math.isfinite(worst) else None
         matrix.counts[r][c] = f"{row['failing']}/{row['total']}"
+    return matrix
+
+
+def task_report_matrix() -> TaskRunMatrix:
+    """Tasks × PaddleAPITest reports: how many of the task's configs each report logged a diff for (the
+    report's own evidence, so GPU tasks, which no run here can re-test, are not blank)."""
+    columns = report_columns()
+    column_index = {(c["device"], c["report_date"], c["category"]): i for i, c in enumerate(columns)}
+    tasks = list(Task.objects.order_by("kernel", "number").values("id", "number", "api", "kernel"))
+    task_index = {task["id"]: i for i, task in enumerate(tasks)}
+    matrix = TaskRunMatrix(
+        tasks=[{k: t[k] for k in ("number", "api", "kernel")} for t in tasks],
+        columns=[{"id": i, "label": f"{c['device']} {c['report_date'] or '?'} {c['category']}", "lane": c["device"].lower(),
+                  "paddle_version": "PaddleAPITest"} for i, c in enumerate(columns)],
+    )
+    matrix.reported_configs = [[None] * len(columns) for _ in tasks]
+    matrix.counts = [[""] * len(columns) for _ in tasks]
+    for cell in configs_reported_by_task_and_report():
+        r, c = task_index[cell["task_id"]], column_index[(cell["device"], cell["report_date"], cell["category"])]
+        matrix.reported_configs[r][c] = cell["configs"]
+        worst = cell["max_rel"]
+        matrix.counts[r][c] = f"worst rel {worst:.3g}" if worst is not None else "no numbers"
     return matrix
 
 

@@ -471,7 +471,7 @@ def task_runs_panel(task: Task) -> dict:
         "lane": lane,
         "verification": task_verification(task, lane),
         "latest": task_latest_verdicts(task, lane),
-        "regressions": regressions(task=task),
+        "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}
                         for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)

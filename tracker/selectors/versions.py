@@ -11,7 +11,7 @@ import hashlib
 
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
-from ..models import Claim, ConfigResult, Contributor, Diagnosis, Event, FailingConfig, PullRequest, Task, TestRun
+from ..models import Claim, ConfigResult, Contributor, Diagnosis, Event, FailingConfig, PullRequest, ReportedDiff, Task, TestRun
 from ..vocab import ACTIVE_RUN_STATES, EventKind
 from .runs import lane_workers
 
@@ -57,9 +57,10 @@ def task_version(task_id: int) -> str:
                      fc_gone=Max("gone_since"), fc_current=Count("pk", filter=Q(in_latest_report=True))),
         **_aggregate(ConfigResult, task_id, cr_n=Count("pk"), cr_last=Max("pk")),
         **_aggregate(Diagnosis, task_id, dg_n=Count("pk"), dg_last=Max("pk")),
+        **_aggregate(ReportedDiff, task_id, rd_n=Count("pk"), rd_last=Max("pk")),
         **_aggregate(Event, task_id, ev_n=Count("pk"), ev_last=Max("pk")),
     ).values_list("number", "api", "kernel", "status", "locked_reason", "fc_n", "fc_last", "fc_seen", "fc_gone",
-                  "fc_current", "cr_n", "cr_last", "dg_n", "dg_last", "ev_n", "ev_last"))
+                  "fc_current", "cr_n", "cr_last", "dg_n", "dg_last", "rd_n", "rd_last", "ev_n", "ev_last"))
     return _digest(
         task,
         list(Claim.objects.filter(task_id=task_id).order_by("pk").values_list(

@@ -64,6 +64,14 @@ def scope_summary(scope) -> str:
     return ""
 
 
+@register.filter
+def scope_note(scope) -> str:
+    """What a run's scope says beyond its tasks: a CPU-evidence run is never a GPU verdict."""
+    if isinstance(scope, dict) and scope.get("kind") == ScopeKind.CPU_EVIDENCE:
+        return _("GPU tasks on the CPU lane (evidence, not a GPU verdict)")
+    return ""
+
+
 @register.simple_tag
 def run_state_labels() -> dict[str, str]:
     """Run states in the page's language, for the run page's script that polls /api/runs/<id>."""

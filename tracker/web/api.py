@@ -36,5 +36,9 @@ def task(request, number: int):
         task = selectors.task_detail(number)
     except Task.DoesNotExist:
         return JsonResponse({"errors": [f"no task No.{number}"]}, status=404)
-    data = serializers.task_detail(task, staff=request.user.is_staff)
+    page = request.GET.get("configs_page", "1")
+    # ASCII digits only ("²".isdigit() is True) and short (a 5,000-digit page would not even convert).
+    if not (page.isascii() and page.isdigit() and len(page) <= 9) or int(page) < 1:
+        return JsonResponse({"errors": [f"configs_page={page[:40]!r}: a page number (1, 2, …) is needed"]}, status=400)
+    data = serializers.task_detail(task, staff=request.user.is_staff, configs_page=int(page))
     return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

@@ -16,8 +16,10 @@ from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, pag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
+from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
+from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import versions
 
@@ -97,9 +99,11 @@ def task_page(request, number: int):
         paginator = Paginator(selectors.task_configs(task, category=category, gone=gone), CONFIGS_PER_PAGE)
         page = request.GET.get("page", "")
         configs = paginator.get_page(page)
+        configs.object_list = reported_selectors.annotate_reported(configs.object_list)
         if page and page != str(configs.number):
             messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
                 "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})
+        releases_panel = release_selectors.task_releases_panel(task)
         return render(request, "tracker/task.html", {
             "task": task,
             "configs": configs,
@@ -110,8 +114,10 @@ def task_page(request, number: int):
             # The runner's, the charts' and the releases' panels (drawn by their template tags).
             "runs_panel": run_selectors.task_runs_panel(task),
             "task_matrix": chart_selectors.task_config_matrix(task),
-            "releases_panel": release_selectors.task_releases_panel(task),
+            "releases_panel": releases_panel,
+            "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
+            "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
             **extra,
         })
 

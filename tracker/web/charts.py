@@ -33,9 +33,9 @@ def overview(request):
 
 
 def heatmap(request):
-    metric = params.choice(request, "metric", ["fraction", "log10rel"], default="fraction")
-    matrix = sel.task_run_matrix()
-    values = matrix.fail_fraction if metric == "fraction" else matrix.log10_rel
+    metric = params.choice(request, "metric", ["fraction", "log10rel", "reported"], default="fraction")
+    matrix = sel.task_report_matrix() if metric == "reported" else sel.task_run_matrix()
+    values = {"fraction": matrix.fail_fraction, "log10rel": matrix.log10_rel, "reported": matrix.reported_configs}[metric]
     return render(request, "charts/heatmap.html", {
         "metric": metric,
         "matrix": matrix,

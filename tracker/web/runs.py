@@ -11,6 +11,7 @@ from . import params
 from ..models import TestRun
 from ..selectors import runs as run_selectors
 from ..selectors import visibility
+from ..services import cpu_evidence as cpu_evidence_service
 from ..services import diagnoses as diagnosis_service
 from ..services import runs as run_service
 from ..vocab import FAILING, NO_VERDICT, PASSING
@@ -72,7 +73,9 @@ def start(request):
         return params.redirect_back(request)
     releases = request.POST.get("releases", "").strip()
     try:
-        if releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
+        if request.POST.get("on_cpu"):  # GPU tasks' configs on the CPU lane: CPU evidence, never a GPU verdict
+            run = cpu_evidence_service.start_cpu_evidence_run(tasks, requested_by=request.user.get_username())
+        elif releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
             mode = run_service.FULL if request.POST.get("mode") == run_service.FULL else run_service.BISECT
             run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
                                                api=request.POST.get("api") or None, lane=lane,
@@ -93,8 +96,8 @@ def diagnose(request):
     """Queue the diagnosis of a task, an API's tasks or every CPU task (diagnoses run on the CPU lane)."""
     try:
         numbers = [int(n) for n in request.POST.getlist("task") if n.strip()]
-        tasks = run_service.resolve_scope(request.POST.get("scope", ""), tasks=numbers,
-                                          api=request.POST.get("api") or None, lane=TestRun.Lane.CPU)
+        tasks = cpu_evidence_service.diagnosable_tasks(request.POST.get("scope", ""), tasks=numbers,
+                                                       api=request.POST.get("api") or None)
     except ValueError as exc:  # RunError, or a task number that is not an integer
         messages.error(request, str(exc) if isinstance(exc, run_service.RunError)
                        else _("Task numbers must be integers."))

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from ..models import ConfigResult, Task
 from ..selectors import board as board_selectors
+from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
+from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import visibility
 
@@ -90,14 +92,21 @@ def task_verdicts(task: Task, lane: str | None = None) -> dict:
     }
 
 
-def task_detail(task_row: Task, *, staff: bool) -> dict:
-    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories and re-tests;
+def task_detail(task_row: Task, *, staff: bool, configs_page: int = 1) -> dict:
+    """GET /api/tasks/<n>: the task, its claims, the per-release grid, config categories, re-tests and the
+    failing configs (a page of them, `?configs_page=N`) with what PaddleAPITest's reports logged for each;
     `staff`: whether the viewer may see site user names (selectors.visibility)."""
     data = task(task_row)
     data["failing_configs_in_latest_report"] = task_row.n_current_configs
     data["claims"] = [claim(c, staff=staff) for c in task_row.claims.all()]
-    data["releases"] = release_grid(release_selectors.task_releases_panel(task_row))
+    releases_panel = release_selectors.task_releases_panel(task_row)
+    data["releases"] = release_grid(releases_panel)
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
     data["retest"] = task_verdicts(task_row)
     data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
+    data["configs"] = reported_selectors.task_configs_reported(task_row, configs_page)
+    evidence = cpu_evidence_selectors.task_cpu_evidence(task_row)  # GPU tasks only: CPU evidence, not a verdict
+    data["cpu_evidence"] = evidence.as_dict() if evidence else None
+    reproduction = reported_selectors.task_reproduction(task_row, releases_panel["rows"])  # CPU tasks: reported vs re-tested
+    data["reproduction"] = reproduction.as_dict() if reproduction else None
     return data

@@ -6,9 +6,10 @@ distinct failures.
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.selectors.diagnoses import task_diagnosis
+from tracker.services import cpu_evidence as cpu_evidence_service
 from tracker.services import diagnoses as diagnosis_service
 from tracker.services import runs as run_service
-from tracker.vocab import Lane, ScopeKind
+from tracker.vocab import ScopeKind
 
 
 class Command(BaseCommand):
@@ -16,7 +17,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         scope = parser.add_mutually_exclusive_group(required=True)
-        scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N", help="task number(s)")
+        scope.add_argument("--task", type=int, nargs="+", action="extend", metavar="N",
+                           help="task number(s); a GPU task's configs that fail on the CPU lane (retest --on-cpu)")
         scope.add_argument("--api", metavar="NAME", help="every CPU task of this API")
         scope.add_argument("--all", action="store_true", help="every CPU task")
         parser.add_argument("--max-configs", type=int, help="configs per task (default DIAGNOSE_MAX_CONFIGS)")
@@ -25,7 +27,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         kind = ScopeKind.TASKS if options["task"] else ScopeKind.API if options["api"] else ScopeKind.ALL
         try:
-            tasks = run_service.resolve_scope(kind, tasks=options["task"], api=options["api"], lane=Lane.CPU)
+            # a GPU task named by number is diagnosed on its CPU-lane failures (its CPU evidence)
+            tasks = cpu_evidence_service.diagnosable_tasks(kind, tasks=options["task"], api=options["api"])
         except run_service.RunError as exc:
             raise CommandError(str(exc)) from exc
         if not options["inline"]:

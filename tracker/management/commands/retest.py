@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
+from tracker.services import cpu_evidence as cpu_evidence_service
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
 
@@ -37,6 +38,11 @@ class Command(BaseCommand):
         scope.add_argument("--resume", action="store_true",
                            help="put runs left running by a dead executor back on their queue")
         parser.add_argument("--lane", choices=TestRun.Lane.values, default=TestRun.Lane.CPU)
+        parser.add_argument("--on-cpu", action="store_true",
+                            help="GPU tasks (--task N ..., or --all for every GPU task) re-tested on the CPU lane: "
+                                 "stored as the tasks' CPU evidence, never as a GPU verdict")
+        parser.add_argument("--release", metavar="X", default="",
+                            help="with --on-cpu: the Paddle release to run on (default: the main environment)")
         parser.add_argument("--releases", metavar="all|X,Y",
                             help="one matrix run on several Paddle releases: 'all' (every release with an env "
                                  "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
@@ -61,6 +67,8 @@ class Command(BaseCommand):
             if not options["inline"]:
                 raise CommandError("--run needs --inline")
             return self._inline(options["run"], options)
+        if options["on_cpu"]:
+            return self._on_cpu(options)
         run = self._create(options)
         if options["releases"]:
             return self._follow_matrix(run, options)
@@ -132,6 +140,26 @@ class Command(BaseCommand):
             run.refresh_from_db()
             self.stdout.write(f"run {run.pk} {run.state}: {progress_line(run_summary(run))}")
             return
+        if options["wait"]:
+            self._wait(run.pk)
+
+    def _on_cpu(self, options):
+        if options["api"] or options["releases"] or options["lane"] != TestRun.Lane.CPU:
+            raise CommandError("--on-cpu takes --task N [N ...] or --all (every GPU task), on the cpu lane, one release")
+        if not (options["task"] or options["all"]):
+            raise CommandError("say which GPU tasks to re-test on the CPU lane: --task N [N ...] or --all")
+        numbers = options["task"] or cpu_evidence_service.all_gpu_task_numbers()
+        make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
+                else cpu_evidence_service.start_cpu_evidence_run)
+        try:
+            run = make(numbers, requested_by="retest command", release=options["release"])
+        except run_service.RunError as exc:
+            raise CommandError(str(exc))
+        self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane "
+                          "(CPU evidence, not a GPU verdict)")
+        self.stdout.flush()
+        if options["inline"]:
+            return self._inline(run.pk, options)
         if options["wait"]:
             self._wait(run.pk)
 

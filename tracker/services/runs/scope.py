@@ -11,7 +11,8 @@ from ...selectors.runs import advertised_releases
 from .. import paddle_envs
 
 
-SCOPE_KINDS = tuple(ScopeKind)
+# what resolve_scope resolves; a CPU-evidence run's scope is made by services/cpu_evidence.py alone
+SCOPE_KINDS = tuple(kind for kind in ScopeKind if kind != ScopeKind.CPU_EVIDENCE)
 
 LANES = (TestRun.Lane.CPU.value, TestRun.Lane.GPU.value)
 

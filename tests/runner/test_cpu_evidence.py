@@ -1,0 +1,116 @@
+"""CPU evidence for GPU tasks (issue 36 item 2): a GPU task's configs re-tested on the CPU lane with real paddle
+and torch in worker processes are stored as CPU evidence of the GPU task — never a GPU verdict, never "fix
+verified", never a GPU release answer — and the configs failing on CPU can be diagnosed."""
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django_q.models import OrmQ
+
+from apitester.pool import TimeBudget
+from tracker.models import Diagnosis, Event, TestRun
+from tracker.selectors.cpu_evidence import task_cpu_evidence
+from tracker.selectors.releases import fixed_in_by_task
+from tracker.selectors.runs import task_verification, verifications_in_own_lane
+from tracker.services.cpu_evidence import create_cpu_evidence_run, diagnosable_tasks
+from tracker.services.runs import RunError, execute_run
+from tracker.vocab import EventKind
+
+from .conftest import FAILING_FORWARD, PASSING, make_task
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
+
+
+@pytest.fixture
+def evidence():
+    """Two GPU tasks re-tested on the CPU lane: No.133 has a config failing on CPU too and one passing;
+    No.134's only config passes on CPU (a 'fix verified' would follow if it were a CPU task)."""
+    mixed = make_task(133, "paddle.Tensor.__mul__", [FAILING_FORWARD, PASSING[0]], kernel="GPU")
+    passing = make_task(134, "paddle.logit", [PASSING[0]], kernel="GPU")
+    run = create_cpu_evidence_run([133, 134], requested_by="test")
+    assert (run.lane, run.scope, run.total) == ("cpu", {"kind": "cpu_evidence", "tasks": [133, 134]}, 3)
+    report = execute_run(run.pk, workers=1, options=FAST)
+    assert report.state == "done"
+    return mixed, passing
+
+
+def test_cpu_results_are_evidence_never_a_gpu_verdict(evidence, client):
+    mixed, passing = evidence
+    first, second = task_cpu_evidence(mixed), task_cpu_evidence(passing)
+    assert (first.tested, first.fails, first.passes, first.reading) == (2, 1, 1, "mixed")
+    assert first.failing_configs == [FAILING_FORWARD] and first.passing_configs == [PASSING[0]]
+    assert (second.fails, second.passes, second.reading) == (0, 1, "gpu_specific")
+    assert first.lines()[0].startswith("fails on CPU too (device-independent): 1 of 2 configs re-tested on the CPU lane")
+    assert second.lines() == ["passes on CPU (GPU-kernel-specific, or fixed): 1 of 1 configs re-tested on the CPU "
+                              "lane (Paddle 3.3.1)"]
+    # The GPU task's own verdict, its board column, "fixed in" and the fix-verified events are untouched.
+    assert task_verification(passing).kind == "untested"
+    assert passing.id not in verifications_in_own_lane() and mixed.id not in verifications_in_own_lane()
+    assert passing.id not in fixed_in_by_task()
+    assert not Event.objects.filter(kind__in=[EventKind.FIX_VERIFIED, EventKind.REGRESSION]).exists()
+
+    body = client.get("/api/tasks/134").json()
+    assert body["cpu_evidence"]["passes_on_cpu"] == 1 and body["cpu_evidence"]["reading"] == "gpu_specific"
+    assert body["retest"]["verification"]["kind"] == "untested" and body["retest"]["latest_verdicts"] == []
+    assert body["releases"]["verdicts"] == [] and body["releases"]["fixed_in"]["kind"] != "fixed"
+    assert client.get("/api/tasks/133").json()["cpu_evidence"]["fails_on_cpu"] == 1
+
+    page = client.get("/tasks/134").content.decode()
+    assert "passes on CPU (GPU-kernel-specific, or fixed)" in page and "fix verified" not in page.lower()
+    assert "not re-tested yet" in page  # the GPU lane's own panel
+    zh = client.get("/tasks/133", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "在 CPU 上同样失败（与设备无关）" in zh and "在 CPU 上通过（GPU 内核特有，或已修复）" in zh
+    board = client.get("/").content.decode()
+    assert "fix verified" not in board.lower()
+
+
+def test_cpu_tasks_have_no_cpu_evidence_and_cannot_be_run_on_cpu_as_evidence(client):
+    cpu = make_task(7, "paddle.clip", PASSING[1:2])
+    assert task_cpu_evidence(cpu) is None
+    assert client.get("/api/tasks/7").json()["cpu_evidence"] is None
+    with pytest.raises(RunError, match="No.7 is a CPU task"):
+        create_cpu_evidence_run([7])
+    with pytest.raises(CommandError, match="No.7 is a CPU task"):
+        call_command("retest", "--task", "7", "--on-cpu")
+    with pytest.raises(CommandError, match="--on-cpu takes"):
+        call_command("retest", "--api", "paddle.clip", "--on-cpu")
+    assert not TestRun.objects.exists()
+
+
+def test_retest_on_cpu_command_and_staff_form_queue_cpu_lane_runs(client):
+    make_task(133, "paddle.Tensor.__mul__", [FAILING_FORWARD], kernel="GPU")
+    call_command("retest", "--task", "133", "--on-cpu")
+    run = TestRun.objects.get()
+    assert (run.lane, run.scope["kind"], run.state) == ("cpu", "cpu_evidence", "queued")
+    assert OrmQ.objects.filter(key="board").count() == 1  # the CPU lane's queue, not the GPU one
+    user = User.objects.create_user("maint", password="pw", is_staff=True)
+    client.force_login(user)
+    page = client.get("/tasks/133").content.decode()
+    assert 'id="cpu-evidence-form"' in page and "manage.py retest --task 133 --on-cpu" in page
+    response = client.post("/runs/start", {"scope": "task", "task": "133", "on_cpu": "1", "next": "/tasks/133"})
+    second = TestRun.objects.exclude(pk=run.pk).get()
+    assert response["Location"] == f"/runs/{second.pk}" and second.scope["kind"] == "cpu_evidence"
+    assert "GPU tasks on the CPU lane (evidence, not a GPU verdict)" in client.get(f"/runs/{second.pk}").content.decode()
+    # Bad input says why and queues nothing: an unknown task, a number no column holds, a CPU task.
+    for number, why in (("999", "no task No.999 on the board"), ("9" * 30, "no such task on the board"),
+                        ("7", "No.7 is a CPU task")):
+        if number == "7":
+            make_task(7, "paddle.clip", PASSING[1:2])
+        response = client.post("/runs/start", {"scope": "task", "task": number, "on_cpu": "1", "next": "/tasks/133"},
+                               follow=True)
+        assert why in response.content.decode()
+    assert TestRun.objects.count() == 2
+    # The staff diagnosis form takes a GPU task by number (it diagnoses the task's CPU-lane failures).
+    response = client.post("/runs/diagnose", {"scope": "task", "task": "133", "next": "/tasks/133"}, follow=True)
+    assert "Diagnosis of 1 tasks queued" in response.content.decode()
+
+
+def test_a_gpu_task_failing_on_cpu_gets_a_cpu_repro(evidence, capsys):
+    mixed, _ = evidence
+    assert diagnosable_tasks("task", tasks=[133]) == [mixed]
+    call_command("diagnose", "--task", "133", "--inline", "--max-configs", "1")
+    diagnosis = Diagnosis.objects.get(task=mixed)
+    assert diagnosis.failing_config.config == FAILING_FORWARD and diagnosis.state == "done"
+    assert "paddle" in diagnosis.repro and diagnosis.shrunk_config.startswith("paddle.Tensor.__mul__(")
+    assert "No.133 paddle.Tensor.__mul__: 1 failing configs" in capsys.readouterr().out

@@ -1,0 +1,82 @@
+"""CPU evidence for GPU tasks: a GPU task's configs re-tested on the CPU lane.
+
+No GPU build of Paddle runs on this host, but many GPU-task configs exercise logic that is not
+device-specific (integer pow, dtype promotion, index handling, gradient conventions). A *CPU evidence run*
+is an ordinary run on the cpu lane whose scope names GPU tasks (scope kind ``cpu_evidence``): the executor,
+shards and `store_result` are the runs service's, unchanged. What it stores is evidence about the GPU task —
+"fails on CPU too (device-independent)" or "passes on CPU (GPU-kernel-specific, or fixed)" — never a GPU
+verdict: every reading of a task's verdict (verification, "fix verified", the release grid, "fixed in",
+the board's columns) reads the task's own lane only, and the run's outcomes (fix_verified / regression
+events) are recorded for the tasks of the run's lane only (`runs.record_run_outcomes`).
+
+The CPU-lane failures of a GPU task are what diagnosis works on (`diagnosable_tasks`): a GPU task can get a
+paste-ready CPU repro.
+"""
+from __future__ import annotations
+
+from ..models import FailingConfig, Task, TestRun
+from ..vocab import Kernel, Lane, ScopeKind
+from . import shards
+from .queue import enqueue_run
+from .runs import RunError, check_release, resolve_scope, task_number_range
+
+SCOPE_KIND = ScopeKind.CPU_EVIDENCE
+LANE = Lane.CPU
+
+
+def _tasks_by_number(numbers) -> list[Task]:
+    """The tasks named, in the order given (each once); an unknown number is a RunError."""
+    numbers = list(dict.fromkeys(int(n) for n in numbers or []))
+    if not numbers:
+        raise RunError("name at least one task number")
+    lowest, highest = task_number_range()
+    if not all(lowest <= n <= highest for n in numbers):  # the database could not even compare such a number
+        raise RunError(f"no such task on the board: task numbers go from {lowest} to {highest}")
+    found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
+    missing = [n for n in numbers if n not in found]
+    if missing:
+        raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
+    return [found[n] for n in numbers]
+
+
+def gpu_tasks(numbers) -> list[Task]:
+    """The GPU tasks named, in the order given; a CPU task or an unknown number is a RunError."""
+    tasks = _tasks_by_number(numbers)
+    cpu = [t for t in tasks if t.kernel != Kernel.GPU]
+    if cpu:
+        raise RunError(f"No.{cpu[0].number} is a CPU task: re-test it on its own (cpu) lane, without --on-cpu")
+    return tasks
+
+
+def all_gpu_task_numbers() -> list[int]:
+    return list(Task.objects.filter(kernel=Kernel.GPU).order_by("number").values_list("number", flat=True))
+
+
+def create_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "") -> TestRun:
+    """A cpu-lane run of these GPU tasks' configs (on `release`, "" = the main environment's Paddle)."""
+    release = check_release(release)
+    chosen = gpu_tasks(tasks)
+    total = FailingConfig.objects.filter(task__in=chosen).count()
+    if total == 0:
+        raise RunError("the scope has no failing configs to run (is the board imported?)")
+    run = TestRun.objects.create(scope={"kind": SCOPE_KIND, "tasks": sorted(t.number for t in chosen)}, lane=LANE,
+                                 total=total, requested_by=requested_by, release=release)
+    shards.ensure_shards(run)
+    return run
+
+
+def start_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "") -> TestRun:
+    run = create_cpu_evidence_run(tasks, requested_by=requested_by, release=release)
+    enqueue_run(run)
+    return run
+
+
+def diagnosable_tasks(kind: str, *, tasks=None, api: str | None = None) -> list[Task]:
+    """The tasks a diagnosis scope names: CPU tasks, and — named by number — GPU tasks, whose CPU-lane
+    failures (their CPU evidence) are diagnosed like a CPU task's."""
+    lowest, highest = task_number_range()
+    numbers = [int(n) for n in tasks or []]
+    named = kind in (ScopeKind.TASK, ScopeKind.TASKS) and numbers and all(lowest <= n <= highest for n in numbers)
+    if named and Task.objects.filter(number__in=numbers, kernel=Kernel.GPU).exists():
+        return _tasks_by_number(numbers)
+    return resolve_scope(kind, tasks=tasks, api=api, lane=LANE)
