@@ -18,7 +18,8 @@ from ..models import FailingConfig, Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
 from . import shards
 from .queue import enqueue_run
-from .runs import RunError, check_release, resolve_scope, task_number_range
+from .runs import RunError, check_release, resolve_scope
+from .runs.scope import task_number_range
 
 SCOPE_KIND = ScopeKind.CPU_EVIDENCE
 LANE = Lane.CPU
