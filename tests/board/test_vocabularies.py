@@ -167,5 +167,7 @@ def test_the_task_page_forms_post_its_scope_and_lane(client):
     make_task(8, "paddle.clip", ["paddle.clip(Tensor([3],\"float32\"), min=0.0, max=1.0, )"], kernel="GPU")
     client.force_login(User.objects.create_user("maint", is_staff=True))
     page = client.get("/tasks/8").content.decode()
-    # the re-test panel and the per-release panel each post one task on the task's own lane
-    assert page.count('name="scope" value="task"') == 2 and page.count('name="lane" value="gpu"') == 2
+    # the re-test panel and the per-release panel each post one task on the task's own lane; a GPU task's page also
+    # has the CPU-evidence form (one task, on_cpu), which posts no gpu lane
+    assert page.count('name="scope" value="task"') == 3 and page.count('name="lane" value="gpu"') == 2
+    assert page.count('name="on_cpu" value="1"') == 1
