@@ -61,6 +61,19 @@ def pytest_sessionstart(session):
         raise pytest.UsageError(f"CI run without the PaddleAPITest reports at {reports} (set PADDLEAPITEST_REPORTS)")
 
 
+@pytest.fixture
+def webhook_settings(settings):
+    """The GitHub webhook as the board is configured for the tracking issue, signed with
+    tests.github.payloads.WEBHOOK_SECRET (a module opts in with pytest.mark.usefixtures("webhook_settings"))."""
+    from tests.github.payloads import WEBHOOK_SECRET
+
+    settings.GITHUB_WEBHOOK_SECRET = WEBHOOK_SECRET
+    settings.GITHUB_TRACKING_ISSUE = "PaddlePaddle/Paddle#72667"
+    settings.GITHUB_PR_REPOS = ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"]
+    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]
+    return settings
+
+
 @pytest.fixture(autouse=True)
 def _default_language():
     """Each test starts in the site's default language: a zh page request leaves its language active in the
