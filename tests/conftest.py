@@ -1,7 +1,30 @@
-"""Fixtures shared by every test directory.
+"""Fixtures shared by every test directory, and the rules that let the suite run in parallel.
 
 The browser is session-scoped and defined once here: Playwright's sync API runs an event loop, and a
-second sync_playwright() started while another is alive fails, so all browser tests share this one.
+second sync_playwright() started while another is alive fails, so all browser tests of one process share
+this one (under pytest-xdist: one chromium per worker).
+
+scripts/test.sh runs the suite with pytest-xdist (`-n <cores> --dist loadfile`): each test file runs whole on
+one worker process, files run side by side. A test is xdist-safe when it follows these rules:
+
+- Ports: bind port 0 and read the port back (live_server, tests/github/fake_github.py, free_port() in
+  tests/deployment/conftest.py); never a fixed port.
+- Files: write only under tmp_path / tmp_path_factory; never under the repository, var/ or /tmp by a fixed
+  name. var/paddle-envs is read-only: a test that builds or breaks an env points settings.PADDLE_ENVS_DIR
+  at tmp_path.
+- Databases: the test database of the pytest process is the worker's own (pytest-django suffixes it per
+  worker). A process the test starts gets its own DATABASE_URL — a SQLite file in tmp_path or a uniquely
+  named PostgreSQL database (tests/deployment/conftest.py `postgres_db`) — never the default db.sqlite3.
+- Redis: a key prefix of the test's own (`redis_ns`); never FLUSHDB / FLUSHALL.
+- Environment: monkeypatch.setenv, or an `env=` for the process started; never os.environ[...] = in a
+  test (other tests of the same worker would inherit it).
+- Processes: start them in their own session and stop them by pid / process group at teardown; never
+  by name (another worker runs the same commands).
+- Time: another worker shares the cores, so a wait has a generous deadline (tests/waiting.py `wait_for`);
+  a time budget asserted on the machine's speed measures CPU time or a ratio, not wall time.
+- State shared inside a file (module-scoped fixtures) is fine — a file stays on one worker — but no file
+  relies on another having run, or on the order of files.
+- A file that takes minutes goes in SLOW_FILES below, so that it starts first instead of finishing last.
 """
 import os
 
@@ -49,6 +72,64 @@ def page(browser):
     context.close()
 
 
+# Files of a minute or more (measured: docs/measurements/h4-speed.md), slowest first. pytest-xdist hands out
+# files in collection order, so these start first and the short files fill the other workers around them.
+SLOW_FILES = [  # seconds summed over the file's tests, -n 2 on the loaded machine
+    "tests/runner/test_pool.py",  # 494 s
+    "tests/releases/test_bisect_runs.py",  # 320 s
+    "tests/engine/test_cli.py",  # 297 s
+    "tests/board/test_report_import.py",  # 209 s
+    "tests/runner/test_diagnosis_board.py",  # 195 s
+    "tests/engine/test_draws.py",  # 189 s
+    "tests/runner/test_shards_releases.py",  # 176 s
+    "tests/engine/test_verdict_layers.py",  # 147 s
+    "tests/deployment/test_shared_deployment.py",  # 127 s
+    "tests/deployment/test_shards_deployment.py",  # 120 s
+    "tests/runner/test_shards_hosts.py",  # 114 s
+    "tests/runner/test_resume.py",  # 113 s
+    "tests/hardening/test_fuzz_routes.py",  # 101 s
+    "tests/runner/test_hostile_configs.py",  # 97 s
+    "tests/runner/test_views.py",  # 83 s
+    "tests/runner/test_runs.py",  # 81 s
+    "tests/hardening/test_fuzz_webhook.py",  # 78 s
+    "tests/engine/test_repro.py",  # 77 s
+    "tests/charts/test_chart_data.py",  # 66 s
+    "tests/hardening/test_fuzz_staff_forms.py",  # 65 s
+    "tests/engine/test_silent_mappings.py",  # 64 s
+    "tests/charts/test_browser.py",  # 62 s
+    "tests/runner/test_first_verdicts.py",  # 53 s
+    "tests/hardening/test_staff_login.py",  # 42 s
+    "tests/hardening/test_concurrent_writes.py",  # 42 s
+    "tests/github/test_site_claims.py",  # 39 s
+    "tests/runner/test_requeue_limit.py",  # 38 s
+    "tests/releases/test_draws_on_old_release.py",  # 37 s
+    "tests/github/test_poller.py",  # 37 s
+    "tests/runner/test_shards.py",  # 35 s
+    "tests/board/test_board_import.py",  # 35 s
+    "tests/releases/test_release_runs.py",  # 34 s
+    "tests/hardening/test_shared_limits.py",  # 32 s
+    "tests/engine/test_grammar.py",  # 32 s
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow files first (in SLOW_FILES order), every other test in its collected order."""
+    rank = {path: index for index, path in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run in which no test passed (every one skipped) fails: a suite that proves nothing must not read
+    as green (no test collected at all is pytest's exit 5, which scripts/test.sh fails). Checked where the
+    results are reported: the xdist controller, or the one pytest process."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if hasattr(session.config, "workerinput") or exitstatus != 0 or reporter is None:
+        return
+    if not reporter.stats.get("passed"):
+        reporter.write_line("no test passed (every test was skipped): failing on purpose", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_sessionstart(session):
     """Tests that need the PaddleAPITest data fail without it, everywhere; in CI the run refuses
     to start at all, so a misconfigured job fails at once with one clear message."""
@@ -59,6 +140,19 @@ def pytest_sessionstart(session):
     reports = reports_dir() / "reports"
     if not reports.is_dir():
         raise pytest.UsageError(f"CI run without the PaddleAPITest reports at {reports} (set PADDLEAPITEST_REPORTS)")
+
+
+@pytest.fixture
+def webhook_settings(settings):
+    """The GitHub webhook as the board is configured for the tracking issue, signed with
+    tests.github.payloads.WEBHOOK_SECRET (a module opts in with pytest.mark.usefixtures("webhook_settings"))."""
+    from tests.github.payloads import WEBHOOK_SECRET
+
+    settings.GITHUB_WEBHOOK_SECRET = WEBHOOK_SECRET
+    settings.GITHUB_TRACKING_ISSUE = "PaddlePaddle/Paddle#72667"
+    settings.GITHUB_PR_REPOS = ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"]
+    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]
+    return settings
 
 
 @pytest.fixture(autouse=True)

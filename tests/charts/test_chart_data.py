@@ -12,7 +12,7 @@ from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfi
 from tracker.selectors import charts as sel
 from tracker.services.synthetic import generate_results
 
-from tests.factories import make_task as _make_task
+from tests.factories import make_task
 
 from .board_history import DAYS, at, comment, seed_history
 from .figures import page_figure
@@ -20,10 +20,6 @@ from .figures import page_figure
 pytestmark = pytest.mark.django_db
 
 STATUSES = ["open", "claimed", "pr_submitted", "completed", "locked"]
-
-
-def make_task(number, status="open", kernel="CPU"):
-    return _make_task(number, kernel=kernel, status=status)
 
 
 def make_config(task, i=0):
@@ -44,7 +40,7 @@ def result(run, cfg, status, max_rel=None):
 
 def test_funnel_equals_board_counts():
     for n in range(1, 41):
-        make_task(n, STATUSES[n % len(STATUSES)], "CPU" if n % 3 else "GPU")
+        make_task(n, status=STATUSES[n % len(STATUSES)], kernel="CPU" if n % 3 else "GPU")
     funnel = sel.funnel()
     claimable = Task.objects.exclude(status="locked")
     assert funnel["all"]["open"] == claimable.count() == 32
@@ -58,7 +54,9 @@ def test_funnel_equals_board_counts():
 
 
 def test_fix_verified_needs_every_config_passing_in_the_tasks_own_lane():
-    cpu_task, gpu_task, partial = make_task(1, "completed"), make_task(2, "completed", "GPU"), make_task(3, "completed")
+    cpu_task = make_task(1, status="completed")
+    gpu_task = make_task(2, status="completed", kernel="GPU")
+    partial = make_task(3, status="completed")
     cpu_cfgs = [make_config(cpu_task, i) for i in range(2)]
     gpu_cfg = make_config(gpu_task)
     partial_cfgs = [make_config(partial, i) for i in range(2)]
@@ -103,7 +101,7 @@ def test_pass_fail_transition_is_pass_then_fail_in_the_same_lane():
 def test_contributor_stats_count_active_claims_on_claimable_tasks():
     now = timezone.now()
     alice, bob = Contributor.objects.create(login="alice"), Contributor.objects.create(login="bob")
-    t1, t2, t3 = make_task(1, "completed"), make_task(2, "pr_submitted"), make_task(3, "locked")
+    t1, t2, t3 = make_task(1, status="completed"), make_task(2, status="pr_submitted"), make_task(3, status="locked")
     Claim.objects.create(task=t1, contributor=alice, status="完成任务", source="seed", created=now - timedelta(days=10))
     Claim.objects.create(task=t2, contributor=alice, status="提交PR", source="seed", created=now - timedelta(days=5))
     Claim.objects.create(task=t2, contributor=bob, status="报名", source="seed", created=now, withdrawn_at=now)
@@ -146,7 +144,7 @@ def test_burndown_counts_a_merge_the_poller_first_sees_already_merged(fake_githu
 
 def test_burndown_figure_draws_each_series_day_by_day(client):
     seed_history(1)
-    make_task(4, "locked")  # not claimable: outside the burn-down
+    make_task(4, status="locked")  # not claimable: outside the burn-down
     figure = page_figure(client.get("/charts/overview").content.decode(), "burndown")
     traces = {trace["name"]: trace for trace in figure["data"]}
     expected = {

@@ -12,13 +12,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_for as wait_until  # noqa: F401  (the deployment tests' name for it)
 
 REPO = Path(__file__).resolve().parents[2]
 MANAGE = REPO / "manage.py"
@@ -226,18 +227,6 @@ def procs():
     yield start
     for proc in reversed(started):
         proc.stop()
-
-
-def wait_until(predicate, timeout: float, what: str, *, interval: float = 0.25, context=lambda: ""):
-    """Poll `predicate` until it returns a truthy value; FAIL with `what` (and context) on timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{context()}", pytrace=False)
-        time.sleep(interval)
 
 
 def http(method: str, url: str, body: bytes | None = None, headers: dict | None = None, timeout: float = 30):

@@ -93,7 +93,11 @@ def pull_request_event(action: str, the_pull: dict, *, repo: str = REPO) -> dict
             "repository": repository(repo), "sender": the_pull["user"]}
 
 
-def signature(body: bytes, secret: str | bytes) -> str:
+# The webhook secret every webhook test configures (the `webhook_settings` fixture in tests/conftest.py).
+WEBHOOK_SECRET = "It's a Secret to Everybody"
+
+
+def signature(body: bytes, secret: str | bytes = WEBHOOK_SECRET) -> str:
     """GitHub's X-Hub-Signature-256 of a delivery body."""
     key = secret.encode() if isinstance(secret, str) else secret
     return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()

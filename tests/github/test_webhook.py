@@ -7,20 +7,9 @@ import pytest
 from tracker.models import Claim, Event, IssueComment, PullRequest, WebhookDelivery
 
 from . import payloads
+from .payloads import signature as sign
 
-SECRET = "It's a Secret to Everybody"
-
-
-@pytest.fixture(autouse=True)
-def webhook_settings(settings):
-    settings.GITHUB_WEBHOOK_SECRET = SECRET
-    settings.GITHUB_TRACKING_ISSUE = "PaddlePaddle/Paddle#72667"
-    settings.GITHUB_PR_REPOS = ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"]
-    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]
-
-
-def sign(body: bytes, secret: str = SECRET) -> str:
-    return payloads.signature(body, secret)
+pytestmark = pytest.mark.usefixtures("webhook_settings")
 
 
 def deliver(client, event, payload, delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958", signature=None,

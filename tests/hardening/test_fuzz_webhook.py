@@ -21,27 +21,15 @@ from django.test import Client
 from tracker.models import Claim, Contributor, Event, IssueComment, PullRequest, SyncCursor, Task, WebhookDelivery
 
 from tests.github import payloads
+from tests.github.payloads import signature as sign
 from tests.github.conftest import board  # noqa: F401  (the 183-task board fixture)
 
 from .test_parser_time_budget import LIMIT, TEXT_PIECES, comment_bodies, mixture
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("webhook_settings")]
 
-SECRET = "fuzz-webhook-secret"
 SEED = 72667
 DELIVERIES = 1200
-
-
-@pytest.fixture(autouse=True)
-def webhook_settings(settings):
-    settings.GITHUB_WEBHOOK_SECRET = SECRET
-    settings.GITHUB_TRACKING_ISSUE = "PaddlePaddle/Paddle#72667"
-    settings.GITHUB_PR_REPOS = ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"]
-    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]
-
-
-def sign(body: bytes, secret: str = SECRET) -> str:
-    return payloads.signature(body, secret)
 
 
 def snapshot() -> dict:

@@ -15,15 +15,8 @@ from tracker.selectors.releases import FixedIn, as_harness_fix, describe
 from .grids import store_grid
 
 OK, FAIL = "pass", "accuracy_error"
-SECRET = "harness-fix-secret"
+pytestmark = pytest.mark.usefixtures("webhook_settings")
 ENGINE_PR = 164
-
-
-@pytest.fixture(autouse=True)
-def webhook_settings(settings):
-    settings.GITHUB_WEBHOOK_SECRET = SECRET
-    settings.GITHUB_TRACKING_ISSUE = "PaddlePaddle/Paddle#72667"
-    settings.GITHUB_PR_REPOS = ["PaddlePaddle/Paddle", "PFCCLab/PaddleAPITest"]
 
 
 def deliver_pr(client, number, title, repo, delivery):
@@ -33,7 +26,7 @@ def deliver_pr(client, number, title, repo, delivery):
     body = json.dumps(payloads.pull_request_event("opened", pull, repo=repo)).encode()
     response = client.post("/github/webhook", data=body, content_type="application/json",
                            HTTP_X_GITHUB_EVENT="pull_request", HTTP_X_GITHUB_DELIVERY=delivery,
-                           HTTP_X_HUB_SIGNATURE_256=payloads.signature(body, SECRET))
+                           HTTP_X_HUB_SIGNATURE_256=payloads.signature(body))
     assert response.status_code == 200, response.content
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_for
+
 from .conftest import EXTRA_SPECS, FAILING_FORWARD
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,17 +47,6 @@ def manage(env, *args, timeout=300):
 def query(env, sql, *params):
     with sqlite3.connect(env["_DB"], timeout=30) as conn:
         return conn.execute(sql, params).fetchall()
-
-
-def wait_for(predicate, timeout, what, log=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    tail = Path(log).read_text(errors="replace")[-3000:] if log and Path(log).exists() else ""
-    raise AssertionError(f"timed out waiting for {what}\n{tail}")
 
 
 def results_of(env, run_id):

@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 
-from .test_resume import REPO, manage, query, wait_for
+from tests.waiting import wait_for
+
+from .test_resume import REPO, manage, query
 from .test_resume import env  # noqa: F401  (fixture: migrated SQLite file seeded by dbscript.seed)
 
 CONFIGS = 12

@@ -26,10 +26,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_for
 
 from ..deployment.conftest import SECRET_KEY, pg_connect, pg_url, postgres_db, redis_ns  # noqa: F401  (fixtures)
 from ..releases.fake_envs import make_fake_envs
@@ -140,15 +141,10 @@ class Cluster:
         return f"--- {self.name} (pid {self.popen.pid}, exit {self.popen.poll()})\n{text[-2500:]}"
 
 
-def wait_for(predicate, timeout: float, what: str, clusters, backend: Backend):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.25)
+def diagnostics(clusters, backend: Backend) -> str:
+    """What a timed-out wait shows: the runs and each cluster's log."""
     runs = backend.rows("SELECT id, release, state, message FROM tracker_testrun ORDER BY id")
-    raise AssertionError(f"timed out waiting for {what}; runs {runs}\n" + "\n".join(c.tail() for c in clusters))
+    return f"runs {runs}\n" + "\n".join(c.tail() for c in clusters)
 
 
 def _json(value):
@@ -161,7 +157,7 @@ def test_a_release_matrix_over_hosts_with_different_releases_one_killed_a_late_o
     try:
         # All three advertise their releases before the matrix is requested (the requester reads them).
         wait_for(lambda: backend.value("SELECT count(*) FROM tracker_workerheartbeat") == 3, 240,
-                 "three workers' heartbeats", live, backend)
+                 "three workers' heartbeats", lambda: diagnostics(live, backend))
         out = manage(backend, "retest", "--task", "5", "--lane", "cpu", "--releases", f"{R1},{R2}", "--full")
         parent = int(re.match(r"run (\d+):", out).group(1))
         lanes = dict(backend.rows("SELECT release, id FROM tracker_testrun WHERE parent_id = %s", parent))
@@ -174,7 +170,8 @@ def test_a_release_matrix_over_hosts_with_different_releases_one_killed_a_late_o
 
         # When a's pusher holds the 3.2.0 lane's only job while a works on 3.1.0, the kill loses it: b or c sends it
         # again after RUNNER_QUEUED_RESEND_SECONDS ("Lost jobs" in docs/deployment.md).
-        [(killed_shard, killed_owner)] = wait_for(held_by_a, 150, "host a to hold a 3.1.0 shard", live, backend)
+        [(killed_shard, killed_owner)] = wait_for(held_by_a, 150, "host a to hold a 3.1.0 shard",
+                                                  lambda: diagnostics(live, backend))
         clusters["a"].kill()
         live.remove(clusters["a"])
         # The 3.1.0 lane now has no host; a host with 3.1.0 is added while the matrix goes on.
@@ -182,7 +179,7 @@ def test_a_release_matrix_over_hosts_with_different_releases_one_killed_a_late_o
         live.append(clusters["d"])
 
         wait_for(lambda: backend.value("SELECT state FROM tracker_testrun WHERE id = %s", parent) == "done", 240,
-                 "the matrix run to finish", live, backend)
+                 "the matrix run to finish", lambda: diagnostics(live, backend))
         assert dict(backend.rows("SELECT release, state FROM tracker_testrun WHERE parent_id = %s", parent)) == {
             R1: "done", R2: "done"}  # no lane added, none failed
         # The parent follows its lanes only: the stale sweep never took it for an orphaned run of its own.
