@@ -10,7 +10,8 @@ import pytest
 from tracker.models import Claim, ClaimStatus, Event, PullRequest, Task, TaskStatus
 
 from . import payloads
-from .test_webhook import SECRET, deliver
+from .payloads import WEBHOOK_SECRET as SECRET
+from .test_webhook import deliver
 
 T0, T1 = "2025-05-20T08:00:00Z", "2025-05-21T09:30:00Z"
 

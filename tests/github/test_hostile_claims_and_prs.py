@@ -9,7 +9,9 @@ from tracker.github.pr_titles import parse_pr_title
 from tracker.models import Claim, Event, PullRequest, Task, WebhookDelivery
 
 from . import payloads
-from .test_webhook import deliver, webhook_settings  # noqa: F401 (the autouse settings fixture)
+from .test_webhook import deliver
+
+pytestmark = pytest.mark.usefixtures("webhook_settings")  # the webhook's secret (tests/conftest.py)
 
 # "12" in digits Python's \d and int() accept but the docs never promised.
 OTHER_DIGITS = {"arabic-indic": "١٢", "extended arabic-indic": "۱۲", "devanagari": "१२",
