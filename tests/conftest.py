@@ -24,7 +24,7 @@ one worker process, files run side by side. A test is xdist-safe when it follows
   a time budget asserted on the machine's speed measures CPU time or a ratio, not wall time.
 - State shared inside a file (module-scoped fixtures) is fine — a file stays on one worker — but no file
   relies on another having run, or on the order of files.
-- A file that takes minutes goes in SLOW_FILES below, so that it starts first instead of finishing last.
+- A file that takes 15 s or more goes in SLOW_FILES below, so that it starts first instead of finishing last.
 """
 import os
 
@@ -72,43 +72,37 @@ def page(browser):
     context.close()
 
 
-# Files of a minute or more (measured: docs/measurements/h4-speed.md), slowest first. pytest-xdist hands out
-# files in collection order, so these start first and the short files fill the other workers around them.
-SLOW_FILES = [  # seconds summed over the file's tests, -n 2 on the loaded machine
-    "tests/runner/test_pool.py",  # 494 s
-    "tests/releases/test_bisect_runs.py",  # 320 s
-    "tests/engine/test_cli.py",  # 297 s
-    "tests/board/test_report_import.py",  # 209 s
-    "tests/runner/test_diagnosis_board.py",  # 195 s
-    "tests/engine/test_draws.py",  # 189 s
-    "tests/runner/test_shards_releases.py",  # 176 s
-    "tests/engine/test_verdict_layers.py",  # 147 s
-    "tests/deployment/test_shared_deployment.py",  # 127 s
-    "tests/deployment/test_shards_deployment.py",  # 120 s
-    "tests/runner/test_shards_hosts.py",  # 114 s
-    "tests/runner/test_resume.py",  # 113 s
-    "tests/hardening/test_fuzz_routes.py",  # 101 s
-    "tests/runner/test_hostile_configs.py",  # 97 s
-    "tests/runner/test_views.py",  # 83 s
-    "tests/runner/test_runs.py",  # 81 s
-    "tests/hardening/test_fuzz_webhook.py",  # 78 s
-    "tests/engine/test_repro.py",  # 77 s
-    "tests/charts/test_chart_data.py",  # 66 s
-    "tests/hardening/test_fuzz_staff_forms.py",  # 65 s
-    "tests/engine/test_silent_mappings.py",  # 64 s
-    "tests/charts/test_browser.py",  # 62 s
-    "tests/runner/test_first_verdicts.py",  # 53 s
-    "tests/hardening/test_staff_login.py",  # 42 s
-    "tests/hardening/test_concurrent_writes.py",  # 42 s
-    "tests/github/test_site_claims.py",  # 39 s
-    "tests/runner/test_requeue_limit.py",  # 38 s
-    "tests/releases/test_draws_on_old_release.py",  # 37 s
-    "tests/github/test_poller.py",  # 37 s
-    "tests/runner/test_shards.py",  # 35 s
-    "tests/board/test_board_import.py",  # 35 s
-    "tests/releases/test_release_runs.py",  # 34 s
-    "tests/hardening/test_shared_limits.py",  # 32 s
-    "tests/engine/test_grammar.py",  # 32 s
+# Files of 15 s or more (measured: docs/measurements/h4-speed.md), slowest first. pytest-xdist hands out files
+# in collection order (scripts/test.sh: --no-loadscope-reorder), so these start first and the short files fill
+# the other worker around them instead of one long file finishing alone at the end.
+SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measurements/h4-speed.md)
+    "tests/releases/test_bisect_runs.py",  # 200 s
+    "tests/runner/test_pool.py",  # 191 s
+    "tests/runner/test_shards_releases.py",  # 142 s
+    "tests/runner/test_resume.py",  # 106 s
+    "tests/deployment/test_shards_deployment.py",  # 92 s
+    "tests/runner/test_diagnosis_board.py",  # 84 s
+    "tests/runner/test_shards_hosts.py",  # 83 s
+    "tests/deployment/test_shared_deployment.py",  # 78 s
+    "tests/engine/test_cli.py",  # 69 s
+    "tests/charts/test_browser.py",  # 65 s
+    "tests/runner/test_runs.py",  # 59 s
+    "tests/engine/test_draws.py",  # 52 s
+    "tests/board/test_report_import.py",  # 50 s
+    "tests/hardening/test_concurrent_writes.py",  # 40 s
+    "tests/hardening/test_fuzz_staff_forms.py",  # 38 s
+    "tests/engine/test_verdict_layers.py",  # 35 s
+    "tests/runner/test_shards.py",  # 30 s
+    "tests/runner/test_first_verdicts.py",  # 29 s
+    "tests/runner/test_requeue_limit.py",  # 27 s
+    "tests/qa/test_site_walk.py",  # 24 s
+    "tests/hardening/test_first_sight_race.py",  # 23 s
+    "tests/engine/test_repro.py",  # 21 s
+    "tests/runner/test_hostile_configs.py",  # 20 s
+    "tests/hardening/test_webhook_stalls.py",  # 18 s
+    "tests/releases/test_release_runs.py",  # 18 s
+    "tests/runner/test_verdict_layers.py",  # 18 s
+    "tests/hardening/test_shared_limits.py",  # 17 s
 ]
 
 
