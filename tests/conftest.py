@@ -72,10 +72,10 @@ def page(browser):
     context.close()
 
 
-# Files of 15 s or more (measured: docs/measurements/h4-speed.md), slowest first. pytest-xdist hands out files
+# Files of 15 s or more (measured: docs/measurements/suite-speed.md), slowest first. pytest-xdist hands out files
 # in collection order (scripts/test.sh: --no-loadscope-reorder), so these start first and the short files fill
 # the other worker around them instead of one long file finishing alone at the end.
-SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measurements/h4-speed.md)
+SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measurements/suite-speed.md)
     "tests/releases/test_bisect_runs.py",  # 200 s
     "tests/runner/test_pool.py",  # 191 s
     "tests/runner/test_shards_releases.py",  # 142 s

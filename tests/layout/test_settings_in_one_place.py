@@ -25,12 +25,10 @@ ALLOWED = {
         "child process environment: the diagnosis engine process inherits this one's, unbuffered",
     "tracker/services/paddle_envs.py:compile_bytecode":
         "child process environment: compileall in a release env, without this process's PYTHONPATH",
-    "tracker/services/paddle_envs.py:probe":
-        "child process environment: the release env's python asked for its versions, without our PYTHONPATH",
     "apitester/pool.py:WorkerPool._worker_env":
         "child process environment: a pool worker inherits this one's, with its thread counts and PYTHONPATH",
-    "apitester/pool.py:probe_capabilities":
-        "child process environment: the capability probe inherits this one's, with Paddle's logging quiet",
+    "apitester/builds.py:probe_build":
+        "child process environment: the build probe (an interpreter asked for its Paddle and Torch) inherits this one's, with Paddle's logging quiet",
     "apitester/execute.py:frameworks":
         "process environment for Paddle itself: GLOG_minloglevel quiets its C++ logging before it is imported",
     "apitester/reports.py:reports_dir":
