@@ -147,6 +147,9 @@ WSGI_APPLICATION = "config.wsgi.application"
 # per worker run the application; a body larger than WEB_MAX_BODY_BYTES is refused with 413 (Django's own cap on
 # a request body it reads, DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB by default), one not complete within
 # WEB_BODY_SECONDS with 408.
+# scripts/serve.sh refuses to start on a missing SQLite file (migrate would create an empty board) unless this
+# is a new site (manage.py check_database_file).
+WEB_CREATE_DATABASE = _env_bool("WEB_CREATE_DATABASE", False)
 WEB_THREADS = max(1, _env_int("WEB_THREADS", 4))
 WEB_MAX_BODY_BYTES = _env_int("WEB_MAX_BODY_BYTES", 2_621_440)
 WEB_BODY_SECONDS = _env_float("WEB_BODY_SECONDS", 30)

@@ -10,6 +10,7 @@
 #   WEB_WORKERS  gunicorn worker processes (default: CPU cores + 1)
 #   WEB_THREADS  threads per worker that run the application on complete requests (default 4)
 #   WEB_BODY_SECONDS  a request body not complete after this many seconds is refused with 408 (default 30)
+#   WEB_CREATE_DATABASE  1 for a new site: migrate may create the missing SQLite file (default: refuse)
 #   WEB_TIMEOUT  seconds without a heartbeat before a worker is restarted (default 60)
 #   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
 #   PYTHON       the interpreter of the project's venv (default .venv/bin/python)
@@ -20,6 +21,8 @@ WORKERS=${WEB_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}
 # Each gunicorn thread keeps its database connection between requests instead of opening one per request.
 export DB_CONN_MAX_AGE="${DB_CONN_MAX_AGE:-60}"
 export WEB_THREADS="${WEB_THREADS:-4}"   # read by config/settings.py: the asgi worker has no --threads
+# A missing SQLite file is refused, not created empty by migrate (WEB_CREATE_DATABASE=1 for a new site).
+$PY manage.py check_database_file
 $PY manage.py migrate --noinput
 $PY manage.py createcachetable   # the shared cache's table (rate limits); a no-op once it exists or with REDIS_URL
 $PY manage.py collectstatic --noinput >/dev/null

@@ -30,7 +30,9 @@ class Served:
         env = clean_env(**{**PRODUCTION_ENV, "PYTHON": PYTHON, "WEB_BIND": f"127.0.0.1:{self.port}",
                            "WEB_WORKERS": str(workers), "WEB_THREADS": str(threads), "WEB_ACCESS_LOG": "/dev/null",
                            "DJANGO_STATIC_ROOT": str(workdir / "static"),
-                           "DATABASE_URL": database_url or f"sqlite:///{workdir / 'db.sqlite3'}", **(extra_env or {})})
+                           "DATABASE_URL": database_url or f"sqlite:///{workdir / 'db.sqlite3'}",
+                           "WEB_CREATE_DATABASE": "1",  # each test's server starts on a new database
+                           **(extra_env or {})})
         self.env = env
         # Its own process group: gunicorn's workers are stopped with it.
         self.process = subprocess.Popen(["bash", str(script)], cwd=REPO, env=env,

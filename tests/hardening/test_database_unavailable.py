@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .production import PYTHON, REPO, clean_env
+from .production import PRODUCTION_ENV, PYTHON, REPO, clean_env
 
 PASSWORD = "correct horse battery staple"
 CREATE_STAFF = ("from django.contrib.auth.models import User; "
@@ -127,3 +127,19 @@ def test_a_web_process_refuses_to_start_on_a_missing_or_empty_sqlite_file(tmp_pa
     assert "ImproperlyConfigured" in said and str(db) in said and "manage.py migrate" in said
     assert ("does not exist" if state == "missing" else "has no tables") in said
     assert db.exists() is (state == "empty")  # the check never creates the file
+
+
+def test_serve_sh_refuses_a_missing_sqlite_file_instead_of_migrating_an_empty_board(tmp_path):
+    """A production start after the SQLite file was deleted or moved says what to do and creates nothing; a new site
+    says so with WEB_CREATE_DATABASE=1 and gets its database from migrate."""
+    missing = tmp_path / "gone.sqlite3"
+    env = clean_env(**{**PRODUCTION_ENV, "PYTHON": PYTHON, "DATABASE_URL": f"sqlite:///{missing}",
+                       "DJANGO_STATIC_ROOT": str(tmp_path / "static")})
+    refused = subprocess.run(["bash", str(REPO / "scripts" / "serve.sh")], cwd=REPO, env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode != 0
+    assert "does not exist: restore it from a backup" in refused.stderr and "WEB_CREATE_DATABASE=1" in refused.stderr
+    assert not missing.exists()  # nothing was created: migrate never ran
+    created = subprocess.run([PYTHON, "manage.py", "check_database_file"], cwd=REPO, capture_output=True, text=True,
+                             env={**env, "WEB_CREATE_DATABASE": "1"}, timeout=120)
+    assert created.returncode == 0 and "a new database" in created.stdout
