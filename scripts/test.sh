@@ -16,11 +16,13 @@ bash scripts/ensure_services.sh
 # The release tests need a second Paddle next to the main .venv's: 3.0.0 in var/paddle-envs (uv, shared
 # wheel cache; a no-op when it is already there).
 DJANGO_DEBUG=1 .venv/bin/python manage.py paddle_envs add 3.0.0
-# One pytest-xdist worker per core (PYTEST_WORKERS overrides; a later -n in "$@" wins), each test file on
+# pytest-xdist workers (PYTEST_WORKERS overrides; a later -n in "$@" wins), each test file on
 # one worker (its module-scoped servers and databases are set up once), the files in collection order —
 # tests/conftest.py puts the slowest first (SLOW_FILES) — not xdist's most-tests-first; the rules a test
 # follows to run beside the others are in tests/conftest.py's docstring.
-workers="${PYTEST_WORKERS:-$(nproc)}"
+# One worker more than the cores: most slow tests wait on child processes (paddle/torch imports, qclusters,
+# gunicorn), and two workers kept 2 cores only ~65 % busy (user+sys 15-18 min in 12-14 min of wall, 2026-12-06).
+workers="${PYTEST_WORKERS:-$(( $(nproc) + 1 ))}"
 set +e
 .venv/bin/python -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 status=$?
