@@ -196,6 +196,15 @@ class Spec:
     # Integer arguments that are free sizes, tied to no input's shape (one_hot's num_classes):
     # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.shrink).
     free_sizes: tuple[str, ...] = ()
+    # An independent reference (OpInfo's ``ref``): the API's documented semantics in NumPy / SciPy /
+    # mpmath, never torch or paddle.  Called as ``ref(**args)`` with the keyword arguments the torch
+    # reference gets, every tensor a numpy array upcast like apitester.oracle.upcast (float ->
+    # float64, complex -> complex128, integer/bool unchanged; scalars, lists, strings as the config
+    # gives them); returns an array or a tuple/list of arrays in the order of the flattened outputs
+    # (execute._flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.
+    # The oracle uses it where the float64 pair is disputed, the config is float64, or a side is
+    # non-finite (docs/diagnosis.md, "The independent reference"); helpers: apitester.references.
+    ref: Callable[..., Any] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

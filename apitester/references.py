@@ -1,0 +1,185 @@
+"""Helpers for a spec's independent reference (``Spec.ref``): NumPy / SciPy / mpmath, never torch or paddle.
+
+A ``ref`` computes the API's documented semantics on the config's inputs upcast to float64 /
+complex128 (integer and bool arrays unchanged), at a precision above float64 where float64 is not
+enough, and returns float64 / complex128 arrays (or the API's integer/bool result), one per
+flattened output (``execute._flatten_outputs``).  It raises ``NotImplementedError`` for an argument
+combination it does not cover: the oracle then simply does not use it.
+
+The helpers here evaluate elementwise in mpmath (``mp_apply``), sum exactly (``fsum`` / ``exact_mean``),
+reduce along an axis (``along_axis``) and do small matrix algebra in mpmath (``mp_matmul``,
+``mp_matrix`` / ``from_mp``), each rounding to float64 once, at the end.  Django-free and torch-free.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+import mpmath
+import numpy as np
+
+# The working precision of every mpmath evaluation (significant decimal digits): float64 carries ~16,
+# so a result computed at 40 and rounded once is correctly rounded but for the rarest ties.
+DPS = 40
+
+
+def covered(condition: bool, what: str = "") -> None:
+    """Raise NotImplementedError (the oracle skips the reference) unless ``condition`` holds."""
+    if not condition:
+        raise NotImplementedError(what or "argument combination not covered by the reference")
+
+
+def is_complex(array: Any) -> bool:
+    return isinstance(array, np.ndarray) and array.dtype.kind == "c"
+
+
+def to_mp(value: Any):
+    """A python / numpy scalar as an exact mpmath number (a float64 converts exactly)."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return mpmath.mpc(float(value.real), float(value.imag))
+    if isinstance(value, (bool, np.bool_)):
+        return mpmath.mpf(int(value))
+    if isinstance(value, (int, np.integer)):
+        return mpmath.mpf(int(value))
+    return mpmath.mpf(float(value))
+
+
+def to_f64(value: Any) -> float | complex:
+    """An mpmath number rounded once to float64 (complex128 when it has an imaginary part)."""
+    if isinstance(value, mpmath.mpc):
+        return complex(float(value.real), float(value.imag))
+    return float(value)
+
+
+def mp_apply(fn: Callable, *arrays: Any, dps: int = DPS, complex_out: bool | None = None,
+             nan_on_error: bool = True) -> np.ndarray:
+    """``fn`` evaluated elementwise in mpmath at ``dps`` digits on broadcast inputs, rounded to float64.
+
+    ``fn`` receives mpmath numbers (NaN and inf arrive as mpmath's nan / inf) and returns one.  A
+    ValueError / ZeroDivisionError inside ``fn`` gives NaN when ``nan_on_error`` (the function is
+    undefined there).  The result is complex128 when any input is complex or ``complex_out`` says so."""
+    arrays = [np.asarray(a) for a in arrays]
+    shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+    wide = [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
+    want_complex = complex_out if complex_out is not None else any(a.dtype.kind == "c" for a in arrays)
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.complex128 if want_complex else np.float64)
+    with mpmath.workdps(dps):
+        for i in range(out.size):
+            try:
+                value = fn(*(to_mp(a[i]) for a in wide))
+            except (ValueError, ZeroDivisionError):
+                if not nan_on_error:
+                    raise
+                out[i] = np.nan
+                continue
+            if not want_complex and isinstance(value, mpmath.mpc):
+                out[i] = float(value.real) if value.imag == 0 else np.nan
+            else:
+                out[i] = to_f64(value)
+    return out.reshape(shape)
+
+
+def fsum(values: Sequence[float]) -> float:
+    """The correctly rounded sum of float64 values (math.fsum; complex parts summed separately)."""
+    values = np.asarray(values).reshape(-1)
+    if values.dtype.kind == "c":
+        return complex(math.fsum(values.real.tolist()), math.fsum(values.imag.tolist()))
+    return math.fsum(values.astype(np.float64).tolist())
+
+
+def exact_mean(values: Sequence[float]) -> float:
+    """The correctly rounded mean (exact rational sum over n, rounded once); NaN for no values."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if values.size == 0:
+        return math.nan
+    if not np.isfinite(values).all():
+        return float(np.sum(values))  # nan / inf propagate as IEEE says
+    return float(sum(Fraction(v) for v in values.tolist()) / values.size)
+
+
+def normalise_axis(axis: Any, ndim: int) -> tuple[int, ...]:
+    """A Paddle axis argument (None, int, list/tuple, a 0-d / 1-d integer array) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, np.ndarray):
+        axis = axis.reshape(-1).tolist()
+    if isinstance(axis, (int, np.integer)):
+        axis = [int(axis)]
+    axes = sorted({int(a) % ndim if ndim else 0 for a in axis})
+    return tuple(axes) if axes else tuple(range(ndim))
+
+
+def along_axis(fn: Callable[[np.ndarray], Any], array: np.ndarray, axis: Any = None, keepdims: bool = False,
+               dtype=None) -> np.ndarray:
+    """``fn`` applied to every lane of ``array`` over ``axis`` (None / int / several axes), giving a scalar each.
+
+    The reduced axes are moved last and flattened, so ``fn`` sees a 1-D array per output element."""
+    array = np.asarray(array)
+    if array.ndim == 0:
+        result = np.asarray(fn(array.reshape(1)), dtype=dtype)
+        return result
+    axes = normalise_axis(axis, array.ndim)
+    keep = [d for d in range(array.ndim) if d not in axes]
+    moved = np.transpose(array, keep + list(axes))
+    lanes = moved.reshape(tuple(array.shape[d] for d in keep) + (-1,)) if array.size else \
+        np.zeros(tuple(array.shape[d] for d in keep) + (int(np.prod([array.shape[d] for d in axes])),), array.dtype)
+    flat = lanes.reshape(-1, lanes.shape[-1])
+    values = [fn(lane) for lane in flat]
+    out = np.asarray(values, dtype=dtype).reshape(tuple(array.shape[d] for d in keep))
+    if keepdims:
+        out = out.reshape(tuple(1 if d in axes else array.shape[d] for d in range(array.ndim)))
+    return out
+
+
+def mp_matrix(array: np.ndarray) -> "mpmath.matrix":
+    """A 2-D float64 / complex128 array as an exact mpmath matrix."""
+    array = np.asarray(array)
+    return mpmath.matrix([[to_mp(v) for v in row] for row in array.tolist()])
+
+
+def from_mp(matrix, complex_out: bool = False) -> np.ndarray:
+    """An mpmath matrix rounded once to a float64 (complex128) array."""
+    rows = [[to_f64(matrix[i, j]) for j in range(matrix.cols)] for i in range(matrix.rows)]
+    return np.asarray(rows, dtype=np.complex128 if complex_out else np.float64)
+
+
+def mp_dot(a: Sequence, b: Sequence, dps: int = DPS):
+    """sum a_i * b_i in mpmath (exact products, one rounding at ``dps``), as an mpmath number."""
+    with mpmath.workdps(dps):
+        return mpmath.fdot([to_mp(x) for x in np.asarray(a).reshape(-1).tolist()],
+                           [to_mp(y) for y in np.asarray(b).reshape(-1).tolist()])
+
+
+def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int = DPS) -> np.ndarray:
+    """A batched matrix product (numpy matmul's broadcasting, 1-D promotion) computed exactly per element.
+
+    Each element is one ``mpmath.fdot`` at ``dps`` digits rounded once to float64."""
+    a, b = np.asarray(a), np.asarray(b)
+    squeeze_first = a.ndim == 1
+    squeeze_last = b.ndim == 1
+    if squeeze_first:
+        a = a[None, :]
+    if squeeze_last:
+        b = b[:, None]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    want_complex = is_complex(a) or is_complex(b)
+    out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=np.complex128 if want_complex else np.float64)
+    with mpmath.workdps(dps):
+        for index in np.ndindex(*batch, a.shape[-2], b.shape[-1]):
+            *lead, i, j = index
+            row = a[tuple(lead) + (i, slice(None))]
+            col = b[tuple(lead) + (slice(None), j)]
+            out[index] = to_f64(mp_dot(row, col, dps))
+    if squeeze_last:
+        out = out[..., 0]
+    if squeeze_first:
+        out = out[..., 0, :] if not squeeze_last else out[..., 0]
+    return out
+
+
+def describe(spec_api: str, dps: int = DPS) -> str:
+    """How the oracle names a spec's reference as evidence."""
+    return f"independent reference (NumPy / mpmath at {dps} digits) of {spec_api}"
