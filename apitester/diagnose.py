@@ -17,7 +17,7 @@ from .inputs import estimate_bytes
 from .oracle import gradient_check
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from .vocab import Reading
+from .vocab import OracleKind, Reading
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -88,7 +88,8 @@ def implied_verdict(reading: dict) -> dict | None:
     def side(errors: dict) -> str:
         return ", ".join(f"{name} {_number(errors.get(name))}" for name in ("max_abs", "max_rel", "rmse"))
 
-    evidence = (f"{reading['output']} at {reading.get('dtype')}, error to the float64 oracle: Torch {side(torch)}; "
+    against = reading.get("evidence") if reading.get("oracle") == OracleKind.REFERENCE else "the float64 oracle"
+    evidence = (f"{reading['output']} at {reading.get('dtype')}, error to {against}: Torch {side(torch)}; "
                 f"Paddle {side(paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor {_number(floor)})")
     return {"status": "torch_suspect", "output": reading["output"], "evidence": evidence,
             "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}

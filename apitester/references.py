@@ -183,3 +183,107 @@ def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int = DPS) -> np.ndarray:
 def describe(spec_api: str, dps: int = DPS) -> str:
     """How the oracle names a spec's reference as evidence."""
     return f"independent reference (NumPy / mpmath at {dps} digits) of {spec_api}"
+
+
+# ---------------------------------------------------------------- exact rational arithmetic
+
+
+def _exact_leaf(value: Any):
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return np.vectorize(Fraction, otypes=[object])(value) if value.size else value.astype(object)
+        if value.dtype.kind == "c":
+            with mpmath.workdps(DPS * 3):
+                return np.vectorize(lambda v: mpmath.mpc(v.real, v.imag), otypes=[object])(value) \
+                    if value.size else value.astype(object)
+        if value.dtype.kind in "iub":
+            return value.astype(object)
+        return value
+    if isinstance(value, (float, np.floating)):
+        return Fraction(float(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_exact_leaf(v) for v in value)
+    return value
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
+    if isinstance(value, (float, np.floating, complex)):
+        return math.isfinite(abs(value))
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def _round_exact(result: Any, complex_out: bool):
+    if isinstance(result, (list, tuple)):
+        return type(result)(_round_exact(r, complex_out) for r in result)
+    array = np.asarray(result, dtype=object)
+
+    def one(v):
+        if isinstance(v, Fraction):
+            return float(v)  # Fraction -> float is correctly rounded
+        if isinstance(v, (mpmath.mpf, mpmath.mpc)):
+            return to_f64(v)
+        return v
+
+    out = np.vectorize(one, otypes=[np.complex128 if complex_out else object])(array) if array.size else array
+    if complex_out:
+        return out.astype(np.complex128)
+    try:
+        return out.astype(np.float64)
+    except (TypeError, ValueError):
+        return out
+
+
+def exact_apply(fn: Callable, *args: Any) -> Any:
+    """``fn`` (numpy operations only: +, -, *, /, matmul, einsum, sum, ...) on exact values, rounded once.
+
+    Float arrays and scalars become ``Fraction`` object arrays (complex ones mpmath numbers at 120
+    digits), integer arrays python ints; ``fn``'s result (an array or a tuple of them) is rounded to
+    float64 / complex128.  Where an input is NaN or inf (no rational value), ``fn`` runs on the
+    float64 inputs as given: IEEE arithmetic then says where NaN and inf go."""
+    complex_out = any(is_complex(a) for a in args if isinstance(a, np.ndarray)) or \
+        any(isinstance(a, (list, tuple)) and any(is_complex(v) for v in a) for a in args)
+    if not all(_finite(a) for a in args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    with mpmath.workdps(DPS * 3):
+        result = fn(*(_exact_leaf(a) for a in args))
+    return _round_exact(result, complex_out)
+
+
+def exact_cumulative(values: np.ndarray, op: str = "sum") -> np.ndarray:
+    """The running sum or product of a 1-D float64 array, each prefix exact and rounded once."""
+    values = np.asarray(values)
+    if values.dtype.kind == "c" or not np.isfinite(values).all():
+        with np.errstate(all="ignore"):
+            return np.cumsum(values) if op == "sum" else np.cumprod(values)
+    out, acc = np.empty(values.size), Fraction(0 if op == "sum" else 1)
+    for i, v in enumerate(values.tolist()):
+        acc = acc + Fraction(v) if op == "sum" else acc * Fraction(v)
+        try:
+            out[i] = float(acc)
+        except OverflowError:
+            out[i] = math.copysign(math.inf, acc)
+    return out
+
+
+def along_axis_1d(fn: Callable[[np.ndarray], np.ndarray], array: np.ndarray, axis: int) -> np.ndarray:
+    """``fn`` (1-D in, 1-D out of the same length) applied to every lane of ``array`` along ``axis``."""
+    array = np.asarray(array)
+    moved = np.moveaxis(array, axis, -1)
+    flat = moved.reshape(-1, moved.shape[-1]) if moved.size else moved.reshape(0, moved.shape[-1])
+    results = [np.asarray(fn(lane)) for lane in flat]
+    width = results[0].shape[-1] if results else moved.shape[-1]
+    out = np.asarray(results).reshape(moved.shape[:-1] + (width,)) if results else np.zeros(moved.shape)
+    return np.moveaxis(out, -1, axis)
+
+
+def reference(how: str) -> Callable[[Callable], Callable]:
+    """Decorate a ref with how it computes (shown as the reading's evidence): ``@reference("mpmath, 40 digits")``."""
+    def mark(fn: Callable) -> Callable:
+        fn.how = how
+        return fn
+    return mark

@@ -25,7 +25,7 @@ from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
 from .oracle import oracle_for, reading_of
-from .vocab import Reading, Status
+from .vocab import NoOracle, Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
 VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
@@ -33,7 +33,7 @@ VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
 # reading is left out (``Reading.NO_ORACLE``, "too large") and shrinking adopts the reading of the
 # first kept step under it (see ``Failure.same_as``).
 ORACLE_MAX_ELEMENTS = 1 << 24
-TOO_LARGE = "too_large"
+TOO_LARGE = NoOracle.TOO_LARGE
 # The failure status of a paddle_error that Torch shares (invalid inputs on both sides).
 BOTH_REJECT = "paddle_error_torch_rejects_too"
 

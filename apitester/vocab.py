@@ -103,6 +103,14 @@ class NoOracle(StrEnum):
     DISPUTED = "disputed"                # the two float64 results disagree
     SIDE_RAISED = "side_raised"          # a side raised at float64 (or at the config's dtype)
     NOT_NUMERIC = "not_numeric"          # the failure is not a value difference (an error, a shape)
+    TOO_LARGE = "too_large"              # over the size the oracle (or the spec's reference) runs at
+
+
+class OracleKind(StrEnum):
+    """What a reading measured against (the reading's ``oracle`` field; absent on the float64 path)."""
+
+    FLOAT64 = "float64"      # the two frameworks' float64 results, agreed
+    REFERENCE = "reference"  # the spec's independent reference (Spec.ref: NumPy / SciPy / mpmath)
 
 
 READINGS = tuple(Reading)

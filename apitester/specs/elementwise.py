@@ -47,9 +47,338 @@ def _cast(x, dtype, **_):
     return x.to(torch_dtype(dtype))
 
 
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# NumPy / mpmath on the upcast inputs (apitester.references): exact rational arithmetic rounded once
+# for sums of products, mpmath at 40 digits for transcendental functions, IEEE float64 where one
+# correctly rounded operation is the whole result.
+
+
+def _np_ints(value):
+    """A shape / repeat / axis argument as plain ints (numpy arrays and their items included)."""
+    import numpy as np
+
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        return [int(v) for v in value.reshape(-1).tolist()]
+    if isinstance(value, (list, tuple)):
+        return [int(np.asarray(v).reshape(-1)[0]) if isinstance(v, np.ndarray) else int(v) for v in value]
+    return int(value)
+
+
+def _np_promote(*values):
+    """Operands promoted to one dtype (scalars stay scalars), as the frameworks promote them."""
+    import numpy as np
+
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    if not arrays:
+        return values
+    dtype = np.result_type(*arrays)
+    return tuple(v.astype(dtype) if isinstance(v, np.ndarray) else v for v in values)
+
+
+def _ref_clip(x, min=None, max=None, **_):
+    import numpy as np
+
+    out = np.array(x, copy=True)
+    if min is not None:
+        out = np.where(out < min, min, out).astype(out.dtype) if not isinstance(min, np.ndarray) else np.maximum(out, min)
+    if max is not None:
+        out = np.where(out > max, max, out).astype(out.dtype) if not isinstance(max, np.ndarray) else np.minimum(out, max)
+    return out
+
+
+def _ref_logit(x, eps=None, **_):
+    import mpmath
+    import numpy as np
+
+    from ..references import mp_apply
+
+    if eps is not None:
+        x = np.clip(x, eps, 1.0 - eps)
+    return mp_apply(lambda v: mpmath.log(v) - mpmath.log(1 - v), x)
+
+
+def _ref_cast(x, dtype, **_):
+    import numpy as np
+
+    from ..inputs import numpy_dtype
+    from .base import dtype_name
+
+    target = dtype_name(dtype)
+    if target in ("float16", "bfloat16", "float32", "float64", "complex64", "complex128"):
+        return x.astype(np.complex128 if target.startswith("complex") else np.float64) \
+            if x.dtype.kind != "c" or target.startswith("complex") else x.real.astype(np.float64)
+    if target == "bool":
+        return x != 0
+    info = np.iinfo(numpy_dtype(target))
+    covered_values = np.isfinite(x).all() and (np.trunc(x) >= info.min).all() and (np.trunc(x) <= info.max).all() \
+        if x.dtype.kind == "f" else True
+    if not covered_values:
+        raise NotImplementedError("a float value outside the integer dtype's range: the cast is undefined")
+    return (np.trunc(x) if x.dtype.kind == "f" else x).astype(numpy_dtype(target))
+
+
+def _ref_add_n(inputs, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    if isinstance(inputs, np.ndarray):
+        return inputs.copy()
+    inputs = list(inputs)
+    if len({a.dtype for a in inputs}) != 1:
+        raise NotImplementedError("inputs of different dtypes: Paddle documents one dtype")
+    return exact_apply(lambda *xs: sum(xs[1:], xs[0]), *inputs)
+
+
+def _ref_expand(x, shape, **_):
+    import numpy as np
+
+    shape = _np_ints(shape)
+    lead = len(shape) - x.ndim
+    target = [x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape)]
+    return np.broadcast_to(x, target).copy()
+
+
+def _ref_concat(x, axis=0, **_):
+    import numpy as np
+
+    return np.concatenate(list(x), axis=_np_ints(axis) if not isinstance(axis, int) else axis)
+
+
+def _ref_diag(x, offset=0, padding_value=0, **_):
+    import numpy as np
+
+    out = np.diag(x, offset)
+    if x.ndim == 1 and padding_value != 0:
+        mask = np.diag(np.ones(x.shape, dtype=bool), offset)
+        out = np.where(mask, out, np.asarray(padding_value).astype(out.dtype))
+    return out
+
+
+def _ref_dot(x, y, **_):
+    from ..references import exact_apply
+
+    return exact_apply(lambda a, b: (a * b).sum(-1), *_np_promote(x, y))
+
+
+def _ref_einsum(equation, operands=(), **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    return exact_apply(lambda *ops: np.einsum(equation, *ops, optimize=False), *_np_promote(*operands))
+
+
+def _ref_heaviside(x, y, **_):
+    import numpy as np
+
+    return np.heaviside(*_np_promote(x, y))
+
+
+def _ref_kron(x, y, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    return exact_apply(np.kron, *_np_promote(x, y))
+
+
+def _ref_lerp(x, y, weight, **_):
+    from ..references import exact_apply
+
+    return exact_apply(lambda a, b, w: a + w * (b - a), *_np_promote(x, y, weight))
+
+
+def _ref_matmul(x, y, transpose_x=False, transpose_y=False, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    x, y = _np_promote(x, y)
+    if transpose_x and x.ndim >= 2:
+        x = np.swapaxes(x, -1, -2)
+    if transpose_y and y.ndim >= 2:
+        y = np.swapaxes(y, -1, -2)
+    return exact_apply(np.matmul, x, y)
+
+
+def _ref_outer(x, y, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    x, y = _np_promote(x, y)
+    return exact_apply(np.outer, x.reshape(-1), y.reshape(-1))
+
+
+def _mp_pow(a, b):
+    import mpmath
+
+    if a == 0 and b < 0:
+        return mpmath.inf
+    return mpmath.power(a, b)
+
+
+def _ref_pow(x, y, **_):
+    import numpy as np
+
+    from ..references import mp_apply
+
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iub" and (not isinstance(y, np.ndarray) or y.dtype.kind in "iub") \
+            and not isinstance(y, float):
+        return np.power(x, y)
+    return mp_apply(_mp_pow, x, y)
+
+
+def _ref_rsqrt(x, **_):
+    import mpmath
+
+    from ..references import mp_apply
+
+    return mp_apply(lambda v: mpmath.inf if v == 0 else 1 / mpmath.sqrt(v), x)
+
+
+def _ref_gammaln(x, **_):
+    import mpmath
+
+    from ..references import mp_apply
+
+    def lgamma(v):
+        if mpmath.isnan(v):
+            return v
+        if mpmath.isinf(v):
+            return mpmath.inf
+        if v <= 0 and v == mpmath.floor(v):
+            return mpmath.inf
+        return mpmath.re(mpmath.loggamma(v))
+
+    return mp_apply(lgamma, x)
+
+
+def _ref_scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, **_):
+    import numpy as np
+
+    from ..references import covered, exact_apply
+
+    covered(act in (None, "relu"), f"act={act!r}")
+    if isinstance(scale, np.ndarray):
+        scale = scale.reshape(-1)[0].item()
+    if x.dtype.kind in "iub":
+        scale, bias = int(scale), int(bias)
+    out = exact_apply(lambda v: v * scale + bias if bias_after_scale else (v + bias) * scale, x)
+    return np.maximum(out, 0) if act == "relu" else out
+
+
+def _np_tensordot_axes(x, y, axes):
+    import numpy as np
+
+    if isinstance(axes, np.ndarray):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        return list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    axes = list(axes)
+    if not axes or isinstance(axes[0], int) or (isinstance(axes[0], np.ndarray) and axes[0].ndim == 0):
+        axes_x, axes_y = _np_ints(axes), []
+    else:
+        axes_x = _np_ints(axes[0])
+        axes_y = _np_ints(axes[1]) if len(axes) > 1 else []
+    if len(axes_x) < len(axes_y):
+        axes_x = axes_x + axes_y[len(axes_x):]
+    elif len(axes_y) < len(axes_x):
+        axes_y = axes_y + axes_x[len(axes_y):]
+    return axes_x, axes_y
+
+
+def _ref_tensordot(x, y, axes=2, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    x, y = _np_promote(x, y)
+    ax, ay = _np_tensordot_axes(x, y, axes)
+    # Paddle broadcasts a size-1 dim contracted against any size: sum the other operand over it first
+    for a, b in zip(ax, ay):
+        if x.shape[a] != y.shape[b]:
+            if x.shape[a] == 1:
+                y = y.sum(axis=b, keepdims=True) if y.dtype.kind != "f" else exact_apply(lambda v: v.sum(axis=b, keepdims=True), y)
+            elif y.shape[b] == 1:
+                x = x.sum(axis=a, keepdims=True) if x.dtype.kind != "f" else exact_apply(lambda v: v.sum(axis=a, keepdims=True), x)
+    return exact_apply(lambda p, q: np.tensordot(p, q, axes=(ax, ay)), x, y)
+
+
+def _ref_vander(x, n=None, increasing=False, **_):
+    import numpy as np
+
+    from ..references import exact_apply
+
+    n = x.shape[0] if n is None else int(n)
+    return exact_apply(lambda v: np.vander(v, N=n, increasing=increasing), x)
+
+
+def _ref_where(condition, x=None, y=None, **_):
+    import numpy as np
+
+    if x is None and y is None:
+        return tuple(i.astype(np.int64) for i in np.nonzero(condition))
+    x, y = _np_promote(x, y)
+    return np.where(condition, x, y)
+
+
+def _ref_tile(x, repeat_times, **_):
+    import numpy as np
+
+    return np.tile(x, _np_ints(repeat_times))
+
+
+def _ref_parameters_to_vector(parameters, **_):
+    import numpy as np
+
+    return np.concatenate([p.reshape(-1) for p in parameters])
+
+
+def _ref_bitwise_right_shift(x, y, is_arithmetic=True, **_):
+    import numpy as np
+
+    x, y = _np_promote(x, y)
+    bits = x.dtype.itemsize * 8
+    out_of_range = (y < 0) | (y >= bits)
+    safe = np.where(out_of_range, 0, y).astype(x.dtype)
+    if is_arithmetic or x.dtype == np.uint8:
+        fill = np.where(x < 0, -1, 0).astype(x.dtype) if is_arithmetic else np.zeros_like(x)
+        return np.where(out_of_range, fill, np.right_shift(x, safe))
+    unsigned = x.view(np.dtype(f"uint{bits}"))
+    shifted = np.right_shift(unsigned, safe.astype(unsigned.dtype)).view(x.dtype)
+    return np.where(out_of_range, np.zeros_like(x), shifted)
+
+
+def _ref_combinations(x, r=2, with_replacement=False, **_):
+    import itertools as it
+
+    import numpy as np
+
+    pick = it.combinations_with_replacement if with_replacement else it.combinations
+    rows = [list(c) for c in pick(x.tolist(), r)]
+    return np.asarray(rows, dtype=x.dtype).reshape(len(rows), r) if rows else np.zeros((0, r), x.dtype)
+
+
+def _np(name):
+    """A numpy function as a reference taking Paddle's x, y names."""
+    def ref(x, y=None, **_):
+        import numpy as np
+
+        fn = getattr(np, name)
+        return fn(x) if y is None else fn(*_np_promote(x, y))
+
+    ref.__name__ = f"_ref_{name}"
+    return ref
+
+
 register(
     Spec(
         api="paddle.clip",
+        ref=_ref_clip,
         aliases=("paddle.Tensor.clip",),
         torch=_clip,
         # The reported failures were range bugs (float64 clipped at float32's max): draw x
@@ -63,6 +392,7 @@ register(
     ),
     Spec(
         api="paddle.logit",
+        ref=_ref_logit,
         aliases=("paddle.Tensor.logit",),
         torch=_logit,
         # logit's own domain boundaries and just outside them: the edge draw reaches the NaN
@@ -74,6 +404,7 @@ register(
     ),
     Spec(
         api="paddle.maximum",
+        ref=_np("maximum"),
         aliases=("paddle.Tensor.maximum",),
         torch=lambda x, y, **_: __import__("torch").maximum(x, y),
         # Some elements equal: the reported failures are gradients at ties.
@@ -82,6 +413,7 @@ register(
     ),
     Spec(
         api="paddle.Tensor.__mul__",
+        ref=_np("multiply"),
         aliases=("paddle.Tensor.mul", "paddle.multiply", "paddle.Tensor.multiply"),
         torch=_mul,
         signature=lambda x, y: None,
@@ -89,6 +421,7 @@ register(
     ),
     Spec(
         api="paddle.cast",
+        ref=_ref_cast,
         aliases=("paddle.Tensor.astype", "paddle.Tensor.cast"),
         torch=_cast,
         # Values over the whole float16 range make rounding (not just exact small ints) count.
@@ -386,12 +719,14 @@ def _tensordot_axes_domain(ctx):
 register(
     Spec(
         api="paddle.add",
+        ref=_np("add"),
         torch=torch_call("torch.add", x="input", y="other"),
         aliases=("paddle.Tensor.add",),
         note="torch.add (mixed float16/float32 operands promote as in Paddle)",
     ),
     Spec(
         api="paddle.add_n",
+        ref=_ref_add_n,
         known_failures=(KnownFailure("paddle_error", "Paddle requires one dtype for all inputs; the board's configs mix "
                                     "float16 and float32 (the report logged the same Paddle error)",
                                     releases="==3.3.1", dtypes=("float16",), direction="forward"),),
@@ -405,6 +740,7 @@ register(
     ),
     Spec(
         api="paddle.bitwise_right_shift",
+        ref=_ref_bitwise_right_shift,
         torch=_bitwise_right_shift,
         aliases=("paddle.Tensor.bitwise_right_shift",),
         note="torch >> is arithmetic only: is_arithmetic=False shifts the unsigned bit pattern "
@@ -412,17 +748,20 @@ register(
     ),
     Spec(
         api="paddle.broadcast_to",
+        ref=_ref_expand,
         torch=_expand,
         aliases=("paddle.Tensor.broadcast_to",),
         note="Tensor.expand(shape) (shape items may be Tensors)", adaptations=maps_arguments("shape -> Tensor.expand(size) (Tensor items as ints)"),
     ),
     Spec(
         api="paddle.combinations",
+        ref=_ref_combinations,
         torch=torch_call("torch.combinations", x="input"),
         note="torch.combinations(input, r, with_replacement)",
     ),
     Spec(
         api="paddle.concat",
+        ref=_ref_concat,
         known_failures=(KnownFailure("paddle_error", "Paddle requires one dtype for all inputs (torch.cat promotes); the "
                                     "board's configs mix float16 and float32", releases="==3.3.1",
                                     dtypes=("float16",), direction="forward"),),
@@ -432,6 +771,7 @@ register(
     ),
     Spec(
         api="paddle.copysign",
+        ref=_np("copysign"),
         known_failures=(KnownFailure("dtype_mismatch", "Paddle keeps x's integer dtype; torch.copysign returns floating point",
                                     releases="==3.3.1", dtypes=("int8", "int16", "int32", "int64", "uint8"),
                                     direction="forward"),),
@@ -442,22 +782,26 @@ register(
     ),
     Spec(
         api="paddle.diag",
+        ref=_ref_diag,
         torch=_diag,
         note="torch.diag(x, offset); for a 1-D x the off-diagonal entries are padding_value cast to x's dtype", adaptations=maps_arguments("offset -> diagonal; padding_value -> the off-diagonal entries of a 1-D x's matrix"),
     ),
     Spec(
         api="paddle.diagflat",
+        ref=lambda x, offset=0, **_: __import__('numpy').diagflat(x, offset),
         torch=torch_call("torch.diagflat", x="input"),
         note="torch.diagflat(input, offset)",
     ),
     Spec(
         api="paddle.dot",
+        ref=_ref_dot,
         torch=_dot,
         aliases=("paddle.Tensor.dot",),
         note="1-D: torch.dot; 2-D (row-wise batched dot): (x*y).sum(-1)", adaptations=maps_arguments("x, y -> torch.dot(input, tensor) for 1-D; 2-D (Paddle's row-wise batched dot) -> (x*y).sum(-1)"),
     ),
     Spec(
         api="paddle.einsum",
+        ref=_ref_einsum,
         known_failures=(
             KnownFailure("paddle_error", "Paddle's einsum rejects float32 x float16 operands", releases="==3.3.1",
                          dtypes=("float16",), direction="forward"),
@@ -469,18 +813,21 @@ register(
     ),
     Spec(
         api="paddle.expand",
+        ref=_ref_expand,
         torch=_expand,
         aliases=("paddle.Tensor.expand",),
         note="Tensor.expand(shape); -1 keeps a dim", adaptations=maps_arguments("shape -> Tensor.expand(size) (-1 keeps a dim, Tensor items as ints)"),
     ),
     Spec(
         api="paddle.floor",
+        ref=_np("floor"),
         torch=torch_call("torch.floor", x="input"),
         aliases=("paddle.Tensor.floor",),
         note="torch.floor (integer inputs keep their dtype)",
     ),
     Spec(
         api="paddle.frexp",
+        ref=lambda x, **_: __import__('numpy').frexp(x),
         known_failures=(KnownFailure("dtype_mismatch", "Paddle returns the exponent as a float tensor, Torch as int32",
                                     releases="==3.3.1", direction="forward"),),
         torch=torch_call("torch.frexp", x="input"),
@@ -490,12 +837,14 @@ register(
     ),
     Spec(
         api="paddle.gammaln",
+        ref=_ref_gammaln,
         torch=torch_call("torch.lgamma", x="input"),
         aliases=("paddle.Tensor.gammaln",),
         note="torch.lgamma",
     ),
     Spec(
         api="paddle.heaviside",
+        ref=_ref_heaviside,
         torch=_heaviside,
         aliases=("paddle.Tensor.heaviside",),
         note="torch.heaviside forward; torch has no derivative, so the gradient is Paddle's "
@@ -508,12 +857,14 @@ register(
     ),
     Spec(
         api="paddle.kron",
+        ref=_ref_kron,
         torch=_kron,
         aliases=("paddle.Tensor.kron",), adaptations=maps_arguments("x, y -> torch.kron(input, other) on the operands promoted to their common dtype"),
         note="torch.kron after promoting x and y to their common dtype",
     ),
     Spec(
         api="paddle.lerp",
+        ref=_ref_lerp,
         known_failures=(KnownFailure("accuracy_error", "Paddle's lerp gives weight no gradient, Torch's does (the "
                                     "board's grads_diff task)", releases="==3.3.1", direction="backward"),),
         torch=_lerp,
@@ -523,6 +874,7 @@ register(
     ),
     Spec(
         api="paddle.matmul",
+        ref=_ref_matmul,
         torch=_matmul,
         aliases=("paddle.Tensor.matmul",),
         note="torch.matmul with transpose_x/transpose_y swapping the last two dims of >=2-D operands",
@@ -531,6 +883,7 @@ register(
     ),
     Spec(
         api="paddle.Tensor.__matmul__",
+        ref=_ref_matmul,
         torch=_matmul,
         signature=lambda x, y: None,
         note="x @ y (the board's paddle.Tensor.matmul task has its configs traced as __matmul__); "
@@ -539,6 +892,7 @@ register(
     ),
     Spec(
         api="paddle.minimum",
+        ref=_np("minimum"),
         torch=torch_call("torch.minimum", x="input", y="other"),
         aliases=("paddle.Tensor.minimum",),
         # The reported failures are gradients at ties x == y (Torch splits the gradient).
@@ -547,6 +901,7 @@ register(
     ),
     Spec(
         api="paddle.nextafter",
+        ref=_np("nextafter"),
         torch=_nextafter,
         aliases=("paddle.Tensor.nextafter",),
         backward=False,
@@ -558,24 +913,28 @@ register(
     ),
     Spec(
         api="paddle.outer",
+        ref=_ref_outer,
         torch=_outer,
         aliases=("paddle.Tensor.outer",),
         note="torch.outer of the flattened operands (Paddle flattens N-D inputs)", adaptations=maps_arguments("x, y -> torch.outer(input, vec2) of the flattened operands (Paddle flattens N-D inputs)"),
     ),
     Spec(
         api="paddle.pow",
+        ref=_ref_pow,
         torch=torch_call("torch.pow", x="input", y="exponent"),
         aliases=("paddle.Tensor.pow",),
         note="torch.pow(input, exponent)",
     ),
     Spec(
         api="paddle.reciprocal",
+        ref=_np("reciprocal"),
         torch=torch_call("torch.reciprocal", x="input"),
         aliases=("paddle.Tensor.reciprocal",),
         note="torch.reciprocal",
     ),
     Spec(
         api="paddle.rsqrt",
+        ref=_ref_rsqrt,
         known_failures=(KnownFailure("paddle_error", "the CPU build has no float16 rsqrt kernel", releases="==3.3.1",
                                     dtypes=("float16",), direction="forward"),),
         torch=torch_call("torch.rsqrt", x="input"),
@@ -585,6 +944,7 @@ register(
     ),
     Spec(
         api="paddle.scale",
+        ref=_ref_scale,
         torch=_scale,
         aliases=("paddle.Tensor.scale",),
         note="scale*x + bias (or scale*(x + bias)), then the optional activation; a Tensor scale "
@@ -596,6 +956,7 @@ register(
     ),
     Spec(
         api="paddle.tensordot",
+        ref=_ref_tensordot,
         torch=_tensordot,
         domains={"axes": _tensordot_axes_domain},
         note="torch.tensordot with Paddle's axes forms (int, flat list = same axes, [axes_x, axes_y] "
@@ -605,6 +966,7 @@ register(
     ),
     Spec(
         api="paddle.vander",
+        ref=_ref_vander,
         torch=_vander,
         # The reference's cumprod backward (sum of grad * output, divided by x) overflows to inf at
         # x = 2**511 where the true gradient (and Paddle's) is finite: large magnitudes would judge
@@ -615,18 +977,21 @@ register(
     ),
     Spec(
         api="paddle.where",
+        ref=_ref_where,
         torch=_where,
         aliases=("paddle.Tensor.where",),
         note="torch.where; with x and y None: torch.nonzero(condition, as_tuple=True)", adaptations=maps_arguments("condition, x, y -> torch.where(condition, input, other); x and y None -> torch.nonzero(condition, as_tuple=True)"),
     ),
     Spec(
         api="paddle.Tensor.tile",
+        ref=_ref_tile,
         torch=_tile,
         aliases=("paddle.tile",), adaptations=maps_arguments("repeat_times -> Tensor.tile(dims) (Tensor items as ints)"),
         note="Tensor.tile(repeat_times) (Tensor items of repeat_times as ints)",
     ),
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
+        ref=_ref_parameters_to_vector,
         known_failures=(KnownFailure("accuracy_error", "Paddle concatenates under no_grad: the inputs get no "
                                     "gradient (the board's grads_diff task)", releases="==3.3.1",
                                     direction="backward"),),
