@@ -121,12 +121,11 @@ def along_axis(fn: Callable[[np.ndarray], Any], array: np.ndarray, axis: Any = N
         return result
     axes = normalise_axis(axis, array.ndim)
     keep = [d for d in range(array.ndim) if d not in axes]
-    moved = np.transpose(array, keep + list(axes))
-    lanes = moved.reshape(tuple(array.shape[d] for d in keep) + (-1,)) if array.size else \
-        np.zeros(tuple(array.shape[d] for d in keep) + (int(np.prod([array.shape[d] for d in axes])),), array.dtype)
-    flat = lanes.reshape(-1, lanes.shape[-1])
+    keep_shape = tuple(array.shape[d] for d in keep)
+    width = int(np.prod([array.shape[d] for d in axes], dtype=np.int64))
+    flat = np.transpose(array, keep + list(axes)).reshape(int(np.prod(keep_shape, dtype=np.int64)), width)
     values = [fn(lane) for lane in flat]
-    out = np.asarray(values, dtype=dtype).reshape(tuple(array.shape[d] for d in keep))
+    out = np.asarray(values, dtype=dtype if values else (dtype or np.float64)).reshape(keep_shape)
     if keepdims:
         out = out.reshape(tuple(1 if d in axes else array.shape[d] for d in range(array.ndim)))
     return out

@@ -7,6 +7,8 @@ their invariants; each entry's ``note`` says which.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..inputs import numpy_dtype, precondition
@@ -50,9 +52,279 @@ PINV_HERMITIAN = Comparison(
     "Hermitian matrix defines (a gradient_convention, which does not excuse a strict failure)",
     source="docs/verdicts.md#decisions-per-adaptation-the-issue-listed")
 
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# mpmath at 40 digits on the upcast matrices (apitester.references), rounded once to float64: the
+# factorisations the frameworks do in float64 LAPACK are redone above float64, so a disputed float64
+# pair (ill-conditioned systems, clustered eigenvalues) has a value to be measured against.
+
+_REF_MAX_DIM = 48  # mpmath's O(n^3) at 40 digits: larger matrices are left to the float64 pair
+
+
+def _batched(fn, *arrays, core=(2,)):
+    """``fn`` on every matrix of broadcast batches (each array's last ``core[i]`` dims are its core)."""
+    cores = core if len(core) == len(arrays) else core * len(arrays)
+    batch = np.broadcast_shapes(*(a.shape[:a.ndim - c] for a, c in zip(arrays, cores)))
+    if 0 in batch:
+        raise NotImplementedError("an empty batch")
+    results = []
+    for index in np.ndindex(*batch):
+        parts = [np.broadcast_to(a, batch + a.shape[a.ndim - c:])[index] for a, c in zip(arrays, cores)]
+        results.append(fn(*parts))
+    if results and isinstance(results[0], tuple):
+        return tuple(np.asarray([r[k] for r in results]).reshape(batch + np.shape(results[0][k]))
+                     for k in range(len(results[0])))
+    return np.asarray(results).reshape(batch + (np.shape(results[0]) if results else ()))
+
+
+def _small(*matrices):
+    from ..references import covered
+
+    for m in matrices:
+        covered(m.ndim >= 2 and max(m.shape[-2:]) <= _REF_MAX_DIM, f"matrices over {_REF_MAX_DIM} rows/cols")
+        covered(np.isfinite(m).all(), "a NaN/inf entry: the factorisation is undefined")
+
+
+def _mp_singular_values(a):
+    import mpmath
+
+    from ..references import mp_matrix
+
+    m = mp_matrix(a)
+    s = mpmath.svd_c(m, compute_uv=False) if a.dtype.kind == "c" else mpmath.svd_r(m, compute_uv=False)
+    return sorted((s[i] for i in range(s.rows)), reverse=True)
+
+
+def _mp_solve(a, b):
+    """mpmath.lu_solve column by column (it takes one right-hand side)."""
+    import mpmath
+
+    out = mpmath.matrix(b.rows, b.cols)
+    for j in range(b.cols):
+        z = mpmath.lu_solve(a, b.column(j))
+        for i in range(b.rows):
+            out[i, j] = z[i]
+    return out
+
+
+def _hermitian_from(a, uplo):
+    """The Hermitian matrix a one-triangle API reads: the UPLO triangle and its conjugate transpose."""
+    lower = np.tril(a) if uplo == "L" else np.conj(np.triu(a)).T
+    return lower + np.conj(np.tril(lower, -1)).T if a.dtype.kind == "c" else lower + np.tril(lower, -1).T
+
+
+def _ref_cholesky_solve(x, y, upper=False, **_):
+    import mpmath
+
+    from ..references import DPS, from_mp, mp_matrix
+
+    _small(x, y)
+
+    def solve(b, factor):
+        with mpmath.workdps(DPS):
+            f = mp_matrix(factor)
+            a = f.H * f if upper else f * f.H
+            return from_mp(_mp_solve(a, mp_matrix(b)), complex_out=b.dtype.kind == "c")
+
+    return _batched(solve, x, y)
+
+
+def _ref_cond(x, p=None, **_):
+    import mpmath
+
+    from ..references import DPS, covered, mp_matrix, to_f64
+
+    _small(x)
+
+    def one(a):
+        with mpmath.workdps(DPS):
+            if p in (None, 2, -2, 2.0, -2.0):
+                s = _mp_singular_values(a)
+                if s[-1] == 0:
+                    return np.inf if p != -2 else 0.0
+                return to_f64(s[0] / s[-1] if p != -2 else s[-1] / s[0])
+            covered(a.shape[-1] == a.shape[-2], "cond(p) of a non-square matrix")
+            m = mp_matrix(a)
+            try:
+                inv = mpmath.inverse(m)
+            except ZeroDivisionError:
+                return np.inf
+
+            def norm(mat):
+                rows = [[abs(mat[i, j]) for j in range(mat.cols)] for i in range(mat.rows)]
+                if p == "fro":
+                    return mpmath.sqrt(mpmath.fsum(v ** 2 for row in rows for v in row))
+                if p == "nuc":
+                    return mpmath.fsum(_mp_singular_values(np.asarray(
+                        [[complex(mat[i, j]) if a.dtype.kind == "c" else float(mat[i, j]) for j in range(mat.cols)]
+                         for i in range(mat.rows)])))
+                cols = [mpmath.fsum(rows[i][j] for i in range(mat.rows)) for j in range(mat.cols)]
+                sums = [mpmath.fsum(row) for row in rows]
+                table = {1: max(cols), -1: min(cols), np.inf: max(sums), -np.inf: min(sums)}
+                covered(p in table, f"cond p={p!r}")
+                return table[p]
+
+            return to_f64(norm(m) * norm(inv))
+
+    return _batched(one, x)
+
+
+def _mp_eigh(a):
+    import mpmath
+
+    from ..references import mp_matrix, to_f64
+
+    m = mp_matrix(a)
+    values, vectors = (mpmath.eighe(m) if a.dtype.kind == "c" else mpmath.eigsy(m))
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    vals = np.asarray([to_f64(values[i]) for i in order])
+    vecs = np.asarray([[abs(vectors[r, i]) for i in order] for r in range(vectors.rows)], dtype=object)
+    return vals, np.vectorize(float, otypes=[np.float64])(vecs)
+
+
+def _ref_eigh(x, UPLO="L", **_):
+    import mpmath
+
+    from ..references import DPS
+
+    _small(x)
+    with mpmath.workdps(DPS):
+        return _batched(lambda a: _mp_eigh(_hermitian_from(a, UPLO)), x)
+
+
+def _ref_eigvalsh(x, UPLO="L", **_):
+    import mpmath
+
+    from ..references import DPS
+
+    _small(x)
+    with mpmath.workdps(DPS):
+        return _batched(lambda a: _mp_eigh(_hermitian_from(a, UPLO))[0], x)
+
+
+def _ref_eigvals(x, **_):
+    import mpmath
+
+    from ..references import DPS, mp_matrix, to_f64
+
+    _small(x)
+
+    def one(a):
+        with mpmath.workdps(DPS):
+            values = mpmath.eig(mp_matrix(a), left=False, right=False)
+            found = np.asarray([complex(to_f64(mpmath.mpc(v))) for v in values], dtype=np.complex128)
+        return found[np.lexsort((found.imag, found.real))]
+
+    return _batched(one, x)
+
+
+def _ref_lstsq(x, y, rcond=None, driver=None, **_):
+    """The least-squares solution of a full-column-rank system (the first output; the others -- residuals,
+    rank, singular values -- depend on the driver and are left to the frameworks)."""
+    import mpmath
+
+    from ..references import DPS, covered, from_mp, mp_matrix
+
+    _small(x, y)
+
+    def solve(a, b):
+        covered(a.shape[0] >= a.shape[1] and np.linalg.matrix_rank(a) == a.shape[1],
+                "a rank-deficient or underdetermined system: the solution depends on the driver")
+        with mpmath.workdps(DPS):
+            m = mp_matrix(a)
+            normal = m.H * m
+            return from_mp(_mp_solve(normal, m.H * mp_matrix(b)), complex_out=a.dtype.kind == "c")
+
+    return (_batched(solve, x, y),)
+
+
+def _ref_norm(x, p=None, axis=None, keepdim=False, dtype=None, **_):
+    import mpmath
+
+    from ..references import DPS, along_axis, covered, to_f64
+
+    covered(dtype is None and np.isfinite(x).all(), "dtype= or a NaN/inf entry")
+    if isinstance(axis, np.ndarray):
+        axis = axis.reshape(-1).tolist()
+    if isinstance(axis, tuple):
+        axis = list(axis)
+    elif isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    matrix = isinstance(p, str) and not (p == "fro" and (axis is None or isinstance(axis, int)))
+    matrix = matrix or (isinstance(axis, list) and len(axis) == 2 and not isinstance(p, str) and p is not None) \
+        or (isinstance(axis, list) and len(axis) == 2 and isinstance(p, str))
+    if p == "fro" and not matrix:
+        p = 2.0
+    if not matrix:
+        order = 2.0 if p is None else float(p)
+
+        def vector(lane):
+            with mpmath.workdps(DPS):
+                mags = [abs(mpmath.mpc(v) if isinstance(v, complex) else mpmath.mpf(v)) for v in lane.tolist()]
+                if order == math.inf:
+                    return to_f64(max(mags)) if mags else 0.0
+                if order == -math.inf:
+                    return to_f64(min(mags)) if mags else math.inf
+                if order == 0:
+                    return float(sum(1 for v in mags if v != 0))
+                covered(order > 0 or all(v != 0 for v in mags), "a negative order over a zero entry")
+                return to_f64(mpmath.fsum(v ** order for v in mags) ** (1 / mpmath.mpf(order)))
+
+        axes_ = None if axis is None else axis
+        return along_axis(vector, x, axes_, keepdims=keepdim)
+    axes_ = list(range(x.ndim)) if axis is None else [int(a) % x.ndim for a in axis]
+    covered(len(axes_) == 2, "a matrix norm over other than two axes")
+    moved = np.moveaxis(x, axes_, [-2, -1])
+    order = "fro" if p is None else p
+
+    def one(a):
+        with mpmath.workdps(DPS):
+            if order == "fro":
+                return to_f64(mpmath.sqrt(mpmath.fsum(abs(mpmath.mpmathify(v)) ** 2 for v in a.reshape(-1).tolist())))
+            if order in ("nuc", 2, -2, 2.0, -2.0):
+                _small(a)
+                s = _mp_singular_values(a)
+                return to_f64({"nuc": mpmath.fsum(s)}.get(order, s[0] if order in (2, 2.0) else s[-1]))
+            absolute = np.abs(a)
+            cols = [math.fsum(absolute[:, j].tolist()) for j in range(a.shape[1])]
+            rows = [math.fsum(absolute[i, :].tolist()) for i in range(a.shape[0])]
+            table = {1: max(cols), -1: min(cols), math.inf: max(rows), -math.inf: min(rows)}
+            covered(order in table, f"matrix norm p={order!r}")
+            return table[order]
+
+    out = _batched(one, moved)
+    if keepdim:
+        for d in sorted(axes_):
+            out = np.expand_dims(out, d)
+    return out
+
+
+def _ref_pinv(x, rcond=1e-15, hermitian=False, **_):
+    import mpmath
+
+    from ..references import DPS, from_mp, mp_matrix
+
+    _small(x)
+    cut = float(np.asarray(rcond).reshape(-1)[0]) if isinstance(rcond, np.ndarray) else float(rcond)
+
+    def one(a):
+        with mpmath.workdps(DPS):
+            m = mp_matrix(a)
+            u, s, v = mpmath.svd_c(m, full_matrices=False) if a.dtype.kind == "c" else \
+                mpmath.svd_r(m, full_matrices=False)
+            biggest = max((s[i] for i in range(s.rows)), default=mpmath.mpf(0))
+            inv = mpmath.matrix(s.rows, s.rows)
+            for i in range(s.rows):
+                if s[i] > cut * biggest and s[i] != 0:
+                    inv[i, i] = 1 / s[i]
+            return from_mp(v.H * inv * u.H, complex_out=a.dtype.kind == "c")
+
+    return _batched(one, x)
+
+
 register(
     Spec(
         api="paddle.linalg.cholesky_solve",
+        ref=_ref_cholesky_solve,
         comparison=CHOLESKY_SOLVE_TRIANGLE,
         aliases=("paddle.cholesky_solve",),
         torch=_cholesky_solve,
@@ -375,6 +647,7 @@ def _check_svd_lowrank(paddle_out, torch_out, args):
 register(
     Spec(
         api="paddle.Tensor.cholesky_solve",
+        ref=_ref_cholesky_solve,
         comparison=CHOLESKY_SOLVE_TRIANGLE,
         torch=_cholesky_solve,
         domains={"y": cholesky_factor()},
@@ -383,11 +656,13 @@ register(
     ),
     Spec(
         api="paddle.linalg.cond",
+        ref=_ref_cond,
         torch=torch_call("torch.linalg.cond", x="input"),
         note="torch.linalg.cond(A, p).",
     ),
     Spec(
         api="paddle.linalg.eigh",
+        ref=_ref_eigh,
         torch=_eigh,
         paddle=_eigh_paddle,
         domains={"x": hermitian},
@@ -406,6 +681,7 @@ register(
     ),
     Spec(
         api="paddle.linalg.eigvals",
+        ref=_ref_eigvals,
         torch=torch_call("torch.linalg.eigvals", x="input"),
         outputs=_sorted_eigenvalues,
         backward=False,
@@ -420,6 +696,7 @@ register(
     ),
     Spec(
         api="paddle.linalg.eigvalsh",
+        ref=_ref_eigvalsh,
         torch=_eigvalsh,
         paddle=_eigvalsh_paddle,
         domains={"x": hermitian},
@@ -431,6 +708,7 @@ register(
     ),
     Spec(
         api="paddle.linalg.lstsq",
+        ref=_ref_lstsq,
         torch=_lstsq,
         note="torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, "
         "singular_values); the CPU default driver is gelsy on both sides.", adaptations=maps_arguments("x, y, rcond, driver -> torch.linalg.lstsq(A, B, rcond, driver) -> (solution, residuals, rank, singular_values)"),
@@ -448,12 +726,14 @@ register(
     ),
     Spec(
         api="paddle.linalg.norm",
+        ref=_ref_norm,
         torch=_norm,
         note="Paddle's dispatch: 2-element axis or string p -> torch.linalg.matrix_norm, "
         "otherwise torch.linalg.vector_norm over axis (None = flattened).", adaptations=maps_arguments("p, axis, keepdim -> torch.linalg.matrix_norm(ord, dim) for a 2-element axis or a string p, else torch.linalg.vector_norm(ord, dim) (None -> flattened)"),
     ),
     Spec(
         api="paddle.linalg.pinv",
+        ref=_ref_pinv,
         torch=_pinv,
         paddle=_pinv_paddle,
         domains={"x": hermitian_if_flagged},

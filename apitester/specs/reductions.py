@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
 from ..inputs import axes, int_range, numpy_dtype, round_to_bfloat16, unique
@@ -42,9 +45,281 @@ def _cumsum(x, axis=None, dtype=None, **_):
     return torch.cumsum(x, dim=axis, dtype=torch_dtype(dtype))
 
 
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# NumPy on the upcast inputs; sums, means, products and deviations exact (rational) and rounded once
+# (apitester.references), square roots in mpmath at 40 digits.
+
+
+def _ref_axes(x, axis) -> tuple[int, ...]:
+    """Paddle's reduction axes (None or [] -> every dim; a Tensor axis's values) as sorted dims."""
+    if isinstance(axis, np.ndarray):
+        axis = axis.reshape(-1).tolist()
+    if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
+        return tuple(range(x.ndim))
+    if x.ndim == 0:
+        return ()
+    axes_ = axis if isinstance(axis, (list, tuple)) else (axis,)
+    return tuple(sorted({int(a) % x.ndim for a in axes_}))
+
+
+def _reduce(x, axis, keepdim, lane):
+    """``lane`` (1-D array -> scalar) over Paddle's axes."""
+    from ..references import along_axis
+
+    dims = _ref_axes(x, axis)
+    if not dims:
+        return np.asarray(lane(x.reshape(1)))
+    return along_axis(lane, x, dims, keepdims=keepdim)
+
+
+def _exact_sum(lane):
+    from ..references import fsum
+
+    return fsum(lane) if lane.dtype.kind in "fc" else int(sum(int(v) for v in lane.tolist()))
+
+
+def _ref_sum(x, axis=None, dtype=None, keepdim=False, **_):
+    if dtype is not None or x.dtype.kind not in "fc":
+        raise NotImplementedError("integer sums and dtype=: compared exactly, no reference needed")
+    return _reduce(x, axis, keepdim, _exact_sum)
+
+
+def _ref_cumsum(x, axis=None, dtype=None, **_):
+    from ..references import along_axis_1d, covered, exact_cumulative
+
+    covered(x.dtype.kind in "fc" and dtype is None, "integer / dtype= cumsum")
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    return along_axis_1d(exact_cumulative, x, int(axis)) if x.ndim else x.copy()
+
+
+def _ref_all(x, axis=None, keepdim=False, **_):
+    return _reduce(x.astype(bool), axis, keepdim, lambda lane: bool(lane.all())).astype(bool)
+
+
+def _ref_any(x, axis=None, keepdim=False, **_):
+    return _reduce(x.astype(bool), axis, keepdim, lambda lane: bool(lane.any())).astype(bool)
+
+
+def _ref_count_nonzero(x, axis=None, keepdim=False, **_):
+    return _reduce(x, axis, keepdim, lambda lane: int(np.count_nonzero(lane))).astype(np.int64)
+
+
+def _ref_max(x, axis=None, keepdim=False, **_):
+    return _reduce(x, axis, keepdim, lambda lane: lane.max())
+
+
+def _exact_prod(lane):
+    from ..references import exact_apply
+
+    if lane.dtype.kind in "fc":
+        return exact_apply(lambda v: np.prod(v) if v.size else 1.0, lane)
+    return np.prod(lane)
+
+
+def _ref_prod(x, axis=None, keepdim=False, dtype=None, **_):
+    from ..references import covered
+
+    covered(x.dtype.kind in "fc" and dtype is None, "integer / dtype= prod")
+    return _reduce(x, axis, keepdim, _exact_prod)
+
+
+def _ref_cumprod(x, dim=None, dtype=None, **_):
+    from ..references import along_axis_1d, covered, exact_cumulative
+
+    covered(x.dtype.kind in "fc" and dtype is None, "integer / dtype= cumprod")
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    return along_axis_1d(lambda lane: exact_cumulative(lane, "prod"), x, int(dim)) if x.ndim else x.copy()
+
+
+def _ref_cum_extreme(larger: bool):
+    def ref(x, axis=None, dtype="int64", **_):
+        from ..references import along_axis_1d
+
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+
+        def lane_of(lane, want):
+            best, where = None, 0
+            values, indices = np.empty(lane.size, lane.dtype), np.empty(lane.size, np.int64)
+            for i, v in enumerate(lane.tolist()):
+                if best is None or (isinstance(best, float) and math.isnan(best)) is False and (
+                        (isinstance(v, float) and math.isnan(v)) or (v >= best if larger else v <= best)):
+                    best, where = v, i
+                values[i], indices[i] = best, where
+            return values if want == "values" else indices
+
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        return (along_axis_1d(lambda lane: lane_of(lane, "values"), x, int(axis)),
+                along_axis_1d(lambda lane: lane_of(lane, "indices"), x, int(axis)))
+
+    return ref
+
+
+def _ref_trapezoid(cumulative: bool):
+    def ref(y, x=None, dx=None, axis=-1, **_):
+        from ..references import exact_apply
+
+        axis = int(axis)
+
+        def compute(yy, xx):
+            ya = np.moveaxis(yy, axis, -1)
+            pairs = (ya[..., 1:] + ya[..., :-1])
+            if xx is None:
+                steps = Fraction(float(1.0 if dx is None else dx)) if np.isfinite(1.0 if dx is None else dx) else dx
+                terms = pairs * steps / 2
+            else:
+                xa = np.moveaxis(xx, axis if xx.ndim == yy.ndim else -1, -1)
+                terms = pairs * (xa[..., 1:] - xa[..., :-1]) / 2
+            if cumulative:
+                out = np.cumsum(terms, axis=-1) if terms.shape[-1] else terms
+                return np.moveaxis(out, -1, axis)
+            return terms.sum(axis=-1) if terms.shape[-1] else np.zeros(terms.shape[:-1], dtype=object) + 0
+
+        return exact_apply(compute, y, x)
+
+    return ref
+
+
+def _ref_sort(x, axis=-1, descending=False, stable=False, **_):
+    out = np.sort(x, axis=int(axis))
+    return np.flip(out, axis=int(axis)) if descending else out
+
+
+def _ref_argsort(x, axis=-1, descending=False, stable=False, **_):
+    keys = -x if descending and x.dtype.kind in "fi" else x
+    order = np.argsort(keys, axis=int(axis), kind="stable")
+    return order.astype(np.int64)
+
+
+def _ref_topk(x, k, axis=None, largest=True, sorted=True, **_):
+    k = int(np.asarray(k).reshape(-1)[0]) if isinstance(k, np.ndarray) else int(k)
+    axis = -1 if axis is None else int(axis)
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    index = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, index, axis=axis), index.astype(np.int64)
+
+
+def _ref_median(x, axis=None, keepdim=False, mode="avg", **_):
+    from ..references import covered
+
+    source = x.reshape(-1) if axis is None else x
+    dim = 0 if axis is None else int(axis) % max(x.ndim, 1)
+    n = source.shape[dim]
+    covered(n > 0, "an empty axis")
+    ordered = np.sort(source, axis=dim)
+    low = np.take(ordered, [(n - 1) // 2], axis=dim)
+
+    def shaped(value):
+        if axis is None:
+            return value.reshape([1] * x.ndim) if keepdim else value.reshape(())
+        return value if keepdim else np.squeeze(value, dim)
+
+    if mode == "avg":
+        high = np.take(ordered, [n // 2], axis=dim)
+        return shaped(low / 2 + high / 2 if np.isfinite(low).all() and np.isfinite(high).all() else (low + high) / 2)
+    if axis is None:
+        return shaped(low)
+    covered(len(np.unique(source)) == source.size, "ties: the index of the lower median is not unique")
+    order = np.argsort(source, axis=dim, kind="stable")
+    index = np.take(order, [(n - 1) // 2], axis=dim)
+    return shaped(low), shaped(index).astype(np.int64)
+
+
+def _ref_unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None, dtype="int64", **_):
+    from ..references import covered
+
+    covered(axis is None, "unique along an axis")
+    out, index, inverse, counts = np.unique(x.reshape(-1), return_index=True, return_inverse=True, return_counts=True)
+    results = [out] + [a.astype(np.int64) for a, want in ((index, return_index), (inverse.reshape(-1), return_inverse),
+                                                           (counts, return_counts)) if want]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _ref_unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64", **_):
+    from ..references import covered
+
+    covered(axis is None, "unique_consecutive along an axis")
+    flat = x.reshape(-1)
+    if flat.size == 0:
+        starts = np.zeros(0, np.int64)
+    else:
+        starts = np.concatenate([[0], np.nonzero(flat[1:] != flat[:-1])[0] + 1])
+    out = flat[starts]
+    inverse = np.cumsum(np.isin(np.arange(flat.size), starts)) - 1
+    counts = np.diff(np.concatenate([starts, [flat.size]]))
+    results = [out] + [a.astype(np.int64) for a, want in ((inverse, return_inverse), (counts, return_counts)) if want]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _ref_histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, **_):
+    data = input.astype(np.float64).reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == 0.0 and hi == 0.0 and data.size:
+        lo, hi = float(data.min()), float(data.max())
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    hist, _ = np.histogram(data, bins=int(bins), range=(lo, hi),
+                           weights=None if weight is None else weight.reshape(-1), density=density)
+    return hist.astype(np.int64) if weight is None and not density else hist.astype(np.float64)
+
+
+def _exact_var(lane, correction):
+    """Sum of squared deviations from the exact mean over (n - correction), as a Fraction (None: not finite)."""
+    values = lane.tolist()
+    if not all(math.isfinite(v) for v in values):
+        return None
+    exact = [Fraction(v) for v in values]
+    mean = sum(exact, Fraction(0)) / len(exact)
+    return sum(((v - mean) ** 2 for v in exact), Fraction(0)) / (len(exact) - correction)
+
+
+def _ref_deviation(root: bool):
+    def ref(x, axis=None, unbiased=None, keepdim=False, correction=1, **_):
+        import mpmath
+
+        from ..references import DPS, covered
+
+        covered(x.dtype.kind == "f", "complex or integer deviation")
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+
+        def lane(values):
+            covered(values.size - correction > 0, "n - correction <= 0")
+            var = _exact_var(values, correction)
+            if var is None:
+                return np.nan
+            if not root:
+                return float(var)
+            with mpmath.workdps(DPS):
+                return float(mpmath.sqrt(mpmath.mpf(var.numerator) / var.denominator))
+
+        return _reduce(x, axis, keepdim, lane)
+
+    return ref
+
+
+def _ref_mean(x, axis=None, keepdim=False, dtype=None, **_):
+    from ..references import covered, exact_mean
+
+    covered(x.dtype.kind == "f" and dtype is None, "integer / complex / dtype= mean")
+    return _reduce(x, axis, keepdim, exact_mean)
+
+
+def _ref_trace(x, offset=0, axis1=0, axis2=1, **_):
+    from ..references import covered, fsum
+
+    covered(x.dtype.kind in "fc", "integer trace")
+    diagonal = np.diagonal(x, offset=int(offset), axis1=int(axis1), axis2=int(axis2))
+    flat = diagonal.reshape(-1, diagonal.shape[-1])
+    return np.asarray([fsum(lane) if lane.size else 0.0 for lane in flat]).reshape(diagonal.shape[:-1])
+
+
 register(
     Spec(
-        api="paddle.sum",
+        api="paddle.sum", ref=_ref_sum,
         overflow=True,  # integer sums: the edge draw has the dtype's extremes
         aliases=("paddle.Tensor.sum",),
         torch=_sum,
@@ -52,7 +327,7 @@ register(
         note="torch.sum; Paddle's axis=None or [] reduces all dims", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), dtype -> dtype, keepdim -> keepdim"),
     ),
     Spec(
-        api="paddle.cumsum",
+        api="paddle.cumsum", ref=_ref_cumsum,
         overflow=True,  # integer sums: the edge draw has the dtype's extremes
         aliases=("paddle.Tensor.cumsum",),
         torch=_cumsum,
@@ -391,46 +666,46 @@ TIES_NOTE = ("inputs pairwise distinct (unique() domain), so indices are well de
              "exactly, and the gradient goes to one element per output; tie order is not exercised")
 
 register(
-    Spec(api="paddle.all", aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
+    Spec(api="paddle.all", ref=_ref_all, aliases=("paddle.Tensor.all",), torch=_all, domains=AXIS_TENSOR, backward=False,
          note="torch.all; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim, tuple for a list), keepdim -> keepdim")),
-    Spec(api="paddle.any", aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
+    Spec(api="paddle.any", ref=_ref_any, aliases=("paddle.Tensor.any",), torch=_any, domains=AXIS_TENSOR, backward=False,
          note="torch.any; Paddle's axis=None or [] reduces every dim (Torch's dim=() reduces none)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim, tuple for a list), keepdim -> keepdim")),
-    Spec(api="paddle.count_nonzero", aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
+    Spec(api="paddle.count_nonzero", ref=_ref_count_nonzero, aliases=("paddle.Tensor.count_nonzero",), torch=_count_nonzero, domains=AXIS_TENSOR,
          backward=False, note="torch.count_nonzero, with keepdim re-inserting the reduced dims", adaptations=maps_arguments("axis -> dim; keepdim=True -> the reduced dims re-inserted (torch.count_nonzero has no keepdim)")),
-    Spec(api="paddle.max", aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
+    Spec(api="paddle.max", ref=_ref_max, aliases=("paddle.Tensor.max",), torch=_max, domains=AXIS_TENSOR,
          note="torch.amax (gradient split evenly between ties, as Paddle does)", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim: torch.amax")),
-    Spec(api="paddle.prod", aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR, overflow=True,
+    Spec(api="paddle.prod", ref=_ref_prod, aliases=("paddle.Tensor.prod",), torch=_prod, domains=AXIS_TENSOR, overflow=True,
          note="torch.prod one axis at a time; the result keeps x's dtype (or `dtype`) as Paddle documents",
          strict_torch=lambda **kw: _prod(**kw, keep_dtype=False),
          adaptations=(_keeps_input_dtype("paddle.prod", "torch.prod"),) + maps_arguments(
              "axis -> dim (one axis at a time; None -> every dim), keepdim -> keepdim, dtype -> dtype")),
-    Spec(api="paddle.cumprod", aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
+    Spec(api="paddle.cumprod", ref=_ref_cumprod, aliases=("paddle.Tensor.cumprod",), torch=_cumprod,
          overflow=True,  # the task's bug is int32 overflow: the edge draw has the dtype's extremes
          note="torch.cumprod; dim=None flattens; the result keeps x's dtype (Torch promotes ints to int64)",
          strict_torch=lambda **kw: _cumprod(**kw, keep_dtype=False),
          adaptations=(_keeps_input_dtype("paddle.cumprod", "torch.cumprod"),) + maps_arguments(
              "dim -> dim (None -> flattened, dim 0), dtype -> dtype")),
-    Spec(api="paddle.cummax", aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
+    Spec(api="paddle.cummax", ref=_ref_cum_extreme(True), aliases=("paddle.Tensor.cummax",), torch=_cum_extreme("cummax"),
          note="torch.cummax, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0); dtype -> the indices cast to it")),
-    Spec(api="paddle.cummin", aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
+    Spec(api="paddle.cummin", ref=_ref_cum_extreme(False), aliases=("paddle.Tensor.cummin",), torch=_cum_extreme("cummin"),
          note="torch.cummin, indices cast to `dtype`; axis=None flattens", adaptations=maps_arguments("axis -> dim (None -> flattened, dim 0); dtype -> the indices cast to it")),
-    Spec(api="paddle.trapezoid", aliases=("paddle.Tensor.trapezoid",), torch=_trapezoid_with("trapezoid"),
+    Spec(api="paddle.trapezoid", ref=_ref_trapezoid(False), aliases=("paddle.Tensor.trapezoid",), torch=_trapezoid_with("trapezoid"),
          note="torch.trapezoid with x, else dx (default 1)", adaptations=maps_arguments("y, x, else dx (default 1), axis -> torch.trapezoid(y, x | dx, dim)")),
-    Spec(api="paddle.cumulative_trapezoid", aliases=("paddle.Tensor.cumulative_trapezoid",),
+    Spec(api="paddle.cumulative_trapezoid", ref=_ref_trapezoid(True), aliases=("paddle.Tensor.cumulative_trapezoid",),
          torch=_trapezoid_with("cumulative_trapezoid"),
          note="torch.cumulative_trapezoid with x, else dx (default 1)", adaptations=maps_arguments("y -> y, x -> x, else dx (default 1) -> dx, axis -> dim")),
-    Spec(api="paddle.sort", aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": unique()},
+    Spec(api="paddle.sort", ref=_ref_sort, aliases=("paddle.Tensor.sort",), torch=_sort, domains={"x": unique()},
          note="torch.sort(...).values; " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, descending -> descending, stable -> stable: torch.sort(...).values")),
-    Spec(api="paddle.argsort", aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": unique()},
+    Spec(api="paddle.argsort", ref=_ref_argsort, aliases=("paddle.Tensor.argsort",), torch=_argsort, domains={"x": unique()},
          backward=False, note="torch.argsort; " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, descending -> descending, stable -> stable")),
-    Spec(api="paddle.topk", aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
+    Spec(api="paddle.topk", ref=_ref_topk, aliases=("paddle.Tensor.topk",), torch=_topk, paddle=_paddle_topk,
          domains={"x": unique()},
          note="torch.topk (axis=None is the last dim); sorted=False results are compared in sorted order; "
               + TIES_NOTE, adaptations=maps_arguments("k, axis (None -> last dim), largest, sorted -> torch.topk(k, dim, largest, sorted); sorted=False results compared in sorted order")),
-    Spec(api="paddle.Tensor.median", aliases=("paddle.median",), torch=_median, domains={"x": unique()},
+    Spec(api="paddle.Tensor.median", ref=_ref_median, aliases=("paddle.median",), torch=_median, domains={"x": unique()},
          note="mode='avg': mean of the two middle sorted values, float32 unless x is float64 (Paddle's "
               "documented dtypes); mode='min': the lower median (torch.median with an axis); " + TIES_NOTE, adaptations=maps_arguments("axis -> dim, keepdim -> keepdim; mode='min' -> torch.median(dim), mode='avg' -> the mean of the two middle sorted values")),
-    Spec(api="paddle.unique", aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
+    Spec(api="paddle.unique", ref=_ref_unique, aliases=("paddle.Tensor.unique",), torch=_unique, backward=False,
          domains={"x": int_range(-4, 4)},
          note="torch.unique on the flattened x (axis=None, as Paddle documents: its inverse is 1-D where "
               "Torch's keeps x's shape, a known API difference, Paddle issue #72822); return_index is "
@@ -439,14 +714,14 @@ register(
          strict_torch=_torch_inverse_shape(_unique),
          adaptations=_flat_inverse("paddle.unique") + maps_arguments(
              "return_index composed as the first occurrence (Torch has no return_index)")),
-    Spec(api="paddle.unique_consecutive", aliases=("paddle.Tensor.unique_consecutive",),
+    Spec(api="paddle.unique_consecutive", ref=_ref_unique_consecutive, aliases=("paddle.Tensor.unique_consecutive",),
          torch=_unique_consecutive, backward=False, domains={"x": int_range(0, 3)},
          note="torch.unique_consecutive on the flattened x (axis=None, as Paddle documents: its inverse "
               "is 1-D where Torch's keeps x's shape, the shape difference PaddleAPITest reported); "
               "values in {0, 1, 2} so consecutive repeats occur",
          strict_torch=_torch_inverse_shape(_unique_consecutive),
          adaptations=_flat_inverse("paddle.unique_consecutive")),
-    Spec(api="paddle.histogram", aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
+    Spec(api="paddle.histogram", ref=_ref_histogram, aliases=("paddle.Tensor.histogram",), torch=_histogram, backward=False,
          note="torch.histc (int64 counts, as Paddle returns; ints binned as float64); with weight or "
               "density torch.histogram over [min, max]",
          strict_torch=lambda **kw: _histogram(**kw, int64_counts=False),
@@ -458,11 +733,11 @@ register(
              link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/histogram_en.html"),)
          + maps_arguments("input, bins, min, max -> torch.histc(input, bins, min, max); weight/density -> "
                           "torch.histogram(weight, density) over [min, max]")),
-    Spec(api="paddle.std", aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
+    Spec(api="paddle.std", ref=_ref_deviation(True), aliases=("paddle.Tensor.std",), torch=_deviation("std"), domains=AXIS_TENSOR,
          note="torch.std with correction = 1 if unbiased else 0; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased -> correction (1 or 0), keepdim -> keepdim")),
-    Spec(api="paddle.var", aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
+    Spec(api="paddle.var", ref=_ref_deviation(False), aliases=("paddle.Tensor.var",), torch=_deviation("var"), domains=AXIS_TENSOR,
          note="torch.var; `unbiased` (when given) overrides `correction`; axis=None or [] reduces every dim", adaptations=maps_arguments("axis -> dim (None or [] -> every dim), unbiased (when given) or correction -> correction, keepdim -> keepdim")),
-    Spec(api="paddle.Tensor.mean", aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
+    Spec(api="paddle.Tensor.mean", ref=_ref_mean, aliases=("paddle.mean",), torch=_mean, domains=AXIS_TENSOR,
          note="torch.mean for floats; integer x keeps its dtype: int64 sum // count truncated toward zero",
          strict_torch=_torch_mean_as_float,
          adaptations=(Adaptation(
@@ -472,6 +747,6 @@ register(
              "the adapted layer the truncated integer mean (float x: both are torch.mean)",
              link="https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/mean_en.html"),)
          + maps_arguments("axis -> dim (None or [] -> every dim), keepdim -> keepdim")),
-    Spec(api="paddle.trace", aliases=("paddle.Tensor.trace",), torch=_trace,
+    Spec(api="paddle.trace", ref=_ref_trace, aliases=("paddle.Tensor.trace",), torch=_trace,
          note="torch.diagonal(x, offset, axis1, axis2).sum(-1), kept in x's dtype", adaptations=maps_arguments("offset, axis1, axis2 -> torch.diagonal(offset, dim1, dim2).sum(-1)")),
 )
