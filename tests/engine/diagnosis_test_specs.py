@@ -68,3 +68,86 @@ register(
     Spec(api="apitester_diag.matmul_off", paddle=_paddle_matmul_off, torch=_torch_matmul,
          signature=lambda x, y: None, note="test-only: Paddle's matmul 5% off at float32"),
 )
+
+
+# ---------------------------------------------------------------- sides wrong at every precision, and a reference
+# (Spec.ref): the float64 pair disputes, or the config is float64 already, and only the independent
+# reference can say which side computes the documented function.
+
+import mpmath  # noqa: E402
+
+from apitester.inputs import precondition  # noqa: E402
+from apitester.references import mp_apply  # noqa: E402
+
+
+def _ref_tanh(x, **_):
+    return mp_apply(mpmath.tanh, x)
+
+
+def _paddle_tanh_always(x, scale=1.0):
+    import paddle
+
+    return paddle.tanh(x) * scale
+
+
+def _torch_tanh_always(x, scale=1.0):
+    import torch
+
+    return torch.tanh(x) * scale
+
+
+@precondition("tiny values, where exp(x) - 1 cancels: the constructed float64 error lives there")
+def _tiny(ctx):
+    return (ctx.rng.uniform(-1.0, 1.0, ctx.shape) * 1e-9).astype(ctx.dtype)
+
+
+@precondition("every fourth value exactly 0, where sin(x)/x is 0/0 unless taken as its limit 1")
+def _with_zeros(ctx):
+    values = ctx.rng.uniform(-1.0, 1.0, ctx.shape)
+    values.reshape(-1)[::4] = 0.0
+    return values.astype(ctx.dtype)
+
+
+def _sinc_naive(x):
+    return x.sin() / x  # NaN at 0 (0/0)
+
+
+def _sinc_limit(x, **_):
+    import torch
+
+    return torch.where(x == 0, torch.ones_like(x), torch.sin(x) / x)
+
+
+def _ref_sinc(x, **_):
+    return mp_apply(lambda v: mpmath.mpf(1) if v == 0 else mpmath.sin(v) / v, x)
+
+
+def _ref_not_covered(x, **_):
+    raise NotImplementedError("the test reference covers nothing")
+
+
+register(
+    Spec(api="apitester_diag.ref_paddle_off", paddle=lambda x: _paddle_tanh_always(x, 1.05),
+         torch=lambda x, **_: _torch_tanh_always(x), ref=_ref_tanh, signature=_stub, backward=False,
+         note="test-only: Paddle 5% off tanh at every precision (the float64 pair disputes); ref mpmath tanh"),
+    Spec(api="apitester_diag.ref_torch_off", paddle=lambda x: _paddle_tanh_always(x),
+         torch=lambda x, **_: _torch_tanh_always(x, 1.05), ref=_ref_tanh, signature=_stub, backward=False,
+         note="test-only: Torch 5% off tanh at every precision; ref mpmath tanh"),
+    Spec(api="apitester_diag.ref_neither", paddle=lambda x: _paddle_tanh_always(x, 1.05),
+         torch=lambda x, **_: _torch_tanh_always(x, 0.95), ref=_ref_tanh, signature=_stub, backward=False,
+         note="test-only: both 5% off tanh at every precision, in opposite directions; ref mpmath tanh"),
+    Spec(api="apitester_diag.ref_not_covered", paddle=lambda x: _paddle_tanh_always(x, 1.05),
+         torch=lambda x, **_: _torch_tanh_always(x), ref=_ref_not_covered, signature=_stub, backward=False,
+         note="test-only: a disputed pair whose reference raises NotImplementedError"),
+    Spec(api="apitester_diag.expm1_naive", paddle=lambda x: x.exp() - 1.0,
+         torch=lambda x, **_: x.expm1(), ref=lambda x, **_: mp_apply(mpmath.expm1, x), signature=_stub,
+         domains={"x": _tiny}, backward=False,
+         note="test-only: Paddle's side is exp(x) - 1 (cancels for tiny x, even at float64); ref mpmath expm1"),
+    Spec(api="apitester_diag.sinc_naive", paddle=_sinc_naive, torch=_sinc_limit, ref=_ref_sinc, signature=_stub,
+         domains={"x": _with_zeros}, backward=False,
+         note="test-only: Paddle's side is sin(x)/x, NaN at 0 where the function's limit is 1; ref mpmath"),
+    Spec(api="apitester_diag.sqrt_zero_fill", paddle=lambda x: x.sqrt(),
+         torch=lambda x, **_: __import__("torch").sqrt(x.clamp(min=0)),
+         ref=lambda x, **_: mp_apply(mpmath.sqrt, x), signature=_stub, backward=False,
+         note="test-only: Torch's side gives sqrt(max(x, 0)): 0, finite, where sqrt of a negative is NaN"),
+)
