@@ -461,9 +461,15 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
             reading["oracle_gap"] = encode_float(gap)
             return reading
         return _without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
-    oracle = high_t.array
-    if use_ref and _has_nonfinite(*arrays):
-        # the float64 pair may agree on a NaN/inf the documented function does not have (an overflow inside)
+    return _read_agreed(label, low_p, low_t, high_p, high_t, gap, reference if use_ref else None, index)
+
+
+def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, gap: float,
+                 reference: Reference | None, index: int | None) -> dict:
+    """The reading where the float64 pair agrees: Torch's float64 result is the oracle, unless the pair
+    agrees on a NaN/inf the reference does not have (an overflow inside both)."""
+    dtype, oracle = low_t.dtype, high_t.array
+    if reference is not None and _has_nonfinite(low_p.array, low_t.array, high_p.array, high_t.array):
         ref = reference.output(index)
         if ref is not None and ref.shape == oracle.shape and \
                 (np.isfinite(_as_float(ref)) != np.isfinite(_as_float(oracle))).any():

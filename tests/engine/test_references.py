@@ -174,6 +174,13 @@ def test_a_nan_where_the_reference_is_finite_is_that_sides_error(dtype):
     assert got["paddle"]["max_abs"] == "inf" and got["torch"]["max_abs"] < 1e-6
 
 
+def test_a_nan_both_float64_results_agree_on_is_overruled_where_the_reference_is_finite():
+    (got,) = _readings('apitester_diag.sinc_both_naive(Tensor([16],"float32"), )')
+    assert got["reading"] == Reading.BOTH_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["reason"].startswith("the float64 results agree on a non-finite value where the reference differs")
+    assert set(got["nonfinite"]) == {"paddle", "torch"}
+
+
 def test_a_finite_value_where_the_reference_is_nan_is_that_sides_error():
     # sqrt of a negative is NaN; Torch's side gives sqrt(max(x, 0)) = 0 there
     (got,) = _readings('apitester_diag.sqrt_zero_fill(Tensor([16],"float64"), )')
