@@ -245,6 +245,9 @@ def _reading_detail(reading: dict) -> str:
     if reading["reading"] == Reading.NO_ORACLE:
         return f" ({reading.get('no_oracle')}: {reading.get('reason')})"
     p, t = reading["paddle"], reading["torch"]
+    if reading.get("oracle") == OracleKind.REFERENCE:
+        return (f" (against the {reading['evidence']}: RMSE paddle {p['rmse']}, torch {t['rmse']}; max abs paddle "
+                f"{p['max_abs']}, torch {t['max_abs']}; {reading.get('reason', '')})")
     return (f" (RMSE to the rounded float64 oracle: paddle {p['rmse']:.3g}, torch {t['rmse']:.3g}; "
             f"max abs paddle {p['max_abs']:.3g}, torch {t['max_abs']:.3g}; floor {reading['noise_floor']:.3g}, "
             f"k {reading['k']:g})").replace("'", "") if all(isinstance(v, float) for v in (p["rmse"], t["rmse"])) \

@@ -291,7 +291,7 @@ class Reference:
 
     @property
     def evidence(self) -> str:
-        how = getattr(self.spec.ref, "how", "") or "NumPy / mpmath at 40 digits"
+        how = getattr(self.spec.ref, "how", "") or "NumPy; mpmath at 40 digits and exact rational sums, rounded once"
         return f"independent reference ({how}) of {self.spec.api}"
 
     def outputs(self) -> list[np.ndarray] | None:
