@@ -121,7 +121,7 @@ def _ref_cholesky_solve(x, y, upper=False, **_):
 
     def solve(b, factor):
         with mpmath.workdps(DPS):
-            f = mp_matrix(factor)
+            f = mp_matrix(np.triu(factor) if upper else np.tril(factor))  # the triangle the API reads
             a = f.H * f if upper else f * f.H
             return from_mp(_mp_solve(a, mp_matrix(b)), complex_out=b.dtype.kind == "c")
 

@@ -78,6 +78,7 @@ import mpmath  # noqa: E402
 
 from apitester.inputs import precondition  # noqa: E402
 from apitester.references import mp_apply  # noqa: E402
+from tests.fake_specs.engine import _torch_tanh_double_grad  # noqa: E402
 
 
 def _ref_tanh(x, **_):
@@ -149,6 +150,9 @@ register(
     Spec(api="apitester_diag.sinc_both_naive", paddle=_sinc_naive, torch=lambda x, **_: _sinc_naive(x), ref=_ref_sinc,
          signature=_stub, domains={"x": _with_zeros}, backward=False,
          note="test-only: both sides sin(x)/x (NaN at 0, agreed at float64) where the function is 1"),
+    Spec(api="apitester_diag.ref_torch_grad_off", paddle=lambda x: _paddle_tanh_always(x),
+         torch=lambda x, **_: _torch_tanh_double_grad(x), ref=_ref_tanh, signature=_stub,
+         note="test-only: Torch's tanh gradient doubled at every precision; ref mpmath tanh (its derivative)"),
     Spec(api="apitester_diag.sqrt_zero_fill", paddle=lambda x: x.sqrt(),
          torch=lambda x, **_: __import__("torch").sqrt(x.clamp(min=0)),
          ref=lambda x, **_: mp_apply(mpmath.sqrt, x), signature=_stub, backward=False,

@@ -191,6 +191,29 @@ def test_a_finite_value_where_the_reference_is_nan_is_that_sides_error():
     assert got["nonfinite"] == {"torch": f"finite where the reference is NaN/inf ({negatives} of 16 elements)"}
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
+    # Torch's side doubles tanh's gradient at every precision: the float64 gradients dispute (or, at float64,
+    # there is nothing to upcast to); the derivative of the mpmath tanh says Paddle's is the true one
+    config = f'apitester_diag.ref_torch_grad_off(Tensor([3, 2],"{dtype}"), )'
+    prepared = prepare_strict(config)
+    found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
+    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["gradient_match"] == {"paddle": True, "torch": False}
+    assert "derivative of the independent reference" in got["evidence"]
+    assert got["paddle"]["max_abs"] < 1e-8  # the true derivative 1 - tanh^2 against differences of the reference
+    assert got["torch"]["max_abs"] > 0.1
+
+
+def test_a_declared_gradient_convention_is_not_settled_by_the_reference():
+    # clip's Tensor bounds: Paddle gives them no gradient by declaration (gradient_convention)
+    prepared = prepare_strict('paddle.clip(x=Tensor([1, 3],"float64"), min=Tensor([1],"float64"), max=None, )')
+    found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
+    got = {r["output"]: r for r in found["readings"]}["grad min"]
+    assert got["reading"] == Reading.NO_ORACLE and "declared gradient convention" in got["reason"], got
+
+
 def test_a_reference_that_does_not_cover_the_arguments_leaves_the_reading_disputed():
     (got,) = _readings('apitester_diag.ref_not_covered(Tensor([16],"float32"), )')
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.DISPUTED)
