@@ -92,6 +92,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/hardening/test_concurrent_writes.py",  # 40 s
     "tests/hardening/test_fuzz_staff_forms.py",  # 38 s
     "tests/engine/test_verdict_layers.py",  # 35 s
+    "tests/engine/test_references.py",  # 30 s (refs-core branch, a loaded 2-core machine)
     "tests/runner/test_shards.py",  # 30 s
     "tests/runner/test_first_verdicts.py",  # 29 s
     "tests/runner/test_requeue_limit.py",  # 27 s
