@@ -199,6 +199,17 @@ def _as_float(array: np.ndarray) -> np.ndarray:
     return array.astype(np.complex128 if array.dtype.kind == "c" else np.float64)
 
 
+def _rms(values: np.ndarray) -> float:
+    """sqrt(mean(values^2)) without overflow: scaled by the largest magnitude (1e246 squared is inf)."""
+    values = np.abs(np.asarray(values, dtype=np.float64))
+    if values.size == 0:
+        return 0.0
+    top = float(values.max())
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    return top * float(np.sqrt(np.mean(np.square(values / top))))
+
+
 def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> dict:
     """Max abs, max rel and RMSE of ``values`` to ``oracle`` (a NaN or inf where the oracle has a
     different value counts as an infinite error; equal NaN/inf positions count as 0)."""
@@ -212,7 +223,7 @@ def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> dict:
         return {"max_abs": 0.0, "max_rel": 0.0, "rmse": 0.0}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(diff == 0, 0.0, diff / np.abs(b))
-        rmse = float(np.sqrt(np.mean(np.square(diff))))
+        rmse = _rms(diff)
     return {"max_abs": float(diff.max()), "max_rel": float(np.nan_to_num(rel, nan=np.inf, posinf=np.inf).max()),
             "rmse": rmse}
 
@@ -245,8 +256,7 @@ def oracles_agree(paddle64: np.ndarray, torch64: np.ndarray) -> tuple[bool, floa
 def noise_floor(oracle: np.ndarray, dtype: str) -> float:
     """NOISE_ULPS * eps(dtype) * RMS of the oracle's finite values (the smallest normal if all are 0)."""
     b = np.abs(_as_float(oracle))
-    finite = b[np.isfinite(b)]
-    rms = float(np.sqrt(np.mean(np.square(finite)))) if finite.size else 0.0
+    rms = _rms(b[np.isfinite(b)])
     return NOISE_ULPS * EPS[dtype] * max(rms, float(np.finfo(np.float64).tiny))
 
 
@@ -360,9 +370,7 @@ def _measure(label: str, low_p: Out, low_t: Out, oracle: np.ndarray, dtype: str,
     rounded = oracle if dtype in HIGH else rounded_to(oracle, dtype)
     paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
     b = np.abs(_as_float(oracle))
-    finite = b[np.isfinite(b)]
-    rms = float(np.sqrt(np.mean(np.square(finite)))) if finite.size else 0.0
-    floor = NOISE_ULPS * eps * max(rms, float(np.finfo(np.float64).tiny))
+    floor = NOISE_ULPS * eps * max(_rms(b[np.isfinite(b)]), float(np.finfo(np.float64).tiny))
     reading = {"output": label, "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
                "dtype": dtype, "noise_floor": encode_float(floor), "k": K,
                "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
@@ -563,16 +571,21 @@ def _difference(a: list[float], b: list[float]) -> float:
         return float(np.sum(a) - np.sum(b))
 
 
-def reference_gradient(reference: Reference, leaf: inp.InputTensor, grad_of: dict[int, np.ndarray]) -> np.ndarray:
-    """d/d(leaf) of sum_i <ref_i, g_i>, central differences; NotImplementedError at a kink (the one-sided
-    differences disagree: a clamp, a tie, a domain edge -- the derivative is not one number there)."""
+def reference_gradient(reference: Reference, leaf: inp.InputTensor,
+                       grad_of: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """d/d(leaf) of sum_i <ref_i, g_i> by central differences, and the elements where it is not one number
+    (a kink: the one-sided differences disagree, or one is NaN -- a clamp, a tie, a domain edge).  Where
+    both one-sided differences are NaN the function is undefined around the element: its derivative is NaN."""
     flat = leaf.array.reshape(-1)
-    numeric = np.zeros(flat.size)
+    numeric, kinks = np.zeros(flat.size), np.zeros(flat.size, dtype=bool)
     try:
         base = _reference_terms(reference, grad_of)
         for j in range(flat.size):
             keep = flat[j]
-            step = REF_GRAD_STEP * max(1.0, abs(float(keep)))
+            step = REF_GRAD_STEP * max(1.0, abs(float(keep))) if math.isfinite(float(keep)) else math.nan
+            if math.isnan(step):
+                kinks[j] = True
+                continue
             flat[j] = keep + step
             up = _reference_terms(reference, grad_of)
             flat[j] = keep - step
@@ -580,18 +593,21 @@ def reference_gradient(reference: Reference, leaf: inp.InputTensor, grad_of: dic
             flat[j] = keep
             forward, backward = _difference(up, base) / step, _difference(base, down) / step
             numeric[j] = _difference(up, down) / (2 * step)
-            if not abs(forward - backward) <= GRAD_ATOL + GRAD_RTOL * abs(numeric[j]):
-                raise NotImplementedError(f"the reference has a kink at element {j} of {leaf.dtype} "
-                                          f"(one-sided derivatives {forward:.6g} and {backward:.6g})")
+            if math.isnan(forward) and math.isnan(backward):
+                numeric[j] = math.nan
+            elif not abs(forward - backward) <= GRAD_ATOL + GRAD_RTOL * abs(numeric[j]):
+                kinks[j] = True
     finally:
         reference._ran = False
-    return numeric
+    return numeric, kinks
 
 
-def _gradient_matches(values: np.ndarray, numeric: np.ndarray) -> bool:
-    have = np.asarray(values, dtype=np.float64).reshape(-1)
+def _gradient_matches(values: np.ndarray, numeric: np.ndarray, use: np.ndarray) -> bool:
+    have = np.asarray(values, dtype=np.float64).reshape(-1)[use]
+    want = numeric[use]
     with np.errstate(invalid="ignore"):
-        return bool((np.abs(have - numeric) <= GRAD_ATOL + GRAD_RTOL * np.abs(numeric)).all())
+        close = np.abs(have - want) <= GRAD_ATOL + GRAD_RTOL * np.abs(want)
+    return bool((close | (np.isnan(have) & np.isnan(want))).all())
 
 
 def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, grad_of: dict[int, np.ndarray]) -> dict:
@@ -610,7 +626,7 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
         return no_oracle(reading["output"], NoOracle.TOO_LARGE, f"{reading['reason']}; no reference derivative: "
                                                                 f"over {REF_GRAD_MAX_ELEMENTS} floating input elements")
     try:
-        numeric = reference_gradient(reference, leaves[j], grad_of)
+        numeric, kinks = reference_gradient(reference, leaves[j], grad_of)
     except NotImplementedError as exc:
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: {exc}"}
     except Exception as exc:  # an engine gap: said so
@@ -618,27 +634,32 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     high = {"paddle": runs["high_p"].grads[j].array, "torch": runs["high_t"].grads[j].array}
     if any(v is None for v in high.values()):
         return reading
-    match = {side: _gradient_matches(v, numeric) for side, v in high.items()}
+    if kinks.all():
+        return {**reading, "reason": f"{reading['reason']}; no reference derivative: a kink (clamp, tie, domain "
+                                     f"edge) at every element of {reading['output']}"}
+    use = ~kinks
+    match = {side: _gradient_matches(v, numeric, use) for side, v in high.items()}
     if match["paddle"] and match["torch"]:
         return {**reading, "reason": f"{reading['reason']}; both float64 gradients match the reference's derivative "
                                      f"within gradcheck's tolerances (atol {GRAD_ATOL:g}, rtol {GRAD_RTOL:g})"}
     name = (Reading.BOTH_OFF if not (match["paddle"] or match["torch"])
             else Reading.TORCH_OFF if match["paddle"] else Reading.PADDLE_OFF)
-    target = numeric.reshape(np.shape(high["torch"]))
-    errors = {side: {k: encode_float(v) for k, v in error_to_oracle(np.asarray(values, dtype=np.float64),
-                                                                       target).items()}
-              for side, values in high.items()}
+    target = numeric[use]
+    errors = {side: {k: encode_float(v) for k, v in error_to_oracle(
+        np.asarray(values, dtype=np.float64).reshape(-1)[use], target).items()} for side, values in high.items()}
     out = {"output": reading["output"], "reading": name, "dtype": "float64", "k": K,
            "noise_floor": encode_float(GRAD_ATOL), "oracle": OracleKind.REFERENCE,
            "evidence": f"derivative of the {reference.evidence} (central differences, step {REF_GRAD_STEP:g})",
            "gradient_match": match, **errors}
-    notes = _nonfinite_note(high["paddle"], high["torch"], target, "the reference's derivative")
+    notes = _nonfinite_note(np.asarray(high["paddle"]).reshape(-1)[use], np.asarray(high["torch"]).reshape(-1)[use],
+                            target, "the reference's derivative")
     if notes:
         out["nonfinite"] = notes
     sides = [f"{'Paddle' if s == 'paddle' else 'Torch'}'s float64 gradient {'matches' if ok else 'misses'}"
              for s, ok in match.items()]
     out["reason"] = (f"{reading['reason']}; " + ", ".join(sides) + " the reference's derivative (gradcheck's "
-                     f"tolerances)" + "".join(f"; {s}: {n}" for s, n in notes.items()))
+                     f"tolerances)" + (f", {int(kinks.sum())} element(s) at a kink left out" if kinks.any() else "")
+                     + "".join(f"; {s}: {n}" for s, n in notes.items()))
     return out
 
 

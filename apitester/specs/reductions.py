@@ -267,13 +267,25 @@ def _ref_histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False
 
 
 def _exact_var(lane, correction):
-    """Sum of squared deviations from the exact mean over (n - correction), as a Fraction (None: not finite)."""
+    """Sum of squared deviations from the exact mean over max(0, n - correction) (Torch's documented divisor),
+    as a Fraction; None where it is not finite (a NaN/inf input, or a division by 0: the caller says which)."""
     values = lane.tolist()
-    if not all(math.isfinite(v) for v in values):
+    if not values or not all(math.isfinite(v) for v in values):
         return None
     exact = [Fraction(v) for v in values]
     mean = sum(exact, Fraction(0)) / len(exact)
-    return sum(((v - mean) ** 2 for v in exact), Fraction(0)) / (len(exact) - correction)
+    squares = sum(((v - mean) ** 2 for v in exact), Fraction(0))
+    if len(exact) - correction <= 0:
+        return None
+    return squares / (len(exact) - correction)
+
+
+def _var_not_finite(values, correction) -> float:
+    """The variance where it has no rational value: NaN for a NaN/inf input or 0/0, inf for x/0 (x > 0)."""
+    with np.errstate(all="ignore"):
+        if values.size == 0 or not np.isfinite(values).all():  # inf - mean(inf) is NaN
+            return math.nan
+        return math.nan if np.all(values == values[0]) else math.inf
 
 
 def _ref_deviation(root: bool):
@@ -287,10 +299,9 @@ def _ref_deviation(root: bool):
             correction = 1 if unbiased else 0
 
         def lane(values):
-            covered(values.size - correction > 0, "n - correction <= 0")
             var = _exact_var(values, correction)
             if var is None:
-                return np.nan
+                return _var_not_finite(values, correction)
             if not root:
                 return float(var)
             with mpmath.workdps(DPS):
