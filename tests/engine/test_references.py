@@ -255,3 +255,11 @@ def test_exact_apply_sums_without_cancellation():
     assert refs.exact_apply(np.matmul, np.array([[1e16, 1.0]]), np.array([[1.0], [1.0]]))[0, 0] == 1e16 + 2 - 2
     assert list(refs.exact_cumulative(np.array([1e16, 1.0, -1e16, 1.0]))) == [1e16, 1e16, 1.0, 2.0]
     assert refs.exact_mean(np.array([1e16, 1.0, -1e16])) == pytest.approx(1 / 3, rel=1e-16)
+
+
+def test_the_noise_floor_and_rmse_of_huge_values_do_not_overflow():
+    # clip of 1.5e246 at float64: squaring overflowed, the floor was inf and an inf error read within_rounding
+    assert orc._rms(np.array([1e300, -1e300])) == 1e300
+    assert orc.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
+    huge = np.array([1.5e246, 0.5])
+    assert orc.error_to_oracle(np.array([3.4e38, 0.5]), huge)["rmse"] == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
