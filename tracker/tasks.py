@@ -57,9 +57,10 @@ def execute_run_task(run_id: int) -> dict:
     return {"run": run_id, "state": report.state, "executed": report.executed, "shards": report.shards_finished}
 
 
-def diagnose_tasks_task(numbers: list[int]) -> dict:
-    """The queued job (services.diagnoses.DIAGNOSE_TASK): diagnose these tasks' strictly failing configs."""
-    return diagnose_tasks(numbers)
+def diagnose_tasks_task(numbers: list[int], limit: int | None = None) -> dict:
+    """The queued job (services.diagnoses.DIAGNOSE_TASK): diagnose these tasks' strictly failing configs (``limit``
+    each, default DIAGNOSE_MAX_CONFIGS)."""
+    return diagnose_tasks(numbers, limit)
 
 
 def resume_runs_task() -> list[int]:

@@ -2,11 +2,13 @@
 import sys
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import cpu_evidence as cpu_evidence_service
+from tracker.services import first_start
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
 
@@ -80,16 +82,26 @@ class Command(BaseCommand):
             self._wait(run.pk)
 
     def _first_start(self):
-        """On a board with no run yet, queue a re-test of every CPU task on the main env (scripts/run.sh)."""
+        """On a board with no run yet, queue the first start (services/first_start.py): every CPU task on the main
+        env, then the GPU tasks' smallest configs on the CPU lane, each diagnosed when it ends (scripts/run.sh)."""
         if TestRun.objects.exists():
             self.stdout.write("first start: the board already has runs; nothing queued")
             return
         try:
-            run = run_service.start_run(ScopeKind.ALL, lane=TestRun.Lane.CPU, requested_by="first start")
+            runs = first_start.start_first_start()
         except run_service.RunError as exc:
             self.stdout.write(f"first start: nothing queued ({exc})")
             return
-        self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
+        cpu_run, *evidence = runs
+        self.stdout.write(f"first start: run {cpu_run.pk} queued: {cpu_run.total} configs of every CPU task on the "
+                          "main env")
+        for run in evidence:
+            self.stdout.write(f"first start: run {run.pk} queued after it: {run.total} configs of "
+                              f"{len(run.scope['tasks'])} GPU tasks on the CPU lane (the smallest "
+                              f"{run.scope['per_task']} of each; CPU evidence, not a GPU verdict)")
+        if settings.FIRST_START_DIAGNOSE_PER_TASK:
+            self.stdout.write(f"first start: each run diagnoses up to {settings.FIRST_START_DIAGNOSE_PER_TASK} "
+                              "strictly failing config(s) per task when it ends")
 
     def _resume(self, options):
         """Runs left running by a dead executor: back on their queue, or executed here with --inline."""
