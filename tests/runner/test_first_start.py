@@ -10,6 +10,7 @@ from tracker.models import ConfigResult, Diagnosis, TestRun
 from tracker.services.diagnoses import diagnose_tasks
 from tracker.services.first_start import smallest_configs_per_task
 from tracker.services.runs import execute_run
+from tracker.tasks import follow_up_finished_run
 from tracker.vocab import ScopeKind
 
 from .conftest import make_task
@@ -72,8 +73,10 @@ def test_a_finished_first_start_run_queues_one_diagnosis_per_failing_task(settin
     make_task(13, "paddle.Tensor.__mul__", [PASSING])  # nothing fails: nothing to diagnose
     call_command("retest", "--first-start")
     run = TestRun.objects.get()
-    OrmQ.objects.all().delete()  # the run's own job: executed here instead
-    execute_run(run.pk, workers=1, options=FAST)
+    OrmQ.objects.all().delete()  # the run's own job: executed here instead, as the job does
+    report = execute_run(run.pk, workers=1, options=FAST)
+    assert report.finished_here
+    follow_up_finished_run(run.pk)
     run.refresh_from_db()
     assert run.state == TestRun.State.DONE and ConfigResult.objects.filter(run=run).count() == 4
     (job,) = _queued_jobs()
@@ -89,5 +92,5 @@ def test_a_run_not_of_the_first_start_queues_no_diagnosis(settings):
 
     make_task(11, "paddle.Tensor.__mul__", [MUL_SMALL])
     run = create_run("task", tasks=[11], lane="cpu")
-    execute_run(run.pk, workers=1, options=FAST)
+    follow_up_finished_run(run.pk) if execute_run(run.pk, workers=1, options=FAST).finished_here else None
     assert TestRun.objects.get().state == TestRun.State.DONE and OrmQ.objects.count() == 0

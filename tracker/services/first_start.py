@@ -21,7 +21,9 @@ from apitester.pool import config_elements
 
 from ..models import FailingConfig, Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
+from ..selectors.diagnoses import diagnosable_results
 from . import cpu_evidence
+from .diagnoses import start_diagnosis
 from .runs import RunError, create_run
 from .queue import enqueue_run
 
@@ -59,9 +61,6 @@ def queue_follow_up_diagnosis(run: TestRun) -> str | None:
     """A finished run whose scope asks for ``diagnose_after`` N: queue the diagnosis of up to N strictly failing
     configs of each of its tasks that has one (CPU tasks, and GPU tasks on their CPU evidence). Returns the queued
     job's id, or None when nothing fails or nothing is asked."""
-    from .diagnoses import start_diagnosis  # noqa: PLC0415  (services.diagnoses imports the runs package)
-    from ..selectors.diagnoses import diagnosable_results  # noqa: PLC0415
-
     limit = int(run.scope.get("diagnose_after") or 0)
     if limit <= 0 or run.state != TestRun.State.DONE:
         return None

@@ -9,8 +9,13 @@ from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import cpu_evidence as cpu_evidence_service
 from tracker.services import first_start
+from tracker.tasks import follow_up_finished_run
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def progress_line(summary: dict, width: int = 30) -> str:
@@ -20,7 +25,9 @@ def progress_line(summary: dict, width: int = 30) -> str:
     if summary.get("rate"):
         text += f"  {summary['rate']:.2f} configs/s"
     if summary.get("eta_seconds") is not None:
-        text += f"  ETA {int(summary['eta_seconds'] // 60)}m{int(summary['eta_seconds'] % 60):02d}s"
+        text += f"  ETA {_minutes(summary['eta_seconds'])}"
+        if summary.get("eta_range"):
+            text += f" ({_minutes(summary['eta_range'][0])}–{_minutes(summary['eta_range'][1])})"
     if summary.get("waiting"):
         text += f"  ({summary['waiting']})"
     return text
@@ -179,6 +186,8 @@ class Command(BaseCommand):
         if not TestRun.objects.filter(pk=run_id).exists():  # (an id past the column's range matches nothing)
             raise CommandError(f"no run {run_id}")
         report = run_service.execute_run(run_id, workers=options.get("workers"))
+        if report.finished_here:
+            follow_up_finished_run(run_id)
         summary = run_summary(TestRun.objects.get(pk=run_id))
         self.stdout.write(progress_line(summary))
         self.stdout.write(f"run {run_id} {report.state}: executed {report.executed} configs here "

@@ -73,6 +73,7 @@ class ExecutionReport:
     worker_seconds: float = 0.0
     wall_seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    finished_here: bool = False  # this call recorded the run as done (its outcomes): what follows a run, once
 
 
 def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None,
@@ -321,17 +322,6 @@ class _Progress:
         self.unwritten, self.written_at = False, time.monotonic()
 
 
-def _queue_follow_up_diagnosis(run: TestRun) -> None:
-    """The first start's diagnosis of each task's failures once its run is done (services/first_start.py). The run
-    is recorded as done whatever happens here: a failure to queue is logged, not raised into the executor."""
-    from ..first_start import queue_follow_up_diagnosis  # noqa: PLC0415  (first_start imports this package)
-
-    try:
-        queue_follow_up_diagnosis(run)
-    except Exception:  # the verdicts are stored; only the follow-up is lost, and the staff button still works
-        log.exception("run %s: could not queue its follow-up diagnosis", run.pk)
-
-
 def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
     """The run is done once every shard is: the executor whose conditional UPDATE wins records the outcome."""
     run.refresh_from_db()
@@ -342,7 +332,7 @@ def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
                 state=TestRun.State.DONE, finished_at=timezone.now(), done=done, waiting=WaitingReason.NONE):
             run.refresh_from_db()
             record_run_outcomes(run)
-            _queue_follow_up_diagnosis(run)
+            report.finished_here = True
     if run.parent_id:
         refresh_matrix(run.parent)
     report.state = TestRun.objects.get(pk=run.pk).state
