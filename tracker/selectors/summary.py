@@ -206,7 +206,11 @@ def _diff_sentence(task: Task, result, representative, cpu_evidence) -> tuple[st
     release = result.paddle_version or result.run.paddle_version
     if release:
         text = _("On Paddle %(release)s, %(diff)s") % {"release": release, "diff": text}
-    return text + off_by + ".", "verdict", worst
+    return _sentence(text + off_by), "verdict", worst
+
+
+def _sentence(text: str) -> str:
+    return _("%(sentence)s.") % {"sentence": text}
 
 
 def _status_words(status: str) -> str:
@@ -257,7 +261,7 @@ def _reported_sentence(task: Task, cpu_evidence) -> tuple[str, str, None]:
     if not parts:
         return _("%(api)s: not re-tested yet, and PaddleAPITest's reports logged no numbers for it.") % {
             "api": task.api}, "none", None
-    return "; ".join(parts) + ".", "reported" if reported else "none", None
+    return _sentence("; ".join(parts)), "reported" if reported else "none", None
 
 
 def _who_is_off(task: Task, diagnosis, cpu_evidence) -> tuple[str, str, bool]:
