@@ -1,7 +1,14 @@
 """The task card in a real browser (Debian's chromium via Playwright, one live server and one browser for the
 module): on a failing task (the real engine's verdict and diagnosis), a task fixed in a release and a documented
 difference, in English and Chinese; `#summary` is the first element of the page's main content; the copy
-button puts the smallest repro on the clipboard."""
+button puts the smallest repro on the clipboard.
+
+docs/screenshots/task-card.png is taken here (the failing task, English, 1440 px wide):
+    SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -p no:xdist tests/summary/test_task_card_browser.py
+"""
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.runner.test_verdict_layers import embedding_padding_configs
@@ -41,6 +48,7 @@ EXPECTED = {
                     ".card-off": "尚未诊断"},
     },
 }
+SCREENSHOTS = Path(os.environ["SCREENSHOT_DIR"]) if os.environ.get("SCREENSHOT_DIR") else None
 HEADINGS = {"en": "Task No.{n} in brief", "zh-hans": "任务 No.{n} 概要"}
 
 
@@ -52,6 +60,13 @@ def _page(browser, language: str, **options):
     page.on("console", lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
     return context, page
+
+
+def _screenshot(page, path: Path):
+    """The top of the page down to the card's bottom edge, the viewport's full 1440 px wide."""
+    bottom = page.evaluate("() => document.getElementById('summary').getBoundingClientRect().bottom")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 1440, "height": bottom + 12})
 
 
 def _words(text: str) -> str:
@@ -77,6 +92,8 @@ def test_the_card_on_a_failing_a_fixed_and_a_by_design_task_in_english_and_chine
             above = page.evaluate("() => document.getElementById('summary').getBoundingClientRect().bottom"
                                   " <= document.getElementById('diagnosis').getBoundingClientRect().top")
             assert above
+            if SCREENSHOTS and language == "en" and number == cards.FAILING:
+                _screenshot(page, SCREENSHOTS / "task-card.png")
         # Not staff: no diagnose button on the card, a link to the diagnosis panel instead.
         page.goto(f"{live_server.url}/tasks/{cards.BY_DESIGN}")
         assert page.locator("#summary form.card-diagnose").count() == 0
