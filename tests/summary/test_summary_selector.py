@@ -110,3 +110,16 @@ def test_the_card_reads_in_chinese():
         card = _card(cards.FIXED)
     assert card.standing_text == "已在 3.1.0 修复——此后测试的每个版本都通过（3.1.0, 3.3.1）；在 3.0.0 上失败"
     assert card.next_steps[1]["text"] == "修复的 PR 标题这样写，看板才能关联它："
+
+
+def test_staff_get_the_diagnose_button_on_the_card_of_a_task_not_yet_diagnosed(client):
+    from django.contrib.auth.models import User
+
+    cards.failing_task(diagnose=False)
+    anonymous = client.get(f"/tasks/{cards.FAILING}").content.decode()
+    card = anonymous[anonymous.index('id="summary"'):anonymous.index("</section>")]
+    assert "not yet diagnosed" in card and 'class="inline card-diagnose"' not in card
+    client.force_login(User.objects.create_user("maint", is_staff=True))
+    staff = client.get(f"/tasks/{cards.FAILING}").content.decode()
+    card = staff[staff.index('id="summary"'):staff.index("</section>")]
+    assert 'action="/runs/diagnose"' in card and f'name="task" value="{cards.FAILING}"' in card

@@ -125,7 +125,7 @@ def task_summary(task: Task, *, releases_panel: dict | None = None, diagnosis=No
     diff, source, worst = _diff_sentence(task, result, representative, cpu_evidence)
     off, off_text, can_diagnose = _who_is_off(task, diagnosis, cpu_evidence)
     repro_config, repro_command, repro_script, repro_source = _repro(task, result, representative)
-    standing, standing_text = _standing(task, releases_panel["answer"], verification, cpu_evidence)
+    standing, standing_text = _standing(task, releases_panel["answer"], verification)
     summary = TaskSummary(
         number=task.number, api=task.api, kernel=task.kernel, diff=diff, diff_source=source, worst=worst,
         off=off, off_text=off_text, can_diagnose=can_diagnose, repro_config=repro_config,
@@ -295,7 +295,7 @@ def _original_config(result, representative) -> str:
     return result.failing_config.config if result is not None else ""
 
 
-def _standing(task: Task, answer, verification, cpu_evidence) -> tuple[str, str]:
+def _standing(task: Task, answer, verification) -> tuple[str, str]:
     if verification.kind == VerificationKind.BY_DESIGN or (
             answer.kind == FixedInKind.DIFFERS_ON_LATEST and verification.reasons):
         reasons = "; ".join(verification.reasons) or _("see the spec's adaptation")
