@@ -82,7 +82,7 @@ def test_a_gpu_task_without_a_gpu_run_gives_the_report_and_cpu_evidence_never_a_
     assert "CPU lane: fails on CPU too (device-independent): 1 of 1 configs" in card.diff
     assert card.diff.endswith("no GPU verdict: this board has no GPU run for it.")
     assert card.standing == "gpu_untested" and "no GPU verdict yet" in card.standing_text
-    assert card.repro_source == "config" and cards.POW in card.repro_command
+    assert card.repro_source == "cpu_evidence" and cards.POW in card.repro_command
     for word in ("fix verified", "failing on every release", "fixed in"):
         assert word not in card.text
 
@@ -92,6 +92,7 @@ def test_a_gpu_task_with_nothing_on_the_cpu_lane_says_so(tmp_path):
     card = _card(cards.GPU)
     assert "not re-tested on the CPU lane yet" in card.diff
     assert card.off == "not_diagnosable"
+    assert card.repro_source == "config" and cards.POW in card.repro_command
 
 
 def test_the_api_carries_the_same_card_structured_and_as_text(client):

@@ -88,7 +88,7 @@ class TaskSummary:
     repro_config: str  # the smallest failing config (the diagnosis's shrunk one, else the verdict's or the task's)
     repro_command: str
     repro_script: str  # the diagnosis's self-contained script, "" without one
-    repro_source: str  # "diagnosis" | "verdict" | "config" | ""
+    repro_source: str  # "diagnosis" | "verdict" | "cpu_evidence" | "config" | ""
     standing: str  # a FixedInKind, or "by_design" / a VerificationKind / "gpu_untested"
     standing_text: str
     claimable: bool
@@ -124,7 +124,7 @@ def task_summary(task: Task, *, releases_panel: dict | None = None, diagnosis=No
     result = _described_result(task, representative, releases_panel["rows"])
     diff, source, worst = _diff_sentence(task, result, representative, cpu_evidence)
     off, off_text, can_diagnose = _who_is_off(task, diagnosis, cpu_evidence)
-    repro_config, repro_command, repro_script, repro_source = _repro(task, result, representative)
+    repro_config, repro_command, repro_script, repro_source = _repro(task, result, representative, cpu_evidence)
     standing, standing_text = _standing(task, releases_panel["answer"], verification)
     summary = TaskSummary(
         number=task.number, api=task.api, kernel=task.kernel, diff=diff, diff_source=source, worst=worst,
@@ -279,12 +279,17 @@ def _who_is_off(task: Task, diagnosis, cpu_evidence) -> tuple[str, str, bool]:
     return "nothing_to_diagnose", _("nothing to diagnose: no config fails strictly on the CPU lane"), False
 
 
-def _repro(task: Task, result, representative) -> tuple[str, str, str, str]:
+def _repro(task: Task, result, representative, cpu_evidence) -> tuple[str, str, str, str]:
+    """(config, command, script, source): the diagnosis's shrunk repro, else the described verdict's config and draw,
+    else (a GPU task without a GPU verdict) a config that fails on the CPU lane too, else the task's first config."""
     if representative is not None and (representative.shrunk_config or representative.command):
         config = representative.shrunk_config or representative.failing_config.config
         return config, representative.command or config_command(config), representative.repro, "diagnosis"
     if result is not None:
         return result.failing_config.config, config_command(result.failing_config.config, result.draw), "", "verdict"
+    if cpu_evidence is not None and cpu_evidence.failing_configs:
+        config = cpu_evidence.failing_configs[0]
+        return config, config_command(config), "", "cpu_evidence"
     first = task.failing_configs.order_by("id").values_list("config", flat=True).first()
     return (first, config_command(first), "", "config") if first else ("", "", "", "")
 
