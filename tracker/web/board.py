@@ -21,6 +21,7 @@ from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import summary as summary_selectors
 from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
@@ -118,6 +119,7 @@ def task_page(request, number: int):
             "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
+            "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
             **extra,
         })
 
