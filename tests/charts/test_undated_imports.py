@@ -1,18 +1,20 @@
 """Honest dates and counts offline (issue 37 item 4), on real SQLite through the real write paths: a claim or PR
 imported from the tracking issue's text has no date — shown "before import", left out of the burn-down's dated
-series (which starts at the first dated event) — and "completed" is "unknown offline" beside the issue's own
-summary until GitHub has told the board a PR state."""
+series (which starts at the first dated event) until a dated comment of the same person dates it — and
+"completed" is "unknown offline" beside the issue's own summary until GitHub has told the board a PR state."""
 import re
 from datetime import datetime, timezone
 
 import pytest
 from django.utils import timezone as dj_timezone
 
-from tracker.models import PullRequest, Source, SyncCursor, Task
+from tests.github import payloads
+from tracker.models import Claim, PullRequest, Source, SyncCursor, Task
 from tracker.selectors import charts as sel
 from tracker.selectors.board import pr_states_known
 from tracker.services.board_import import load_board_text
 from tracker.services.claim_rules import claim_task, contributor_for
+from tracker.services.claims import apply_comment
 from tracker.services.status import refresh_task_status
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +112,21 @@ def test_completed_is_unknown_offline_beside_the_issues_figures_until_github_tel
     assert " ".join(chip(client.get("/").content.decode(), "chip-completed").split()) == "completed 1"
     row = re.search(r'<tr id="funnel-completed">.*?</tr>', client.get("/charts/overview").content.decode(), re.S).group(0)
     assert re.findall(r"<td>(\d+)</td>", row) == ["1", "1", "0"]
+
+
+def test_a_dated_comment_saying_an_imported_claim_gives_it_its_date(imported, settings):
+    """The same person's comment, written before the import, dates the imported claim (the comment's day and
+    source); one written after the import says nothing of when the claim was made, so it stays "before import"."""
+    settings.GITHUB_BOT_ACCOUNTS = ["paddle-bot"]
+    later = apply_comment(payloads.comment(2874900101, "carol", "【报名】: 4", "2026-12-20T00:00:00Z"))
+    assert later.claimed == [] and Claim.objects.get(task__number=4).source == Source.SEED
+    result = apply_comment(payloads.comment(2874900102, "alice", "【报名】: 1", "2025-06-01T08:00:00Z"))
+    assert result.claimed == [1]
+    claim = Claim.objects.get(task__number=1, contributor__login="alice")
+    assert (claim.source, claim.created) == (Source.COMMENT, datetime(2025, 6, 1, 8, tzinfo=timezone.utc))
+    assert claim.source_ref.endswith("#issuecomment-2874900102")
+    burndown = sel.burndown_from_events()
+    assert burndown["days"] == ["2025-06-01"] and burndown["claims"] == [1]
+    assert burndown["before_import"]["claims"] == 1  # task 4: carol's claim, still undated
+    # saying it again changes nothing
+    assert apply_comment(payloads.comment(2874900103, "alice", "【报名】: 1", "2025-05-01T08:00:00Z")).claimed == []
