@@ -32,9 +32,11 @@ MAIN = {"paddle_version": "3.3.1", "paddle_commit": BUILDS["3.3.1"], "torch_vers
 FIRST_DATED = datetime(2025, 6, 3, 9, tzinfo=timezone.utc)
 LANGUAGES = {
     "en": {"completed": "completed: unknown offline", "figures": "tracking issue: completed 86, submitted 103 / claimed 139 of 183",
-           "verified": "fix verified", "fixed": "fixed in a release", "claimed": "tasks claimed", "before": "before import"},
+           "verified": "fix verified", "fixed": "fixed in a release", "claimed": "tasks claimed", "before": "before import",
+           "unclaimed": "tasks without a dated claim"},
     "zh-hans": {"completed": "已完成: 离线未知", "figures": "跟踪 issue：完成 86，提交作品 103 / 任务认领 139，共 183",
-                "verified": "修复已验证", "fixed": "已在某版本修复", "claimed": "已报名的任务", "before": "导入前"},
+                "verified": "修复已验证", "fixed": "已在某版本修复", "claimed": "已报名的任务", "before": "导入前",
+                "unclaimed": "没有带日期报名的任务"},
 }
 
 
@@ -162,4 +164,8 @@ def test_the_burndown_starts_at_the_first_dated_event_and_labels_the_import(tab,
     assert board["burndown"]["import_day"] not in tab.evaluate(
         "Array.from(document.getElementById('burndown').data).flatMap(t => Array.from(t.x)).join(' ')")
     assert tab.locator("#burndown .annotation-text").count() == 1
+    # the undated claims are not subtracted on days they may not have happened yet: the line says what it counts
+    names = tab.evaluate("Array.from(document.getElementById('burndown').data).map(t => t.name)")
+    assert words["unclaimed"] in names
+    assert tab.locator("#burndown-table thead th").nth(1).inner_text() == words["unclaimed"]
     assert tab.errors == []

@@ -91,7 +91,8 @@ def funnel_figure(funnel: dict[str, dict[str, int]], *, completed_known: bool = 
 def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list]]) -> go.Figure:
     fig = go.Figure(**NO_VALIDATION)
     names = {
-        "unclaimed": _("tasks without a claim"),
+        # With claims the import knows only undated, the line counts the tasks without a dated claim (an upper bound).
+        "unclaimed": _("tasks without a dated claim") if burndown.get("before_import") else _("tasks without a claim"),
         "claims": _("tasks claimed"),
         "prs": _("tasks with a PR"),
         "merged": _("tasks with a merged PR"),
