@@ -46,6 +46,12 @@ class Source(models.TextChoices):
     ADMIN = "admin", _("admin")
 
 
+# Sources that carry no date of their own: a claim or PR link imported from the tracking issue's text was made
+# some time before the import, which is all the text says. Such a row's `created` holds the import time (an upper
+# bound); pages show it as "before import" and the dated series (the burn-down, lead times) leave it out.
+UNDATED_SOURCES = frozenset({Source.SEED.value})
+
+
 class Contributor(models.Model):
     login = models.CharField(max_length=100, unique=True)
     # The site account that speaks for this GitHub login (set on the profile) — may be empty.

@@ -37,6 +37,8 @@ class EventKind(StrEnum):
     UNLOCKED = "unlocked"
     STATUS = "status"
     PR_AUTHOR = "pr_author"
+    # the tracking issue's own summary figures (看板信息: tasks, submitted / claimed, completed), as its text says them
+    TRACKING_SUMMARY = "tracking_summary"
     # claims from comments, PRs, the site and the board import (services/claims.py, pull_requests.py)
     CLAIMED = "claimed"
     WITHDRAWN = "withdrawn"

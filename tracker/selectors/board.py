@@ -12,9 +12,11 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySe
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
-from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
-from ..vocab import FIX_LANDED, EventKind, FixedInKind
+from ..models import (CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest,
+                      SyncCursor, Task, TaskStatus)
+from ..vocab import FIX_LANDED, EventKind, FixedInKind, VerificationKind
 from .releases import fixed_in_by_task
+from .runs import verifications_in_own_lane
 
 # sort key → ORDER BY (the task number breaks ties so the order is stable)
 SORT_FIELDS = {
@@ -164,6 +166,42 @@ def board_totals() -> dict:
         by_kernel[row["kernel"]] += row["n"]
     status_rows = [(status.value, status.label, by_status[status.value]) for status in TaskStatus]
     return {"total": sum(by_kernel.values()), "by_status": by_status, "by_kernel": by_kernel, "status_rows": status_rows}
+
+
+def pr_states_known() -> bool:
+    """Has GitHub told the board its PRs' states? Only GitHub sets a state (a webhook delivery or a poll: the
+    board import leaves every PR `unknown`), and a poll that read the PR search keeps its cursor's ETag or
+    `since` (services/github_sync.py). Without either the board is offline as far as PRs go: a "completed"
+    count would read 0 for want of news, so the pages say "unknown offline" instead."""
+    if PullRequest.objects.exclude(state=PullRequest.State.UNKNOWN).exists():
+        return True
+    polled = SyncCursor.objects.filter(key__startswith="pulls:").exclude(etag="", since__isnull=True)
+    return polled.exists()
+
+
+def tracking_summary_event() -> Event | None:
+    """The newest summary figures imported from the tracking issue's text (services/tracking_summary.py)."""
+    return Event.objects.filter(task__isnull=True, kind=EventKind.TRACKING_SUMMARY).order_by("-created", "-id").first()
+
+
+def tracking_summary() -> dict | None:
+    """The tracking issue's own figures as its text says them ({tasks, submitted, claimed, completed, rates,
+    source_ref, imported}), or None when none was imported."""
+    event = tracking_summary_event()
+    if event is None:
+        return None
+    return {**event.data, "source_ref": event.source_ref, "imported": event.created}
+
+
+def fix_counts(fixed_in: dict | None = None) -> dict[str, int]:
+    """The board's chips beyond the statuses: tasks whose fix is verified in their own lane (a test-engine fix
+    is not a Paddle fix, so not counted), and tasks fixed in a Paddle release (failing before it, passing from it
+    on: FixedInKind.FIXED)."""
+    answers = fixed_in_by_task() if fixed_in is None else fixed_in
+    harness = {task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.HARNESS}
+    verified = {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == VerificationKind.VERIFIED}
+    return {"verified": len(verified - harness),
+            "fixed_in_release": sum(1 for answer in answers.values() if answer.kind == FixedInKind.FIXED)}
 
 
 def latest_report_import() -> Event | None:

@@ -105,6 +105,20 @@ def run_progress_text(progress) -> str:
     return text + (labels["label_sep"] + labels["list_sep"].join(parts) if parts else "")
 
 
+# The board row's badge: "2/3 ✓1 ✗1" (done/total, then pass, fail, no verdict or by design); the full sentence is
+# its tooltip. The same marks in the page script (progress_script.html) that updates the badge live.
+PROGRESS_MARKS = {"pass": "✓", "fail": "✗", "other": "~"}
+
+
+@register.filter
+def run_progress_short(progress) -> str:
+    if progress is None:
+        return ""
+    values = progress.as_dict() if hasattr(progress, "as_dict") else progress
+    marks = [f"{PROGRESS_MARKS[key]}{values[key]}" for key in ("pass", "fail", "other") if values[key]]
+    return " ".join([f"{values['done']}/{values['total']}", *marks])
+
+
 @register.simple_tag
 def run_progress_labels_json() -> str:
     """The labels as JSON for the page script (json_script-safe: rendered through the json_script filter)."""

@@ -64,7 +64,13 @@ def _board_data(key: str, filters) -> dict:
             task.distinct_failures = distinct.get(task.id)
             task.run_progress = progress.get(task.number)
         totals = selectors.board_totals()
-        totals["status_rows"] = [(value, str(label), n) for value, label, n in totals["status_rows"]]
+        # Offline (GitHub never told the board a PR state) "completed" is unknown (None), not 0: the chip says so
+        # beside the tracking issue's own figures.
+        totals["completed_known"] = selectors.pr_states_known()
+        totals["status_rows"] = [(value, str(label), n if totals["completed_known"] or value != TaskStatus.COMPLETED else None)
+                                 for value, label, n in totals["status_rows"]]
+        totals["tracking_summary"] = selectors.tracking_summary()
+        totals.update(selectors.fix_counts(fixed_in))
         board_data = {
             "rows_html": render_to_string("tracker/partials/board_rows.html", {
                 "tasks": tasks,
