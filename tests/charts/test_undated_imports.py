@@ -79,6 +79,10 @@ def test_pages_show_an_imported_claims_date_as_before_import(imported, client):
     assert "2025-06-03 09:00" in bob and "before import" not in bob
     assert ">导入前</span>" in client.get("/tasks/1", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert ">before import</span>" in client.get("/contributors/alice").content.decode()
+    # the API says so too: no date of its own
+    claims = {c["login"]: c for c in client.get("/api/tasks/1").json()["claims"]}
+    assert claims["alice"]["created"] is None and claims["alice"]["dated"] is False
+    assert claims["bob"]["created"].startswith("2025-06-03T09:00") and claims["bob"]["dated"] is True
     # an imported claim gives no lead time (it was made some time before the import)
     PullRequest.objects.filter(number=280).update(author=contributor_for("alice"), created_at=IMPORTED)
     assert next(r for r in sel.contributor_stats() if r["login"] == "alice")["median_claim_to_pr_days"] is None

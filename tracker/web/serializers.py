@@ -1,7 +1,7 @@
 """The JSON API's response bodies, one small serializer per resource (selectors give the values)."""
 from __future__ import annotations
 
-from ..models import ConfigResult, Task
+from ..models import UNDATED_SOURCES, ConfigResult, Task
 from ..selectors import board as board_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
@@ -32,9 +32,13 @@ def task(task: Task) -> dict:
 
 
 def claim(claim, *, staff: bool) -> dict:
+    """A claim; one imported from the tracking issue's text has no date of its own (``created`` is null,
+    ``dated`` false: "before import"), its row's time being only the import's."""
+    dated = claim.source not in UNDATED_SOURCES
     return {
         "login": claim.contributor.login, "status": claim.status, "source": claim.source,
-        "source_ref": visibility.shown_source_ref(claim.source_ref, staff=staff), "created": claim.created.isoformat(),
+        "source_ref": visibility.shown_source_ref(claim.source_ref, staff=staff),
+        "created": claim.created.isoformat() if dated else None, "dated": dated,
         "withdrawn_at": claim.withdrawn_at.isoformat() if claim.withdrawn_at else None,
     }
 
