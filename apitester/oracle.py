@@ -362,8 +362,10 @@ GRADCHECK_MAX_FORWARDS = 10_000  # per side: past it, no further refinement (the
 MATCH, MISS, UNRESOLVED = "match", "miss", "unresolved"
 
 
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= GRAD_ATOL + GRAD_RTOL * abs(b)
+def _close(a: float, b: float, spread: float = 0.0) -> bool:
+    """Within gradcheck's tolerance of b, widened by the estimate's own spread (|D(h) - D(h/2)|: what the
+    Richardson step corrected, an upper bound of what it leaves)."""
+    return abs(a - b) <= GRAD_ATOL + GRAD_RTOL * abs(b) + spread
 
 
 @dataclass
@@ -376,6 +378,10 @@ class OneSided:
     level: int = -1
     pair: tuple[float, float] | None = None  # D(h), D(h/2) at that level (for the central estimate)
 
+    @property
+    def spread(self) -> float:
+        return abs(self.pair[0] - self.pair[1]) if self.pair else 0.0
+
 
 @dataclass
 class Derivative:
@@ -384,6 +390,10 @@ class Derivative:
     forward: OneSided
     backward: OneSided
     central: float | None = None  # set where the point is smooth (the one-sided derivatives agree)
+
+    @property
+    def spread(self) -> float:
+        return max(self.forward.spread, self.backward.spread)
 
     @property
     def kink(self) -> bool:
@@ -427,7 +437,7 @@ def element_derivative(f, x: float, f0: float, budget: _Budget | None = None) ->
             side.state, side.sign = "unbounded", 1 if growth[direction][-1] > 0 else -1
     found = Derivative(sides[+1], sides[-1])
     fwd, bwd = found.forward, found.backward
-    if fwd.state == bwd.state == "value" and _close(fwd.value, bwd.value):
+    if fwd.state == bwd.state == "value" and _close(fwd.value, bwd.value, max(fwd.spread, bwd.spread)):
         if fwd.level == bwd.level:  # central differences at the same steps, Richardson (even-order errors)
             c1, c2 = (fwd.pair[0] + bwd.pair[0]) / 2, (fwd.pair[1] + bwd.pair[1]) / 2
             found.central = (4 * c2 - c1) / 3
@@ -470,13 +480,13 @@ def judge(analytic: float, d: Derivative) -> str:
         unbounded = "unbounded" in (fwd.state, bwd.state)
         return MISS if values and not unbounded else UNRESOLVED
     if d.central is not None:
-        return MATCH if _close(analytic, d.central) else MISS
+        return MATCH if _close(analytic, d.central, d.spread) else MISS
     if d.kink:  # between the one-sided derivatives: a subgradient, a convention
         low, high = min(values), max(values)
-        slack = GRAD_ATOL + GRAD_RTOL * max(abs(low), abs(high))
+        slack = GRAD_ATOL + GRAD_RTOL * max(abs(low), abs(high)) + d.spread
         return MATCH if low - slack <= analytic <= high + slack else MISS
     if len(values) == 1:
-        if _close(analytic, values[0]):
+        if _close(analytic, values[0], d.spread):
             return MATCH
         other = bwd if fwd.state == "value" else fwd
         return MISS if other.state == "outside" else UNRESOLVED
