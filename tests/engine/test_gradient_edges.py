@@ -19,7 +19,7 @@ from apitester.oracle import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_deriva
 from apitester.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
-import gradient_edge_specs  # noqa: F401,E402  (registers apitester_grad.*)
+import gradient_edge_specs  # noqa: F401,E402  (registers the apitester_diag.* gradient specs)
 
 TYPICAL = Draw("typical", 0)
 COSINE = ('paddle.nn.functional.cosine_similarity(Tensor([5, 1, 3],"float64"), Tensor([1, 3],"float64"), '
@@ -81,9 +81,9 @@ def test_a_domain_boundary_and_a_vertical_tangent():
 
 
 @pytest.mark.parametrize("config, values, kinks", [
-    ('apitester_grad.relu(Tensor([5],"float64"), )', None, 1),           # 0, 1, -1.5, 2, -2.5
-    ('apitester_grad.abs(Tensor([5],"float64"), )', None, 1),
-    ('apitester_grad.relu(Tensor([5],"float32"), )', None, 1),
+    ('apitester_diag.relu_at_0(Tensor([5],"float64"), )', None, 1),           # 0, 1, -1.5, 2, -2.5
+    ('apitester_diag.abs_at_0(Tensor([5],"float64"), )', None, 1),
+    ('apitester_diag.relu_at_0(Tensor([5],"float32"), )', None, 1),
     ('paddle.clip(Tensor([5],"float64"), min=-1.0, max=1.0, )', [-1.0, 1.0, 0.5, 2.0, -3.0], 2),
 ])
 def test_kinks_where_both_conventions_agree_name_no_side(config, values, kinks):
@@ -95,7 +95,7 @@ def test_kinks_where_both_conventions_agree_name_no_side(config, values, kinks):
 
 
 def test_a_vertical_tangent_both_frameworks_give_as_inf_matches():
-    check = checked('apitester_grad.sqrt(Tensor([3],"float64"), )', [0.0, 1.0, 4.0])
+    check = checked('apitester_diag.sqrt_at_0(Tensor([3],"float64"), )', [0.0, 1.0, 4.0])
     for side in ("paddle", "torch"):
         assert check[side]["matches"] is True and check[side]["outputs"]["grad x"]["match"] == 3
     assert check["side_off"] is None
@@ -103,7 +103,7 @@ def test_a_vertical_tangent_both_frameworks_give_as_inf_matches():
 
 @pytest.mark.parametrize("api, off, other", [("sinc_paddle_nan", "paddle", "torch"), ("sinc_torch_nan", "torch", "paddle")])
 def test_a_nan_gradient_where_the_derivative_is_finite_is_that_sides(api, off, other):
-    check = checked(f'apitester_grad.{api}(Tensor([4],"float64"), )')  # x = 0, 1, -1.5, 2
+    check = checked(f'apitester_diag.{api}(Tensor([4],"float64"), )')  # x = 0, 1, -1.5, 2
     miss = check[off]["outputs"]["grad x"]
     assert (miss["match"], miss["miss"], miss["missed_at"]) == (3, 1, [0])
     assert miss["first_miss"] == {"index": [0], "analytic": "nan", "numeric": pytest.approx(0.0, abs=1e-9)}
@@ -119,7 +119,7 @@ def test_a_reference_derivative_judges_both_sides_when_given():
             d = np.where(x == 0, 0.0, (x * np.cos(x) - np.sin(x)) / (x * x))
         return [d * grad_of[0]]
 
-    prepared = prepare_strict('apitester_grad.sinc_paddle_nan(Tensor([4],"float64"), )')
+    prepared = prepare_strict('apitester_diag.sinc_paddle_nan(Tensor([4],"float64"), )')
     check = gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, reference_gradient=sinc_gradient)
     assert check["against"] == "reference" and check["side_off_by_output"] == {"grad x": "paddle"}
     assert "a reference derivative" in check["evidence"]["grad x"]
@@ -150,13 +150,13 @@ def test_the_boards_cosine_similarity_edge_draw_reads_paddle_off_in_the_diagnosi
 
 
 def test_a_torch_nan_gradient_implies_torch_suspect_and_groups_by_the_new_reading():
-    torch_off = diagnose_config('apitester_grad.sinc_torch_nan(Tensor([4],"float64"), )')
+    torch_off = diagnose_config('apitester_diag.sinc_torch_nan(Tensor([4],"float64"), )')
     assert (torch_off["reading"]["reading"], torch_off["reading"]["oracle"]) == (Reading.TORCH_OFF, "gradient_check")
     implied = torch_off["implied_verdict"]
     assert implied["status"] == "torch_suspect" and implied["source"] == "gradient_check"
     assert implied["evidence"] == torch_off["reading"]["evidence"] and "Torch's gradient misses" in implied["evidence"]
 
-    longer = diagnose_config('apitester_grad.sinc_torch_nan(Tensor([8],"float64"), )')
+    longer = diagnose_config('apitester_diag.sinc_torch_nan(Tensor([8],"float64"), )')
     # the same failure with the float64 oracle's old reading (no_oracle) is another distinct failure
     old = {**torch_off, "config": "old", "reading": torch_off["reading"]["float64_oracle"] | {"reading": "no_oracle"},
            "signature": None}
