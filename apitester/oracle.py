@@ -9,9 +9,11 @@ the config's dtype is then measured against it (max abs, max rel, RMSE) and read
 ``apitester.vocab.Reading`` (``read_errors``; the rule and its constants are documented there and in
 docs/diagnosis.md).
 
-For a backward failure a float64 central-difference gradient check (``gradient_check``) says whether
-each side's analytic float64 gradient matches the numeric derivative of its own float64 forward; it
-runs on small inputs only (``GRADCHECK_MAX_ELEMENTS``), i.e. after shrinking.
+For a backward failure a float64 gradient check (``gradient_check``: one-sided differences at a step scaled
+to each element, refined where the step straddles a clamp, Richardson-extrapolated, kinks read as
+subgradients) says whether each side's analytic float64 gradient matches the numeric derivative of its own
+float64 forward, and which side misses it; it runs on small inputs only (``GRADCHECK_MAX_ELEMENTS``), i.e.
+after shrinking.
 
 Everything returned is plain JSON values (floats through ``compare.encode_float``).
 """
