@@ -604,13 +604,13 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     outputs, worst = {}, 0.0
     try:
         f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else math.nan
-        for leaf, grad, label in zip(leaves, analytic.grads, analytic.grad_labels):
+        for position, (leaf, grad, label) in enumerate(zip(leaves, analytic.grads, analytic.grad_labels)):
             have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
             out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None}
             flat = leaf.array.reshape(-1)
             for j in range(flat.size):
                 if reference is not None:
-                    want = float(reference[leaves.index(leaf)][j])
+                    want = float(reference[position][j])
                     verdict = UNRESOLVED if math.isnan(want) else (
                         MATCH if math.isfinite(have[j]) and _close(float(have[j]), want) or have[j] == want else MISS)
                     numeric = {"reference": encode_float(want)}

@@ -125,6 +125,23 @@ def test_a_reference_derivative_judges_both_sides_when_given():
     assert "a reference derivative" in check["evidence"]["grad x"]
 
 
+def test_a_reference_derivative_of_two_inputs_where_both_sides_agree_names_no_side():
+    def maximum_gradient(inputs, grad_of):  # d max(x, y): to the larger; a tie has no derivative (NaN: not judged)
+        x, y = (inputs[name].array for name in ("x", "y"))
+        tie = np.where(x == y, np.nan, 0.0)
+        return [(x > y) * grad_of[0] + tie, (x < y) * grad_of[0] + tie]
+
+    prepared = prepare_strict('paddle.maximum(Tensor([3],"float64"), Tensor([3],"float64"), )')
+    materialised = draw_inputs(prepared, TYPICAL)
+    x, y = input_tensors(materialised)
+    x.array[...], y.array[...] = [1.0, 2.0, 3.0], [3.0, 2.0, 1.0]
+    check = gradient_check(prepared, materialised, TYPICAL, reference_gradient=maximum_gradient)
+    for side in ("paddle", "torch"):
+        assert {label: (o["match"], o["unresolved"]) for label, o in check[side]["outputs"].items()} == \
+            {"grad x": (2, 1), "grad y": (2, 1)}
+    assert check["side_off"] is None
+
+
 # ---------------------------------------------------------------- the diagnosis' reading
 
 
