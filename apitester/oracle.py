@@ -411,8 +411,9 @@ class _Budget:
         self.left = forwards
 
 
-def element_derivative(f, x: float, f0: float, budget: _Budget | None = None) -> Derivative:
-    """The numeric derivative at ``x`` of the scalar function ``f`` (``f0`` = f(x)); see the rule above."""
+def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Derivative:
+    """The numeric derivative at ``x`` of the scalar function ``f`` (``f0`` = f(x)); see the rule above.  ``f`` may
+    return the terms of its sum (an array, ``f0`` too): differences are then taken term by term."""
     budget = budget or _Budget(GRADCHECK_MAX_FORWARDS)
     base = GRAD_STEP * max(abs(x), 1.0)
     sides = {+1: OneSided(), -1: OneSided()}
@@ -448,16 +449,21 @@ def element_derivative(f, x: float, f0: float, budget: _Budget | None = None) ->
     return found
 
 
-def _quotient(f, x: float, f0: float, step: float) -> float | None:
-    """(f(x + s) - f(x)) / s with s the step actually representable at x; None where f(x + s) is not finite."""
+def _quotient(f, x: float, f0, step: float) -> float | None:
+    """(f(x + s) - f(x)) / s with s the step actually representable at x; None where f(x + s) is not finite.
+
+    ``f`` may return the terms of a sum instead of the sum (an array): the difference is then taken term by term
+    before summing, so that a term of 1e246 the step does not touch cannot swallow a change of 1e-6 in another."""
     moved = float(np.float64(x) + np.float64(step))
     taken = moved - x
     if taken == 0.0:
         return None
-    value = f(moved)
-    if not math.isfinite(value):
+    value = np.asarray(f(moved), dtype=np.float64)
+    if not np.isfinite(value).all():
         return None
-    return (value - f0) / taken
+    with np.errstate(all="ignore"):
+        quotient = float(np.sum(value - f0)) / taken
+    return quotient if math.isfinite(quotient) else None
 
 
 def _grows(estimates: list[float]) -> bool:
@@ -495,8 +501,10 @@ def judge(analytic: float, d: Derivative) -> str:
     return UNRESOLVED
 
 
-def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray], frozen: dict | None = None) -> float:
-    """sum_i <output_i, grad_i> of one side's float64 forward (its derivative is the input gradient).
+def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray],
+          frozen: dict | None = None) -> np.ndarray:
+    """The terms of sum_i <output_i, grad_i> of one side's float64 forward (its derivative is the input gradient),
+    flat: the sum is taken after differencing (``_quotient``).
 
     ``frozen`` ({output index: (mask, values)}): output elements left out of the sum because they are not finite
     at the unperturbed input (their gradient weight is 0); where one of them changes, the loss is NaN (the step
@@ -504,17 +512,17 @@ def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray
     run = run_side(name, prepared, ex._copy_inputs(materialised))
     if run.error:
         raise RuntimeError(run.error)
-    total = 0.0
+    terms = []
     for i, g in grad_of.items():
-        values = np.asarray(run.outputs[i].array, dtype=np.float64)
+        values = np.real(np.asarray(run.outputs[i].array)).astype(np.float64)
         if frozen and i in frozen:
             mask, kept = frozen[i]
             if values.shape != mask.shape or not np.array_equal(values[mask], kept, equal_nan=True):
-                return math.nan
+                return np.array([math.nan])
             values = np.where(mask, 0.0, values)  # inf * 0 would be NaN
         with np.errstate(all="ignore"):
-            total += float(np.real(np.sum(values * g)))
-    return total
+            terms.append(np.broadcast_to(values * g, np.broadcast_shapes(values.shape, g.shape)).reshape(-1))
+    return np.concatenate(terms) if terms else np.zeros(0)
 
 
 def _finite_part(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> tuple[dict, dict]:
@@ -603,7 +611,7 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     budget = _Budget(GRADCHECK_MAX_FORWARDS)
     outputs, worst = {}, 0.0
     try:
-        f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else math.nan
+        f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
         for position, (leaf, grad, label) in enumerate(zip(leaves, analytic.grads, analytic.grad_labels)):
             have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
             out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None}
@@ -637,11 +645,11 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     return {"matches": not any(o[MISS] for o in outputs.values()), "max_abs": encode_float(worst), "outputs": outputs}
 
 
-def _derivative_at(name, prepared, high, grad_of, frozen, flat: np.ndarray, j: int, f0: float,
+def _derivative_at(name, prepared, high, grad_of, frozen, flat: np.ndarray, j: int, f0: np.ndarray,
                    budget: _Budget) -> Derivative:
     keep = float(flat[j])
 
-    def f(value: float) -> float:
+    def f(value: float) -> np.ndarray:
         flat[j] = value
         try:
             return _loss(name, prepared, high, grad_of, frozen)
