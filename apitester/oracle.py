@@ -20,6 +20,7 @@ Everything returned is plain JSON values (floats through ``compare.encode_float`
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -359,7 +360,8 @@ GRAD_RTOL = 1e-3
 GRAD_REFINE = 10.0  # a one-sided estimate that has not settled is tried again at a 10x smaller step ...
 GRAD_LEVELS = 7     # ... down to GRAD_STEP * 1e-6 (1e-12 relative): float64 still resolves a derivative there
 GRADCHECK_MAX_ELEMENTS = 512
-GRADCHECK_MAX_FORWARDS = 10_000  # per side: past it, no further refinement (the element stays unresolved)
+GRADCHECK_MAX_FORWARDS = 6_000  # per side (level 0 takes 4 per element): past it, elements stay unresolved
+GRADCHECK_MAX_SECONDS = 60.0    # per side, likewise: a slow forward (10 ms x 6,000) stays inside DIAGNOSE_TIMEOUT
 
 MATCH, MISS, UNRESOLVED = "match", "miss", "unresolved"
 
@@ -407,8 +409,17 @@ class Derivative:
 
 
 class _Budget:
-    def __init__(self, forwards: int):
+    """Forwards (and seconds) one side's check may still spend."""
+
+    def __init__(self, forwards: int, seconds: float = GRADCHECK_MAX_SECONDS):
         self.left = forwards
+        self.until = time.monotonic() + seconds
+
+    def take(self, forwards: int) -> bool:
+        if self.left < forwards or time.monotonic() > self.until:
+            return False
+        self.left -= forwards
+        return True
 
 
 def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Derivative:
@@ -421,9 +432,8 @@ def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Deriva
     for level in range(GRAD_LEVELS):
         h = base / GRAD_REFINE ** level
         for direction, side in sides.items():
-            if side.state in ("value", "outside") or budget.left < 2:
+            if side.state in ("value", "outside") or not budget.take(2):
                 continue
-            budget.left -= 2
             d1, d2 = _quotient(f, x, f0, direction * h), _quotient(f, x, f0, direction * h / 2)
             if d1 is None or d2 is None:
                 if level == 0 and d1 is None and d2 is None:
@@ -555,7 +565,7 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
     None; NaN where it has no value.  Given, both sides are judged against it (``"against": "reference"``).
 
     Real floating inputs only (complex gradients follow conventions that differ between the two frameworks);
-    bounded by GRADCHECK_MAX_ELEMENTS and, per side, GRADCHECK_MAX_FORWARDS."""
+    bounded by GRADCHECK_MAX_ELEMENTS and, per side, GRADCHECK_MAX_FORWARDS and GRADCHECK_MAX_SECONDS."""
     leaves = [t for t in input_tensors(materialised) if t.dtype in ex.FLOATING]
     count = sum(t.array.size for t in leaves)
     if not prepared.want_grad or not leaves:

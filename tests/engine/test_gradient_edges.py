@@ -77,6 +77,16 @@ def test_a_domain_boundary_and_a_vertical_tangent():
     assert [judge(g, d) for g in (0.0, 1e-3, 1.0, math.nan, math.inf)] == [MATCH, MISS, MISS, MISS, MISS]
 
 
+def test_a_spent_budget_leaves_the_element_unresolved_never_judged():
+    from apitester.oracle import _Budget
+
+    d = element_derivative(math.sin, 1.0, math.sin(1.0), _Budget(forwards=0))
+    assert (d.forward.state, d.backward.state, d.central) == (UNRESOLVED, UNRESOLVED, None)
+    assert [judge(g, d) for g in (math.cos(1.0), 5.0, math.nan)] == [UNRESOLVED] * 3
+    d = element_derivative(lambda x: x / max(abs(x), 1e-9), 0.0, 0.0, _Budget(forwards=8))  # level 0 and 1 only
+    assert d.central is None and judge(1e9, d) == UNRESOLVED  # the clamp is not reached: no answer, not a miss
+
+
 # ---------------------------------------------------------------- real paddle and torch
 
 
