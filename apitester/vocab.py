@@ -105,6 +105,13 @@ class NoOracle(StrEnum):
     NOT_NUMERIC = "not_numeric"          # the failure is not a value difference (an error, a shape)
 
 
+class ReadingSource(StrEnum):
+    """What a side reading (``paddle_off`` / ``torch_off`` ...) rests on: the reading's ``oracle`` field."""
+
+    FLOAT64_ORACLE = "float64_oracle"    # both sides' float64 results agree: each side's error to them
+    GRADIENT_CHECK = "gradient_check"    # the float64 gradient check: one side's gradient misses its derivative
+
+
 READINGS = tuple(Reading)
 # Readings that blame one side: the board's "who is off" (a strict failure read torch_off is Torch's).
 SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})

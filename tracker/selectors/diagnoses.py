@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from apitester.vocab import Reading
+from apitester.vocab import Reading, ReadingSource
 
 from ..models import Diagnosis, Task
 from ..vocab import FAILING, RUNNER_FAILURES, Lane
@@ -28,7 +28,14 @@ def diagnosable_results(task: Task) -> list:
     return [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
 
 
-def reading_text(reading: str) -> str:
+def reading_text(reading: str, source: str | None = None) -> str:
+    """The reading in words; a side named by the float64 gradient check (issue 34) says it is the gradient."""
+    if source == ReadingSource.GRADIENT_CHECK:
+        return {
+            Reading.PADDLE_OFF: _("Paddle's gradient misses the derivative; Torch's matches it (float64 gradient check)"),
+            Reading.TORCH_OFF: _("Torch's gradient misses the derivative; Paddle's matches it "
+                                 "(float64 gradient check; Torch suspect)"),
+        }.get(reading, reading or _("no reading"))
     return {
         Reading.PADDLE_OFF: _("Paddle is off the float64 value; Torch is close to it"),
         Reading.TORCH_OFF: _("Torch is off the float64 value; Paddle is close to it (Torch suspect)"),
@@ -51,12 +58,37 @@ class DistinctFailure:
         return len(self.configs)
 
     @property
+    def reading(self) -> dict:
+        """The engine's reading of the failing output (the diagnosis JSON's ``reading``), {} when not loaded."""
+        data = self.representative.__dict__.get("data")  # deferred in counts: never a query per row here
+        return (data or {}).get("reading") or {}
+
+    @property
+    def reading_source(self) -> str | None:
+        """What named the side: the float64 oracle or the float64 gradient check (None: no side reading)."""
+        reading = self.representative.reading
+        if not reading or reading == Reading.NO_ORACLE:
+            return None
+        return self.reading.get("oracle") or ReadingSource.FLOAT64_ORACLE.value
+
+    @property
+    def reading_source_text(self) -> str:
+        return {ReadingSource.GRADIENT_CHECK: _("float64 gradient check"),
+                ReadingSource.FLOAT64_ORACLE: _("float64 oracle")}.get(self.reading_source, self.reading_source or "")
+
+    @property
+    def reading_evidence(self) -> str:
+        return str(self.reading.get("evidence") or "")
+
+    @property
     def reading_text(self) -> str:
-        return reading_text(self.representative.reading)
+        return reading_text(self.representative.reading, self.reading_source)
 
     def as_dict(self) -> dict:
         d = self.representative
         return {"signature": self.signature, "configs": self.count, "reading": d.reading,
+                "reading_source": self.reading_source, "reading_text": self.reading_text,
+                "reading_evidence": self.reading_evidence or None,
                 "status": d.status, "direction": d.direction or None, "config": d.failing_config.config,
                 "shrunk_config": d.shrunk_config, "elements_before": d.elements_before,
                 "elements_after": d.elements_after, "trials": d.trials, "seconds": d.seconds,
