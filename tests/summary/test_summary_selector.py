@@ -124,3 +124,16 @@ def test_staff_get_the_diagnose_button_on_the_card_of_a_task_not_yet_diagnosed(c
     staff = client.get(f"/tasks/{cards.FAILING}").content.decode()
     card = staff[staff.index('id="summary"'):staff.index("</section>")]
     assert 'action="/runs/diagnose"' in card and f'name="task" value="{cards.FAILING}"' in card
+
+
+def test_a_side_named_without_a_distance_says_by_what_not_by_none():
+    """A gradient-check reading names the side with evidence and no max_abs (apitester/oracle.py gradient_check)."""
+    from tracker.selectors.summary import _off_by
+
+    reading = {"reading": "paddle_off", "oracle": "gradient_check",
+               "evidence": "grad x2: Paddle's gradient is NaN where the one-sided derivatives are 0"}
+    text = _off_by(reading)
+    assert "None" not in text
+    assert text == "; Paddle is off (gradient check: grad x2: Paddle's gradient is NaN where the one-sided derivatives are 0)"
+    with_numbers = {"reading": "paddle_off", "paddle": {"max_abs": 8.72}, "torch": {"max_abs": 0.0}}
+    assert _off_by(with_numbers) == "; Paddle is off a float64 reference by 8.72"

@@ -176,7 +176,14 @@ def _oracle_reading(representative) -> dict:
 def _off_by(reading: dict) -> str:
     """"; Paddle is off a float64 reference by 8.72" from the oracle's reading, "" without one."""
     kind = reading.get("reading")
-    paddle, torch = (reading.get(side, {}).get("max_abs") for side in ("paddle", "torch"))
+    paddle, torch = ((reading.get(side) or {}).get("max_abs") for side in ("paddle", "torch"))
+    if kind in (Reading.PADDLE_OFF, Reading.TORCH_OFF) and (paddle if kind == Reading.PADDLE_OFF else torch) is None:
+        # A side named without a distance to a float64 value (the float64 gradient check, a reference's verdict):
+        # say who and by what, not "by None".
+        source = reading.get("oracle") or "float64"
+        who = _("Paddle") if kind == Reading.PADDLE_OFF else _("Torch")
+        return _("; %(who)s is off (%(source)s: %(evidence)s)") % {
+            "who": who, "source": str(source).replace("_", " "), "evidence": reading.get("evidence") or "—"}
     if kind == Reading.PADDLE_OFF:
         return _("; Paddle is off a float64 reference by %(x)s") % {"x": number(paddle)}
     if kind == Reading.TORCH_OFF:
