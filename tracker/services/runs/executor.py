@@ -26,7 +26,7 @@ from .. import paddle_envs, shards
 from ..queue import enqueue_run
 from .matrix import refresh_matrix
 from .outcomes import record_run_outcomes
-from .store import WrongBuild, check_build, expected_paddle, store_result
+from .store import WrongBuild, check_build, check_flags_in_effect, expected_paddle, store_result
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,8 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     mark_dequeued(run, me)
 
     opts = {**pool_options(), "python": python, **(options or {})}
+    if run.paddle_flags:  # set in each worker's environment before it imports Paddle (apitester.pool)
+        opts["paddle_flags"] = dict(run.paddle_flags)
     try:
         return _execute(run, me, report, started, workers, opts, fan_out)
     except PoolError as exc:
@@ -150,6 +152,20 @@ def _declined(run: TestRun, info: dict, build: dict) -> bool:
     return False
 
 
+def _flags_not_taken(run: TestRun, build: dict) -> bool:
+    """The workers' Paddle did not read the run's flags as asked (checked when the run was requested, so only a
+    build changed since): the run ends failed, saying so, with no verdict; True when it did."""
+    try:
+        check_flags_in_effect(run, build)
+    except WrongBuild as exc:
+        TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES).update(
+            state=TestRun.State.FAILED, finished_at=timezone.now(), waiting=WaitingReason.NONE, message=str(exc))
+        if run.parent_id:
+            refresh_matrix(run.parent)
+        return True
+    return False
+
+
 def _start(run: TestRun, info: dict, fan_out: bool) -> None:
     """The executor that moved the run from queued to running records the build and, for a queued job, puts
     one job per further shard on the lane's queue (each job leases shards until none is left)."""
@@ -171,6 +187,9 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
+        if _flags_not_taken(run, pool.build):
+            report.state = TestRun.objects.get(pk=run.pk).state
+            return report
         if _declined(run, info, pool.build):
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
