@@ -3,6 +3,7 @@ workers, each stored result's run records them and the pages show them; a flag t
 (asked of the release's own Paddle: the real 3.0.0 env) or a malformed string is refused before anything is
 queued."""
 from importlib.metadata import version
+from io import StringIO
 
 import pytest
 from django.contrib.auth.models import User
@@ -12,7 +13,7 @@ from django_q.models import OrmQ
 from apitester.builds import probe_flags
 from tracker.models import ConfigResult, FailingConfig, TestRun
 from tracker.services import paddle_envs
-from tracker.services.runs import WrongBuild, create_run, store_result
+from tracker.services.runs import WrongBuild, create_run, execute_run, store_result
 
 from ..factories import make_task
 from .conftest import OLD_RELEASE
@@ -80,8 +81,10 @@ def test_paddle_flags_are_refused_for_an_existing_run():
 
 def test_a_real_inline_run_records_the_flags_its_worker_ran_with_and_the_pages_show_them(client):
     task = make_task(43, "paddle.nn.functional.conv2d_transpose", [DEPTHWISE_F16, DEPTHWISE_F32])
-    call_command("retest", "--task", "43", "--inline", "--workers", "1", "--paddle-flags", f"{FLAG}=true")
+    out = StringIO()
+    call_command("retest", "--task", "43", "--inline", "--workers", "1", "--paddle-flags", f"{FLAG}=true", stdout=out)
     run = TestRun.objects.get()
+    assert f"run {run.pk}: 2 configs, lane cpu, Paddle flags {FLAG}=1" in out.getvalue()
     assert run.state == "done" and run.paddle_flags == {FLAG: "1"}  # checked, and the bool spelled 1
     results = {r.failing_config.config: r for r in ConfigResult.objects.select_related("failing_config", "run")}
     # The worker read the flag: the depthwise call went to conv2d_transpose (with the flag off Paddle names
@@ -122,6 +125,19 @@ def test_a_verdict_given_with_other_flags_than_the_runs_is_never_stored():
         store_result(plain, fc, verdict, 0.1, build={**build, "paddle_flags": {FLAG: True}})
     assert store_result(run, fc, verdict, 0.1, build={**build, "paddle_flags": {FLAG: True}})
     assert ConfigResult.objects.get().run == run
+
+
+def test_the_executor_ends_a_run_whose_workers_did_not_read_its_flags():
+    """A flag that got past the request's check (the run row edited, the env changed since) never gives a verdict:
+    the worker reports what paddle.get_flags read, and the run ends failed saying so."""
+    make_task(46, "paddle.nn.functional.conv2d_transpose", [DEPTHWISE_F32])
+    run = create_run("task", tasks=[46])
+    TestRun.objects.filter(pk=run.pk).update(paddle_flags={"FLAGS_no_such_flag_here": "1"})
+    execute_run(run.pk, workers=1)
+    run.refresh_from_db()
+    assert run.state == "failed" and not ConfigResult.objects.exists()
+    assert "runs with Paddle flags FLAGS_no_such_flag_here=1 but the worker read FLAGS_no_such_flag_here=None" \
+        in run.message
 
 
 @pytest.fixture
