@@ -835,5 +835,5 @@ if __name__ == "__main__":
     if len(sys.argv) in (5, 6, 7) and sys.argv[1] == "--worker":
         _worker_main(*(int(a) for a in sys.argv[2:6]), *([json.loads(sys.argv[6])] if len(sys.argv) == 7 else []))
     else:
-        sys.exit("usage: python -m apitester.pool --worker JOB_FD RESULT_FD THREADS [ADDRESS_SPACE_EXTRA_BYTES [FLAG_NAMES_JSON]] "
-                 "(started by WorkerPool)")
+        sys.exit("usage: python -m apitester.pool --worker JOB_FD RESULT_FD THREADS "
+                 "[ADDRESS_SPACE_EXTRA_BYTES [FLAG_NAMES_JSON]] (started by WorkerPool)")

@@ -26,7 +26,7 @@ from .. import paddle_envs, shards
 from ..queue import enqueue_run
 from .matrix import refresh_matrix
 from .outcomes import record_run_outcomes
-from .store import WrongBuild, check_build, check_flags_in_effect, expected_paddle, store_result
+from .store import WrongBuild, check_flags_in_effect, check_release_build, expected_paddle, store_result
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ def _declined(run: TestRun, info: dict, build: dict) -> bool:
             message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
         return True
     try:
-        check_build(run, build)
+        check_release_build(run, build)
     except WrongBuild as exc:
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
             waiting=WaitingReason.RELEASE_WORKER, message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
@@ -187,10 +187,7 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
-        if _flags_not_taken(run, pool.build):
-            report.state = TestRun.objects.get(pk=run.pk).state
-            return report
-        if _declined(run, info, pool.build):
+        if _declined(run, info, pool.build) or _flags_not_taken(run, pool.build):
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
         claimed = _claim(run, me)

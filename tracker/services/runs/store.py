@@ -86,11 +86,16 @@ def expected_paddle(run: TestRun) -> str:
 
 
 def check_build(run: TestRun, build: dict) -> None:
+    """The verdict's build is the run's: its Paddle release, read with the run's Paddle flags."""
+    check_release_build(run, build)
+    check_flags_in_effect(run, build)
+
+
+def check_release_build(run: TestRun, build: dict) -> None:
     expected = expected_paddle(run)
     got = (build or {}).get("paddle_version", "")
     if expected and got != expected:
         raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
-    check_flags_in_effect(run, build)
 
 
 def check_flags_in_effect(run: TestRun, build: dict) -> None:
