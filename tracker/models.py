@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from apitester.paddle_flags import format_flags
+
 from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason
 
 
@@ -235,6 +237,10 @@ class TestRun(models.Model):
     # What the run waits for (a WaitingReason; "" for nothing in particular), set with the message that says it in
     # words: the sweeps query this, never the message's text.
     waiting = models.CharField(max_length=20, choices=WaitingReason.choices, blank=True, default=WaitingReason.NONE)
+    # The Paddle flags the run's workers run with ({"FLAGS_use_accuracy_compatible_kernel": "1"}; {} for none),
+    # checked against the release's Paddle before the run was queued (apitester.paddle_flags): every verdict of the
+    # run was given with them (store_result refuses one whose worker read other values).
+    paddle_flags = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -251,6 +257,11 @@ class TestRun(models.Model):
             return []
         # (a number no task column can hold names no task either: a query with it would overflow SQLite)
         return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**31]
+
+    @property
+    def paddle_flags_text(self) -> str:
+        """The flags as one line (``FLAGS_a=1 FLAGS_b=0``; "" for none), for pages."""
+        return format_flags(self.paddle_flags if isinstance(self.paddle_flags, dict) else {})
 
     @property
     def is_active(self) -> bool:

@@ -208,7 +208,7 @@ def run_summary(run: TestRun) -> dict:
         rate = sum(rates) if rates else None
         return {
             "id": run.pk, "state": run.state, "active": run.is_active, "lane": run.lane, "scope": run.scope,
-            "release": "matrix",
+            "release": "matrix", "paddle_flags": run.paddle_flags or {},
             "releases": [child.release for child in lanes], "paddle_version": "", "paddle_commit": "",
             "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "layers": layers,
             # the lanes run one after another on a host's queue: their times left add up
@@ -229,6 +229,7 @@ def run_summary(run: TestRun) -> dict:
         "scope": run.scope,
         "release": run.release,
         "parent": run.parent_id,
+        "paddle_flags": run.paddle_flags or {},  # the Paddle flags every verdict of the run was given with
         "paddle_version": run.paddle_version,
         "paddle_commit": run.paddle_commit,
         "torch_version": run.torch_version,

@@ -18,7 +18,7 @@ from ..models import FailingConfig, Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
 from . import shards
 from .queue import enqueue_run
-from .runs import RunError, check_release, resolve_scope
+from .runs import RunError, check_paddle_flags, check_release, resolve_scope
 from .runs.scope import task_number_range
 
 SCOPE_KIND = ScopeKind.CPU_EVIDENCE
@@ -54,10 +54,12 @@ def all_gpu_task_numbers() -> list[int]:
 
 
 def create_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "", configs: list[int] | None = None,
-                            extra_scope: dict | None = None) -> TestRun:
-    """A cpu-lane run of these GPU tasks' configs (on `release`, "" = the main environment's Paddle); ``configs``:
-    only these FailingConfig ids of them (the first start's bounded share), else all."""
+                            extra_scope: dict | None = None, paddle_flags=None) -> TestRun:
+    """A cpu-lane run of these GPU tasks' configs (on `release`, "" = the main environment's Paddle), with these
+    Paddle flags (checked against the release's Paddle first: services.runs.check_paddle_flags); ``configs``: only
+    these FailingConfig ids of them (the first start's bounded share), else all."""
     release = check_release(release)
+    flags = check_paddle_flags(paddle_flags, [release])
     chosen = gpu_tasks(tasks)
     found = FailingConfig.objects.filter(task__in=chosen)
     if configs is not None:
@@ -68,15 +70,16 @@ def create_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "",
     scope = {"kind": SCOPE_KIND, "tasks": sorted(t.number for t in chosen), **(extra_scope or {})}
     if configs is not None:
         scope["configs"] = sorted(found.values_list("id", flat=True))
-    run = TestRun.objects.create(scope=scope, lane=LANE, total=total, requested_by=requested_by, release=release)
+    run = TestRun.objects.create(scope=scope, lane=LANE, total=total, requested_by=requested_by, release=release,
+                                 paddle_flags=flags)
     shards.ensure_shards(run)
     return run
 
 
 def start_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "", configs: list[int] | None = None,
-                           extra_scope: dict | None = None) -> TestRun:
+                           extra_scope: dict | None = None, paddle_flags=None) -> TestRun:
     run = create_cpu_evidence_run(tasks, requested_by=requested_by, release=release, configs=configs,
-                                  extra_scope=extra_scope)
+                                  extra_scope=extra_scope, paddle_flags=paddle_flags)
     enqueue_run(run)
     return run
 

@@ -1,4 +1,5 @@
-"""Start a re-test run: python manage.py retest [--task N ...|--api NAME|--all] --lane cpu [--wait]."""
+"""Start a re-test run: python manage.py retest [--task N ...|--api NAME|--all] --lane cpu [--wait]
+[--paddle-flags FLAGS_use_accuracy_compatible_kernel=1]."""
 import sys
 import time
 
@@ -59,6 +60,10 @@ class Command(BaseCommand):
                             help="with --releases: run every config on every release (regression hunting); by "
                                  "default the oldest and newest are run and the releases between are bisected "
                                  "only for configs whose verdicts there differ")
+        parser.add_argument("--paddle-flags", metavar="FLAGS_NAME=VALUE[,...]", default="",
+                            help="Paddle flags the run's workers run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 "
+                                 "(comma- or space-separated); refused before anything is queued when malformed or "
+                                 "when the run's release does not define a flag")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -68,6 +73,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         """The one-shot modes (--first-start, --resume, --run), else a new run of the scope asked for, then follow it
         as asked (--inline, --wait)."""
+        if options["paddle_flags"] and (options["first_start"] or options["resume"] or options["run"]):
+            raise CommandError("--paddle-flags sets a new run's flags: an existing run keeps the flags it was "
+                               "queued with")
         if options["first_start"]:
             return self._first_start()
         if options["resume"]:
@@ -81,7 +89,8 @@ class Command(BaseCommand):
         run = self._create(options)
         if options["releases"]:
             return self._follow_matrix(run, options)
-        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
+        flags = f", Paddle flags {run.paddle_flags_text}" if run.paddle_flags else ""
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}")
         self.stdout.flush()
         if options["inline"]:
             return self._inline(run.pk, options)
@@ -137,9 +146,10 @@ class Command(BaseCommand):
                 make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
                 mode = run_service.FULL if options["full"] else run_service.BISECT
                 return make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
-                            **kwargs)
+                            paddle_flags=options["paddle_flags"], **kwargs)
             make = run_service.create_run if options["inline"] else run_service.start_run
-            return make(kind, lane=options["lane"], requested_by="retest command", **kwargs)
+            return make(kind, lane=options["lane"], requested_by="retest command",
+                        paddle_flags=options["paddle_flags"], **kwargs)
         except run_service.RunError as exc:
             raise CommandError(str(exc))
 
@@ -171,7 +181,8 @@ class Command(BaseCommand):
         make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
                 else cpu_evidence_service.start_cpu_evidence_run)
         try:
-            run = make(numbers, requested_by="retest command", release=options["release"])
+            run = make(numbers, requested_by="retest command", release=options["release"],
+                       paddle_flags=options["paddle_flags"])
         except run_service.RunError as exc:
             raise CommandError(str(exc))
         self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane "

@@ -7,6 +7,8 @@ import math
 from django.db import DataError, IntegrityError, transaction
 
 from apitester.inputs import Draw
+from apitester.paddle_flags import format_flags
+from apitester.paddle_flags import matches as flags_match
 
 from ...models import ConfigResult, FailingConfig, TestRun
 from ...vocab import Status
@@ -84,10 +86,26 @@ def expected_paddle(run: TestRun) -> str:
 
 
 def check_build(run: TestRun, build: dict) -> None:
+    """The verdict's build is the run's: its Paddle release, read with the run's Paddle flags."""
+    check_release_build(run, build)
+    check_flags_in_effect(run, build)
+
+
+def check_release_build(run: TestRun, build: dict) -> None:
     expected = expected_paddle(run)
     got = (build or {}).get("paddle_version", "")
     if expected and got != expected:
         raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
+
+
+def check_flags_in_effect(run: TestRun, build: dict) -> None:
+    """The worker read the run's Paddle flags (``build["paddle_flags"]``: its ``paddle.get_flags`` values), and no
+    flag a run without flags did not ask for: a verdict given with other flags is never stored."""
+    wanted = run.paddle_flags if isinstance(run.paddle_flags, dict) else {}
+    read = (build or {}).get("paddle_flags") or {}
+    if (wanted or read) and not (set(read) == set(wanted) and flags_match(wanted, read)):
+        raise WrongBuild(f"run {run.pk} runs with Paddle flags {format_flags(wanted) or 'none'} but the worker read "
+                         f"{', '.join(f'{k}={v}' for k, v in sorted(read.items())) or 'none'}")
 
 
 _BIGINT = (-2**63, 2**63 - 1)  # what a BigIntegerField column holds on every backend
