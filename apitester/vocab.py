@@ -110,6 +110,15 @@ READINGS = tuple(Reading)
 SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})
 
 
+class Side(StrEnum):
+    """The side whose own result changed between two runs of one draw on identical inputs (``Verdict.nondeterministic``;
+    "" when both gave the same bits again)."""
+
+    PADDLE = "paddle"
+    TORCH = "torch"
+    BOTH = "both"
+
+
 class AdaptationKind(StrEnum):
     """How a spec's reference departs from the plain Torch call at the config's dtypes (the strict reference,
     what PaddleAPITest checks): ``apitester.specs.base.Adaptation.kind``, each verdict's ``adaptations``."""
