@@ -12,27 +12,19 @@ Rules (PaddleAPITest's, made explicit):
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
 
 from .inputs import Draw
-from .vocab import FAILING, PASSING, AdaptationKind, Status
+from .vocab import AdaptationKind, Rule, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
 
 # Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
 LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message", "exact", "max_ulp")
-
-
-class Rule(StrEnum):
-    """A verdict under the 2026 exact rule, beside the 1e-2 status (docs/verdicts.md#the-exact-rule)."""
-    EXACT = "exact"                        # every compared value equal (atol = rtol = 0)
-    WITHIN_TOLERANCE = "within_tolerance"  # passes the tolerance, not exact
-    FAILS = "fails"                        # fails the tolerance (or a shape, dtype or Paddle error)
 
 
 def layer_of(verdict: "Verdict") -> dict:
@@ -153,12 +145,7 @@ class Verdict:
     @property
     def rule(self) -> str | None:
         """The strict layer under the exact rule: exact / within_tolerance / fails; None for no verdict."""
-        strict = self.strict_status
-        if strict in PASSING:
-            if self.strict_exact is None:
-                return None
-            return Rule.EXACT if self.strict_exact else Rule.WITHIN_TOLERANCE
-        return Rule.FAILS if strict in FAILING else None
+        return rule_of(self.strict_status, self.strict_exact)
 
     @property
     def strict_exact(self) -> bool | None:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from . import params
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, shared_page, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
+from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
@@ -41,7 +42,7 @@ def board(request):
     def render_page(extra):
         return render(request, "tracker/board.html", {
             "board": _board_data(key, filters), "filters": filters,
-            "kernels": Kernel.choices, "statuses": TaskStatus.choices,
+            "kernels": Kernel.choices, "statuses": TaskStatus.choices, "exact_kinds": alignment_selectors.exact_kinds(),
             "run_actions": run_selectors.board_run_actions(), **extra,
         })
 
@@ -58,8 +59,10 @@ def _board_data(key: str, filters) -> dict:
         progress_run = run_selectors.active_run()
         progress = run_selectors.task_progress(progress_run) if progress_run else {}
         distinct = diagnosis_selectors.distinct_failure_counts()
+        exact = alignment_selectors.exact_by_task()
         for task in tasks:
             task.fixed_in = fixed_in.get(task.id)
+            task.exact_answer = exact.get(task.id)
             task.distinct_failures = distinct.get(task.id)
             task.run_progress = progress.get(task.number)
         totals = selectors.board_totals()
@@ -118,6 +121,7 @@ def task_page(request, number: int):
             "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
+            "exact_summary": alignment_selectors.task_exact_summary(task),
             **extra,
         })
 
