@@ -42,7 +42,7 @@ def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_B
         return verdict
     start = time.perf_counter()
     try:
-        _read_closer(verdict, closer_max_bytes)
+        _read_closer(verdict, closer_max_bytes, options.get("device", "cpu"))
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         verdict.closer, verdict.closer_code = Reading.NO_ORACLE, NoOracle.SIDE_RAISED
         verdict.closer_skipped = f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}"
@@ -59,7 +59,7 @@ def input_bytes(config: str) -> int | None:
         return None
 
 
-def _read_closer(verdict: Verdict, limit: int) -> None:
+def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
     size = input_bytes(verdict.config)
     if size is None or verdict.inexact_draw is None:
         verdict.closer_skipped = "no inexact draw to read"
@@ -68,7 +68,7 @@ def _read_closer(verdict: Verdict, limit: int) -> None:
         verdict.closer_skipped = (f"inputs of {size >> 20} MiB, over the oracle's bound of {limit >> 20} MiB "
                                   "(apitester.readings.CLOSER_MAX_INPUT_BYTES)")
         return
-    prepared = ex._prepare(verdict.config, "cpu")
+    prepared = ex._prepare(verdict.config, device)  # the oracle runs on the verdict's device
     if isinstance(prepared, Verdict):
         verdict.closer_skipped = f"cannot prepare the config again: {prepared.message[:200]}"
         return

@@ -102,10 +102,15 @@ def exact_answer(grid: ReleaseGrid) -> ExactAnswer | None:
         every_release=answer.kind == FixedInKind.PASSING, not_run=answer.not_run)
 
 
-def exact_by_task(task_ids=None) -> dict[int, ExactAnswer]:
-    """task id -> its ExactAnswer, for every task (of these) with an exact reading (one grid query)."""
-    answers = {task_id: exact_answer(grid) for task_id, grid in release_grids(task_ids).items()}
+def exact_answers(grids: dict[int, ReleaseGrid]) -> dict[int, ExactAnswer]:
+    """task id -> its ExactAnswer, for every task of these grids (release_grids) with an exact reading."""
+    answers = {task_id: exact_answer(grid) for task_id, grid in grids.items()}
     return {task_id: answer for task_id, answer in answers.items() if answer is not None}
+
+
+def exact_by_task(task_ids=None) -> dict[int, ExactAnswer]:
+    """task id -> its ExactAnswer, for every task (of these) with an exact reading (one grid read)."""
+    return exact_answers(release_grids(task_ids))
 
 
 def exact_kinds() -> list[tuple[str, str]]:

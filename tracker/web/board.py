@@ -55,11 +55,12 @@ def _board_data(key: str, filters) -> dict:
     board_data = page_cache.get(key)
     if board_data is None:
         tasks = list(selectors.board_tasks(filters))
-        fixed_in = release_selectors.fixed_in_by_task()
+        grids = release_selectors.release_grids()  # read once: the "fixed in" and the exact-rule columns
+        fixed_in = release_selectors.release_answers(grids)
         progress_run = run_selectors.active_run()
         progress = run_selectors.task_progress(progress_run) if progress_run else {}
         distinct = diagnosis_selectors.distinct_failure_counts()
-        exact = alignment_selectors.exact_by_task()
+        exact = alignment_selectors.exact_answers(grids)
         for task in tasks:
             task.fixed_in = fixed_in.get(task.id)
             task.exact_answer = exact.get(task.id)
