@@ -61,6 +61,9 @@ def test_the_runner_stores_the_readings_and_every_page_shows_them(board_run, cli
     assert "within_tolerance" in task and "ULP" in task and "paddle_off" in task and "stable" in task
     assert "exact on 0 of 1 configs on Paddle 3.3.1" in task
     assert "paddle nondeterministic" in client.get("/tasks/8").content.decode()
+    rule = client.get("/api/tasks/7").json()["retest"]["latest_verdicts"][0]["exact_rule"]
+    assert rule["rule"] == "within_tolerance" and rule["closer"] == "paddle_off" and rule["stable"] is True
+    assert rule["max_ulp"] == interpolate.max_ulp and rule["paddle_rmse"] == interpolate.paddle_rmse
 
     # /api/alignment: one row per API x dtype, the sentence, sorting, the configs of one row
     data = client.get("/api/alignment").json()
