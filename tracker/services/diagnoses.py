@@ -183,8 +183,9 @@ def diagnose_tasks(numbers: list[int], limit: int | None = None) -> dict[int, in
             for task in Task.objects.filter(number__in=numbers).order_by("number")}
 
 
-def start_diagnosis(tasks: list[Task]) -> str:
-    """Queue the diagnosis of these tasks on the CPU queue; returns django-q2's task id."""
+def start_diagnosis(tasks: list[Task], limit: int | None = None) -> str:
+    """Queue the diagnosis of these tasks on the CPU queue (``limit`` configs each, default DIAGNOSE_MAX_CONFIGS);
+    returns django-q2's task id."""
     numbers = sorted(task.number for task in tasks)
-    return async_task(DIAGNOSE_TASK, numbers, cluster=cpu_queue(), group="diagnoses",
+    return async_task(DIAGNOSE_TASK, numbers, limit, cluster=cpu_queue(), group="diagnoses",
                       task_name=f"diagnose-{len(numbers)}-tasks-{timezone.now():%H%M%S%f}")

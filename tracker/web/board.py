@@ -22,6 +22,7 @@ from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import summary as summary_selectors
 from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
@@ -123,6 +124,7 @@ def task_page(request, number: int):
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
             "exact_summary": alignment_selectors.task_exact_summary(task),
+            "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
             **extra,
         })
 

@@ -8,6 +8,7 @@ from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import summary as summary_selectors
 from ..selectors import visibility
 
 
@@ -119,4 +120,5 @@ def task_detail(task_row: Task, *, staff: bool, configs_page: int = 1) -> dict:
     data["cpu_evidence"] = evidence.as_dict() if evidence else None
     reproduction = reported_selectors.task_reproduction(task_row, releases_panel["rows"])  # CPU tasks: reported vs re-tested
     data["reproduction"] = reproduction.as_dict() if reproduction else None
+    data["summary"] = summary_selectors.task_summary(task_row, releases_panel=releases_panel).as_dict()  # the task card
     return data

@@ -2,13 +2,20 @@
 import sys
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import cpu_evidence as cpu_evidence_service
+from tracker.services import first_start
+from tracker.tasks import follow_up_finished_run
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def progress_line(summary: dict, width: int = 30) -> str:
@@ -18,7 +25,9 @@ def progress_line(summary: dict, width: int = 30) -> str:
     if summary.get("rate"):
         text += f"  {summary['rate']:.2f} configs/s"
     if summary.get("eta_seconds") is not None:
-        text += f"  ETA {int(summary['eta_seconds'] // 60)}m{int(summary['eta_seconds'] % 60):02d}s"
+        text += f"  ETA {_minutes(summary['eta_seconds'])}"
+        if summary.get("eta_range"):
+            text += f" ({_minutes(summary['eta_range'][0])}–{_minutes(summary['eta_range'][1])})"
     if summary.get("waiting"):
         text += f"  ({summary['waiting']})"
     return text
@@ -80,16 +89,26 @@ class Command(BaseCommand):
             self._wait(run.pk)
 
     def _first_start(self):
-        """On a board with no run yet, queue a re-test of every CPU task on the main env (scripts/run.sh)."""
+        """On a board with no run yet, queue the first start (services/first_start.py): every CPU task on the main
+        env, then the GPU tasks' smallest configs on the CPU lane, each diagnosed when it ends (scripts/run.sh)."""
         if TestRun.objects.exists():
             self.stdout.write("first start: the board already has runs; nothing queued")
             return
         try:
-            run = run_service.start_run(ScopeKind.ALL, lane=TestRun.Lane.CPU, requested_by="first start")
+            runs = first_start.start_first_start()
         except run_service.RunError as exc:
             self.stdout.write(f"first start: nothing queued ({exc})")
             return
-        self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
+        cpu_run, *evidence = runs
+        self.stdout.write(f"first start: run {cpu_run.pk} queued: {cpu_run.total} configs of every CPU task on the "
+                          "main env")
+        for run in evidence:
+            self.stdout.write(f"first start: run {run.pk} queued after it: {run.total} configs of "
+                              f"{len(run.scope['tasks'])} GPU tasks on the CPU lane (the smallest "
+                              f"{run.scope['per_task']} of each; CPU evidence, not a GPU verdict)")
+        if settings.FIRST_START_DIAGNOSE_PER_TASK:
+            self.stdout.write(f"first start: each run diagnoses up to {settings.FIRST_START_DIAGNOSE_PER_TASK} "
+                              "strictly failing config(s) per task when it ends")
 
     def _resume(self, options):
         """Runs left running by a dead executor: back on their queue, or executed here with --inline."""
@@ -167,6 +186,8 @@ class Command(BaseCommand):
         if not TestRun.objects.filter(pk=run_id).exists():  # (an id past the column's range matches nothing)
             raise CommandError(f"no run {run_id}")
         report = run_service.execute_run(run_id, workers=options.get("workers"))
+        if report.finished_here:
+            follow_up_finished_run(run_id)
         summary = run_summary(TestRun.objects.get(pk=run_id))
         self.stdout.write(progress_line(summary))
         self.stdout.write(f"run {run_id} {report.state}: executed {report.executed} configs here "

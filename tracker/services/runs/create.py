@@ -9,15 +9,17 @@ from .scope import RunError, check_release, resolve_scope
 
 
 def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = Lane.CPU, requested_by: str = "",
-               release: str = "", parent: TestRun | None = None, configs: list[int] | None = None) -> TestRun:
-    """``configs``: only these FailingConfig ids of the scope (a bisection probe lane), else all of them."""
+               release: str = "", parent: TestRun | None = None, configs: list[int] | None = None,
+               extra_scope: dict | None = None) -> TestRun:
+    """``configs``: only these FailingConfig ids of the scope (a bisection probe lane), else all of them;
+    ``extra_scope``: more keys of the run's scope (the first start's ``diagnose_after``)."""
     release = check_release(release)
     chosen = resolve_scope(kind, tasks=tasks, api=api, lane=lane)
     found = FailingConfig.objects.filter(task__in=chosen)
     total = found.filter(id__in=configs).count() if configs is not None else found.count()
     if total == 0:
         raise RunError("the scope has no failing configs to run (is the board imported?)")
-    scope = {"kind": kind, "tasks": sorted(t.number for t in chosen)}
+    scope = {"kind": kind, "tasks": sorted(t.number for t in chosen), **(extra_scope or {})}
     if api:
         scope["api"] = api
     if configs is not None:

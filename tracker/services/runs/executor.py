@@ -73,6 +73,7 @@ class ExecutionReport:
     worker_seconds: float = 0.0
     wall_seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    finished_here: bool = False  # this call recorded the run as done (its outcomes): what follows a run, once
 
 
 def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None,
@@ -331,6 +332,7 @@ def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
                 state=TestRun.State.DONE, finished_at=timezone.now(), done=done, waiting=WaitingReason.NONE):
             run.refresh_from_db()
             record_run_outcomes(run)
+            report.finished_here = True
     if run.parent_id:
         refresh_matrix(run.parent)
     report.state = TestRun.objects.get(pk=run.pk).state
