@@ -155,7 +155,7 @@ def run_main(argv: list[str]) -> int:
     except FlagError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .execute import run_config
+    from .readings import run_with_readings
 
     device = _device(args)
     counts: Counter[str] = Counter()
@@ -165,8 +165,8 @@ def run_main(argv: list[str]) -> int:
         if config in seen:  # a file may repeat a config; run it once
             continue
         seen.add(config)
-        verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
-                             draw=args.draw, bitwise=args.bitwise_alignment)
+        verdict = run_with_readings(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
+                                    draw=args.draw, bitwise=args.bitwise_alignment)
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:

@@ -1,7 +1,8 @@
 """Persistent worker processes that run configs in isolation (no Django here).
 
 Each worker is a separate Python process that imports paddle and torch once, then runs
-configs one after another through ``apitester.execute.run_config``.  The parent never
+configs one after another through ``apitester.readings.run_with_readings`` (``execute.run_config`` with the
+stability and closer readings of a config that is not exact).  The parent never
 runs paddle itself, so what a config does to its process stays in that process:
 
 * a config that kills its worker (segfault, abort, illegal instruction, ``os._exit``) is
@@ -798,7 +799,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     except Exception:
         pass
     from . import specs
-    from .execute import run_config
+    from .readings import run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
     _warm_up(paddle, torch)
@@ -812,8 +813,8 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
         request = json.loads(line)
         started = time.perf_counter()
         try:
-            verdict = run_config(request["config"], device=request["device"], atol=request["atol"],
-                                 rtol=request["rtol"], seed=request["seed"]).to_dict()
+            verdict = run_with_readings(request["config"], device=request["device"], atol=request["atol"],
+                                        rtol=request["rtol"], seed=request["seed"]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
             verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
         seconds = time.perf_counter() - started

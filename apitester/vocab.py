@@ -117,6 +117,30 @@ READINGS = tuple(Reading)
 SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})
 
 
+class Rule(StrEnum):
+    """A verdict under the 2026 exact rule, beside the 1e-2 status (docs/verdicts.md#the-exact-rule)."""
+    EXACT = "exact"                        # every compared value equal (atol = rtol = 0)
+    WITHIN_TOLERANCE = "within_tolerance"  # passes the tolerance, not exact
+    FAILS = "fails"                        # fails the tolerance (or a shape, dtype or Paddle error)
+
+
+def rule_of(strict_status: str, exact: bool | None) -> Rule | None:
+    """A verdict under the exact rule from its strict layer: exact / within_tolerance (passes 1e-2, not exact) /
+    fails; None for no verdict (an engine gap, a statistical check)."""
+    if strict_status in PASSING:
+        return None if exact is None else (Rule.EXACT if exact else Rule.WITHIN_TOLERANCE)
+    return Rule.FAILS if strict_status in FAILING else None
+
+
+class Side(StrEnum):
+    """The side whose own result changed between two runs of one draw on identical inputs (``Verdict.nondeterministic``;
+    "" when both gave the same bits again)."""
+
+    PADDLE = "paddle"
+    TORCH = "torch"
+    BOTH = "both"
+
+
 class AdaptationKind(StrEnum):
     """How a spec's reference departs from the plain Torch call at the config's dtypes (the strict reference,
     what PaddleAPITest checks): ``apitester.specs.base.Adaptation.kind``, each verdict's ``adaptations``."""

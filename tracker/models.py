@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apitester.paddle_flags import format_flags
 
-from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason
+from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason, rule_of
 
 
 class TaskStatus(models.TextChoices):
@@ -353,6 +353,22 @@ class ConfigResult(models.Model):
     # what the spec compares where it departs from the default tolerance ({note, source}).
     known_failure = models.JSONField(null=True, blank=True)
     comparison = models.JSONField(null=True, blank=True)
+    # The exact rule (docs/verdicts.md#the-exact-rule), the strict layer's: every compared value equal (None: no
+    # value comparison) and the largest distance in units in the last place (capped at the column's maximum).
+    exact = models.BooleanField(null=True, blank=True)
+    max_ulp = models.BigIntegerField(null=True, blank=True)
+    # Readings of a config that is not exact (docs/verdicts.md#stability-and-who-is-closer): the inexact draw run
+    # twice gave each side the same bits (None: not read); the side whose bits changed (apitester.vocab.Side);
+    # the float64 oracle's reading of the worst output (apitester.vocab.Reading, "" = none) with its NoOracle
+    # code, that output, each side's RMSE to the rounded oracle, and why no reading was taken (the input bound).
+    stable = models.BooleanField(null=True, blank=True)
+    nondeterministic = models.CharField(max_length=10, blank=True, default="")
+    closer = models.CharField(max_length=20, blank=True, default="", db_index=True)
+    closer_code = models.CharField(max_length=20, blank=True, default="")
+    closer_output = models.CharField(max_length=60, blank=True, default="")
+    closer_skipped = models.CharField(max_length=300, blank=True, default="")
+    paddle_rmse = models.FloatField(null=True, blank=True)
+    torch_rmse = models.FloatField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     @property
@@ -370,6 +386,11 @@ class ConfigResult(models.Model):
     def strict(self) -> str:
         """The strict layer's status (rows stored before the layers existed: the status itself)."""
         return self.strict_status or self.status
+
+    @property
+    def rule(self) -> str | None:
+        """The strict layer under the exact rule: exact / within_tolerance / fails (None: no verdict or no reading)."""
+        return rule_of(self.strict, self.exact)
 
     @property
     def is_unsupported(self) -> bool:

@@ -14,7 +14,8 @@ from django.utils.translation import gettext as _
 
 from ..models import (CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest,
                       SyncCursor, Task, TaskStatus)
-from ..vocab import FIX_LANDED, EventKind, FixedInKind, VerificationKind
+from ..vocab import FIX_LANDED, EventKind, ExactKind, FixedInKind, VerificationKind
+from .alignment import exact_by_task
 from .releases import fixed_in_by_task
 from .runs import verifications_in_own_lane
 
@@ -47,6 +48,8 @@ class BoardFilters:
     # "fixed in the test engine": Paddle agrees with Torch on every release tested and the task's PR is in
     # PaddleAPITest (selectors.releases.as_harness_fix); never among the fixed upstream.
     harness_fix: bool = False
+    # the exact rule on the task's newest release (selectors.alignment.ExactAnswer.kind): all / partly / none exact
+    exact: str = ""
     sort: str = "number"
     errors: list[str] = field(default_factory=list)
 
@@ -73,6 +76,13 @@ class BoardFilters:
         filters.open_only = params.get("open", "").strip().lower() in {"1", "true", "yes", "on"}
         filters.fixed_upstream = params.get("fixed_upstream", "").strip().lower() in {"1", "true", "yes", "on"}
         filters.harness_fix = params.get("harness_fix", "").strip().lower() in {"1", "true", "yes", "on"}
+        exact = params.get("exact", "").strip().lower()
+        if exact:
+            if exact in ExactKind.__members__.values():
+                filters.exact = exact
+            else:
+                filters.errors.append(_("Unknown exact %(value)r: use one of %(choices)s.") % {
+                    "value": params.get("exact"), "choices": ", ".join(k.value for k in ExactKind)})
         sort = params.get("sort", "").strip() or "number"
         if sort.lstrip("-") in SORT_FIELDS:
             filters.sort = sort
@@ -84,7 +94,7 @@ class BoardFilters:
     def cache_key(self) -> tuple:
         """What the filtered rows depend on (the errors are shown outside the cached rows)."""
         return (self.kernel, self.status, self.contributor.lower(), self.q, self.open_only, self.fixed_upstream,
-                self.harness_fix, self.sort)
+                self.harness_fix, self.exact, self.sort)
 
 
 def _count(model, **filters):
@@ -138,6 +148,9 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
         tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
     if filters.harness_fix:
         tasks = tasks.filter(pk__in=[task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.HARNESS])
+    if filters.exact:
+        tasks = tasks.filter(pk__in=[task_id for task_id, answer in exact_by_task().items()
+                                     if answer.kind == filters.exact])
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])

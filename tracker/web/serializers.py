@@ -79,7 +79,17 @@ def result(result: ConfigResult) -> dict:
         data["known_failure"] = result.known_failure
     if result.comparison:
         data["comparison"] = result.comparison
+    data["exact_rule"] = exact_rule(result)
     return data
+
+
+def exact_rule(result: ConfigResult) -> dict:
+    """The verdict under the exact rule and, when it is not exact, its readings (docs/verdicts.md)."""
+    return {"rule": result.rule, "exact": result.exact, "max_ulp": result.max_ulp, "stable": result.stable,
+            "nondeterministic": result.nondeterministic or None, "closer": result.closer or None,
+            "closer_code": result.closer_code or None, "closer_output": result.closer_output or None,
+            "closer_skipped": result.closer_skipped or None, "paddle_rmse": result.paddle_rmse,
+            "torch_rmse": result.torch_rmse}
 
 
 def task_verdicts(task: Task, lane: str | None = None) -> dict:

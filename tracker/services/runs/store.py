@@ -140,8 +140,29 @@ def _result_fields(verdict: dict, seconds) -> dict:
         total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
         message=str(message)[:5000], seconds=_seconds(seconds),
         framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
-        draw=_draw_text(verdict.get("draw")), **_layers(verdict),
+        draw=_draw_text(verdict.get("draw")), **_layers(verdict), **_exact_readings(verdict),
     )
+
+
+def _exact_readings(verdict: dict) -> dict:
+    """The exact rule's fields of a verdict (the top level reads the strict layer) and the readings of one that is
+    not exact; a pool-made verdict (crash, timeout) or an older engine's has none."""
+    exact, stable = verdict.get("exact"), verdict.get("stable")
+    ulp = bigint_or_none(verdict.get("max_ulp"))
+    if ulp is None and isinstance(verdict.get("max_ulp"), int) and verdict["max_ulp"] > 0:
+        ulp = _BIGINT[1]  # a NaN against a float64 number: farther than the column counts
+    return {
+        "exact": exact if isinstance(exact, bool) else None,
+        "max_ulp": ulp,
+        "stable": stable if isinstance(stable, bool) else None,
+        "nondeterministic": str(verdict.get("nondeterministic") or "")[:10],
+        "closer": str(verdict.get("closer") or "")[:20],
+        "closer_code": str(verdict.get("closer_code") or "")[:20],
+        "closer_output": str(verdict.get("closer_output") or "")[:60],
+        "closer_skipped": str(verdict.get("closer_skipped") or "")[:300],
+        "paddle_rmse": _float(verdict.get("paddle_rmse")),
+        "torch_rmse": _float(verdict.get("torch_rmse")),
+    }
 
 
 def _draw_text(draw) -> str:
