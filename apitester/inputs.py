@@ -282,6 +282,9 @@ class EdgeOptions:
     overflow: bool = False  # an integer dtype's extremes: where overflow is the question
     magnitudes: bool = True  # large and tiny float magnitudes (False: see Spec.magnitudes)
     extra: Mapping[str, tuple] = field(default_factory=dict)  # per param, placed before the domain's own
+    # per param, ``values(dtype, args) -> list`` of values exactly on a rounding tie (Spec.ties), placed
+    # TIE_PLACES times over before any other edge, whatever the domain says (a precondition included)
+    ties: Mapping[str, Callable] = field(default_factory=dict)
 
 
 def _float_finfo(dtype: str) -> np.finfo:
@@ -381,6 +384,20 @@ def edge_values(domain, dtype: str, options: EdgeOptions, param: str) -> list:
             seen.add(key)
             out.append(v)
     return out
+
+
+# How many elements of a tensor an edge draw puts on a tie (Spec.ties), cycling through the tie values: PaddleAPITest's
+# engine sees nearest-mode grid_sample differ at 4-12 tied elements of a config.
+TIE_PLACES = 16
+
+
+def tie_values(options: EdgeOptions, param: str, dtype: str, args) -> list:
+    """The tie values (``EdgeOptions.ties``) an edge draw places in a tensor of ``param``, repeated to TIE_PLACES."""
+    declared = options.ties.get(param)
+    if declared is None or dtype not in FLOAT_DTYPES:
+        return []
+    values = list(declared(dtype, args))
+    return [values[i % len(values)] for i in range(TIE_PLACES)] if values else []
 
 
 def place_edges(values: np.ndarray, edges: list, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -843,7 +860,8 @@ def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arra
     dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
     if edges is not None:
         values = np.asarray(values)
-        wanted = edge_values(domain, dtype, edges.options, name.split(".", 1)[0])
+        param = name.split(".", 1)[0]
+        wanted = [*tie_values(edges.options, param, dtype, args), *edge_values(domain, dtype, edges.options, param)]
         # a generator of its own, so the typical values under the edges are the typical draw's
         values, placed = place_edges(values, wanted, _rng(seed, "edge " + name, index))
         edges.placed += placed
@@ -916,7 +934,7 @@ def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     def leaf(item, _path):
         if isinstance(item, TensorSpec) and not found[0] and math.prod(item.shape) > 0:
             dtype = "bfloat16" if item.dtype == "uint16" else item.dtype
-            found[0] = bool(edge_values(domains.get(key), dtype, options, key))
+            found[0] = bool(tie_values(options, key, dtype, bound) or edge_values(domains.get(key), dtype, options, key))
         return item
 
     for key, value in bound.items():

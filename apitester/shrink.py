@@ -24,7 +24,9 @@ from . import execute as ex
 from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
+from .conventions import convention_of, convention_reading
 from .oracle import oracle_for, reading_of
+from .ties import tie_convention_of
 from .vocab import Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
@@ -89,7 +91,8 @@ def draw_inputs(prepared, draw: inp.Draw) -> dict:
     """The materialised inputs of one draw, with the spec's edge options (as ``execute._run``)."""
     spec = prepared.spec
     options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges))
+                              extra=dict(spec.edges),
+                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
     materialised, _ = inp.materialise_draw(prepared.parsed, spec.domains, draw, options)
     return materialised
 
@@ -114,6 +117,11 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
+    convention = convention_of(strict["status"], strict.get("message") or verdict.message)
+    if convention is None and strict["status"] == Status.ACCURACY_ERROR:
+        convention = tie_convention_of(config, draw, verdict)
+    if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
+        reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
     if status == Status.PADDLE_ERROR and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
