@@ -5,7 +5,7 @@ Each perturbation happens at float32 only -- at float64 both sides compute the t
 the float64 oracle exists and the readings have a known answer."""
 import numpy as np
 
-from apitester.specs.base import Spec, Ties, register
+from apitester.specs.base import KnownFailure, Spec, Ties, register
 
 _stub = lambda x: None  # noqa: E731  (one tensor x)
 
@@ -130,4 +130,18 @@ register(
          backward=False, domains={"x": _wide_range},
          ties=Ties("x", _identity_coordinate, _half_integers, note="test-only: round() of x"),
          note="test-only: Paddle rounds half away from zero, Torch half to even"),
+)
+
+
+# ---------------------------------------------------------------- known failures (issue 34 item 5)
+
+register(
+    Spec(api="apitester_diag.known_stale", paddle=lambda x: x * 2.0, torch=lambda x, **_: x * 2.0, signature=_stub,
+         backward=False, note="test-only: declares a failure that does not happen",
+         known_failures=(KnownFailure("accuracy_error", "test-only: fixed since", dtypes=("float32",),
+                                     direction="forward"),
+                         KnownFailure("paddle_error", "test-only: float16 only, never run here", dtypes=("float16",)))),
+    Spec(api="apitester_diag.known_still", paddle=lambda x: _paddle_tanh(x, 1.05), torch=lambda x, **_: _torch_tanh(x),
+         signature=_stub, backward=False, note="test-only: declares a failure that still happens",
+         known_failures=(KnownFailure("accuracy_error", "test-only: Paddle 5% off", direction="forward"),)),
 )
