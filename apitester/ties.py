@@ -21,6 +21,7 @@ from . import inputs as inp
 from .compare import Verdict, compare_outputs
 from .conventions import tie_convention
 from .oracle import run_side
+from .vocab import Status
 
 # At most this many ties are read one by one (two runs of each side per tie at most).
 MAX_TIES_READ = 32
@@ -88,12 +89,12 @@ def _ties_alone(prepared, materialised: dict, param: str, tied, verdict: Verdict
         return False
     atol = verdict.atol if verdict.atol is not None else 1e-2
     rtol = verdict.rtol if verdict.rtol is not None else 1e-2
-    return compare_outputs(p_run.outputs, t_run.outputs, atol, rtol).status == "pass"
+    return compare_outputs(p_run.outputs, t_run.outputs, atol, rtol).status == Status.PASS
 
 
 def tie_convention_of(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
     """The tie convention of a failing forward draw of a spec with ``ties`` (module docstring), or None."""
-    if verdict.strict_status != "accuracy_error" or (verdict.strict or {}).get("direction", verdict.direction) != "forward":
+    if verdict.strict_status != Status.ACCURACY_ERROR or (verdict.strict or {}).get("direction", verdict.direction) != "forward":
         return None
     from .shrink import draw_inputs, prepare_strict  # noqa: PLC0415  (shrink imports this module)
 
