@@ -126,7 +126,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         name = Reading.NO_ORACLE
     convention = convention_of(strict["status"], strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
-        convention = tie_convention_of(config, draw, verdict)
+        convention = _tie_convention(config, draw, verdict)
     if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
@@ -135,6 +135,17 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     failure = Failure(status, strict["direction"], strict["output"], str(name),
                       str(convention["key"]) if convention is not None else None)
     return Probe(config, verdict, oracle, reading, failure, elements, draw)
+
+
+def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
+    """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
+    prepared = prepare_strict(config)
+    if isinstance(prepared, Verdict) or prepared.spec.ties is None:
+        return None
+    try:
+        return tie_convention_of(prepared, draw_inputs(prepared, draw), verdict)
+    except Exception:  # an engine gap in the tie reading: the value reading stands
+        return None
 
 
 def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:

@@ -92,16 +92,13 @@ def _ties_alone(prepared, materialised: dict, param: str, tied, verdict: Verdict
     return compare_outputs(p_run.outputs, t_run.outputs, atol, rtol).status == Status.PASS
 
 
-def tie_convention_of(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
-    """The tie convention of a failing forward draw of a spec with ``ties`` (module docstring), or None."""
+def tie_convention_of(prepared, materialised: dict, verdict: Verdict) -> dict | None:
+    """The tie convention of a failing forward draw (``materialised``, the strict layer ``prepared``) of a spec
+    with ``ties`` (module docstring), or None."""
     if verdict.strict_status != Status.ACCURACY_ERROR or (verdict.strict or {}).get("direction", verdict.direction) != "forward":
         return None
-    from .shrink import draw_inputs, prepare_strict  # noqa: PLC0415  (shrink imports this module)
-
-    prepared = prepare_strict(config)
-    if isinstance(prepared, Verdict) or prepared.spec.ties is None:
+    if prepared.spec.ties is None:
         return None
-    materialised = draw_inputs(prepared, draw)
     param = prepared.spec.ties.param
     tensor, tied, floors = tied_positions(prepared.spec, materialised, prepared.parsed)
     if tensor is None or not tied.size or not _ties_alone(prepared, materialised, param, tied, verdict):
