@@ -167,3 +167,20 @@ def test_a_known_failure_that_does_not_reproduce_is_stale_and_one_that_does_is_n
         ("apitester_diag.known_stale", "accuracy_error", 2, {"pass": 2})]
     # a crash says nothing: out of scope
     assert stale_known_failures([{**verdicts[0], "status": "crash"}]) == []
+
+
+def test_coverage_prints_a_stale_line_before_its_totals(tmp_path):
+    from tests.engine_helpers.cli import run
+
+    configs = tmp_path / "configs.txt"
+    configs.write_text('apitester_diag.known_stale(Tensor([4],"float32"), )\n'
+                       'apitester_diag.known_still(Tensor([4],"float32"), )\n')
+    proc = run("coverage", str(configs), "--workers=1", "--quiet",
+               extra_env={"APITESTER_EXTRA_SPECS": "tests.engine.diagnosis_test_specs"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    stale = [line for line in lines if line.startswith("STALE ")]
+    assert len(stale) == 1 and stale[0].startswith("STALE apitester_diag.known_stale: known accuracy_error forward "
+                                                   "(dtypes float32) on Paddle ")
+    assert stale[0].endswith(": 1 configs in scope, none gives it: pass=1")
+    assert lines.index(stale[0]) < len(lines) - 2 and lines[-1].startswith("TOTAL configs=2 verdict=2")
