@@ -23,7 +23,8 @@ SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
 # input bytes it is not attempted (the pool's memory budget decides the config's own verdict).
 MAX_INPUT_BYTES = 1 << 30
-STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error")
+STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error",
+                   "torch_error")  # Torch raising where Paddle returns: read as a convention
 
 
 def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = None, max_trials: int = 200,
@@ -36,6 +37,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                      "draw": {"kind", "seed", "format"}, "message"},
          "failure": {"status", "direction", "output", "reading"},   # what shrinking kept (the shrunk one's)
          "reading": {"output", "reading", "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
+                     "convention"?: {"kind", "paddle", "torch", "text", "key", ...},  # reading "convention"
                      "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...},
                      "oracle"?: "gradient_check", "evidence"?: str,      # a side named by the gradient check
                      "float64_oracle"?: {"no_oracle", "reason"}},        # ... where the float64 oracle had none
@@ -47,7 +49,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                                                                        "missed_at", "first_miss"}}},
                                    "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
                                    "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
-         "shrink": {"original", "config", "draw", "failure", "trials", "kept": [str], "seconds",
+         "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
                     "stopped", "elements_before", "elements_after"},
          "repro": {"config": str, "draw": str, "command": str, "script": str},
          "signature": {"key": str, "hash": str},
@@ -75,11 +77,12 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
         return _done(result, f"no strict failure to diagnose ({start.verdict.strict_status})", began)
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
     final = shrunk.final
-    check = _gradient_check(final.config, start_draw, final.failure.direction)
+    final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
+    check = _gradient_check(final.config, final_draw, final.failure.direction)
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(),
                   reading=_plain(read_with_gradient_check(_plain(final.reading), check)),
                   oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
-    result["repro"] = _repro(final.config, start_draw)
+    result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])
     return _done(result, "", began)
@@ -230,6 +233,8 @@ def failure_signature(diagnosis: dict) -> dict:
     shrunk = (diagnosis.get("shrink") or {}).get("config") or diagnosis["config"]
     parts = [diagnosis["api"], failure.get("status"), failure.get("direction"), failure.get("output"),
              _signature_reading(diagnosis), shape_signature(shrunk)]
+    if failure.get("convention"):  # the convention named (apitester.conventions: its key leaves sizes out)
+        parts.append(failure["convention"])
     key = " | ".join("-" if p is None else str(p) for p in parts)
     return {"key": key, "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}
 
@@ -296,6 +301,8 @@ def render_text(diagnosis: dict) -> str:
 
 
 def _reading_detail(reading: dict) -> str:
+    if reading["reading"] == Reading.CONVENTION:
+        return f" ({reading['convention']['text']})"
     if reading["reading"] == Reading.NO_ORACLE:
         return f" ({reading.get('no_oracle')}: {reading.get('reason')})"
     if reading.get("oracle") and not isinstance(reading.get("paddle"), dict):

@@ -526,7 +526,8 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
     spec = prepared.spec
     plan = _plan(prepared, draw, seed)
     options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges))
+                              extra=dict(spec.edges),
+                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
     reported: Verdict | None = None
     exact: tuple[bool | None, int | None] = (None, None)  # the exact rule over every draw judged
     judged: list[str] = []

@@ -91,6 +91,7 @@ class Reading(StrEnum):
     BOTH_OFF = "both_off"                # both over the floor, neither K x the other
     WITHIN_ROUNDING = "within_rounding"  # neither is over the floor (or over K x the other)
     NO_ORACLE = "no_oracle"              # no exact value to measure against: NoOracle says why
+    CONVENTION = "convention"            # not a value error: the two follow different conventions (ConventionKind)
 
 
 class NoOracle(StrEnum):
@@ -110,6 +111,26 @@ class ReadingSource(StrEnum):
 
     FLOAT64_ORACLE = "float64_oracle"    # both sides' float64 results agree: each side's error to them
     GRADIENT_CHECK = "gradient_check"    # the float64 gradient check: one side's gradient misses its derivative
+
+
+class ConventionKind(StrEnum):
+    """Which convention a ``convention`` reading names (the reading's ``convention.kind``): the failure is not
+    about values, and the reading names both behaviours (apitester.conventions)."""
+
+    DTYPE = "dtype"    # the outputs' dtypes differ: "int32 (Paddle) vs int64 (Torch)"
+    SHAPE = "shape"    # the outputs' shapes (or counts, or None against a value) differ
+    RAISES = "raises"  # one side raises where the other returns
+    TIE = "tie"        # values exactly at a rounding tie go different ways: the two rounding rules differ
+
+
+class TieRule(StrEnum):
+    """How a side rounds a value exactly halfway between two integers (a ``tie`` convention's rules)."""
+
+    HALF_TO_EVEN = "half_to_even"                # 0.5 -> 0, 1.5 -> 2, -0.5 -> -0 (IEEE, numpy.round, nearbyint)
+    HALF_AWAY_FROM_ZERO = "half_away_from_zero"  # 0.5 -> 1, -0.5 -> -1 (C's round)
+    HALF_UP = "half_up"                          # toward +inf: floor(x + 0.5)
+    HALF_DOWN = "half_down"                      # toward -inf: ceil(x - 0.5)
+    MIXED = "mixed"                              # the ties seen follow none of the above
 
 
 READINGS = tuple(Reading)

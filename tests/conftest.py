@@ -82,6 +82,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/runner/test_resume.py",  # 106 s
     "tests/deployment/test_shards_deployment.py",  # 92 s
     "tests/runner/test_diagnosis_board.py",  # 84 s
+    "tests/runner/test_conventions_board.py",  # 60 s (a run, then a diagnosis process)
     "tests/runner/test_shards_hosts.py",  # 83 s
     "tests/deployment/test_shared_deployment.py",  # 78 s
     "tests/engine/test_cli.py",  # 69 s
@@ -98,6 +99,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/runner/test_requeue_limit.py",  # 27 s
     "tests/qa/test_site_walk.py",  # 24 s
     "tests/hardening/test_first_sight_race.py",  # 23 s
+    "tests/engine/test_conventions.py",  # 25 s
     "tests/engine/test_repro.py",  # 21 s
     "tests/runner/test_hostile_configs.py",  # 20 s
     "tests/hardening/test_webhook_stalls.py",  # 18 s

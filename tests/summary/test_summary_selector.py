@@ -28,10 +28,11 @@ def test_a_failing_diagnosed_task_says_the_values_who_is_off_and_the_shrunk_repr
     assert card.off == "paddle_off"
     assert card.off_text == "Paddle is off the float64 value; Torch is close to it"
     assert not card.can_diagnose
-    # The diagnosis shrank 8 x 8 to 4 x 8: the smallest repro is the engine's command for the shrunk config.
+    # The diagnosis shrank 8 x 8 to the one failing element (1 x 1, cut from the failing draw): the smallest repro is
+    # the engine's command for the shrunk config.
     assert card.repro_source == "diagnosis"
-    assert card.repro_config == 'paddle.Tensor.__mul__(Tensor([4, 8],"float16"), 1000000.0, )'
-    assert card.repro_command.startswith("python -m apitester --api_config='paddle.Tensor.__mul__(Tensor([4, 8]")
+    assert card.repro_config == 'paddle.Tensor.__mul__(Tensor([1, 1],"float16"), 1000000.0, )'
+    assert card.repro_command.startswith("python -m apitester --api_config='paddle.Tensor.__mul__(Tensor([1, 1]")
     assert "import paddle" in card.repro_script
     assert card.standing == "never" and card.standing_text == "failing on every release tested (3.3.1)"
     assert card.claimable

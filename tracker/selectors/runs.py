@@ -10,6 +10,8 @@ from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Ma
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from apitester import known as known_failures
+from apitester.known import describe as describe_stale
 from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
 
 from ..estimate import Done, Estimate, Left, remaining_seconds
@@ -540,3 +542,14 @@ def board_run_actions() -> dict:
         # the run whose per-task progress the board's rows show (the same choice as the rows')
         "progress_run_id": getattr(active_run(), "pk", None),
     }
+
+
+def stale_known_failures(run: TestRun) -> list[dict]:
+    """The spec-declared known failures this run (and its release lanes) judged configs of but never reproduced
+    (``apitester.known``: the definition), each with a one-line description."""
+    runs = [run, *run.lanes.all()] if run.pk else [run]
+    rows = ConfigResult.objects.filter(run__in=runs).values_list(
+        "failing_config__config", "status", "direction", "paddle_version")
+    verdicts = ({"config": config, "status": status, "direction": direction or None, "paddle_version": version}
+                for config, status, direction, version in rows.iterator())
+    return [{**stale, "line": describe_stale(stale)} for stale in known_failures.stale_known_failures(verdicts)]

@@ -31,6 +31,7 @@ def run_detail(request, run_id):
     return render(request, "tracker/runs/run_detail.html", {
         "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
         "results": run_selectors.run_results(run, status=status),
+        "stale_known_failures": run_selectors.stale_known_failures(run),
     })
 
 
