@@ -16,6 +16,9 @@ from pathlib import Path
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 _PRINT_BUILD = "import json; from apitester.builds import build_info; print(json.dumps(build_info()))"
+# Which of the flags named in argv this interpreter's Paddle defines, and their types (None: not defined).
+_PRINT_FLAGS = ("import json, sys, paddle; from apitester.paddle_flags import kind_of, read_flags; "
+                "print(json.dumps({n: None if v is None else kind_of(v) for n, v in read_flags(paddle, sys.argv[1:]).items()}))")
 
 
 class ProbeError(RuntimeError):
@@ -44,16 +47,26 @@ def build_info() -> dict:
     }
 
 
+def _probe(python: str | None, code: str, args: list[str], timeout: float) -> dict:
+    env = {**os.environ, "GLOG_minloglevel": "2", **({"PYTHONPATH": str(_REPO_ROOT)} if python else {})}
+    out = subprocess.run([python or sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         timeout=timeout, env=env, cwd=str(_REPO_ROOT))
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ProbeError(f"cannot import paddle/torch/numpy: {out.stderr.strip()[-500:]}")
+
+
+def probe_flags(python: str | None, names: list[str], *, timeout: float = 120.0) -> dict[str, str | None]:
+    """Which of these Paddle flags ``python``'s Paddle defines: {name: "bool" / "int" / "float" / "str", or None
+    when ``paddle.get_flags`` raises for it} (a fresh process, as ``probe_build``)."""
+    return _probe(python, _PRINT_FLAGS, list(names), timeout)
+
+
 def probe_build(python: str | None = None, *, timeout: float = 120.0) -> dict:
     """``build_info()`` as a fresh process of ``python`` (default: this interpreter) reports it.
 
     Another env's interpreter gets only this repository on its path, so its own paddle, torch and numpy answer,
     never this process's packages.
     """
-    env = {**os.environ, "GLOG_minloglevel": "2", **({"PYTHONPATH": str(_REPO_ROOT)} if python else {})}
-    out = subprocess.run([python or sys.executable, "-c", _PRINT_BUILD], capture_output=True, text=True,
-                         timeout=timeout, env=env, cwd=str(_REPO_ROOT))
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    raise ProbeError(f"cannot import paddle/torch/numpy: {out.stderr.strip()[-500:]}")
+    return _probe(python, _PRINT_BUILD, [], timeout)

@@ -5,6 +5,11 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
     python -m apitester --accuracy=True --api_config='paddle.clip(Tensor([3],"float32"), min=0, )'
     python -m apitester --accuracy=True --api_config_file=configs.txt --test_cpu=True --json
     python -m apitester --api_config='paddle.logit(x=Tensor([4],"float32"), )' --draw edge:0@2
+    python -m apitester --api_config='...' --paddle_flags=FLAGS_use_accuracy_compatible_kernel=1
+
+``--paddle_flags`` (or ``--paddle-flags``) sets Paddle flags (``NAME=VALUE`` items, comma- or space-separated:
+apitester.paddle_flags) with ``paddle.set_flags`` before the first config runs; a malformed string or a flag this
+Paddle does not define exits 2 before anything runs.
 
 A verdict is the worst over the config's input draws (typical, edge, extra seeds for small inputs);
 ``--draw KIND:SEED@FORMAT`` replays the one draw a verdict reports (its ``draw``; without ``@FORMAT`` draw format 1,
@@ -83,6 +88,9 @@ def _run_parser() -> argparse.ArgumentParser:
                         "format 1) "
                         "instead of judging the whole draw plan")
     p.add_argument("--json", action="store_true", help="print one JSON verdict per line")
+    p.add_argument("--paddle_flags", "--paddle-flags", default="", metavar="FLAGS_NAME=VALUE[,...]",
+                   help="Paddle flags to run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 (checked against this "
+                        "Paddle, then set with paddle.set_flags)")
     for flag in _IGNORED_ENGINE_FLAGS:
         p.add_argument(f"--{flag}", default=None, help=argparse.SUPPRESS)
     return p
@@ -106,6 +114,21 @@ def _read_configs(paths: list[str]) -> list[str]:
     return configs
 
 
+def _set_paddle_flags(text: str) -> tuple[dict, dict]:
+    """--paddle_flags: parsed (FlagError when malformed, before Paddle is imported), checked against this Paddle and
+    set with paddle.set_flags; returns (the flags asked for, the values paddle.get_flags then reads)."""
+    from .paddle_flags import apply_flags, format_flags, parse_flags
+
+    flags = parse_flags(text)
+    if not flags:
+        return {}, {}
+    from .execute import frameworks
+
+    effective = apply_flags(frameworks()[0], flags)
+    print(f"Paddle flags: {format_flags(flags)}", file=sys.stderr)
+    return flags, effective
+
+
 def run_main(argv: list[str]) -> int:
     parser = _run_parser()
     args = parser.parse_args(argv)
@@ -125,7 +148,14 @@ def run_main(argv: list[str]) -> int:
         print("error: give --api_config or --api_config_file", file=sys.stderr)
         return 2
 
-    from .execute import run_config
+    from .paddle_flags import FlagError
+
+    try:
+        flags, effective = _set_paddle_flags(args.paddle_flags)
+    except FlagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from .readings import run_with_readings
 
     device = _device(args)
     counts: Counter[str] = Counter()
@@ -135,12 +165,12 @@ def run_main(argv: list[str]) -> int:
         if config in seen:  # a file may repeat a config; run it once
             continue
         seen.add(config)
-        verdict = run_config(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
-                             draw=args.draw, bitwise=args.bitwise_alignment)
+        verdict = run_with_readings(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
+                                    draw=args.draw, bitwise=args.bitwise_alignment)
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:
-            print(json.dumps(verdict.to_dict()), flush=True)
+            print(json.dumps({**verdict.to_dict(), **({"paddle_flags": effective} if flags else {})}), flush=True)
         else:
             print(verdict.human(), flush=True)
     if not args.json:

@@ -12,27 +12,19 @@ Rules (PaddleAPITest's, made explicit):
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
 
 from .inputs import Draw
-from .vocab import FAILING, PASSING, AdaptationKind, Status
+from .vocab import AdaptationKind, Rule, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
 
 # Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
 LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message", "exact", "max_ulp")
-
-
-class Rule(StrEnum):
-    """A verdict under the 2026 exact rule, beside the 1e-2 status (docs/verdicts.md#the-exact-rule)."""
-    EXACT = "exact"                        # every compared value equal (atol = rtol = 0)
-    WITHIN_TOLERANCE = "within_tolerance"  # passes the tolerance, not exact
-    FAILS = "fails"                        # fails the tolerance (or a shape, dtype or Paddle error)
 
 
 def layer_of(verdict: "Verdict") -> dict:
@@ -62,6 +54,9 @@ def final_status(strict: str, adapted: str, kinds) -> str:
     return strict
 
 DIFF_MAP_CELLS = 128
+# Verdict fields that are floats (NaN and inf travel as strings in the JSON).
+FLOAT_FIELDS = ("max_abs", "max_rel", "atol", "rtol", "seconds", "framework_seconds", "paddle_rmse", "torch_rmse",
+                "readings_seconds")
 
 
 @dataclass
@@ -125,6 +120,23 @@ class Verdict:
     # (integers: the difference itself), None where none applies (shapes or dtypes differ, strings).
     exact: bool | None = None
     max_ulp: int | None = None
+    # Readings of a config that is not exact (docs/verdicts.md#stability-and-who-is-closer), None otherwise.
+    # ``stable``: the draw the readings come from (``inexact_draw``), run a second time on identical inputs, gave
+    # each side the same bits again; ``nondeterministic``: the side whose own result changed (vocab.Side, "" when
+    # stable). ``closer``: the float64 oracle's reading of the worst output (vocab.Reading) and ``closer_code``
+    # its NoOracle code, ``closer_output`` which output, ``paddle_rmse`` / ``torch_rmse`` each side's RMSE to the
+    # rounded oracle; ``closer_skipped`` why no reading was taken (the input-size bound, no floating output).
+    # ``readings_seconds``: the time the readings took (inside ``seconds``).
+    inexact_draw: dict | None = None
+    stable: bool | None = None
+    nondeterministic: str = ""
+    closer: str | None = None
+    closer_code: str = ""
+    closer_output: str | None = None
+    paddle_rmse: float | None = None
+    torch_rmse: float | None = None
+    closer_skipped: str = ""
+    readings_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -133,12 +145,7 @@ class Verdict:
     @property
     def rule(self) -> str | None:
         """The strict layer under the exact rule: exact / within_tolerance / fails; None for no verdict."""
-        strict = self.strict_status
-        if strict in PASSING:
-            if self.strict_exact is None:
-                return None
-            return Rule.EXACT if self.strict_exact else Rule.WITHIN_TOLERANCE
-        return Rule.FAILS if strict in FAILING else None
+        return rule_of(self.strict_status, self.strict_exact)
 
     @property
     def strict_exact(self) -> bool | None:
@@ -160,7 +167,7 @@ class Verdict:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds", "framework_seconds"):
+        for key in FLOAT_FIELDS:
             data[key] = encode_float(data[key])
         if self.diff_map is not None:
             data["diff_map"] = [[encode_float(v) for v in row] for row in self.diff_map]
@@ -175,7 +182,7 @@ class Verdict:
     def from_dict(cls, data: dict) -> "Verdict":
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        for key in ("max_abs", "max_rel", "atol", "rtol", "seconds", "framework_seconds"):
+        for key in FLOAT_FIELDS:
             if key in values:
                 values[key] = decode_float(values[key])
         if values.get("diff_map") is not None:
@@ -207,6 +214,11 @@ class Verdict:
         if self.comparison:
             source = f" <{self.comparison['source']}>" if self.comparison.get("source") else ""
             lines.append(f"  comparison: {self.comparison['note']}{source}")
+        if self.stable is not None:
+            lines.append("  stability: the same bits on a second run" if self.stable else
+                         f"  stability: {self.nondeterministic or 'a side'} gave other bits on a second run")
+        if self.closer or self.closer_skipped:
+            lines.append(f"  closer to float64: {_closer_line(self)}")
         if self.known_failure:
             known = self.known_failure
             scope = ", ".join(filter(None, [f"Paddle {known['releases']}" if known.get("releases") else "",
@@ -214,6 +226,15 @@ class Verdict:
             source = f" <{known['source']}>" if known.get("source") else ""
             lines.append(f"  known Paddle failure{f' ({scope})' if scope else ''}: {known['reason']}{source}")
         return "\n".join(lines)
+
+
+def _closer_line(verdict: "Verdict") -> str:
+    if not verdict.closer:
+        return f"not read ({verdict.closer_skipped})"
+    text = verdict.closer + (f" ({verdict.closer_code})" if verdict.closer_code else "")
+    if verdict.paddle_rmse is not None:
+        text += f", RMSE paddle {verdict.paddle_rmse:.3g}, torch {verdict.torch_rmse:.3g} ({verdict.closer_output})"
+    return text
 
 
 def _layer_line(layer: dict | None) -> str:

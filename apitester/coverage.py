@@ -20,7 +20,8 @@ unsupported (the engine cannot run it: no spec, arguments do not bind, syntax), 
 line is exactly ``TOTAL configs=N verdict=M unsupported=U engine_error=E``; the line before it
 gives ``skipped_too_large``, ``crash`` (``flaky_crash`` included, and also given on its own),
 ``timeout`` and (after ``flaky_crash``) ``torch_error`` (the Torch reference raised: no verdict, as on the board), so
-N = M + U + E + those four.
+N = M + U + E + those four.  Before it, one ``STALE …`` line per declared known failure that the run does not
+reproduce (``apitester.known``: configs in its scope were judged on that Paddle release, none gives its status).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from .config import api_name
+from .known import describe as describe_stale
+from .known import stale_known_failures
 from .pool import CRASH, FLAKY_CRASH, MEMORY_FACTOR, TimeBudget, WorkerPool
 from .reports import TASK_NAME_ALIASES, iter_config_lines
 from .vocab import NO_VERDICT, RUNNER_FAILURES, Status
@@ -123,7 +126,7 @@ def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int 
             if progress:
                 progress(done, len(jobs))
             yield {**result.verdict, "config": config, "api": api, "seconds": result.seconds,
-                   "attempts": result.attempts}
+                   "attempts": result.attempts, "paddle_version": (result.build or {}).get("paddle_version", "")}
 
 
 # ---------------------------------------------------------------- main
@@ -204,6 +207,8 @@ def coverage_main(argv: list[str]) -> int:
         for v in gaps[:3]:  # a few examples per API; --jsonl has them all
             print(f"    {v['status']}{' (engine error)' if v.get('engine_error') else ''}: "
                   f"{(v.get('message') or '')[:200]} <- {v['config'][:160]}")
+    for stale in stale_known_failures(v for verdicts in results.values() for v in verdicts):
+        print(describe_stale(stale))
     print(f"OTHER skipped_too_large={totals['skipped_too_large']} crash={totals[CRASH]} timeout={totals['timeout']} "
           f"flaky_crash={totals[FLAKY_CRASH]} torch_error={totals['torch_error']} "
           f"seconds={time.monotonic() - start:.1f} memory_budget=({budget.get('origin', 'no pool: no config')})")

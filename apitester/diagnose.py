@@ -17,13 +17,14 @@ from .inputs import estimate_bytes
 from .oracle import gradient_check
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from .vocab import OracleKind, Reading
+from .vocab import NoOracle, Reading, ReadingSource, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
 # input bytes it is not attempted (the pool's memory budget decides the config's own verdict).
 MAX_INPUT_BYTES = 1 << 30
-STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error")
+STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle_error",
+                   "torch_error")  # Torch raising where Paddle returns: read as a convention
 
 
 def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = None, max_trials: int = 200,
@@ -36,16 +37,24 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                      "draw": {"kind", "seed", "format"}, "message"},
          "failure": {"status", "direction", "output", "reading"},   # what shrinking kept (the shrunk one's)
          "reading": {"output", "reading", "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
-                     "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}},
+                     "convention"?: {"kind", "paddle", "torch", "text", "key", ...},  # reading "convention"
+                     "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...},
+                     "oracle"?: "gradient_check", "evidence"?: str,      # a side named by the gradient check
+                     "float64_oracle"?: {"no_oracle", "reason"}},        # ... where the float64 oracle had none
          "oracle": {"readings": [reading, ...], "no_oracle": str | None, "reason": str},  # shrunk config, every output
-         "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?,
-                                   "paddle"?: {"matches": bool | None, "max_abs"?, "error"?}, "torch"?: {...}},
-         "shrink": {"original", "config", "draw", "failure", "trials", "kept": [str], "seconds",
+         "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?, "method"?,
+                                   "against"?: "own_forward" | "reference",
+                                   "paddle"?: {"matches": bool | None, "max_abs"?, "error"?,
+                                               "outputs"?: {"grad x": {"match", "miss", "unresolved", "kinks",
+                                                                       "missed_at", "first_miss"}}},
+                                   "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
+                                   "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
+         "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
                     "stopped", "elements_before", "elements_after"},
          "repro": {"config": str, "draw": str, "command": str, "script": str},
          "signature": {"key": str, "hash": str},
-         "implied_verdict": None | {"status": "torch_suspect", "output", "evidence": str,
-                                    "paddle": {"max_abs", "max_rel", "rmse"}, "torch": {...}, "k", "noise_floor"},
+         "implied_verdict": None | {"status": "torch_suspect", "output", "evidence": str, "source": str,
+                                    "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}, "k"?, "noise_floor"?},
          "seconds": float}
 
     Floats go through ``compare.encode_float`` ("inf"/"nan" as strings).  When ``diagnosed`` is False
@@ -68,30 +77,65 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
         return _done(result, f"no strict failure to diagnose ({start.verdict.strict_status})", began)
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
     final = shrunk.final
-    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(final.reading),
-                  oracle=_plain(final.oracle), shrink=shrunk.to_dict(),
-                  gradient_check=_gradient_check(final.config, start_draw, final.failure.direction))
-    result["repro"] = _repro(final.config, start_draw)
+    final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
+    check = _gradient_check(final.config, final_draw, final.failure.direction)
+    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(),
+                  reading=_plain(read_with_gradient_check(_plain(final.reading), check)),
+                  oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
+    result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])
     return _done(result, "", began)
 
 
+# The float64 oracle's no_oracle codes that the gradient check can settle: the two float64 results disagree (a
+# wrong gradient is the usual cause) or the config is float64 already (nothing higher to upcast to).  Not an
+# error or a shape (nothing to differentiate), an exact dtype, a random API, or a dtype an argument fixes (the
+# check would difference a float32 forward at float64 steps).
+GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG})
+
+
+def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
+    """The failing output's reading, with the gradient check's word where the float64 oracle has none (issue 34):
+    a ``no_oracle`` reading of a gradient (``GRADIENT_SETTLES``) whose check names the side off at that output
+    (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
+    becomes ``paddle_off`` / ``torch_off`` with ``"oracle": "gradient_check"`` and the check's evidence; what
+    the float64 oracle said is kept under ``float64_oracle``.  Any other reading is returned as it is."""
+    if (reading.get("reading") != Reading.NO_ORACLE or reading.get("no_oracle") not in GRADIENT_SETTLES
+            or not check or not check.get("ran")):
+        return reading
+    output = reading.get("output")
+    side = (check.get("side_off_by_output") or {}).get(output)
+    if side not in ("paddle", "torch"):
+        return reading
+    return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
+            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
+            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+
+
 def implied_verdict(reading: dict) -> dict | None:
     """What the failing output's reading implies for the final verdict: ``torch_suspect`` when Torch is the
-    side off the float64 oracle (issue 19), with both sides' errors as the evidence; otherwise None.  The
-    strict layer is not changed by it, so "fix verified" still needs Paddle to agree with the plain Torch call."""
+    side off (issue 19: off the float64 oracle, with both sides' errors as the evidence; issue 34: a gradient the
+    gradient check reads off, with its evidence), naming the reading's source; otherwise None.  The strict layer
+    is not changed by it, so "fix verified" still needs Paddle to agree with the plain Torch call."""
     if reading.get("reading") != Reading.TORCH_OFF:
         return None
+    source = str(reading.get("oracle") or ReadingSource.FLOAT64_ORACLE)
+    if not (isinstance(reading.get("paddle"), dict) and isinstance(reading.get("torch"), dict)):
+        evidence = str(reading.get("evidence") or f"the {source} reads Torch off")
+        return {"status": Status.TORCH_SUSPECT.value, "output": reading["output"], "source": source,
+                "evidence": evidence}
     paddle, torch, k, floor = reading["paddle"], reading["torch"], reading.get("k"), reading.get("noise_floor")
 
     def side(errors: dict) -> str:
         return ", ".join(f"{name} {_number(errors.get(name))}" for name in ("max_abs", "max_rel", "rmse"))
 
-    against = reading.get("evidence") if reading.get("oracle") == OracleKind.REFERENCE else "the float64 oracle"
+    against = reading.get("evidence") if reading.get("oracle") == ReadingSource.REFERENCE else "the float64 oracle"
     evidence = (f"{reading['output']} at {reading.get('dtype')}, error to {against}: Torch {side(torch)}; "
                 f"Paddle {side(paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor {_number(floor)})")
-    return {"status": "torch_suspect", "output": reading["output"], "evidence": evidence,
+    if source != ReadingSource.FLOAT64_ORACLE:
+        evidence = f"{source}: {evidence}"
+    return {"status": "torch_suspect", "output": reading["output"], "evidence": evidence, "source": source,
             "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}
 
 
@@ -123,8 +167,12 @@ def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> dict 
     prepared = prepare_strict(config)
     if isinstance(prepared, Verdict):
         return {"ran": False, "reason": prepared.message[:300]}
+    # The hook for an independent reference's derivative (issue 34, item 1): a spec that declares
+    # ``ref_gradient`` (see oracle.gradient_check's ``reference_gradient``) is judged against it.
+    reference = getattr(prepared.spec, "ref_gradient", None)
     try:
-        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw))
+        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw,
+                                     reference_gradient=reference if callable(reference) else None))
     except Exception as exc:  # an engine gap in the check: said so
         return {"ran": False, "reason": f"engine error in the gradient check: {exc}"[:300]}
 
@@ -180,13 +228,25 @@ def shape_signature(config: str) -> str:
 
 
 def failure_signature(diagnosis: dict) -> dict:
-    """(api, status, direction, output, reading, shrunk shapes) as a stable key and its 12-hex hash."""
+    """(api, status, direction, output, reading, shrunk shapes) as a stable key and its 12-hex hash (the reading
+    with its source where the gradient check named the side: ``_signature_reading``)."""
     failure = diagnosis.get("failure") or {}
     shrunk = (diagnosis.get("shrink") or {}).get("config") or diagnosis["config"]
     parts = [diagnosis["api"], failure.get("status"), failure.get("direction"), failure.get("output"),
-             failure.get("reading"), shape_signature(shrunk)]
+             _signature_reading(diagnosis), shape_signature(shrunk)]
+    if failure.get("convention"):  # the convention named (apitester.conventions: its key leaves sizes out)
+        parts.append(failure["convention"])
     key = " | ".join("-" if p is None else str(p) for p in parts)
     return {"key": key, "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}
+
+
+def _signature_reading(diagnosis: dict) -> str | None:
+    """The reading a failure is grouped by: what shrinking kept, or -- where another source than the float64
+    oracle named the side (the gradient check) -- that reading and its source ("paddle_off (gradient_check)")."""
+    reading = diagnosis.get("reading") or {}
+    if reading.get("oracle") and reading.get("oracle") != ReadingSource.FLOAT64_ORACLE:
+        return f"{reading.get('reading')} ({reading['oracle']})"
+    return (diagnosis.get("failure") or {}).get("reading")
 
 
 def group_failures(diagnoses: list[dict]) -> list[dict]:
@@ -242,10 +302,16 @@ def render_text(diagnosis: dict) -> str:
 
 
 def _reading_detail(reading: dict) -> str:
+    if reading["reading"] == Reading.CONVENTION:
+        return f" ({reading['convention']['text']})"
     if reading["reading"] == Reading.NO_ORACLE:
         return f" ({reading.get('no_oracle')}: {reading.get('reason')})"
+    if reading.get("oracle") and not isinstance(reading.get("paddle"), dict):
+        was = reading.get("float64_oracle") or {}
+        return (f" (from the {reading['oracle']}) {reading.get('evidence')}"
+                + (f" (float64 oracle: {was.get('no_oracle')})" if was else ""))
     p, t = reading["paddle"], reading["torch"]
-    if reading.get("oracle") == OracleKind.REFERENCE:
+    if reading.get("oracle") == ReadingSource.REFERENCE:
         return (f" (against the {reading['evidence']}: RMSE paddle {p['rmse']}, torch {t['rmse']}; max abs paddle "
                 f"{p['max_abs']}, torch {t['max_abs']}; {reading.get('reason', '')})")
     return (f" (RMSE to the rounded float64 oracle: paddle {p['rmse']:.3g}, torch {t['rmse']:.3g}; "
@@ -261,7 +327,8 @@ def _check_line(check: dict) -> str:
             return f"{name} could not be checked ({s.get('error')})"
         return f"{name} {'matches' if s['matches'] else 'does NOT match'} numeric (max abs {s.get('max_abs')})"
 
-    return f"{side('paddle')}; {side('torch')} ({check['elements']} elements)"
+    off = f"; side off: {check['side_off']}" if check.get("side_off") else ""
+    return f"{side('paddle')}; {side('torch')} ({check['elements']} elements{off})"
 
 
 __all__ = ["diagnose_config", "failure_signature", "group_failures", "render_text", "shape_signature",

@@ -39,7 +39,7 @@ from .compare import Out, Verdict, compare_outputs, final_status, layer_of, merg
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config, walk
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
-from .vocab import Status
+from .vocab import Side, Status
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 MESSAGE_LIMIT = 500
@@ -423,12 +423,15 @@ _GRADS: dict[tuple, np.ndarray] | None = None
 
 
 def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
-               draw: "str | inp.Draw | dict | None" = None, bitwise: bool = False) -> Verdict:
+               draw: "str | inp.Draw | dict | None" = None, bitwise: bool = False,
+               stability: bool = False) -> Verdict:
     """Run one config string and return its Verdict (never raises for bad input).
 
     ``draw`` ("edge:0", a Draw or its dict) replays that one draw instead of the plan. ``bitwise`` judges with
     atol = rtol = 0 whatever the spec's tolerances (PaddleAPITest's ``--bitwise_alignment=True``): the status
-    then reads the exact rule; every verdict records ``exact`` and ``max_ulp`` either way."""
+    then reads the exact rule; every verdict records ``exact`` and ``max_ulp`` either way. ``stability``: a
+    config that is not exact runs its inexact draw once more and records whether each side gave the same bits
+    (``stable``, ``nondeterministic``); ``apitester.readings.run_with_readings`` asks for it."""
     config = config.strip()
     if draw is not None:
         try:
@@ -446,12 +449,13 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
     global _GRADS
     _GRADS = {}
     try:
-        verdict = _run(config, device, atol, rtol, seed, draw, bitwise)
+        verdict = _run(config, device, atol, rtol, seed, draw, bitwise, stability)
     except Exception as exc:  # a bug or gap inside apitester itself
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         verdict = Verdict("unsupported", engine_error=True, message=f"engine error: {last}")
     finally:
         _GRADS = None
+        _stop_capture()
     verdict.seconds = time.perf_counter() - start
     verdict.framework_seconds = _CLOCK.seconds
     verdict.config = config
@@ -513,28 +517,26 @@ class _Forward:
 
 
 def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: inp.Draw | None,
-         bitwise: bool = False) -> Verdict:
+         bitwise: bool = False, stability: bool = False) -> Verdict:
     prepared = _prepare(config, device)
     if isinstance(prepared, Verdict):
         return prepared
     if bitwise:
         prepared, atol, rtol = replace(prepared, bitwise=True), 0.0, 0.0
     spec = prepared.spec
-    if draw is not None:
-        plan = [draw]
-    elif spec.random:  # a statistical check of its own samples: edge values and seeds say nothing new
-        plan = [inp.Draw(inp.TYPICAL, seed)]
-    else:
-        plan = inp.draw_plan(sum(t.numel for t in prepared.call.tensors()), seed)
+    plan = _plan(prepared, draw, seed)
     options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges))
+                              extra=dict(spec.edges),
+                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
     reported: Verdict | None = None
     exact: tuple[bool | None, int | None] = (None, None)  # the exact rule over every draw judged
     judged: list[str] = []
     not_judged: list[str] = []
     # the typical draw's values, kept for the edge draw of the same seed (which would draw them again)
     typical = {} if len(plan) > 1 and any(d.kind == inp.EDGE for d in plan) else None
+    watch = _Inexact() if stability else None
     for current in plan:
+        _start_capture(watch)
         if reported is None:  # the first draw: an error here is the config's, as it always was
             verdict = _run_draw(prepared, current, options, atol, rtol, replay=draw is not None, typical=typical)
         else:
@@ -550,6 +552,8 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
             continue
         judged.append(str(current))
         exact = merge_exactness(exact, (verdict.strict_exact, verdict.strict_max_ulp))
+        if watch is not None:
+            watch.saw(current, verdict)
         if reported is None:
             reported = verdict
             if verdict.status != Status.PASS and verdict.status not in BY_DESIGN_DRAW:
@@ -566,7 +570,104 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
     _set_exactness(reported, exact)
     if not_judged:
         reported.message = "\n".join([reported.message, *not_judged]).strip()
+    if watch is not None and exact[0] is False:
+        _read_stability(reported, watch.pick(reported), prepared, options, atol, rtol)
     return reported
+
+
+# ---------------------------------------------------------------- run-to-run stability
+
+# The Out lists of the draw being run, each (paddle outs, torch outs) as _forward and _backward compare them (one
+# entry per forward and per backward of each layer); None when nobody reads them.
+_CAPTURED: list | None = None
+
+
+def _capture(outs_p: list[Out], outs_t: list[Out]) -> None:
+    if _CAPTURED is not None:
+        _CAPTURED.append((outs_p, outs_t))
+
+
+def _start_capture(watch) -> None:
+    global _CAPTURED
+    _CAPTURED = [] if watch is not None else None
+
+
+def _stop_capture() -> list:
+    global _CAPTURED
+    captured, _CAPTURED = _CAPTURED or [], None
+    return captured
+
+
+def _digest(out: Out) -> str:
+    """The exact bits of one output (dtype, shape and bytes), as a short hash: two runs of a deterministic kernel
+    on identical inputs give the same digest."""
+    if out.array is None:
+        return "none"
+    array = np.asarray(out.array)
+    if array.dtype.kind in "USO":
+        return "str:" + str(array.tolist())[:2000]
+    data = np.ascontiguousarray(array)
+    return f"{out.dtype}:{array.dtype.str}:{array.shape}:{zlib.crc32(data.view(np.uint8).reshape(-1)):08x}" \
+        f":{zlib.adler32(data.view(np.uint8).reshape(-1)):08x}"
+
+
+def _digests(captured: list) -> tuple[list[str], list[str]]:
+    """(Paddle's digests, Torch's) of one draw's captured outputs, in capture order."""
+    paddle, torch = [], []
+    for outs_p, outs_t in captured:
+        paddle += [_digest(o) for o in outs_p] + ["|"]
+        torch += [_digest(o) for o in outs_t] + ["|"]
+    return paddle, torch
+
+
+class _Inexact:
+    """The draws of one run that are not exact, with the bits each side gave: the reported draw when it is not
+    exact (a failing config's failing draw), else the first draw that is not."""
+
+    def __init__(self) -> None:
+        self.draws: dict[str, tuple[inp.Draw, tuple[list[str], list[str]]]] = {}
+        self.first: str | None = None
+
+    def saw(self, draw: inp.Draw, verdict: Verdict) -> None:
+        captured = _stop_capture()
+        if verdict.strict_exact is False:
+            self.draws[str(draw)] = (draw, _digests(captured))
+            self.first = self.first or str(draw)
+
+    def pick(self, reported: Verdict) -> tuple[inp.Draw, tuple[list[str], list[str]]] | None:
+        key = str(inp.Draw.parse(reported.draw)) if reported.draw else None
+        return self.draws.get(key) or (self.draws.get(self.first) if self.first else None)
+
+
+def _read_stability(verdict: Verdict, picked, prepared: "_Prepared", options, atol: float, rtol: float) -> None:
+    """Run the picked inexact draw a second time (fresh inputs of the same draw) and compare each side's bits with
+    the first run's: ``stable`` and ``nondeterministic`` on the verdict. A rerun that cannot be made leaves them
+    None / "" (said in the message)."""
+    if picked is None:
+        return
+    draw, (first_p, first_t) = picked
+    verdict.inexact_draw = draw.to_dict()
+    _start_capture(True)
+    try:
+        _run_draw(prepared, draw, options, atol, rtol, replay=True)
+    except Exception as exc:  # the draw ran once; an engine gap in the second run is said, never blamed
+        _stop_capture()
+        verdict.message = f"{verdict.message}\nstability not read: {type(exc).__name__}: {str(exc)[:160]}".strip()
+        return
+    again_p, again_t = _digests(_stop_capture())
+    changed = [side for side, first, again in ((Side.PADDLE, first_p, again_p), (Side.TORCH, first_t, again_t))
+               if first != again]
+    verdict.stable = not changed
+    verdict.nondeterministic = "" if not changed else changed[0] if len(changed) == 1 else Side.BOTH
+
+
+def _plan(prepared: "_Prepared", draw: inp.Draw | None, seed: int) -> list[inp.Draw]:
+    """The draws to judge: the one replayed, else the spec's plan."""
+    if draw is not None:
+        return [draw]
+    if prepared.spec.random:  # a statistical check of its own samples: edge values and seeds say nothing new
+        return [inp.Draw(inp.TYPICAL, seed)]
+    return inp.draw_plan(sum(t.numel for t in prepared.call.tensors()), seed)
 
 
 def _set_exactness(verdict: Verdict, exact: tuple[bool | None, int | None]) -> None:
@@ -744,6 +845,7 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
     p_flat, t_flat = _flatten_outputs(p_raw), _flatten_outputs(t_raw)
     outs_p = [_paddle_out(v) for v in p_flat]
     outs_t = [_torch_out(v) for v in t_flat]
+    _capture(outs_p, outs_t)
     f_atol, f_rtol = (0.0, 0.0) if prep.bitwise else _tolerance(spec, outs_t, prep.materialised, atol, rtol)
 
     if spec.random:
@@ -800,6 +902,7 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
 
     gp_outs = [_grad_out(gp, leaf, _paddle_out) for leaf, gp in zip(p_leaves.tensors, p_grads)]
     gt_outs = [_grad_out(gt, leaf, _torch_out) for leaf, gt in zip(t_leaves.tensors, t_grads)]
+    _capture(gp_outs, gt_outs)
     backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
                                labels=[f"grad {label}" for label in p_leaves.labels])
     backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol

@@ -226,40 +226,77 @@ class Draw:
     """One deterministic draw of a config's inputs: its kind, seed and format ("edge:0@2" as text; DRAW_FORMATS).
 
     A draw made now has the current format; text or a dict without one is format 1, the format of every draw
-    stored or written into a repro before formats existed, so replaying it gives the values it had."""
+    stored or written into a repro before formats existed, so replaying it gives the values it had.
+
+    ``cut`` (a shrunk config's draw, ``apitester.shrink``): the values are the draw of the same config at the
+    original sizes, each tensor then cut to its own shape at the given starts -- per tensor, in the order
+    ``materialise`` walks the bound arguments, per dim (original size, start).  As text it follows a "/":
+    ``"edge:0@2/64+5,128+28;128+28"`` (tensors separated by ";", dims by ",").  A draw without it is drawn at
+    the config's own sizes, as every draw written before cuts existed."""
 
     kind: str
     seed: int = 0
     format: int = DRAW_FORMAT
+    cut: tuple | None = None
 
     def __post_init__(self):
         if self.kind not in DRAW_KINDS:
             raise ValueError(f"unknown draw kind {self.kind!r} (one of {', '.join(DRAW_KINDS)})")
         if self.format not in DRAW_FORMATS:
             raise ValueError(f"unknown draw format {self.format!r} (one of {', '.join(map(str, DRAW_FORMATS))})")
+        if self.cut is not None:
+            object.__setattr__(self, "cut", tuple(tuple((int(size), int(start)) for size, start in dims)
+                                                  for dims in self.cut))
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.seed}" + ("" if self.format == 1 else f"@{self.format}")
+        text = f"{self.kind}:{self.seed}" + ("" if self.format == 1 else f"@{self.format}")
+        if self.cut is None:
+            return text
+        return text + "/" + ";".join(",".join(f"{size}+{start}" for size, start in dims) for dims in self.cut)
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "seed": self.seed, "format": self.format}
+        data = {"kind": self.kind, "seed": self.seed, "format": self.format}
+        if self.cut is not None:
+            data["cut"] = [[list(dim) for dim in dims] for dims in self.cut]
+        return data
+
+    def uncut(self) -> "Draw":
+        return Draw(self.kind, self.seed, self.format)
 
     @classmethod
     def parse(cls, text: "str | Draw | Mapping") -> "Draw":
-        """``"edge:0@2"`` / ``"typical:2"`` (format 1) / ``{"kind": "edge", "seed": 0, "format": 2}`` -> Draw
-        (ValueError if malformed)."""
+        """``"edge:0@2"`` / ``"typical:2"`` (format 1) / ``{"kind": "edge", "seed": 0, "format": 2}`` /
+        ``"edge:0@2/8+3;1+0"`` (a cut) -> Draw (ValueError if malformed)."""
         if isinstance(text, Draw):
             return text
         try:
             if isinstance(text, Mapping):
-                return cls(str(text.get("kind")), int(text.get("seed", 0)), int(text.get("format", 1)))
-            body, at, fmt = str(text).strip().partition("@")
+                cut = text.get("cut")
+                return cls(str(text.get("kind")), int(text.get("seed", 0)), int(text.get("format", 1)),
+                           None if cut is None else tuple(tuple(tuple(dim) for dim in dims) for dims in cut))
+            head, slash, cut_text = str(text).strip().partition("/")
+            body, at, fmt = head.partition("@")
             kind, sep, seed = body.partition(":")
-            return cls(kind, int(seed) if sep else 0, int(fmt) if at else 1)
+            cut = _parse_cut(cut_text) if slash else None
+            return cls(kind, int(seed) if sep else 0, int(fmt) if at else 1, cut)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"bad draw {text!r}: expected KIND:SEED[@FORMAT] with KIND one of "
+            raise ValueError(f"bad draw {text!r}: expected KIND:SEED[@FORMAT][/CUT] with KIND one of "
                              f"{', '.join(DRAW_KINDS)}, SEED an integer and FORMAT one of "
                              f"{', '.join(map(str, DRAW_FORMATS))} ({exc})") from None
+
+
+def _parse_cut(text: str) -> tuple:
+    """"64+5,128+28;128+28" -> (((64, 5), (128, 28)), ((128, 28),)) (an empty tensor part: a 0-d tensor)."""
+    tensors = []
+    for part in text.split(";"):
+        dims = []
+        for dim in filter(None, part.split(",")):
+            size, plus, start = dim.partition("+")
+            if not plus:
+                raise ValueError(f"cut dim {dim!r} is not SIZE+START")
+            dims.append((int(size), int(start)))
+        tensors.append(tuple(dims))
+    return tuple(tensors)
 
 
 def draw_plan(elements: int, seed: int = 0) -> list[Draw]:
@@ -282,6 +319,9 @@ class EdgeOptions:
     overflow: bool = False  # an integer dtype's extremes: where overflow is the question
     magnitudes: bool = True  # large and tiny float magnitudes (False: see Spec.magnitudes)
     extra: Mapping[str, tuple] = field(default_factory=dict)  # per param, placed before the domain's own
+    # per param, ``values(dtype, args) -> list`` of values exactly on a rounding tie (Spec.ties), placed
+    # TIE_PLACES times over before any other edge, whatever the domain says (a precondition included)
+    ties: Mapping[str, Callable] = field(default_factory=dict)
 
 
 def _float_finfo(dtype: str) -> np.finfo:
@@ -381,6 +421,20 @@ def edge_values(domain, dtype: str, options: EdgeOptions, param: str) -> list:
             seen.add(key)
             out.append(v)
     return out
+
+
+# How many elements of a tensor an edge draw puts on a tie (Spec.ties), cycling through the tie values: PaddleAPITest's
+# engine sees nearest-mode grid_sample differ at 4-12 tied elements of a config.
+TIE_PLACES = 16
+
+
+def tie_values(options: EdgeOptions, param: str, dtype: str, args) -> list:
+    """The tie values (``EdgeOptions.ties``) an edge draw places in a tensor of ``param``, repeated to TIE_PLACES."""
+    declared = options.ties.get(param)
+    if declared is None or dtype not in FLOAT_DTYPES:
+        return []
+    values = list(declared(dtype, args))
+    return [values[i % len(values)] for i in range(TIE_PLACES)] if values else []
 
 
 def place_edges(values: np.ndarray, edges: list, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -843,7 +897,8 @@ def _make(spec: TensorSpec, name: str, index: int, seed: int, domain, args, arra
     dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
     if edges is not None:
         values = np.asarray(values)
-        wanted = edge_values(domain, dtype, edges.options, name.split(".", 1)[0])
+        param = name.split(".", 1)[0]
+        wanted = [*tie_values(edges.options, param, dtype, args), *edge_values(domain, dtype, edges.options, param)]
         # a generator of its own, so the typical values under the edges are the typical draw's
         values, placed = place_edges(values, wanted, _rng(seed, "edge " + name, index))
         edges.placed += placed
@@ -901,9 +956,44 @@ def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     each tensor's domain values in it and the edge draw takes them from there instead of drawing them again --
     the same values, both draw them from the same generator -- except where a domain read other params' arrays.
     The caller drops it after the edge draw (it holds a copy of the inputs)."""
+    if draw.cut is not None:
+        return _materialise_cut(bound, domains, draw, options)
     edges = _EdgeDraw(options or EdgeOptions()) if draw.kind == EDGE else None
     out = _materialise_all(bound, domains or {}, draw.seed, edges, typical, draw.format)
     return out, edges.placed if edges else 0
+
+
+def tensor_specs(bound: Mapping[str, Any]) -> list[TensorSpec]:
+    """The TensorSpecs of the bound arguments in the order ``materialise`` walks them (a cut's order)."""
+    found: list = []
+    for value in bound.values():
+        walk(value, lambda item, _path: found.append(item) or item if isinstance(item, TensorSpec) else item,
+             into=(list, tuple, slice, dict))
+    return found
+
+
+def _materialise_cut(bound, domains, draw: Draw, options) -> tuple[dict[str, Any], int]:
+    """A cut draw (``Draw.cut``): the uncut draw at the original sizes, each tensor then sliced to its shape."""
+    specs = tensor_specs(bound)
+    if len(specs) != len(draw.cut) or any(len(s.shape) != len(dims) for s, dims in zip(specs, draw.cut)):
+        raise ValueError(f"draw {draw} cuts {len(draw.cut)} tensors, the config has {len(specs)} of other ranks")
+    originals = iter(draw.cut)
+
+    def grown(item, _path):
+        return TensorSpec(tuple(size for size, _ in next(originals)), item.dtype) if isinstance(item, TensorSpec) else item
+
+    whole = {k: walk(v, grown, into=(list, tuple, slice, dict)) for k, v in bound.items()}
+    out, placed = materialise_draw(whole, domains, draw.uncut(), options)
+    cuts = iter(zip(specs, draw.cut))
+
+    def cut(item, _path):
+        if not isinstance(item, InputTensor):
+            return item
+        spec, dims = next(cuts)
+        index = tuple(slice(start, start + size) for (_, start), size in zip(dims, spec.shape))
+        return InputTensor(np.array(item.array[index], order="C"), item.dtype)
+
+    return {k: walk(v, cut, into=(list, tuple, slice, dict)) for k, v in out.items()}, placed
 
 
 def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None, options: EdgeOptions) -> bool:
@@ -916,7 +1006,7 @@ def edge_draw_places(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     def leaf(item, _path):
         if isinstance(item, TensorSpec) and not found[0] and math.prod(item.shape) > 0:
             dtype = "bfloat16" if item.dtype == "uint16" else item.dtype
-            found[0] = bool(edge_values(domains.get(key), dtype, options, key))
+            found[0] = bool(tie_values(options, key, dtype, bound) or edge_values(domains.get(key), dtype, options, key))
         return item
 
     for key, value in bound.items():

@@ -18,15 +18,18 @@ framework's float64 result computes the documented function (``float64_match``).
 side where the oracle is finite (or a finite value where it is NaN/inf) is that side's error and the
 reading's ``nonfinite`` says so (docs/diagnosis.md, "The independent reference").
 
-For a backward failure a float64 central-difference gradient check (``gradient_check``) says whether
-each side's analytic float64 gradient matches the numeric derivative of its own float64 forward; it
-runs on small inputs only (``GRADCHECK_MAX_ELEMENTS``), i.e. after shrinking.
+For a backward failure a float64 gradient check (``gradient_check``: one-sided differences at a step scaled
+to each element, refined where the step straddles a clamp, Richardson-extrapolated, kinks read as
+subgradients) says whether each side's analytic float64 gradient matches the numeric derivative of its own
+float64 forward, and which side misses it; it runs on small inputs only (``GRADCHECK_MAX_ELEMENTS``), i.e.
+after shrinking.
 
 Everything returned is plain JSON values (floats through ``compare.encode_float``).
 """
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +38,7 @@ from . import execute as ex
 from . import inputs as inp
 from .compare import Out, encode_float
 from .specs.base import dtype_name
-from .vocab import AdaptationKind, NoOracle, OracleKind, Reading
+from .vocab import AdaptationKind, NoOracle, Reading, ReadingSource
 
 # ---------------------------------------------------------------- the rules and their constants
 
@@ -399,7 +402,7 @@ def read_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: O
     high = dtype in HIGH
     eps = EPS64 if high else EPS.get(dtype, EPS["float32"])
     reading = _measure(label, low_p, low_t, ref, dtype, eps, "the reference")
-    reading.update(oracle=OracleKind.REFERENCE, evidence=reference.evidence)
+    reading.update(oracle=ReadingSource.REFERENCE, evidence=reference.evidence)
     reasons = [why]
     if not high and high_p.dtype in HIGH and high_t.dtype in HIGH:
         match_p, gap_p = _reference_gap(high_p.array, ref)
@@ -658,7 +661,7 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     errors = {side: {k: encode_float(v) for k, v in error_to_oracle(
         np.asarray(values, dtype=np.float64).reshape(-1)[use], target).items()} for side, values in high.items()}
     out = {"output": reading["output"], "reading": name, "dtype": "float64", "k": K,
-           "noise_floor": encode_float(GRAD_ATOL), "oracle": OracleKind.REFERENCE,
+           "noise_floor": encode_float(GRAD_ATOL), "oracle": ReadingSource.REFERENCE,
            "evidence": f"derivative of the {reference.evidence} (central differences, step {REF_GRAD_STEP:g})",
            "gradient_match": match, **errors}
     notes = _nonfinite_note(np.asarray(high["paddle"]).reshape(-1)[use], np.asarray(high["torch"]).reshape(-1)[use],
@@ -684,24 +687,243 @@ def reading_of(oracle: dict, output: str | None) -> dict:
 
 
 # ---------------------------------------------------------------- float64 gradient check
+#
+# Each side's analytic float64 gradient of L = sum_i <output_i, grad_i> is checked against the numeric
+# derivative of that side's own float64 forward, element by element (``element_derivative``):
+#
+# * the step is scaled to the element's magnitude, h = GRAD_STEP * max(|x|, 1), and taken as the difference
+#   of two representable numbers ((x + h) - x), so that the quotient divides by the step actually taken;
+# * each side of x is estimated on its own -- forward (f(x+s) - f(x)) / s and backward (f(x) - f(x-s)) / s at
+#   s = h and h/2 -- and a one-sided estimate counts once its two steps agree (GRAD_ATOL / GRAD_RTOL); it is then
+#   Richardson-extrapolated (2 D(h/2) - D(h): the first-order error cancels).  Where the two steps disagree the
+#   step straddles something narrower than itself (eps's clamp in cosine_similarity: the clamped region is
+#   ~eps wide), and the step is divided by GRAD_REFINE, at most GRAD_LEVELS times;
+# * where the two one-sided derivatives agree the point is smooth and the central estimate, Richardson-
+#   extrapolated ((4 C(h/2) - C(h)) / 3), is the derivative; where they disagree the point is a kink (relu or
+#   abs at 0, a clip bound): there is no derivative, and any value between the two one-sided derivatives (the
+#   Clarke subgradient) is a convention, not an error -- relu'(0) = 0 and abs'(0) = 0 both match;
+# * where the forward is not finite on one side (a domain boundary: sqrt at 0 from below) the other side's
+#   one-sided derivative alone is the derivative; one-sided estimates that grow without bound as the step
+#   shrinks (sqrt at 0 from above) are a vertical tangent, matched only by an infinite gradient of that sign;
+# * a NaN gradient where a one-sided derivative is finite misses it, whatever the other side says.
+#
+# An element is then "match", "miss" or "unresolved" (no estimate settles it: noisy or unbounded where the
+# gradient is finite).  ``side_off`` names the side whose gradient misses while the other side's matches.
+# With a reference derivative (``reference_gradient``: the API's documented function differentiated on its own,
+# e.g. with mpmath.diff), both sides are judged against it instead of against their own forwards.
+
+GRAD_STEP = 1e-6  # torch.autograd.gradcheck's eps, relative to the element's magnitude
+GRAD_ATOL = 1e-5  # gradcheck's atol and rtol
+GRAD_RTOL = 1e-3
+GRAD_REFINE = 10.0  # a one-sided estimate that has not settled is tried again at a 10x smaller step ...
+GRAD_LEVELS = 7     # ... down to GRAD_STEP * 1e-6 (1e-12 relative): float64 still resolves a derivative there
+GRADCHECK_MAX_ELEMENTS = 512
+GRADCHECK_MAX_FORWARDS = 6_000  # per side (level 0 takes 4 per element): past it, elements stay unresolved
+GRADCHECK_MAX_SECONDS = 60.0    # per side, likewise: a slow forward (10 ms x 6,000) stays inside DIAGNOSE_TIMEOUT
+
+MATCH, MISS, UNRESOLVED = "match", "miss", "unresolved"
 
 
-def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray]) -> float:
-    """sum_i <output_i, grad_i> of one side's float64 forward (its derivative is the input gradient)."""
+def _close(a: float, b: float, spread: float = 0.0) -> bool:
+    """Within gradcheck's tolerance of b, widened by the estimate's own spread (|D(h) - D(h/2)|: what the
+    Richardson step corrected, an upper bound of what it leaves)."""
+    return abs(a - b) <= GRAD_ATOL + GRAD_RTOL * abs(b) + spread
+
+
+@dataclass
+class OneSided:
+    """One side of a point (direction +1: forward, -1: backward): its extrapolated derivative, or why not."""
+
+    state: str = UNRESOLVED  # "value", "outside" (the forward is not finite there), "unbounded", UNRESOLVED
+    value: float | None = None
+    sign: int = 0  # "unbounded": the sign the estimates grow with
+    level: int = -1
+    pair: tuple[float, float] | None = None  # D(h), D(h/2) at that level (for the central estimate)
+
+    @property
+    def spread(self) -> float:
+        return abs(self.pair[0] - self.pair[1]) if self.pair else 0.0
+
+
+@dataclass
+class Derivative:
+    """The numeric derivative of one element: both one-sided ones, and the central one where they agree."""
+
+    forward: OneSided
+    backward: OneSided
+    central: float | None = None  # set where the point is smooth (the one-sided derivatives agree)
+
+    @property
+    def spread(self) -> float:
+        return max(self.forward.spread, self.backward.spread)
+
+    @property
+    def kink(self) -> bool:
+        return self.forward.state == self.backward.state == "value" and self.central is None
+
+    @property
+    def values(self) -> list[float]:
+        return [s.value for s in (self.forward, self.backward) if s.state == "value"]
+
+
+class _Budget:
+    """Forwards (and seconds) one side's check may still spend."""
+
+    def __init__(self, forwards: int, seconds: float = GRADCHECK_MAX_SECONDS):
+        self.left = forwards
+        self.until = time.monotonic() + seconds
+
+    def take(self, forwards: int) -> bool:
+        if self.left < forwards or time.monotonic() > self.until:
+            return False
+        self.left -= forwards
+        return True
+
+
+def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Derivative:
+    """The numeric derivative at ``x`` of the scalar function ``f`` (``f0`` = f(x)); see the rule above.  ``f`` may
+    return the terms of its sum (an array, ``f0`` too): differences are then taken term by term."""
+    budget = budget or _Budget(GRADCHECK_MAX_FORWARDS)
+    base = GRAD_STEP * max(abs(x), 1.0)
+    sides = {+1: OneSided(), -1: OneSided()}
+    growth: dict[int, list[float]] = {+1: [], -1: []}
+    for level in range(GRAD_LEVELS):
+        h = base / GRAD_REFINE ** level
+        for direction, side in sides.items():
+            if side.state in ("value", "outside") or not budget.take(2):
+                continue
+            d1, d2 = _quotient(f, x, f0, direction * h), _quotient(f, x, f0, direction * h / 2)
+            if d1 is None or d2 is None:
+                if level == 0 and d1 is None and d2 is None:
+                    side.state = "outside"  # the forward is NaN/inf just beside x: a domain boundary
+                continue
+            if _close(d1, d2):
+                side.state, side.value, side.level, side.pair = "value", 2 * d2 - d1, level, (d1, d2)
+                continue
+            growth[direction] += [d1, d2]
+        if all(s.state in ("value", "outside") for s in sides.values()):
+            break
+    for direction, side in sides.items():
+        if side.state == UNRESOLVED and _grows(growth[direction]):
+            side.state, side.sign = "unbounded", 1 if growth[direction][-1] > 0 else -1
+    found = Derivative(sides[+1], sides[-1])
+    fwd, bwd = found.forward, found.backward
+    if fwd.state == bwd.state == "value" and _close(fwd.value, bwd.value, max(fwd.spread, bwd.spread)):
+        if fwd.level == bwd.level:  # central differences at the same steps, Richardson (even-order errors)
+            c1, c2 = (fwd.pair[0] + bwd.pair[0]) / 2, (fwd.pair[1] + bwd.pair[1]) / 2
+            found.central = (4 * c2 - c1) / 3
+        else:
+            found.central = (fwd.value + bwd.value) / 2
+    return found
+
+
+def _quotient(f, x: float, f0, step: float) -> float | None:
+    """(f(x + s) - f(x)) / s with s the step actually representable at x; None where f(x + s) is not finite.
+
+    ``f`` may return the terms of a sum instead of the sum (an array): the difference is then taken term by term
+    before summing, so that a term of 1e246 the step does not touch cannot swallow a change of 1e-6 in another."""
+    moved = float(np.float64(x) + np.float64(step))
+    taken = moved - x
+    if taken == 0.0:
+        return None
+    value = np.asarray(f(moved), dtype=np.float64)
+    if not np.isfinite(value).all():
+        return None
+    with np.errstate(all="ignore"):
+        quotient = float(np.sum(value - f0)) / taken
+    return quotient if math.isfinite(quotient) else None
+
+
+def _grows(estimates: list[float]) -> bool:
+    """Estimates (coarse to fine) of one sign whose magnitude grows, by GRAD_REFINE overall: a vertical tangent."""
+    if len(estimates) < 4 or not all(math.isfinite(e) and e != 0 for e in estimates):
+        return False
+    signs = {e > 0 for e in estimates}
+    sizes = [abs(e) for e in estimates]
+    return len(signs) == 1 and all(b > a for a, b in zip(sizes, sizes[1:])) and sizes[-1] >= GRAD_REFINE * sizes[0]
+
+
+def judge(analytic: float, d: Derivative) -> str:
+    """MATCH / MISS / UNRESOLVED: does one element's analytic gradient agree with its numeric derivative?"""
+    fwd, bwd = d.forward, d.backward
+    values = d.values
+    if math.isnan(analytic):
+        return MISS if values else UNRESOLVED
+    if math.isinf(analytic):
+        sign = 1 if analytic > 0 else -1
+        if sign in {s.sign for s in (fwd, bwd) if s.state == "unbounded"}:
+            return MATCH
+        unbounded = "unbounded" in (fwd.state, bwd.state)
+        return MISS if values and not unbounded else UNRESOLVED
+    if d.central is not None:
+        return MATCH if _close(analytic, d.central, d.spread) else MISS
+    if d.kink:  # between the one-sided derivatives: a subgradient, a convention
+        low, high = min(values), max(values)
+        slack = GRAD_ATOL + GRAD_RTOL * max(abs(low), abs(high)) + d.spread
+        return MATCH if low - slack <= analytic <= high + slack else MISS
+    if len(values) == 1:
+        if _close(analytic, values[0], d.spread):
+            return MATCH
+        other = bwd if fwd.state == "value" else fwd
+        return MISS if other.state == "outside" else UNRESOLVED
+    return UNRESOLVED
+
+
+def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray],
+          frozen: dict | None = None) -> np.ndarray:
+    """The terms of sum_i <output_i, grad_i> of one side's float64 forward (its derivative is the input gradient),
+    flat: the sum is taken after differencing (``_quotient``).
+
+    ``frozen`` ({output index: (mask, values)}): output elements left out of the sum because they are not finite
+    at the unperturbed input (their gradient weight is 0); where one of them changes, the loss is NaN (the step
+    reached an output the check cannot measure, so the element is not judged from that side)."""
     run = run_side(name, prepared, ex._copy_inputs(materialised))
     if run.error:
         raise RuntimeError(run.error)
-    total = 0.0
+    terms = []
     for i, g in grad_of.items():
-        total += float(np.real(np.sum(np.asarray(run.outputs[i].array, dtype=np.float64) * g)))
-    return total
+        values = np.real(np.asarray(run.outputs[i].array)).astype(np.float64)
+        if frozen and i in frozen:
+            mask, kept = frozen[i]
+            if values.shape != mask.shape or not np.array_equal(values[mask], kept, equal_nan=True):
+                return np.array([math.nan])
+            values = np.where(mask, 0.0, values)  # inf * 0 would be NaN
+        with np.errstate(all="ignore"):
+            terms.append(np.broadcast_to(values * g, np.broadcast_shapes(values.shape, g.shape)).reshape(-1))
+    return np.concatenate(terms) if terms else np.zeros(0)
 
 
-def gradient_check(prepared, materialised: dict, draw: inp.Draw) -> dict:
-    """Float64 central differences of each side's own forward against its analytic float64 gradient.
+def _finite_part(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> tuple[dict, dict]:
+    """The output-gradients with a 0 weight on every output element that is not finite at ``high`` (inf * 0 is
+    NaN: such an element would make every finite difference NaN), and those elements' values (``_loss``'s
+    ``frozen``).  The analytic gradient is taken with the same weights, so both differentiate one function."""
+    run = run_side(name, prepared, ex._copy_inputs(high))
+    if run.error:
+        raise RuntimeError(run.error)
+    weights, frozen = {}, {}
+    for i, g in grad_of.items():
+        values = np.asarray(run.outputs[i].array, dtype=np.float64)
+        mask = ~np.isfinite(values) if values.shape == np.broadcast_shapes(values.shape, g.shape) else None
+        if mask is not None and mask.any():
+            weights[i] = np.where(mask, 0.0, g)
+            frozen[i] = (mask, values[mask])
+        else:
+            weights[i] = g
+    return weights, frozen
 
-    Real floating inputs only (complex gradients follow conventions that differ between the two
-    frameworks); bounded by GRADCHECK_MAX_ELEMENTS."""
+
+def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradient=None) -> dict:
+    """Each side's analytic float64 gradient against the numeric derivative of its own float64 forward
+    (the rule above), per input: ``side_off`` (the one side that misses anywhere while the other matches) and
+    ``side_off_by_output`` ({"grad x2": "paddle"}), with each side's misses as evidence.
+
+    ``reference_gradient`` (optional, the hook for a spec's independent reference): a callable taking the
+    float64 inputs (the materialised dict) and the output-gradients ({output index: array}) and returning the
+    true gradient of sum_i <ref_output_i, grad_i> for each floating input (a list of arrays, input order), or
+    None; NaN where it has no value.  Given, both sides are judged against it (``"against": "reference"``).
+
+    Real floating inputs only (complex gradients follow conventions that differ between the two frameworks);
+    bounded by GRADCHECK_MAX_ELEMENTS and, per side, GRADCHECK_MAX_FORWARDS and GRADCHECK_MAX_SECONDS."""
     leaves = [t for t in input_tensors(materialised) if t.dtype in ex.FLOATING]
     count = sum(t.array.size for t in leaves)
     if not prepared.want_grad or not leaves:
@@ -713,46 +935,134 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw) -> dict:
         return {"ran": False, "reason": "no output differentiable on both sides"}
     high = upcast(materialised)
     high_grad_of = {i: g.astype(np.float64) for i, g in grad_of.items()}
-    result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL}
+    reference = None
+    if reference_gradient is not None:
+        found = reference_gradient(ex._copy_inputs(high), dict(high_grad_of))
+        reference = [np.asarray(r, dtype=np.float64).reshape(-1) for r in found] if found is not None else None
+    result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL,
+              "method": ("reference derivative" if reference is not None else
+                         "one-sided differences, Richardson-extrapolated; central where both sides agree"),
+              "against": "reference" if reference is not None else "own_forward"}
     for name in ("paddle", "torch"):
-        result[name] = _side_gradient_check(name, prepared, high, high_grad_of)
-    # the side whose analytic gradient alone misses its own numeric derivative (None: neither or both)
+        result[name] = _side_gradient_check(name, prepared, high, high_grad_of, reference)
     matches = {name: result[name].get("matches") for name in ("paddle", "torch")}
     misses = [name for name, ok in matches.items() if ok is False]
     result["side_off"] = misses[0] if len(misses) == 1 and True in matches.values() else None
+    by_output = {}
+    labels = result["paddle"].get("outputs", {}).keys() & result["torch"].get("outputs", {}).keys()
+    for label in sorted(labels):
+        per = {name: result[name]["outputs"][label] for name in ("paddle", "torch")}
+        off = [name for name in per if per[name]["miss"]]
+        if len(off) == 1:
+            other = per["torch" if off[0] == "paddle" else "paddle"]
+            if other["match"] and set(per[off[0]]["missed_at"]) - set(other["unresolved_at"]):
+                by_output[label] = off[0]
+    result["side_off_by_output"] = by_output
+    result["evidence"] = {label: _evidence(label, side, result) for label, side in by_output.items()}
+    for name in ("paddle", "torch"):  # the positions were for the comparison; the JSON keeps the first few
+        for out in result[name].get("outputs", {}).values():
+            out["missed_at"] = out["missed_at"][:20]
+            del out["unresolved_at"]
     return result
 
 
-def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> dict:
+def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray],
+                         reference: list[np.ndarray] | None = None) -> dict:
+    try:
+        grad_of, frozen = (grad_of, {}) if reference is not None else _finite_part(name, prepared, high, grad_of)
+    except Exception as exc:
+        return {"matches": None, "error": str(exc)[:300]}
     analytic = run_side(name, prepared, ex._copy_inputs(high), grad_of)
     if analytic.error:
         return {"matches": None, "error": analytic.error}
     leaves = [t for t in input_tensors(high) if t.dtype in ex.FLOATING]  # the order _convert takes leaves in
-    worst, matches = 0.0, True
+    budget = _Budget(GRADCHECK_MAX_FORWARDS)
+    outputs, worst = {}, 0.0
     try:
-        for leaf, grad in zip(leaves, analytic.grads):
-            numeric = _numeric_gradient(name, prepared, high, grad_of, leaf)
+        f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
+        for position, (leaf, grad, label) in enumerate(zip(leaves, analytic.grads, analytic.grad_labels)):
             have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
-            gap = np.abs(have - numeric)
-            worst = max(worst, float(gap.max()) if gap.size else 0.0)
-            matches &= bool((gap <= GRAD_ATOL + GRAD_RTOL * np.abs(numeric)).all())
+            out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None}
+            flat = leaf.array.reshape(-1)
+            for j in range(flat.size):
+                if reference is not None:
+                    want = float(reference[position][j])
+                    verdict = UNRESOLVED if math.isnan(want) else (
+                        MATCH if math.isfinite(have[j]) and _close(float(have[j]), want) or have[j] == want else MISS)
+                    numeric = {"reference": encode_float(want)}
+                    if math.isfinite(want) and math.isfinite(have[j]):
+                        worst = max(worst, abs(float(have[j]) - want))
+                else:
+                    d = _derivative_at(name, prepared, high, grad_of, frozen, flat, j, f0, budget)
+                    verdict = judge(float(have[j]), d)
+                    out["kinks"] += d.kink
+                    numeric = _numeric_summary(d)
+                    if d.central is not None and math.isfinite(have[j]):
+                        worst = max(worst, abs(float(have[j]) - d.central))
+                out[verdict] += 1
+                if verdict == MISS:
+                    out["missed_at"].append(j)
+                    if out["first_miss"] is None:
+                        out["first_miss"] = {"index": _index(leaf.array.shape, j), "analytic": encode_float(have[j]),
+                                             **numeric}
+                elif verdict == UNRESOLVED:
+                    out["unresolved_at"].append(j)
+            outputs[label] = out
     except Exception as exc:  # a perturbed input the side rejects
         return {"matches": None, "error": str(exc)[:300]}
-    return {"matches": matches, "max_abs": encode_float(worst)}
+    return {"matches": not any(o[MISS] for o in outputs.values()), "max_abs": encode_float(worst), "outputs": outputs}
 
 
-def _numeric_gradient(name, prepared, high, grad_of, leaf: inp.InputTensor) -> np.ndarray:
-    flat = leaf.array.reshape(-1)
-    numeric = np.zeros(flat.size)
-    for j in range(flat.size):
-        keep = flat[j]
-        flat[j] = keep + GRAD_STEP
-        up = _loss(name, prepared, high, grad_of)
-        flat[j] = keep - GRAD_STEP
-        down = _loss(name, prepared, high, grad_of)
-        flat[j] = keep
-        numeric[j] = (up - down) / (2 * GRAD_STEP)
-    return numeric
+def _derivative_at(name, prepared, high, grad_of, frozen, flat: np.ndarray, j: int, f0: np.ndarray,
+                   budget: _Budget) -> Derivative:
+    keep = float(flat[j])
+
+    def f(value: float) -> np.ndarray:
+        flat[j] = value
+        try:
+            return _loss(name, prepared, high, grad_of, frozen)
+        finally:
+            flat[j] = keep
+
+    return element_derivative(f, keep, f0, budget)
+
+
+def _numeric_summary(d: Derivative) -> dict:
+    if d.central is not None:
+        return {"numeric": encode_float(d.central)}
+    out = {}
+    for key, side in (("forward", d.forward), ("backward", d.backward)):
+        out[key] = encode_float(side.value) if side.state == "value" else side.state + (
+            f" {'+' if side.sign > 0 else '-'}" if side.state == "unbounded" else "")
+    return out
+
+
+def _index(shape: tuple, j: int) -> list[int]:
+    return [int(i) for i in np.unravel_index(j, shape)] if shape else []
+
+
+def _evidence(label: str, off: str, result: dict) -> str:
+    """A sentence saying how the side off misses at ``label`` while the other side matches."""
+    other = "torch" if off == "paddle" else "paddle"
+    o, t = result[off]["outputs"][label], result[other]["outputs"][label]
+    miss = o["first_miss"] or {}
+    if "reference" in miss:
+        want = f"the reference derivative is {_num(miss['reference'])}"
+    elif "numeric" in miss:
+        want = f"the numeric derivative is {_num(miss['numeric'])}"
+    else:
+        want = (f"the one-sided derivatives are {_num(miss.get('forward'))} (forward) and "
+                f"{_num(miss.get('backward'))} (backward)")
+    source = "a reference derivative" if result.get("against") == "reference" else "its own float64 forward's"
+    total = o[MATCH] + o[MISS] + o[UNRESOLVED]
+    kinks = f", {t['kinks']} at a kink" if t.get("kinks") else ""
+    return (f"float64 gradient check of {label}: {off.capitalize()}'s gradient misses {source} derivative at "
+            f"{o[MISS]} of {total} elements (at {miss.get('index')}: {_num(miss.get('analytic'))} where "
+            f"{want}); {other.capitalize()}'s matches at {t[MATCH]} of {total}{kinks}")
+
+
+def _num(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 # ---------------------------------------------------------------- checking a reference

@@ -1,7 +1,8 @@
 """Persistent worker processes that run configs in isolation (no Django here).
 
 Each worker is a separate Python process that imports paddle and torch once, then runs
-configs one after another through ``apitester.execute.run_config``.  The parent never
+configs one after another through ``apitester.readings.run_with_readings`` (``execute.run_config`` with the
+stability and closer readings of a config that is not exact).  The parent never
 runs paddle itself, so what a config does to its process stays in that process:
 
 * a config that kills its worker (segfault, abort, illegal instruction, ``os._exit``) is
@@ -47,6 +48,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 from .builds import build_info
+from .paddle_flags import read_flags
 from .vocab import RAISED, Status
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -308,6 +310,7 @@ class WorkerPool:
         startup_timeout: float = 300.0,
         python: str | None = None,
         address_space_limit: bool = True,
+        paddle_flags: dict[str, str] | None = None,
     ):
         self.workers = max(1, workers or os.cpu_count() or 1)
         cores = os.cpu_count() or 1
@@ -321,6 +324,9 @@ class WorkerPool:
         self.device = device
         self.atol, self.rtol, self.seed = atol, rtol, seed
         self.extra_env = dict(env or {})
+        # Paddle flags (apitester.paddle_flags): in each worker's environment before it imports Paddle, which reads
+        # FLAGS_* from there; the worker reports the values paddle.get_flags then gives (info["paddle_flags"]).
+        self.paddle_flags = dict(sorted((paddle_flags or {}).items()))
         self.startup_timeout = startup_timeout
         # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
         self.python = python or sys.executable
@@ -370,6 +376,7 @@ class WorkerPool:
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         env.setdefault("GLOG_minloglevel", "2")
         env.update(self.extra_env)
+        env.update(self.paddle_flags)
         return env
 
     def _spawn(self) -> _Worker:
@@ -381,7 +388,8 @@ class WorkerPool:
             proc = subprocess.Popen(
                 [self.python, "-m", "apitester.pool", "--worker", str(job_read), str(result_write),
                  str(self.threads_per_worker),
-                 str(self.address_space_allowance if self.address_space_limit else 0)],
+                 str(self.address_space_allowance if self.address_space_limit else 0),
+                 json.dumps(sorted(self.paddle_flags))],
                 stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, env=self._worker_env(),
                 pass_fds=(job_read, result_write), cwd=str(_REPO_ROOT),
             )
@@ -713,7 +721,10 @@ def close_idle_pools() -> None:
 
 
 def _build_of(info: dict) -> dict:
-    return {key: info[key] for key in ("paddle_version", "paddle_commit", "torch_version") if key in (info or {})}
+    """The build a verdict came from: Paddle's version and commit, Torch's, and the Paddle flags the worker read
+    (only when flags were asked for)."""
+    return {key: info[key] for key in ("paddle_version", "paddle_commit", "torch_version", "paddle_flags")
+            if key in (info or {})}
 
 
 # ------------------------------------------------------------------------------- the worker
@@ -771,7 +782,8 @@ def _warm_up(paddle, torch) -> None:
         pass  # a broken framework shows up in the first config's verdict
 
 
-def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra: int = 0) -> None:
+def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra: int = 0,
+                 flag_names: list[str] | None = None) -> None:
     _set_parent_death_signal()
     if os.getppid() == 1:
         return
@@ -787,11 +799,13 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     except Exception:
         pass
     from . import specs
-    from .execute import run_config
+    from .readings import run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
     _warm_up(paddle, torch)
     info = {"pid": os.getpid(), **build_info(), "threads": threads, "python": sys.executable}
+    if flag_names:  # the values this Paddle read from the environment at import (None: a flag it does not define)
+        info["paddle_flags"] = read_flags(paddle, flag_names)
     if address_space_extra:
         info.update(_limit_address_space(address_space_extra))
     results.write((json.dumps({"ready": info}) + "\n").encode())
@@ -799,8 +813,8 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
         request = json.loads(line)
         started = time.perf_counter()
         try:
-            verdict = run_config(request["config"], device=request["device"], atol=request["atol"],
-                                 rtol=request["rtol"], seed=request["seed"]).to_dict()
+            verdict = run_with_readings(request["config"], device=request["device"], atol=request["atol"],
+                                        rtol=request["rtol"], seed=request["seed"]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
             verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
         seconds = time.perf_counter() - started
@@ -819,8 +833,8 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) in (5, 6) and sys.argv[1] == "--worker":
-        _worker_main(*(int(a) for a in sys.argv[2:]))
+    if len(sys.argv) in (5, 6, 7) and sys.argv[1] == "--worker":
+        _worker_main(*(int(a) for a in sys.argv[2:6]), *([json.loads(sys.argv[6])] if len(sys.argv) == 7 else []))
     else:
-        sys.exit("usage: python -m apitester.pool --worker JOB_FD RESULT_FD THREADS [ADDRESS_SPACE_EXTRA_BYTES] "
-                 "(started by WorkerPool)")
+        sys.exit("usage: python -m apitester.pool --worker JOB_FD RESULT_FD THREADS "
+                 "[ADDRESS_SPACE_EXTRA_BYTES [FLAG_NAMES_JSON]] (started by WorkerPool)")

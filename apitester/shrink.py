@@ -24,7 +24,9 @@ from . import execute as ex
 from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
+from .conventions import convention_of, convention_reading
 from .oracle import oracle_for, reading_of
+from .ties import tie_convention_of
 from .vocab import NoOracle, Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
@@ -53,16 +55,22 @@ class Failure:
     direction: str | None
     output: str | None
     reading: str
+    convention: str | None = None  # a convention reading's key (apitester.conventions): the same convention
 
     def same_as(self, other: "Failure") -> bool:
         """Equal, except that a target read ``too_large`` (no oracle at its size) matches any reading."""
         if (self.status, self.direction, self.output) != (other.status, other.direction, other.output):
             return False
+        if self.convention != other.convention:
+            return False
         return self.reading == other.reading or TOO_LARGE in (self.reading, other.reading)
 
     def to_dict(self) -> dict:
-        return {"status": str(self.status), "direction": self.direction, "output": self.output,
+        data = {"status": str(self.status), "direction": self.direction, "output": self.output,
                 "reading": str(self.reading)}
+        if self.convention is not None:
+            data["convention"] = self.convention
+        return data
 
 
 @dataclass
@@ -75,6 +83,7 @@ class Probe:
     reading: dict
     failure: Failure
     elements: int
+    draw: inp.Draw | None = None  # the draw it ran (a shrunk candidate's may be a cut of the failing one)
 
 
 def prepare_strict(config: str):
@@ -89,7 +98,8 @@ def draw_inputs(prepared, draw: inp.Draw) -> dict:
     """The materialised inputs of one draw, with the spec's edge options (as ``execute._run``)."""
     spec = prepared.spec
     options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges))
+                              extra=dict(spec.edges),
+                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
     materialised, _ = inp.materialise_draw(prepared.parsed, spec.domains, draw, options)
     return materialised
 
@@ -114,11 +124,28 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
+    convention = convention_of(strict["status"], strict.get("message") or verdict.message)
+    if convention is None and strict["status"] == Status.ACCURACY_ERROR:
+        convention = _tie_convention(config, draw, verdict)
+    if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
+        reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
     if status == Status.PADDLE_ERROR and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
-    failure = Failure(status, strict["direction"], strict["output"], str(name))
-    return Probe(config, verdict, oracle, reading, failure, elements)
+    failure = Failure(status, strict["direction"], strict["output"], str(name),
+                      str(convention["key"]) if convention is not None else None)
+    return Probe(config, verdict, oracle, reading, failure, elements, draw)
+
+
+def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
+    """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
+    prepared = prepare_strict(config)
+    if isinstance(prepared, Verdict) or prepared.spec.ties is None:
+        return None
+    try:
+        return tie_convention_of(prepared, draw_inputs(prepared, draw), verdict)
+    except Exception:  # an engine gap in the tie reading: the value reading stands
+        return None
 
 
 def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:
@@ -231,9 +258,11 @@ class ShrinkResult:
     kept: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stopped: str = "fixpoint"  # fixpoint | max_trials | max_seconds | not_failing
+    final_draw: dict | None = None  # the shrunk config's draw: the failing draw, or a cut of it (inputs.Draw.cut)
 
     def to_dict(self) -> dict:
         return {"original": self.original, "config": self.config, "draw": self.draw, "failure": self.failure,
+                "final_draw": self.final_draw or self.draw,
                 "trials": self.trials, "kept": list(self.kept), "seconds": round(self.seconds, 3),
                 "stopped": self.stopped, "elements_before": self.start.elements,
                 "elements_after": self.final.elements}
@@ -245,45 +274,118 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
     began = time.perf_counter()
     start = start or probe(config, draw)
     result = ShrinkResult(config, config, draw.to_dict(), start.failure.to_dict(), start, start)
-    if start.failure.status not in ex.FAILING_DRAW:
+    if start.failure.status not in ex.FAILING_DRAW | {Status.TORCH_ERROR}:
         result.stopped = "not_failing"
         result.seconds = time.perf_counter() - began
         return result
-    target, current, tried = start.failure, parse_config(config), {format_call(parse_config(config))}
+    target, current, tried = start.failure, parse_config(config), {(format_call(parse_config(config)), str(draw))}
     free = _free_sizes(config)
+    if start.draw is None:
+        start.draw = draw
+    kept = start
     while True:
-        step = _first_kept(current, free, draw, target, tried, result, began, budget)
+        step = _first_kept(current, free, kept, target, tried, result, began, budget)
         if step is None:
             break
         what, current, kept = step
-        result.kept.append(what)
+        result.kept.append(what + (" (cut around the worst element)" if kept.draw.cut is not None else ""))
         result.final = kept
         free = _free_sizes(kept.config)
         if target.reading == TOO_LARGE and kept.failure.reading != TOO_LARGE:
             target = kept.failure  # the first reading the oracle could give (ORACLE_MAX_ELEMENTS)
     result.config = result.final.config
     result.failure = result.final.failure.to_dict()
+    result.final_draw = (result.final.draw or draw).to_dict()
     result.seconds = time.perf_counter() - began
     return result
 
 
-def _first_kept(current: Call, free, draw, target: Failure, tried: set, result: ShrinkResult, began: float,
+def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, result: ShrinkResult, began: float,
                 budget: Budget):
-    """The first untried candidate of ``current`` with the target failure, or None (fixpoint/budget)."""
+    """The first untried candidate of ``current`` with the target failure, or None (fixpoint/budget).
+
+    Each candidate is tried first on the cut of the kept draw around its worst element (``cut_draw``: the
+    failing values kept), then drawn anew at its size (the uncut draw), as before cuts existed."""
     for what, candidate in candidates(current, free):
         text = format_call(candidate)
-        if text in tried:
-            continue
-        if result.trials >= budget.max_trials:
-            result.stopped = "max_trials"
-            return None
-        if time.perf_counter() - began >= budget.max_seconds:
-            result.stopped = "max_seconds"
-            return None
-        tried.add(text)
-        result.trials += 1
-        trial = probe(text, draw)
-        if target.same_as(trial.failure):
-            return what, candidate, trial
+        for draw in _draws_of(kept, current, candidate, text):
+            if (text, str(draw)) in tried:
+                continue
+            if result.trials >= budget.max_trials:
+                result.stopped = "max_trials"
+                return None
+            if time.perf_counter() - began >= budget.max_seconds:
+                result.stopped = "max_seconds"
+                return None
+            tried.add((text, str(draw)))
+            result.trials += 1
+            trial = probe(text, draw)
+            if target.same_as(trial.failure):
+                return what, candidate, trial
     result.stopped = "fixpoint"
     return None
+
+
+def _draws_of(kept: Probe, current: Call, candidate: Call, text: str) -> list[inp.Draw]:
+    """The draws a candidate is tried on: the cut around the kept probe's worst element (when it has one), then
+    the uncut draw."""
+    draw = kept.draw
+    cut = cut_draw(draw, current, candidate, kept.verdict.worst_index, kept.verdict.diff_shape, text)
+    return [cut, draw.uncut()] if cut is not None else [draw.uncut()]
+
+
+def _call_cut(draw: inp.Draw, current: Call, bound_order: list[int]) -> list[tuple]:
+    """The current draw's cut in the call's tensor order ((original size, start) per dim); no cut: the whole."""
+    shapes = _shapes(current)
+    if draw.cut is None:
+        return [tuple((size, 0) for size in shape) for shape in shapes]
+    by_call: list = [None] * len(shapes)
+    for bound_index, call_index in enumerate(bound_order):
+        by_call[call_index] = draw.cut[bound_index]
+    return by_call
+
+
+def _bound_order(config: str) -> list[int] | None:
+    """For each tensor in the order ``inputs.materialise`` walks the bound arguments, its index in the call's
+    tensor order (``Call.tensors``); None when the config does not bind."""
+    prepared = ex._prepare(config, "cpu")
+    if isinstance(prepared, Verdict):
+        return None
+    position = {id(t): i for i, t in enumerate(prepared.call.tensors())}
+    order = [position.get(id(t)) for t in inp.tensor_specs(prepared.parsed)]
+    return None if None in order or sorted(order) != list(range(len(order))) else order
+
+
+def _start(center: int | None, size: int, new: int) -> int:
+    """Where a dim cut from ``size`` to ``new`` starts: around ``center`` (the worst element), else at 0."""
+    if center is None:
+        return 0
+    return max(0, min(center - new // 2, size - new))
+
+
+def cut_draw(draw: inp.Draw, current: Call, candidate: Call, worst, diff_shape, text: str) -> inp.Draw | None:
+    """The draw of ``candidate`` (``current`` with smaller dims) cut from ``draw`` around the worst element.
+
+    A tensor dim lines up with the failing output's dim right-aligned (broadcasting) when their sizes are
+    equal: it is cut around the worst element's coordinate there; any other dim is cut from its start."""
+    if worst is None or diff_shape is None:
+        return None
+    order = _bound_order(format_call(current))
+    new_order = _bound_order(text)
+    if order is None or new_order is None or order != new_order:
+        return None
+    old_shapes, new_shapes = _shapes(current), _shapes(candidate)
+    if [len(s) for s in old_shapes] != [len(s) for s in new_shapes]:
+        return None
+    whole = _call_cut(draw, current, order)
+    out_shape, worst = list(diff_shape), list(worst)
+    cut_by_call = []
+    for dims, old, new in zip(whole, old_shapes, new_shapes):
+        lead = len(out_shape) - len(old)
+        cut = []
+        for d, ((original, start), size, target) in enumerate(zip(dims, old, new)):
+            o = d + lead
+            center = worst[o] if 0 <= o < len(out_shape) and out_shape[o] == size else None
+            cut.append((original, start + (_start(center, size, target) if target < size else 0)))
+        cut_by_call.append(tuple(cut))
+    return inp.Draw(draw.kind, draw.seed, draw.format, tuple(cut_by_call[call_index] for call_index in order))

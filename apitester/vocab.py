@@ -91,6 +91,7 @@ class Reading(StrEnum):
     BOTH_OFF = "both_off"                # both over the floor, neither K x the other
     WITHIN_ROUNDING = "within_rounding"  # neither is over the floor (or over K x the other)
     NO_ORACLE = "no_oracle"              # no exact value to measure against: NoOracle says why
+    CONVENTION = "convention"            # not a value error: the two follow different conventions (ConventionKind)
 
 
 class NoOracle(StrEnum):
@@ -106,16 +107,61 @@ class NoOracle(StrEnum):
     TOO_LARGE = "too_large"              # over the size the oracle (or the spec's reference) runs at
 
 
-class OracleKind(StrEnum):
-    """What a reading measured against (the reading's ``oracle`` field; absent on the float64 path)."""
+class ReadingSource(StrEnum):
+    """What a side reading (``paddle_off`` / ``torch_off`` ...) rests on: the reading's ``oracle`` field."""
 
-    FLOAT64 = "float64"      # the two frameworks' float64 results, agreed
-    REFERENCE = "reference"  # the spec's independent reference (Spec.ref: NumPy / SciPy / mpmath)
+    FLOAT64_ORACLE = "float64_oracle"    # both sides' float64 results agree: each side's error to them
+    GRADIENT_CHECK = "gradient_check"    # the float64 gradient check: one side's gradient misses its derivative
+    REFERENCE = "reference"              # the spec's independent reference (Spec.ref: NumPy / mpmath) or its derivative
+
+
+class ConventionKind(StrEnum):
+    """Which convention a ``convention`` reading names (the reading's ``convention.kind``): the failure is not
+    about values, and the reading names both behaviours (apitester.conventions)."""
+
+    DTYPE = "dtype"    # the outputs' dtypes differ: "int32 (Paddle) vs int64 (Torch)"
+    SHAPE = "shape"    # the outputs' shapes (or counts, or None against a value) differ
+    RAISES = "raises"  # one side raises where the other returns
+    TIE = "tie"        # values exactly at a rounding tie go different ways: the two rounding rules differ
+
+
+class TieRule(StrEnum):
+    """How a side rounds a value exactly halfway between two integers (a ``tie`` convention's rules)."""
+
+    HALF_TO_EVEN = "half_to_even"                # 0.5 -> 0, 1.5 -> 2, -0.5 -> -0 (IEEE, numpy.round, nearbyint)
+    HALF_AWAY_FROM_ZERO = "half_away_from_zero"  # 0.5 -> 1, -0.5 -> -1 (C's round)
+    HALF_UP = "half_up"                          # toward +inf: floor(x + 0.5)
+    HALF_DOWN = "half_down"                      # toward -inf: ceil(x - 0.5)
+    MIXED = "mixed"                              # the ties seen follow none of the above
 
 
 READINGS = tuple(Reading)
 # Readings that blame one side: the board's "who is off" (a strict failure read torch_off is Torch's).
 SIDE_OFF = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF})
+
+
+class Rule(StrEnum):
+    """A verdict under the 2026 exact rule, beside the 1e-2 status (docs/verdicts.md#the-exact-rule)."""
+    EXACT = "exact"                        # every compared value equal (atol = rtol = 0)
+    WITHIN_TOLERANCE = "within_tolerance"  # passes the tolerance, not exact
+    FAILS = "fails"                        # fails the tolerance (or a shape, dtype or Paddle error)
+
+
+def rule_of(strict_status: str, exact: bool | None) -> Rule | None:
+    """A verdict under the exact rule from its strict layer: exact / within_tolerance (passes 1e-2, not exact) /
+    fails; None for no verdict (an engine gap, a statistical check)."""
+    if strict_status in PASSING:
+        return None if exact is None else (Rule.EXACT if exact else Rule.WITHIN_TOLERANCE)
+    return Rule.FAILS if strict_status in FAILING else None
+
+
+class Side(StrEnum):
+    """The side whose own result changed between two runs of one draw on identical inputs (``Verdict.nondeterministic``;
+    "" when both gave the same bits again)."""
+
+    PADDLE = "paddle"
+    TORCH = "torch"
+    BOTH = "both"
 
 
 class AdaptationKind(StrEnum):

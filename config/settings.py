@@ -301,6 +301,15 @@ RUNNER_SHARD_SIZE = max(1, _env_int("RUNNER_SHARD_SIZE", 25))
 DIAGNOSE_MAX_CONFIGS = _env_int("DIAGNOSE_MAX_CONFIGS", 12)
 DIAGNOSE_TIMEOUT = _env_float("DIAGNOSE_TIMEOUT", 300)
 
+# --- The first start (manage.py retest --first-start, scripts/run.sh; services/first_start.py) ---------------
+# After every CPU task's configs, the smallest FIRST_START_GPU_CONFIGS_PER_TASK configs of each GPU task run on the
+# CPU lane as that task's CPU evidence (0: none): 10 of 107 tasks' 42,091 GPU configs ~ 1,000 configs, minutes
+# instead of the ~6 hours all of them take on 2 cores. Each run of the first start, when it ends, has up to
+# FIRST_START_DIAGNOSE_PER_TASK strictly failing configs per task diagnosed (0: none), so "who is off" and the
+# distinct failures are there without a click.
+FIRST_START_GPU_CONFIGS_PER_TASK = _env_int("FIRST_START_GPU_CONFIGS_PER_TASK", 10)
+FIRST_START_DIAGNOSE_PER_TASK = _env_int("FIRST_START_DIAGNOSE_PER_TASK", 1)
+
 # --- GitHub sync -----------------------------------------------------------------------------
 GITHUB_API_URL = os.environ.get("GITHUB_API_URL", "https://api.github.com")
 GITHUB_TOKEN = os.environ.get("GITHUB_TOKEN", "")

@@ -9,7 +9,9 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason
+from apitester.paddle_flags import format_flags
+
+from .vocab import ACTIVE_RUN_STATES, Kernel, Lane, RunState, Status, WaitingReason, rule_of
 
 
 class TaskStatus(models.TextChoices):
@@ -44,6 +46,12 @@ class Source(models.TextChoices):
     RUN = "run", _("re-test run")
     DIAGNOSIS = "diagnosis", _("diagnosis")
     ADMIN = "admin", _("admin")
+
+
+# Sources that carry no date of their own: a claim or PR link imported from the tracking issue's text was made
+# some time before the import, which is all the text says. Such a row's `created` holds the import time (an upper
+# bound); pages show it as "before import" and the dated series (the burn-down, lead times) leave it out.
+UNDATED_SOURCES = frozenset({Source.SEED.value})
 
 
 class Contributor(models.Model):
@@ -229,6 +237,10 @@ class TestRun(models.Model):
     # What the run waits for (a WaitingReason; "" for nothing in particular), set with the message that says it in
     # words: the sweeps query this, never the message's text.
     waiting = models.CharField(max_length=20, choices=WaitingReason.choices, blank=True, default=WaitingReason.NONE)
+    # The Paddle flags the run's workers run with ({"FLAGS_use_accuracy_compatible_kernel": "1"}; {} for none),
+    # checked against the release's Paddle before the run was queued (apitester.paddle_flags): every verdict of the
+    # run was given with them (store_result refuses one whose worker read other values).
+    paddle_flags = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -245,6 +257,11 @@ class TestRun(models.Model):
             return []
         # (a number no task column can hold names no task either: a query with it would overflow SQLite)
         return [n for n in tasks if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 2**31]
+
+    @property
+    def paddle_flags_text(self) -> str:
+        """The flags as one line (``FLAGS_a=1 FLAGS_b=0``; "" for none), for pages."""
+        return format_flags(self.paddle_flags if isinstance(self.paddle_flags, dict) else {})
 
     @property
     def is_active(self) -> bool:
@@ -336,6 +353,22 @@ class ConfigResult(models.Model):
     # what the spec compares where it departs from the default tolerance ({note, source}).
     known_failure = models.JSONField(null=True, blank=True)
     comparison = models.JSONField(null=True, blank=True)
+    # The exact rule (docs/verdicts.md#the-exact-rule), the strict layer's: every compared value equal (None: no
+    # value comparison) and the largest distance in units in the last place (capped at the column's maximum).
+    exact = models.BooleanField(null=True, blank=True)
+    max_ulp = models.BigIntegerField(null=True, blank=True)
+    # Readings of a config that is not exact (docs/verdicts.md#stability-and-who-is-closer): the inexact draw run
+    # twice gave each side the same bits (None: not read); the side whose bits changed (apitester.vocab.Side);
+    # the float64 oracle's reading of the worst output (apitester.vocab.Reading, "" = none) with its NoOracle
+    # code, that output, each side's RMSE to the rounded oracle, and why no reading was taken (the input bound).
+    stable = models.BooleanField(null=True, blank=True)
+    nondeterministic = models.CharField(max_length=10, blank=True, default="")
+    closer = models.CharField(max_length=20, blank=True, default="", db_index=True)
+    closer_code = models.CharField(max_length=20, blank=True, default="")
+    closer_output = models.CharField(max_length=60, blank=True, default="")
+    closer_skipped = models.CharField(max_length=300, blank=True, default="")
+    paddle_rmse = models.FloatField(null=True, blank=True)
+    torch_rmse = models.FloatField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     @property
@@ -353,6 +386,11 @@ class ConfigResult(models.Model):
     def strict(self) -> str:
         """The strict layer's status (rows stored before the layers existed: the status itself)."""
         return self.strict_status or self.status
+
+    @property
+    def rule(self) -> str | None:
+        """The strict layer under the exact rule: exact / within_tolerance / fails (None: no verdict or no reading)."""
+        return rule_of(self.strict, self.exact)
 
     @property
     def is_unsupported(self) -> bool:

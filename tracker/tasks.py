@@ -37,7 +37,9 @@ from .services.diagnoses import diagnose_tasks
 from .services.github_sync import sync_github
 from .services.queue import gpu_queue
 from .services import paddle_envs
+from .services.first_start import queue_follow_up_diagnosis
 from .services.workers import advertise
+from .models import TestRun
 from .vocab import Lane
 from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
                             resend_unclaimed_runs, resume_orphaned_runs)
@@ -54,12 +56,24 @@ def execute_run_task(run_id: int) -> dict:
     """The queued job (services.queue.EXECUTE_RUN_TASK): work on one run's shards until none is left. The job
     that starts the run puts one more job per shard on the queue, so every qcluster serving the lane joins in."""
     report = execute_run(run_id, fan_out=True)
+    if report.finished_here:
+        follow_up_finished_run(run_id)
     return {"run": run_id, "state": report.state, "executed": report.executed, "shards": report.shards_finished}
 
 
-def diagnose_tasks_task(numbers: list[int]) -> dict:
-    """The queued job (services.diagnoses.DIAGNOSE_TASK): diagnose these tasks' strictly failing configs."""
-    return diagnose_tasks(numbers)
+def follow_up_finished_run(run_id: int) -> None:
+    """What follows a run once, from the executor that recorded it done: the first start's diagnosis
+    (services/first_start.py). The verdicts are stored whatever happens here: a failure to queue is logged."""
+    try:
+        queue_follow_up_diagnosis(TestRun.objects.get(pk=run_id))
+    except Exception:  # only the follow-up is lost; the staff diagnose button still works
+        log.exception("run %s: could not queue its follow-up diagnosis", run_id)
+
+
+def diagnose_tasks_task(numbers: list[int], limit: int | None = None) -> dict:
+    """The queued job (services.diagnoses.DIAGNOSE_TASK): diagnose these tasks' strictly failing configs (``limit``
+    each, default DIAGNOSE_MAX_CONFIGS)."""
+    return diagnose_tasks(numbers, limit)
 
 
 def resume_runs_task() -> list[int]:

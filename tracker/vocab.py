@@ -21,9 +21,14 @@ from apitester.vocab import (  # noqa: F401  (the board's statuses and classes, 
     RUNNER_FAILURES,
     TORCH_SUSPECT,
     AdaptationKind,
+    NoOracle,
+    Reading,
+    Rule,
+    Side,
     Status,
     is_failing,
     is_passing,
+    rule_of,
     status_class,
 )
 
@@ -37,6 +42,8 @@ class EventKind(StrEnum):
     UNLOCKED = "unlocked"
     STATUS = "status"
     PR_AUTHOR = "pr_author"
+    # the tracking issue's own summary figures (看板信息: tasks, submitted / claimed, completed), as its text says them
+    TRACKING_SUMMARY = "tracking_summary"
     # claims from comments, PRs, the site and the board import (services/claims.py, pull_requests.py)
     CLAIMED = "claimed"
     WITHDRAWN = "withdrawn"
@@ -143,6 +150,23 @@ class FixedInKind(StrEnum):
 
 # Answers the board counts as the fix having landed in Paddle (a harness fix is the test engine's, never Paddle's).
 FIX_LANDED = frozenset({FixedInKind.FIXED, FixedInKind.PASSING})
+
+
+class ExactKind(StrEnum):
+    """A task on its newest release under the exact rule (selectors.alignment.ExactAnswer; the board's ?exact=)."""
+    ALL = "all"        # every config with a value comparison is exact
+    PARTLY = "partly"  # some, not all
+    NONE = "none"      # none is
+
+
+class Advice(StrEnum):
+    """The alignment page's sentence for one API x dtype (selectors.alignment.advice)."""
+    FIX_NONDETERMINISM = "fix_nondeterminism"        # Paddle gives other bits on a second run: fix that first
+    KEEP_PADDLE = "keep_paddle"                      # Paddle is closer to float64: keep its kernel, align behind a flag
+    ALIGN_PADDLE = "align_paddle"                    # Torch is closer: align Paddle
+    ALIGN_FOR_CONSISTENCY = "align_for_consistency"  # equally close: align for consistency
+    NOT_READ = "not_read"                            # not exact, but no float64 reading says who is closer
+    EXACT = "exact"                                  # every config exact: nothing to align
 
 
 class WaitingReason(models.TextChoices):

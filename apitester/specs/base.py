@@ -132,6 +132,23 @@ class KnownFailure:
 
 
 @dataclass(frozen=True)
+class Ties:
+    """An API that rounds one argument's values to a grid or an integer (nearest sampling, round, an index
+    computed from a value): the edge draw places values exactly on the ties of that rounding, and a
+    difference there is read as a convention naming both rounding rules (``apitester.ties``).
+
+    ``param``: the argument rounded.  ``coordinate(values, args) -> array``: the coordinate each element is
+    rounded to an integer at (same shape; increasing in the value; ``args`` the bound parsed arguments,
+    tensors as TensorSpec).  ``values(dtype, args) -> list``: values of ``param`` whose coordinate is exactly
+    k + 0.5 (empty where the config does not round, e.g. grid_sample in bilinear mode)."""
+
+    param: str
+    coordinate: Callable
+    values: Callable
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Comparison:
     """What a spec compares where it differs from the engine's default (atol = rtol = 1e-2 on
     every output and gradient) or from PaddleAPITest's choice for the API, and why.
@@ -205,6 +222,8 @@ class Spec:
     # The oracle uses it where the float64 pair is disputed, the config is float64, or a side is
     # non-finite (docs/diagnosis.md, "The independent reference"); helpers: apitester.references.
     ref: Callable[..., Any] | None = None
+    # An argument whose values the API rounds (Ties): its edge draw gets values exactly on the ties.
+    ties: Ties | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

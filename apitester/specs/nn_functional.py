@@ -20,7 +20,7 @@ import numpy as np
 from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
-from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_dtype
+from .base import Adaptation, Comparison, Spec, Ties, maps_arguments, register, torch_dtype
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -190,6 +190,45 @@ def _grid(ctx):
             src = np.where(near, src + 2e-3, src)
             values[..., i] = (src * 2 / (size - 1) - 1) if corners and size > 1 else ((src * 2 + 1) / size - 1)
     return values.astype(numpy_dtype(ctx.dtype))
+
+
+def _grid_sizes(args) -> tuple[list[int], bool]:
+    """The sizes grid[..., 0], [..., 1] (, [..., 2]) index (W, H, D) and align_corners (Paddle's default True)."""
+    x_spec = args.get("x")
+    sizes = list(getattr(x_spec, "shape", ())[2:])[::-1]
+    return sizes, bool(args.get("align_corners", True))
+
+
+def _grid_coordinate(values, args):
+    """The source pixel coordinate nearest mode rounds, per grid element (grid_sample's unnormalisation)."""
+    sizes, corners = _grid_sizes(args)
+    g = np.asarray(values, dtype=np.float64)
+    out = np.full(g.shape, np.nan)
+    for i, size in enumerate(sizes[: g.shape[-1] if g.ndim else 0]):
+        out[..., i] = (g[..., i] + 1) / 2 * (size - 1) if corners else ((g[..., i] + 1) * size - 1) / 2
+    return out
+
+
+def _grid_tie_values(dtype, args) -> list:
+    """Grid values whose source coordinate is exactly k + 0.5 (in float64 and in float32 arithmetic), nearest
+    mode only: g = (2k + 2) / W - 1 (align_corners=False) or (2k + 1) / (W - 1) - 1 (True), for each size."""
+    if str(args.get("mode", "bilinear")) != "nearest":
+        return []
+    sizes, corners = _grid_sizes(args)
+    found = []
+    for size in sizes:
+        for k in range(-1, size):
+            if corners and size < 2:
+                continue
+            g = (2 * k + 1) / (size - 1) - 1 if corners else (2 * k + 2) / size - 1
+            g32 = np.float32(g)
+            if not -1.0 <= g <= 1.0 or float(g32) != g:
+                continue
+            src32 = (g32 + np.float32(1)) / np.float32(2) * np.float32(size - 1) if corners else \
+                ((g32 + np.float32(1)) * np.float32(size) - np.float32(1)) / np.float32(2)
+            if float(src32) == k + 0.5 and g not in found:
+                found.append(g)
+    return sorted(found, key=abs)
 
 
 @precondition("valid row ids of the weight table")
@@ -1068,6 +1107,8 @@ register(
          )),
     # ---- sampling & resizing
     Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
+         ties=Ties("grid", _grid_coordinate, _grid_tie_values,
+                   note="nearest mode rounds the source coordinate: the edge draw puts grid values on its ties"),
          note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments("x, grid, mode, padding_mode, align_corners -> F.grid_sample(input, grid, mode, padding_mode, align_corners)")),
     Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          comparison=INTERPOLATE_FLOAT16_BACKWARD,

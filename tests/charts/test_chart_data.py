@@ -102,8 +102,9 @@ def test_contributor_stats_count_active_claims_on_claimable_tasks():
     now = timezone.now()
     alice, bob = Contributor.objects.create(login="alice"), Contributor.objects.create(login="bob")
     t1, t2, t3 = make_task(1, status="completed"), make_task(2, status="pr_submitted"), make_task(3, status="locked")
-    Claim.objects.create(task=t1, contributor=alice, status="完成任务", source="seed", created=now - timedelta(days=10))
-    Claim.objects.create(task=t2, contributor=alice, status="提交PR", source="seed", created=now - timedelta(days=5))
+    # Claims made in comments carry their date (one imported from the issue text would give no lead time).
+    Claim.objects.create(task=t1, contributor=alice, status="完成任务", source="comment", created=now - timedelta(days=10))
+    Claim.objects.create(task=t2, contributor=alice, status="提交PR", source="comment", created=now - timedelta(days=5))
     Claim.objects.create(task=t2, contributor=bob, status="报名", source="seed", created=now, withdrawn_at=now)
     Claim.objects.create(task=t3, contributor=bob, status="报名", source="seed", created=now)
     pr = PullRequest.objects.create(repo="PaddlePaddle/Paddle", number=73000, author=alice, state="merged",

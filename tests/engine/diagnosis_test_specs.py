@@ -5,7 +5,15 @@ Each perturbation happens at float32 only -- at float64 both sides compute the t
 the float64 oracle exists and the readings have a known answer."""
 import numpy as np
 
-from apitester.specs.base import Spec, register
+from apitester.specs.base import _REGISTRY, KnownFailure, Spec, Ties
+from apitester.specs.base import register as _register_all
+
+
+def register(*specs: Spec) -> None:
+    """Register once per process: this module is imported as ``diagnosis_test_specs`` (tests/engine, on sys.path)
+    and as ``tests.engine.diagnosis_test_specs`` (APITESTER_EXTRA_SPECS, the board tests); the second import of it
+    in one process registers nothing."""
+    _register_all(*(spec for spec in specs if spec.api not in _REGISTRY))
 
 _stub = lambda x: None  # noqa: E731  (one tensor x)
 
@@ -157,4 +165,81 @@ register(
          torch=lambda x, **_: __import__("torch").sqrt(x.clamp(min=0)),
          ref=lambda x, **_: mp_apply(mpmath.sqrt, x), signature=_stub, backward=False,
          note="test-only: Torch's side gives sqrt(max(x, 0)): 0, finite, where sqrt of a negative is NaN"),
+)
+
+
+# ---------------------------------------------------------------- conventions (issue 34 item 4, ties item 7)
+
+def _paddle_int32(x):
+    import paddle
+
+    return (x > 0).astype("int32")
+
+
+def _torch_int64(x, **_):
+    import torch
+
+    return (x > 0).to(torch.int64)
+
+
+def _paddle_raises(x):
+    raise ValueError("x must be a matrix")
+
+
+def _torch_raises(x, **_):
+    raise RuntimeError("expected a matrix")
+
+
+def _paddle_round_away(x):
+    """Paddle's side rounds half away from zero (C's round), by construction."""
+    import paddle
+
+    return paddle.sign(x) * paddle.floor(paddle.abs(x) + 0.5)
+
+
+def _torch_round(x, **_):
+    import torch
+
+    return torch.round(x)  # half to even
+
+
+def _identity_coordinate(values, _args):
+    return np.asarray(values, dtype=np.float64)
+
+
+def _half_integers(dtype, _args):
+    return [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -3.5]
+
+
+def _wide_range(ctx):
+    return ctx.rng.uniform(-4.0, 4.0, ctx.shape).astype(ctx.dtype)
+
+
+register(
+    Spec(api="apitester_diag.dtype_convention", paddle=_paddle_int32, torch=_torch_int64, signature=_stub,
+         backward=False, note="test-only: int32 (Paddle) vs int64 (Torch)"),
+    Spec(api="apitester_diag.shape_convention", paddle=lambda x: x * 1.0, torch=lambda x, **_: x[:, None] * 1.0,
+         signature=_stub, backward=False, note="test-only: (n,) (Paddle) vs (n, 1) (Torch)"),
+    Spec(api="apitester_diag.paddle_raises", paddle=_paddle_raises, torch=lambda x, **_: x * 1.0,
+         signature=_stub, backward=False, note="test-only: Paddle raises, Torch returns"),
+    Spec(api="apitester_diag.torch_raises", paddle=lambda x: x * 1.0, torch=_torch_raises,
+         signature=_stub, backward=False, note="test-only: Torch raises, Paddle returns"),
+    Spec(api="apitester_diag.round_ties", paddle=_paddle_round_away, torch=_torch_round, signature=_stub,
+         backward=False, domains={"x": _wide_range},
+         ties=Ties("x", _identity_coordinate, _half_integers, note="test-only: round() of x"),
+         note="test-only: Paddle rounds half away from zero, Torch half to even"),
+)
+
+
+# ---------------------------------------------------------------- known failures (issue 34 item 5)
+
+register(
+    Spec(api="apitester_diag.known_stale", paddle=lambda x: x * 2.0, torch=lambda x, **_: x * 2.0, signature=_stub,
+         backward=False, note="test-only: declares a failure that does not happen",
+         known_failures=(KnownFailure("accuracy_error", "test-only: fixed since", dtypes=("float32",),
+                                     direction="forward"),
+                         KnownFailure("paddle_error", "test-only: float16 only, never run here", dtypes=("float16",)))),
+    Spec(api="apitester_diag.known_still", paddle=lambda x: _paddle_tanh(x, 1.05), torch=lambda x, **_: _torch_tanh(x),
+         signature=_stub, backward=False, note="test-only: declares a failure that still happens",
+         known_failures=(KnownFailure("accuracy_error", "test-only: Paddle 5% off", direction="forward"),)),
 )

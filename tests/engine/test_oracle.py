@@ -70,10 +70,17 @@ def test_a_reference_wrong_at_every_precision_is_disputed_and_the_gradient_check
     diagnosis = diagnose_config('apitester_test.tanh_wrong_grad(Tensor([3, 2],"float32"), )')
     assert diagnosis["failure"] == {"status": "accuracy_error", "direction": "backward", "output": "grad x",
                                     "reading": "no_oracle"}
-    assert diagnosis["reading"]["no_oracle"] == NoOracle.DISPUTED
     check = diagnosis["gradient_check"]
     assert check["ran"] and check["paddle"]["matches"] is True and check["torch"]["matches"] is False
-    assert check["side_off"] == "torch"
+    assert check["side_off"] == "torch" and check["side_off_by_output"] == {"grad x": "torch"}
+    # the float64 oracle has none (disputed); the gradient check's side is the reading (issue 34, item 6)
+    reading = diagnosis["reading"]
+    assert (reading["reading"], reading["oracle"]) == (Reading.TORCH_OFF, "gradient_check"), reading
+    assert reading["float64_oracle"]["no_oracle"] == NoOracle.DISPUTED
+    assert "Torch's gradient misses" in reading["evidence"] and "Paddle's matches at 1 of 1" in reading["evidence"]  # shrunk to [1, 1]
+    implied = diagnosis["implied_verdict"]
+    assert implied["status"] == "torch_suspect" and implied["source"] == "gradient_check"
+    assert implied["evidence"] == reading["evidence"]
 
 
 def test_the_reading_rule_k_and_floor():

@@ -22,7 +22,7 @@ from apitester.inputs import Draw
 from apitester.oracle import check_reference, oracle_for
 from apitester.shrink import draw_inputs, prepare_strict
 from apitester.specs import all_specs
-from apitester.vocab import NoOracle, OracleKind, Reading
+from apitester.vocab import NoOracle, Reading, ReadingSource
 
 from tests.engine_helpers.report_configs import _lines
 
@@ -133,7 +133,7 @@ def _readings(config: str, draw: Draw = TYPICAL) -> list[dict]:
 def test_the_reference_overrules_a_disputed_float64_pair(api, expected, matches):
     (got,) = _readings(f'{api}(Tensor([16],"float32"), )')
     assert got["reading"] == expected, got
-    assert got["oracle"] == OracleKind.REFERENCE and api in got["evidence"], got
+    assert got["oracle"] == ReadingSource.REFERENCE and api in got["evidence"], got
     assert got["float64_match"] == matches
     # the pair's gap, of Torch's scale: 5 % of Paddle's tanh, 5 % of Torch's 1.05 tanh, 10 % of Torch's 0.95 tanh
     scale = {Reading.PADDLE_OFF: 1.0, Reading.TORCH_OFF: 1.05, Reading.BOTH_OFF: 0.95 / 2}[expected]
@@ -154,7 +154,7 @@ def test_a_strict_failure_the_reference_reads_torch_off_implies_torch_suspect_na
 def test_a_float64_config_is_settled_by_the_mpmath_reference():
     # Paddle's side is exp(x) - 1 at x ~ 1e-9: float64 cancels to ~1e-7 relative; Torch's expm1 is exact
     (got,) = _readings('apitester_diag.expm1_naive(Tensor([16],"float64"), )')
-    assert got["reading"] == Reading.PADDLE_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["reading"] == Reading.PADDLE_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["dtype"] == "float64" and "float64_match" not in got  # no higher precision pair to compare
     assert 1e-9 < got["paddle"]["max_rel"] < 1e-5 and got["torch"]["max_rel"] <= 2.0 ** -52
     # the same value by hand: mpmath at 50 digits against numpy's exp(x) - 1
@@ -168,7 +168,7 @@ def test_a_float64_config_is_settled_by_the_mpmath_reference():
 def test_a_nan_where_the_reference_is_finite_is_that_sides_error(dtype):
     # sin(x)/x at x = 0: Paddle's side 0/0 = NaN, the function's value (its limit) 1
     (got,) = _readings(f'apitester_diag.sinc_naive(Tensor([16],"{dtype}"), )')
-    assert got["reading"] == Reading.PADDLE_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["reading"] == Reading.PADDLE_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["nonfinite"] == {"paddle": "NaN where the reference is finite (4 of 16 elements)"}
     assert "NaN where the reference is finite" in got["reason"]
     assert got["paddle"]["max_abs"] == "inf" and got["torch"]["max_abs"] < 1e-6
@@ -176,7 +176,7 @@ def test_a_nan_where_the_reference_is_finite_is_that_sides_error(dtype):
 
 def test_a_nan_both_float64_results_agree_on_is_overruled_where_the_reference_is_finite():
     (got,) = _readings('apitester_diag.sinc_both_naive(Tensor([16],"float32"), )')
-    assert got["reading"] == Reading.BOTH_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["reading"] == Reading.BOTH_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["reason"].startswith("the float64 results agree on a non-finite value where the reference differs")
     assert set(got["nonfinite"]) == {"paddle", "torch"}
 
@@ -199,7 +199,7 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
     got = {r["output"]: r for r in found["readings"]}["grad x"]
-    assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == OracleKind.REFERENCE, got
+    assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["gradient_match"] == {"paddle": True, "torch": False}
     assert "derivative of the independent reference" in got["evidence"]
     assert got["paddle"]["max_abs"] < 1e-8  # the true derivative 1 - tanh^2 against differences of the reference

@@ -27,7 +27,7 @@ ALLOWED = {
         "child process environment: compileall in a release env, without this process's PYTHONPATH",
     "apitester/pool.py:WorkerPool._worker_env":
         "child process environment: a pool worker inherits this one's, with its thread counts and PYTHONPATH",
-    "apitester/builds.py:probe_build":
+    "apitester/builds.py:_probe":
         "child process environment: the build probe (an interpreter asked for its Paddle and Torch) inherits this one's, with Paddle's logging quiet",
     "apitester/execute.py:frameworks":
         "process environment for Paddle itself: GLOG_minloglevel quiets its C++ logging before it is imported",

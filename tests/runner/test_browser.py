@@ -58,14 +58,16 @@ def test_board_rows_follow_each_tasks_progress_without_reload(live_server, page)
     store_result(run, configs[0], {"status": "pass"}, 0.1)
 
     page.goto(f"{live_server.url}/")
+    # a short badge in the row, the sentence in its tooltip
     cell = '.run-progress[data-task="3"]'
-    assert page.text_content(cell) == "1 of 3 configs re-tested: 1 pass"
-    assert page.text_content('.run-progress[data-task="4"]') == "0 of 1 configs re-tested"
+    assert page.text_content(cell) == "1/3 ✓1" and page.get_attribute(cell, "title") == "1 of 3 configs re-tested: 1 pass"
+    assert page.text_content('.run-progress[data-task="4"]') == "0/1"
+    assert page.get_attribute('.run-progress[data-task="4"]', "title") == "0 of 1 configs re-tested"
     page.evaluate("window.__notReloaded = true")
 
     store_result(run, configs[1], {"status": "accuracy_error", "direction": "forward", "max_abs": 0.5}, 0.1)
     page.wait_for_function(
-        f"document.querySelector('{cell}').textContent === '2 of 3 configs re-tested: 1 pass, 1 fail'",
-        timeout=15000)
+        f"document.querySelector('{cell}').textContent === '2/3 \u27131 \u27171'"
+        f" && document.querySelector('{cell}').title === '2 of 3 configs re-tested: 1 pass, 1 fail'", timeout=15000)
     assert page.evaluate("window.__notReloaded") is True
     assert page.js_errors == []

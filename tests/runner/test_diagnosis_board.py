@@ -20,8 +20,8 @@ pytestmark = pytest.mark.django_db
 
 FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
 # float16 x 1e6: Paddle overflows to inf where the product is finite (Torch gives the rounded value).
-# The first two shrink to one failure (float16[4, 8]); the third keeps its rank (float16[32]): float16[n,n] and
-# float16[n] are two signatures.
+# The shrink keeps the failing element (cut from the failing draw): the first two shrink to that one element
+# (float16[1, 1]); the third keeps its rank (float16[1]): float16[1,1] and float16[1] are two signatures.
 SAME_A = 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )'
 SAME_B = 'paddle.Tensor.__mul__(Tensor([16, 8],"float16"), 1000000.0, )'
 OTHER = 'paddle.Tensor.__mul__(Tensor([64],"float16"), 1000000.0, )'
@@ -43,13 +43,13 @@ def test_distinct_failures_are_shown_alike_on_the_task_page_the_board_and_the_ap
     assert set(stored) == {SAME_A, SAME_B, OTHER}  # the passing config is not diagnosed
     assert {d.reading for d in stored.values()} == {"paddle_off"}
     assert stored[SAME_A].signature == stored[SAME_B].signature != stored[OTHER].signature
-    assert stored[SAME_A].shrunk_config == 'paddle.Tensor.__mul__(Tensor([4, 8],"float16"), 1000000.0, )'
-    assert stored[SAME_A].elements_before == 64 and stored[SAME_A].elements_after == 32
+    assert stored[SAME_A].shrunk_config == 'paddle.Tensor.__mul__(Tensor([1, 1],"float16"), 1000000.0, )'
+    assert stored[SAME_A].elements_before == 64 and stored[SAME_A].elements_after == 1
 
     page = client.get("/tasks/141").content.decode()
     assert "3 failing configs, 3 diagnosed: 2 distinct failures" in page
     assert "Paddle is off the float64 value; Torch is close to it" in page
-    assert "64 → 32 elements" in page and "Repro script" in page
+    assert "64 → 1 elements" in page and "Repro script" in page
     zh = client.get("/tasks/141", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "3 个失败配置，已诊断 3 个：2 个不同的失败" in zh and "Paddle 偏离 float64 精确值" in zh
     board = client.get("/").content.decode()
@@ -85,7 +85,7 @@ def test_staff_queue_a_diagnosis_and_bad_input_queues_nothing(client, retested):
     answer = client.post("/runs/diagnose", {"scope": "task", "task": "141", "next": "/tasks/141"}, follow=True)
     assert "Diagnosis of 1 tasks queued" in answer.content.decode()
     [queued] = OrmQ.objects.all()
-    assert queued.task["func"] == "tracker.tasks.diagnose_tasks_task" and queued.task["args"] == ([141],)
+    assert queued.task["func"] == "tracker.tasks.diagnose_tasks_task" and queued.task["args"] == ([141], None)  # None: DIAGNOSE_MAX_CONFIGS
     for bad in ({"scope": "task", "task": "No.1"}, {"scope": "task", "task": "99"}, {"scope": "api", "api": "x"}):
         page = client.post("/runs/diagnose", {**bad, "next": "/tasks/141"}, follow=True).content.decode()
         assert "queued" not in page

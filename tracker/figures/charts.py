@@ -71,14 +71,16 @@ def stage_label(stage: str) -> str:
     return _(STAGE_LABELS[stage])
 
 
-def funnel_figure(funnel: dict[str, dict[str, int]]) -> go.Figure:
+def funnel_figure(funnel: dict[str, dict[str, int]], *, completed_known: bool = True) -> go.Figure:
+    """The funnel; without PR states from GitHub the "completed" stage is unknown and left out (not drawn as 0)."""
     fig = go.Figure(**NO_VALIDATION)
-    labels = [stage_label(s) for s in sel.FUNNEL_STAGES]
+    stages = [s for s in sel.FUNNEL_STAGES if completed_known or s != "completed"]
+    labels = [stage_label(s) for s in stages]
     for scope in sel.FUNNEL_SCOPES:
         name = _("all tasks") if scope == sel.ALL_KERNELS else scope
         fig.add_trace(
             go.Funnel(**NO_VALIDATION,
-                name=name, y=labels, x=[funnel[scope][s] for s in sel.FUNNEL_STAGES],
+                name=name, y=labels, x=[funnel[scope][s] for s in stages],
                 textinfo="value+percent initial",
             )
         )
@@ -89,7 +91,8 @@ def funnel_figure(funnel: dict[str, dict[str, int]]) -> go.Figure:
 def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list]]) -> go.Figure:
     fig = go.Figure(**NO_VALIDATION)
     names = {
-        "unclaimed": _("tasks without a claim"),
+        # With claims the import knows only undated, the line counts the tasks without a dated claim (an upper bound).
+        "unclaimed": _("tasks without a dated claim") if burndown.get("before_import") else _("tasks without a claim"),
         "claims": _("tasks claimed"),
         "prs": _("tasks with a PR"),
         "merged": _("tasks with a merged PR"),
@@ -105,6 +108,10 @@ def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list
                 go.Scatter(**NO_VALIDATION, x=series["days"], y=series["configs"], name=_("failing configs in the %(kernel)s report")
                            % {"kernel": kernel}, mode="lines+markers", yaxis="y2")
             )
+    if before := burndown.get("before_import"):
+        # The tracking issue's text dates none of its claims or PRs: one labelled note, not a step on the import day.
+        fig.add_annotation(text=before_import_note(before), xref="paper", yref="paper", x=0, y=1.0, xanchor="left",
+                           yanchor="bottom", showarrow=False, align="left", font=dict(size=11, color="#656d76"))
     fig.update_layout(
         title=_("Burn-down: board events and the report history"),
         yaxis=dict(title=_("tasks")),
@@ -113,6 +120,11 @@ def burndown_figure(burndown: dict[str, list], history: dict[str, dict[str, list
         **_LAYOUT,
     )
     return fig
+
+
+def before_import_note(before: dict) -> str:
+    """The burn-down's label of what the tracking issue's text says without a date."""
+    return _("Before import (undated, not drawn): %(claims)s tasks claimed, %(prs)s with a PR") % before
 
 
 # metric → (cells, colour scale, fixed range, what a cell's number is, what the hover's second number is, title)

@@ -12,9 +12,12 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySe
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
-from ..models import CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest, Task, TaskStatus
-from ..vocab import FIX_LANDED, EventKind, FixedInKind
+from ..models import (CLAIM_STATUS_RANK, Claim, ClaimStatus, Contributor, Event, FailingConfig, Kernel, PullRequest,
+                      SyncCursor, Task, TaskStatus)
+from ..vocab import FIX_LANDED, EventKind, ExactKind, FixedInKind, VerificationKind
+from .alignment import exact_by_task
 from .releases import fixed_in_by_task
+from .runs import verifications_in_own_lane
 
 # sort key → ORDER BY (the task number breaks ties so the order is stable)
 SORT_FIELDS = {
@@ -45,6 +48,8 @@ class BoardFilters:
     # "fixed in the test engine": Paddle agrees with Torch on every release tested and the task's PR is in
     # PaddleAPITest (selectors.releases.as_harness_fix); never among the fixed upstream.
     harness_fix: bool = False
+    # the exact rule on the task's newest release (selectors.alignment.ExactAnswer.kind): all / partly / none exact
+    exact: str = ""
     sort: str = "number"
     errors: list[str] = field(default_factory=list)
 
@@ -71,6 +76,13 @@ class BoardFilters:
         filters.open_only = params.get("open", "").strip().lower() in {"1", "true", "yes", "on"}
         filters.fixed_upstream = params.get("fixed_upstream", "").strip().lower() in {"1", "true", "yes", "on"}
         filters.harness_fix = params.get("harness_fix", "").strip().lower() in {"1", "true", "yes", "on"}
+        exact = params.get("exact", "").strip().lower()
+        if exact:
+            if exact in ExactKind.__members__.values():
+                filters.exact = exact
+            else:
+                filters.errors.append(_("Unknown exact %(value)r: use one of %(choices)s.") % {
+                    "value": params.get("exact"), "choices": ", ".join(k.value for k in ExactKind)})
         sort = params.get("sort", "").strip() or "number"
         if sort.lstrip("-") in SORT_FIELDS:
             filters.sort = sort
@@ -82,7 +94,7 @@ class BoardFilters:
     def cache_key(self) -> tuple:
         """What the filtered rows depend on (the errors are shown outside the cached rows)."""
         return (self.kernel, self.status, self.contributor.lower(), self.q, self.open_only, self.fixed_upstream,
-                self.harness_fix, self.sort)
+                self.harness_fix, self.exact, self.sort)
 
 
 def _count(model, **filters):
@@ -136,6 +148,9 @@ def board_tasks(filters: BoardFilters | None = None) -> QuerySet:
         tasks = tasks.filter(pk__in=fixed).exclude(status=TaskStatus.COMPLETED)
     if filters.harness_fix:
         tasks = tasks.filter(pk__in=[task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.HARNESS])
+    if filters.exact:
+        tasks = tasks.filter(pk__in=[task_id for task_id, answer in exact_by_task().items()
+                                     if answer.kind == filters.exact])
     descending = filters.sort.startswith("-")
     order = SORT_FIELDS[filters.sort.lstrip("-")]
     return tasks.order_by(*[("-" if descending and i == 0 else "") + name for i, name in enumerate(order)])
@@ -164,6 +179,42 @@ def board_totals() -> dict:
         by_kernel[row["kernel"]] += row["n"]
     status_rows = [(status.value, status.label, by_status[status.value]) for status in TaskStatus]
     return {"total": sum(by_kernel.values()), "by_status": by_status, "by_kernel": by_kernel, "status_rows": status_rows}
+
+
+def pr_states_known() -> bool:
+    """Has GitHub told the board its PRs' states? Only GitHub sets a state (a webhook delivery or a poll: the
+    board import leaves every PR `unknown`), and a poll that read the PR search keeps its cursor's ETag or
+    `since` (services/github_sync.py). Without either the board is offline as far as PRs go: a "completed"
+    count would read 0 for want of news, so the pages say "unknown offline" instead."""
+    if PullRequest.objects.exclude(state=PullRequest.State.UNKNOWN).exists():
+        return True
+    polled = SyncCursor.objects.filter(key__startswith="pulls:").exclude(etag="", since__isnull=True)
+    return polled.exists()
+
+
+def tracking_summary_event() -> Event | None:
+    """The newest summary figures imported from the tracking issue's text (services/tracking_summary.py)."""
+    return Event.objects.filter(task__isnull=True, kind=EventKind.TRACKING_SUMMARY).order_by("-created", "-id").first()
+
+
+def tracking_summary() -> dict | None:
+    """The tracking issue's own figures as its text says them ({tasks, submitted, claimed, completed, rates,
+    source_ref, imported}), or None when none was imported."""
+    event = tracking_summary_event()
+    if event is None:
+        return None
+    return {**event.data, "source_ref": event.source_ref, "imported": event.created}
+
+
+def fix_counts(fixed_in: dict | None = None) -> dict[str, int]:
+    """The board's chips beyond the statuses: tasks whose fix is verified in their own lane (a test-engine fix
+    is not a Paddle fix, so not counted), and tasks fixed in a Paddle release (failing before it, passing from it
+    on: FixedInKind.FIXED)."""
+    answers = fixed_in_by_task() if fixed_in is None else fixed_in
+    harness = {task_id for task_id, answer in answers.items() if answer.kind == FixedInKind.HARNESS}
+    verified = {task_id for task_id, v in verifications_in_own_lane().items() if v.kind == VerificationKind.VERIFIED}
+    return {"verified": len(verified - harness),
+            "fixed_in_release": sum(1 for answer in answers.values() if answer.kind == FixedInKind.FIXED)}
 
 
 def latest_report_import() -> Event | None:

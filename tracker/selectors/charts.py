@@ -15,6 +15,7 @@ from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
 
 from ..models import (
     CLAIM_STATUS_RANK,
+    UNDATED_SOURCES,
     Claim,
     ClaimStatus,
     ConfigResult,
@@ -97,6 +98,7 @@ UNCHARTED_EVENT_KINDS = {
     EventKind.UNLOCKED: "the funnel reads Task.status",
     EventKind.STATUS: "the funnel reads Task.status",
     EventKind.PR_AUTHOR: "contributor stats read PullRequest.author",
+    EventKind.TRACKING_SUMMARY: "the tracking issue's own figures, shown beside the counts (selectors.board.tracking_summary)",
     EventKind.WITHDRAWN: "a claim once made stays in the burn-down's cumulative count",
     EventKind.CLAIM_STATUS: "contributor stats read Claim.status",
     EventKind.CLAIM_KEPT: "no change: a comment or PR left a claim as it was",
@@ -114,24 +116,37 @@ UNCHARTED_EVENT_KINDS = {
 }
 
 
-def burndown_from_events() -> dict[str, list]:
-    """Cumulative count of distinct tasks per day that got a claim, a PR, a merge, a verification."""
+def burndown_from_events() -> dict:
+    """Cumulative count of distinct tasks per day that got a claim, a PR, a merge, a verification.
+
+    Only dated evidence draws a day: an Event from an undated source (UNDATED_SOURCES — a claim or PR link imported
+    from the tracking issue's text happened some time before the import, and its `created` is the import's time) is
+    left out of the series, so the burn-down starts at the first dated event instead of piling the whole imported
+    board on the import day. What only the import knows is counted apart: `before_import` (tasks per series with
+    undated evidence and none dated, and `unclaimed` after them) with `import_day`, the newest import's date.
+    """
     kind_to_series = {kind: series for series, kinds in BURNDOWN_EVENT_KINDS.items() for kind in kinds}
     first_day: dict[str, dict[int, date]] = defaultdict(dict)
+    undated: dict[str, set[int]] = defaultdict(set)
+    import_day: date | None = None
 
     def first_seen_on(series: str, task_id: int, day: date) -> None:
         days_seen = first_day[series]
         if task_id not in days_seen or day < days_seen[task_id]:
             days_seen[task_id] = day
 
-    events = Event.objects.filter(kind__in=kind_to_series, task__isnull=False).values_list("kind", "task_id", "created")
-    for kind, task_id, created in events:
-        first_seen_on(kind_to_series[kind], task_id, created.date())
+    events = Event.objects.filter(kind__in=kind_to_series, task__isnull=False).values_list("kind", "task_id", "created", "source")
+    for kind, task_id, created, source in events:
+        if source in UNDATED_SOURCES:
+            undated[kind_to_series[kind]].add(task_id)
+            import_day = max(import_day or created.date(), created.date())
+        else:
+            first_seen_on(kind_to_series[kind], task_id, created.date())
     merges = PullRequest.objects.filter(merged_at__isnull=False, tasks__isnull=False).values_list("tasks", "merged_at")
     for task_id, merged_at in merges:
         first_seen_on("merged", task_id, merged_at.date())
     days = sorted({d for seen in first_day.values() for d in seen.values()})
-    out: dict[str, list] = {"days": [d.isoformat() for d in days]}
+    out: dict = {"days": [d.isoformat() for d in days]}
     open_tasks = Task.objects.exclude(status=TaskStatus.LOCKED).count()
     for series in BURNDOWN_SERIES:
         per_day = Counter(first_day[series].values())
@@ -140,8 +155,12 @@ def burndown_from_events() -> dict[str, list]:
             running += per_day.get(d, 0)
             values.append(running)
         out[series] = values
-    # Tasks still without a claim, as the board burns down.
+    # Tasks still without a dated claim, as the board burns down.
     out["unclaimed"] = [open_tasks - c for c in out["claims"]]
+    before = {series: len(undated[series] - set(first_day[series])) for series in BURNDOWN_SERIES}
+    before["unclaimed"] = open_tasks - len(undated["claims"] | set(first_day["claims"]))
+    out["before_import"] = before if any(undated.values()) else None
+    out["import_day"] = import_day.isoformat() if import_day else None
     return out
 
 
@@ -287,7 +306,8 @@ def contributor_stats() -> list[dict]:
     verified = verified_task_ids()
     stats: dict[str, dict] = {}
     claims = Claim.objects.filter(withdrawn_at__isnull=True).exclude(task__status=TaskStatus.LOCKED)
-    for login, task_id, status, created in claims.values_list("contributor__login", "task_id", "status", "created"):
+    for login, task_id, status, created, source in claims.values_list("contributor__login", "task_id", "status", "created",
+                                                                      "source"):
         entry = stats.setdefault(
             login, {"login": login, "claimed": 0, "pr_submitted": 0, "completed": 0, "verified": 0,
                     "_claimed_at": {}, "claim_to_pr": [], "pr_to_merge": []},
@@ -300,7 +320,8 @@ def contributor_stats() -> list[dict]:
             entry["completed"] += 1
         if task_id in verified:
             entry["verified"] += 1
-        entry["_claimed_at"][task_id] = created
+        if source not in UNDATED_SOURCES:  # an imported claim has no date: no lead time from it
+            entry["_claimed_at"][task_id] = created
     prs = PullRequest.objects.filter(author__isnull=False, created_at__isnull=False).prefetch_related("tasks")
     for pr in prs.select_related("author"):
         entry = stats.get(pr.author.login)

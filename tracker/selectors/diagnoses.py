@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from apitester.vocab import Reading
+from apitester.vocab import ConventionKind, Reading, ReadingSource, TieRule
 
 from ..models import Diagnosis, Task
 from ..vocab import FAILING, RUNNER_FAILURES, Lane
@@ -28,14 +28,58 @@ def diagnosable_results(task: Task) -> list:
     return [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
 
 
-def reading_text(reading: str) -> str:
+def reading_text(reading: str, source: str | None = None) -> str:
+    """The reading in words; a side named by the float64 gradient check (issue 34) says it is the gradient."""
+    if source == ReadingSource.GRADIENT_CHECK:
+        return {
+            Reading.PADDLE_OFF: _("Paddle's gradient misses the derivative; Torch's matches it (float64 gradient check)"),
+            Reading.TORCH_OFF: _("Torch's gradient misses the derivative; Paddle's matches it "
+                                 "(float64 gradient check; Torch suspect)"),
+        }.get(reading, reading or _("no reading"))
     return {
         Reading.PADDLE_OFF: _("Paddle is off the float64 value; Torch is close to it"),
         Reading.TORCH_OFF: _("Torch is off the float64 value; Paddle is close to it (Torch suspect)"),
         Reading.BOTH_OFF: _("both are off the float64 value"),
         Reading.WITHIN_ROUNDING: _("both are within rounding of the float64 value"),
         Reading.NO_ORACLE: _("no float64 oracle"),
+        Reading.CONVENTION: _("a convention, not a value error"),
     }.get(reading, reading or _("no reading"))
+
+
+def tie_rule_text(rule: str) -> str:
+    return {
+        TieRule.HALF_TO_EVEN: _("half to even"), TieRule.HALF_AWAY_FROM_ZERO: _("half away from zero"),
+        TieRule.HALF_UP: _("half up"), TieRule.HALF_DOWN: _("half down"), TieRule.MIXED: _("no single rule"),
+    }.get(rule, rule)
+
+
+def convention_shown(convention: dict | None) -> dict | None:
+    """A convention reading (apitester.conventions) for the page: its kind's name, both behaviours and the
+    sentence naming them, in the page's language (dtypes, shapes and error messages stay as the engine wrote them)."""
+    if not convention:
+        return None
+    kind = convention.get("kind")
+    paddle, torch = str(convention.get("paddle", "")), str(convention.get("torch", ""))
+    if kind == ConventionKind.TIE:
+        paddle, torch = tie_rule_text(convention.get("paddle_rule", "")), tie_rule_text(convention.get("torch_rule", ""))
+        text = _("ties: Paddle rounds %(paddle)s, Torch %(torch)s (%(n)s tied elements)") % {
+            "paddle": paddle, "torch": torch, "n": convention.get("ties", "?")}
+    elif kind == ConventionKind.RAISES:
+        error = convention.get("error", "")
+        if convention.get("raises") == "torch":
+            paddle, torch = _("returns"), _("raises %(error)s") % {"error": error}
+            text = _("Torch raises %(error)s where Paddle returns") % {"error": error}
+        else:
+            paddle, torch = _("raises %(error)s") % {"error": error}, _("returns")
+            text = _("Paddle raises %(error)s where Torch returns") % {"error": error}
+    elif kind == ConventionKind.DTYPE:
+        text = _("dtype: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
+    else:
+        text = _("shape: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
+    kinds = {ConventionKind.DTYPE: _("dtype"), ConventionKind.SHAPE: _("shape"),
+             ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties")}
+    return {"kind": kind, "kind_text": kinds.get(kind, kind), "paddle": paddle, "torch": torch, "text": text,
+            "key": convention.get("key", "")}
 
 
 @dataclass(frozen=True)
@@ -51,18 +95,53 @@ class DistinctFailure:
         return len(self.configs)
 
     @property
+    def reading(self) -> dict:
+        """The engine's reading of the failing output (the diagnosis JSON's ``reading``), {} when not loaded."""
+        data = self.representative.__dict__.get("data")  # deferred in counts: never a query per row here
+        return (data or {}).get("reading") or {}
+
+    @property
+    def reading_source(self) -> str | None:
+        """What named the side: the float64 oracle or the float64 gradient check (None: no side reading)."""
+        reading = self.representative.reading
+        if not reading or reading in (Reading.NO_ORACLE, Reading.CONVENTION):
+            return None
+        return self.reading.get("oracle") or ReadingSource.FLOAT64_ORACLE.value
+
+    @property
+    def reading_source_text(self) -> str:
+        return {ReadingSource.GRADIENT_CHECK: _("float64 gradient check"),
+                ReadingSource.FLOAT64_ORACLE: _("float64 oracle")}.get(self.reading_source, self.reading_source or "")
+
+    @property
+    def reading_evidence(self) -> str:
+        return str(self.reading.get("evidence") or "")
+
+    @property
+    def convention(self) -> dict | None:
+        """The representative's convention (its failing output read ``convention``), shown; else None."""
+        reading = self.reading
+        return convention_shown(reading.get("convention")) if reading.get("reading") == Reading.CONVENTION else None
+
+    @property
     def reading_text(self) -> str:
-        return reading_text(self.representative.reading)
+        convention = self.convention
+        if convention is not None:
+            return f"{reading_text(Reading.CONVENTION)}: {convention['text']}"
+        return reading_text(self.representative.reading, self.reading_source)
 
     def as_dict(self) -> dict:
         d = self.representative
         return {"signature": self.signature, "configs": self.count, "reading": d.reading,
+                "reading_source": self.reading_source, "reading_text": self.reading_text,
+                "reading_evidence": self.reading_evidence or None,
                 "status": d.status, "direction": d.direction or None, "config": d.failing_config.config,
                 "shrunk_config": d.shrunk_config, "elements_before": d.elements_before,
                 "elements_after": d.elements_after, "trials": d.trials, "seconds": d.seconds,
                 "draw": (d.result.draw or "typical:0") if d.result else None, "repro": d.repro,
                 "command": d.command, "paddle_version": d.paddle_version, "oracle": d.data.get("oracle"),
-                "gradient_check": d.data.get("gradient_check")}
+                "gradient_check": d.data.get("gradient_check"), "reading_text": self.reading_text,
+                "convention": self.convention}
 
 
 @dataclass(frozen=True)

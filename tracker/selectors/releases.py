@@ -217,6 +217,7 @@ class Cell:
     paddle_commit: str = ""
     torch_version: str = ""
     inferred_from: str = ""  # not run: bisection copied this cell from the run release named here
+    exact: bool | None = None  # the exact rule's reading of the verdict (None: no value comparison)
 
     @property
     def inferred(self) -> bool:
@@ -236,7 +237,8 @@ class ReleaseGrid:
         return run, inferred
 
 
-GRID_COLUMNS = ("task_id", "run__lane", "failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status")
+GRID_COLUMNS = ("task_id", "run__lane", "failing_config_id", "paddle_version", "run__paddle_version", "run_id", "status",
+                "exact")
 # What the task page's grid shows of a cell beyond its status; the answers read statuses only, and these columns (the
 # commit's 40 characters above all) are most of the query's time on a board's worth of verdicts.
 CELL_DETAILS = ("max_abs", "max_rel", "paddle_commit", "torch_version")
@@ -255,13 +257,13 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
     own = {task_id: (number, lane_of(kernel)) for task_id, number, kernel in tasks.values_list("id", "number", "kernel")}
     results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(own))
     found: dict[int, dict[int, dict[str, Cell]]] = {}
-    for task_id, lane, config_id, version, run_version, run_id, status, *detail in (
+    for task_id, lane, config_id, version, run_version, run_id, status, exact, *detail in (
             results.values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id")):
         release = version or run_version
         if release and task_id in own and lane == own[task_id][1]:
             max_abs, max_rel, commit, torch = detail or (None, None, "", "")
             found.setdefault(task_id, {}).setdefault(config_id, {})[release] = Cell(
-                status, max_abs, max_rel, run_id, commit, torch)
+                status, max_abs, max_rel, run_id, commit, torch, exact=exact)
     bisected = bisected_releases_by_task()
     grids = {}
     for task_id, cells in found.items():

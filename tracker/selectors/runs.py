@@ -3,12 +3,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
+from django.conf import settings
 from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Max, Q, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..models import ConfigResult, FailingConfig, Task, TestRun, WorkerHeartbeat
+from apitester import known as known_failures
+from apitester.known import describe as describe_stale
+from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
+
+from ..estimate import Done, Estimate, Left, remaining_seconds
+from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
 from ..vocab import (
     ACTIVE_RUN_STATES,
@@ -121,6 +128,37 @@ def recent_rate(run: TestRun, window_seconds: int = 60) -> float | None:
     return len(times) / span if span > 0 else None
 
 
+@lru_cache(maxsize=1 << 16)
+def _config_size(config: str) -> tuple[int, int]:
+    """(input elements, peak bytes the pool estimates) of a config text: parsed once per process."""
+    return config_elements(config), estimate_bytes(config)
+
+
+def remaining_estimate(run: TestRun) -> Estimate | None:
+    """What the run still needs, from the sizes of what is left and this run's seconds per size (tracker/estimate.py);
+    None before its first result, or when it is not running."""
+    if run.state != TestRun.State.RUNNING:
+        return None
+    done_ids, done = set(), []
+    for config_id, text, number, seconds in (ConfigResult.objects.filter(run=run)
+                                             .values_list("failing_config_id", "failing_config__config",
+                                                          "failing_config__task__number", "seconds")):
+        done_ids.add(config_id)
+        done.append(Done(number, _config_size(text)[0], seconds or 0.0))
+    if not done:
+        return None
+    workers = max(1, settings.RUNNER_WORKERS) * max(1, len(set(
+        run.shards.filter(state=RunShard.State.LEASED).values_list("lease_owner", flat=True))))
+    budget = TimeBudget(settings.RUNNER_TIME_BASE, settings.RUNNER_TIME_PER_MELEMENT, settings.RUNNER_TIME_MAX)
+    memory = (settings.RUNNER_MEMORY_BUDGET_MB << 20) or default_memory_budget(settings.RUNNER_WORKERS)
+    left = []
+    for config_id, text, number in run_configs(run).values_list("id", "config", "task__number"):
+        if config_id not in done_ids:
+            elements, nbytes = _config_size(text)
+            left.append(Left(number, elements, cap=budget.for_elements(elements), skipped=nbytes > memory))
+    return remaining_seconds(done, left, workers)
+
+
 def advertised_releases() -> list[str]:
     """Paddle releases that fresh worker heartbeats say they can run."""
     fresh = timezone.now() - HEARTBEAT_FRESH
@@ -172,10 +210,11 @@ def run_summary(run: TestRun) -> dict:
         rate = sum(rates) if rates else None
         return {
             "id": run.pk, "state": run.state, "active": run.is_active, "lane": run.lane, "scope": run.scope,
-            "release": "matrix",
+            "release": "matrix", "paddle_flags": run.paddle_flags or {},
             "releases": [child.release for child in lanes], "paddle_version": "", "paddle_commit": "",
             "torch_version": "", "host": "", "total": total, "done": done, "counts": counts, "layers": layers,
-            "rate": rate, "eta_seconds": max(0, total - done) / rate if rate else None,
+            # the lanes run one after another on a host's queue: their times left add up
+            "rate": rate, **_matrix_eta(summaries),
             "waiting": "; ".join(f"{i['release']}: {i['waiting']}" for i in summaries if i["waiting"]),
             "message": run.message, "lanes": summaries,
             "started_at": run.started_at.isoformat() if run.started_at else None,
@@ -183,7 +222,7 @@ def run_summary(run: TestRun) -> dict:
             **_tasks_field(run),
         }
     rate = recent_rate(run) if run.state == TestRun.State.RUNNING else None
-    remaining = max(0, run.total - run.done)
+    estimate = remaining_estimate(run)
     return {
         "id": run.pk,
         "state": run.state,
@@ -192,6 +231,7 @@ def run_summary(run: TestRun) -> dict:
         "scope": run.scope,
         "release": run.release,
         "parent": run.parent_id,
+        "paddle_flags": run.paddle_flags or {},  # the Paddle flags every verdict of the run was given with
         "paddle_version": run.paddle_version,
         "paddle_commit": run.paddle_commit,
         "torch_version": run.torch_version,
@@ -201,13 +241,24 @@ def run_summary(run: TestRun) -> dict:
         "counts": status_counts(run),
         "layers": layer_counts(run),
         "rate": rate,
-        "eta_seconds": remaining / rate if rate else None,
+        # From the sizes of the configs left and this run's seconds per size (tracker/estimate.py), with a range.
+        "eta_seconds": estimate.expected if estimate else None,
+        "eta_range": [estimate.low, estimate.high] if estimate else None,
         "waiting": waiting_reason(run),
         "message": run.message,
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         **_tasks_field(run),
     }
+
+
+def _matrix_eta(summaries: list[dict]) -> dict:
+    """A matrix run's time left: its running lanes' estimates summed (a lane not started yet has none: unknown)."""
+    running = [item for item in summaries if item["state"] == TestRun.State.RUNNING]
+    if not running or any(item["eta_seconds"] is None for item in running):
+        return {"eta_seconds": None, "eta_range": None}
+    return {"eta_seconds": sum(item["eta_seconds"] for item in running),
+            "eta_range": [sum(item["eta_range"][0] for item in running), sum(item["eta_range"][1] for item in running)]}
 
 
 def _tasks_field(run: TestRun) -> dict:
@@ -491,3 +542,14 @@ def board_run_actions() -> dict:
         # the run whose per-task progress the board's rows show (the same choice as the rows')
         "progress_run_id": getattr(active_run(), "pk", None),
     }
+
+
+def stale_known_failures(run: TestRun) -> list[dict]:
+    """The spec-declared known failures this run (and its release lanes) judged configs of but never reproduced
+    (``apitester.known``: the definition), each with a one-line description."""
+    runs = [run, *run.lanes.all()] if run.pk else [run]
+    rows = ConfigResult.objects.filter(run__in=runs).values_list(
+        "failing_config__config", "status", "direction", "paddle_version")
+    verdicts = ({"config": config, "status": status, "direction": direction or None, "paddle_version": version}
+                for config, status, direction, version in rows.iterator())
+    return [{**stale, "line": describe_stale(stale)} for stale in known_failures.stale_known_failures(verdicts)]

@@ -11,7 +11,8 @@ import hashlib
 
 from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum
 
-from ..models import Claim, ConfigResult, Contributor, Diagnosis, Event, FailingConfig, PullRequest, ReportedDiff, Task, TestRun
+from ..models import (Claim, ConfigResult, Contributor, Diagnosis, Event, FailingConfig, PullRequest, ReportedDiff,
+                      SyncCursor, Task, TestRun)
 from ..vocab import ACTIVE_RUN_STATES, EventKind
 from .runs import lane_workers
 
@@ -36,7 +37,11 @@ def board_version() -> str:
         # re-test verdicts feed the board's verification / "fixed in" columns
         ConfigResult.objects.aggregate(n=Count("pk"), last=Max("pk")),
         Diagnosis.objects.aggregate(n=Count("pk"), last=Max("pk")),  # the distinct-failures column
-        Event.objects.filter(task__isnull=True, kind=EventKind.REPORT_IMPORT).aggregate(last=Max("pk")),
+        Event.objects.filter(task__isnull=True, kind__in=[EventKind.REPORT_IMPORT, EventKind.TRACKING_SUMMARY])
+        .aggregate(last=Max("pk")),
+        # a poll that read the PR search: "completed N" instead of "unknown offline" (selectors.board.pr_states_known;
+        # the PRs' states are above)
+        list(SyncCursor.objects.filter(key__startswith="pulls:").order_by("pk").values_list("pk", "etag", "since")),
         # the running run's per-task progress is shown on the rows from its start to its end
         list(TestRun.objects.filter(state__in=ACTIVE_RUN_STATES, parent__isnull=True).order_by("pk")
              .values_list("pk", "state")),

@@ -28,6 +28,7 @@ from ..models import Claim, ClaimStatus, Contributor, Kernel, PullRequest, Sourc
 from ..vocab import EventKind
 from .events import record_event
 from .status import advance_claim_status, refresh_task_status
+from .tracking_summary import TrackingSummary, import_summary
 
 PADDLEAPITEST_REPO = "PFCCLab/PaddleAPITest"
 PADDLE_REPO = "PaddlePaddle/Paddle"
@@ -113,11 +114,15 @@ class ImportReport:
     changes: list[str] = field(default_factory=list)
     # People the board lists whose withdrawal (on GitHub or the site) the import did not undo.
     kept_withdrawn: list[str] = field(default_factory=list)
+    # The issue's own 看板信息 figures (services/tracking_summary.py); None: the text has none or a malformed one.
+    figures: TrackingSummary | None = None
 
     def summary(self) -> str:
+        figures = (f"; its summary: {self.figures.tasks} tasks, {self.figures.submitted} / {self.figures.claimed} "
+                   f"submitted / claimed, {self.figures.completed} completed" if self.figures else "")
         return (
             f"{self.source}: {self.form} board, {self.rows} rows — {self.created} created, {self.updated} updated, "
-            f"{self.unchanged} unchanged, {len(self.errors)} skipped with errors"
+            f"{self.unchanged} unchanged, {len(self.errors)} skipped with errors{figures}"
         )
 
 
@@ -348,6 +353,9 @@ def load_board_text(text: str, *, source: str, when=None) -> ImportReport:
             report.errors.append(f"{ref}: {type(exc).__name__}: {exc}")
             continue
         setattr(report, outcome, getattr(report, outcome) + 1)
+    report.figures, error = import_summary(text, source=source, when=when)
+    if error:
+        report.errors.append(error)
     return report
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ..github.client import client_from_settings
-from ..models import Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Task
+from ..models import UNDATED_SOURCES, Claim, ClaimStatus, Contributor, IssueComment, PullRequest, Task
 from ..vocab import EventKind
 from .events import record_event
 from .status import refresh_task_status
@@ -99,7 +99,7 @@ def claim_task(task: Task, contributor: Contributor, *, source: str, source_ref:
     when = when or timezone.now()
     claim = Claim.objects.filter(task=task, contributor=contributor).first()
     if claim is not None and claim.withdrawn_at is None:
-        return False
+        return _date_imported_claim(claim, source=source, source_ref=source_ref, when=when, actor=actor, data=data)
     if claim is None:
         Claim.objects.create(task=task, contributor=contributor, status=status, source=source,
                              source_ref=source_ref, created=when)
@@ -112,6 +112,21 @@ def claim_task(task: Task, contributor: Contributor, *, source: str, source_ref:
     record_event(task=task, kind=EventKind.CLAIMED, source=source, source_ref=source_ref, actor=actor or contributor.login,
                  message=message, data=data, when=when)
     refresh_task_status(task)
+    return True
+
+
+def _date_imported_claim(claim: Claim, *, source: str, source_ref: str, when, actor: str, data: dict | None) -> bool:
+    """A claim imported from the tracking issue's text has no date of its own (its `created` is the import's time):
+    a dated source saying the same claim no later than that gives it its date — the claim's source and `created`
+    become the comment's, with a dated `claimed` Event, so the burn-down counts it on its day. True when dated."""
+    if claim.source not in UNDATED_SOURCES or source in UNDATED_SOURCES or when > claim.created:
+        return False
+    imported = claim.created
+    claim.created, claim.source, claim.source_ref = when, source, source_ref
+    claim.save(update_fields=["created", "source", "source_ref", "updated"])
+    record_event(task=claim.task, kind=EventKind.CLAIMED, source=source, source_ref=source_ref,
+                 actor=actor or claim.contributor.login, data={**(data or {}), "imported": imported.isoformat()},
+                 message=f"@{claim.contributor.login} claimed No.{claim.task.number} (imported undated, dated now)", when=when)
     return True
 
 

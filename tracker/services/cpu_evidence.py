@@ -18,7 +18,7 @@ from ..models import FailingConfig, Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
 from . import shards
 from .queue import enqueue_run
-from .runs import RunError, check_release, resolve_scope
+from .runs import RunError, check_paddle_flags, check_release, resolve_scope
 from .runs.scope import task_number_range
 
 SCOPE_KIND = ScopeKind.CPU_EVIDENCE
@@ -53,21 +53,33 @@ def all_gpu_task_numbers() -> list[int]:
     return list(Task.objects.filter(kernel=Kernel.GPU).order_by("number").values_list("number", flat=True))
 
 
-def create_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "") -> TestRun:
-    """A cpu-lane run of these GPU tasks' configs (on `release`, "" = the main environment's Paddle)."""
+def create_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "", configs: list[int] | None = None,
+                            extra_scope: dict | None = None, paddle_flags=None) -> TestRun:
+    """A cpu-lane run of these GPU tasks' configs (on `release`, "" = the main environment's Paddle), with these
+    Paddle flags (checked against the release's Paddle first: services.runs.check_paddle_flags); ``configs``: only
+    these FailingConfig ids of them (the first start's bounded share), else all."""
     release = check_release(release)
+    flags = check_paddle_flags(paddle_flags, [release])
     chosen = gpu_tasks(tasks)
-    total = FailingConfig.objects.filter(task__in=chosen).count()
+    found = FailingConfig.objects.filter(task__in=chosen)
+    if configs is not None:
+        found = found.filter(id__in=configs)
+    total = found.count()
     if total == 0:
         raise RunError("the scope has no failing configs to run (is the board imported?)")
-    run = TestRun.objects.create(scope={"kind": SCOPE_KIND, "tasks": sorted(t.number for t in chosen)}, lane=LANE,
-                                 total=total, requested_by=requested_by, release=release)
+    scope = {"kind": SCOPE_KIND, "tasks": sorted(t.number for t in chosen), **(extra_scope or {})}
+    if configs is not None:
+        scope["configs"] = sorted(found.values_list("id", flat=True))
+    run = TestRun.objects.create(scope=scope, lane=LANE, total=total, requested_by=requested_by, release=release,
+                                 paddle_flags=flags)
     shards.ensure_shards(run)
     return run
 
 
-def start_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "") -> TestRun:
-    run = create_cpu_evidence_run(tasks, requested_by=requested_by, release=release)
+def start_cpu_evidence_run(tasks, *, requested_by: str = "", release: str = "", configs: list[int] | None = None,
+                           extra_scope: dict | None = None, paddle_flags=None) -> TestRun:
+    run = create_cpu_evidence_run(tasks, requested_by=requested_by, release=release, configs=configs,
+                                  extra_scope=extra_scope, paddle_flags=paddle_flags)
     enqueue_run(run)
     return run
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from apitester.config import ConfigSyntaxError, parse_config
-from apitester.vocab import Status, is_failing
+from apitester.vocab import ReadingSource, Status, is_failing
 
 from ..models import ConfigResult, Diagnosis, Source, Task
 from ..selectors.envs import main_version, torch_version
@@ -123,9 +123,15 @@ def diagnosis_fields(data: dict) -> dict:
     }
 
 
+def _source_words(source) -> str:
+    """The reading's source in the event's words: what named Torch the side off."""
+    return {ReadingSource.GRADIENT_CHECK: "float64 gradient check"}.get(source, "float64 oracle")
+
+
 def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis | None = None) -> bool:
     """The final verdict a diagnosis implies (issue 19): a strict failure whose failing output the float64
-    oracle reads torch_off becomes torch_suspect, with the oracle's numbers as the evidence; the engine's own
+    oracle reads torch_off -- or whose gradient the float64 gradient check reads Torch's off (issue 34; the
+    implied verdict's ``source``) -- becomes torch_suspect, with that source's evidence; the engine's own
     final status is kept in engine_status, so a later diagnosis with another reading restores it.  The
     strict layer is never touched, so "fix verified" still reads it.  An engine error changes nothing.
     A change is a state change of the task's verdicts: it is written as an Event (verdict_reread) naming the
@@ -146,7 +152,7 @@ def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis
     for name, value in fields.items():
         setattr(result, name, value)
     result.save(update_fields=list(fields))
-    why = ("the float64 oracle reads Torch off" if fields["status"] == Status.TORCH_SUSPECT
+    why = (f"the {_source_words(implied.get('source'))} reads Torch off" if fields["status"] == Status.TORCH_SUSPECT
            else "the engine's own status: the diagnosis no longer reads Torch off")
     record_event(task=result.task, kind=EventKind.VERDICT_REREAD, source=Source.DIAGNOSIS,
                  source_ref=f"diagnosis {diagnosis.pk}" if diagnosis else "",
@@ -183,8 +189,9 @@ def diagnose_tasks(numbers: list[int], limit: int | None = None) -> dict[int, in
             for task in Task.objects.filter(number__in=numbers).order_by("number")}
 
 
-def start_diagnosis(tasks: list[Task]) -> str:
-    """Queue the diagnosis of these tasks on the CPU queue; returns django-q2's task id."""
+def start_diagnosis(tasks: list[Task], limit: int | None = None) -> str:
+    """Queue the diagnosis of these tasks on the CPU queue (``limit`` configs each, default DIAGNOSE_MAX_CONFIGS);
+    returns django-q2's task id."""
     numbers = sorted(task.number for task in tasks)
-    return async_task(DIAGNOSE_TASK, numbers, cluster=cpu_queue(), group="diagnoses",
+    return async_task(DIAGNOSE_TASK, numbers, limit, cluster=cpu_queue(), group="diagnoses",
                       task_name=f"diagnose-{len(numbers)}-tasks-{timezone.now():%H%M%S%f}")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from apitester.builds import ProbeError, probe_build, version_key
+from apitester.builds import ProbeError, probe_build, probe_flags, version_key
 
 from ..selectors.envs import main_version
 
@@ -117,6 +117,37 @@ def interpreter_for(release: str) -> str:
         if env.version == release:
             return env.python
     raise EnvError(unknown_release_message(release))
+
+
+# (interpreter, its Paddle build, flag name) -> the flag's type there, or None when that Paddle does not define it.
+# A build's flags do not change while its env stays: asked once per release build and flag in this process.
+_DEFINED_FLAGS: dict[tuple[str, str, str], str | None] = {}
+
+
+def _build_key(release: str) -> str:
+    """What identifies the release's build: the env's recorded version and commit (the main env: its version)."""
+    if is_main(release):
+        return f"main {main_version()}"
+    env = next((e for e in installed() if e.version == release), None)
+    return f"{env.paddle_version} {env.paddle_commit}" if env else release
+
+
+def defined_flags(release: str, names: list[str]) -> dict[str, str | None]:
+    """Which of these Paddle flags the release's Paddle defines ({name: "bool"/"int"/"float"/"str" or None}), as
+    the release's own interpreter answers (apitester.builds.probe_flags: ``paddle.get_flags`` raises for a flag
+    it does not define); cached per release build. EnvError: no env for the release on this host, or its Paddle
+    does not start."""
+    python = interpreter_for(release)
+    build = _build_key(release)
+    missing = [n for n in names if (python, build, n) not in _DEFINED_FLAGS]
+    if missing:
+        try:
+            found = probe_flags(python, missing)
+        except (ProbeError, subprocess.TimeoutExpired, OSError) as exc:
+            raise EnvError(f"Paddle {release or main_version()} could not be asked for its flags: {exc}") from exc
+        for name in missing:
+            _DEFINED_FLAGS[(python, build, name)] = found.get(name)
+    return {n: _DEFINED_FLAGS[(python, build, n)] for n in names}
 
 
 def is_main(release: str) -> bool:

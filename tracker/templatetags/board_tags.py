@@ -1,10 +1,12 @@
 """Template helpers of the board: sortable column links, page links, labels."""
 from django import template
+from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 from ..github.logins import is_github_login as is_github_login_rule
-from ..models import ClaimStatus
+from ..models import UNDATED_SOURCES, ClaimStatus
 from ..selectors import visibility
 
 register = template.Library()
@@ -35,6 +37,17 @@ def page_url(context, page: int) -> str:
 @register.filter
 def claim_status_label(status: str) -> str:
     return ClaimStatus(status).label if status in ClaimStatus.values else status
+
+
+@register.filter
+def known_date(row, fmt: str = "Y-m-d") -> str:
+    """A claim's or event's date, or "before import" when its source gives none (models.UNDATED_SOURCES: the
+    tracking issue's text; `created` then holds the import time, shown only in the tooltip)."""
+    if getattr(row, "source", "") in UNDATED_SOURCES:
+        return format_html('<span class="before-import" title="{}">{}</span>',
+                           _("imported on %(day)s; the tracking issue's text gives no date") % {
+                               "day": date_filter(row.created, "Y-m-d")}, _("before import"))
+    return date_filter(row.created, fmt)
 
 
 @register.filter

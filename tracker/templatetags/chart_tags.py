@@ -5,6 +5,7 @@ The heatmap sits inside the runner's re-test panel, above its one latest-verdict
 from django import template
 
 from ..figures import charts
+from ..selectors import summary as summary_selectors
 
 register = template.Library()
 
@@ -22,6 +23,5 @@ def task_charts(context, task, matrix: dict):
 @register.simple_tag
 def repro_command(config: str, draw: str = "") -> str:
     """The command a contributor runs locally to reproduce a config (PaddleAPITest's flags), with the input
-    draw the verdict came from when it is not the typical one."""
-    command = "python -m apitester --accuracy=True --api_config='" + config.replace("'", "'\\''") + "'"
-    return command + (f" --draw {draw}" if draw else "")
+    draw the verdict came from when it is not the typical one (one definition: selectors.summary)."""
+    return summary_selectors.config_command(config, draw)

@@ -68,6 +68,9 @@ def scope_summary(scope) -> str:
 def scope_note(scope) -> str:
     """What a run's scope says beyond its tasks: a CPU-evidence run is never a GPU verdict."""
     if isinstance(scope, dict) and scope.get("kind") == ScopeKind.CPU_EVIDENCE:
+        if isinstance(scope.get("per_task"), int):  # the first start's bounded share
+            return _("GPU tasks on the CPU lane (evidence, not a GPU verdict): the smallest %(n)s configs of each") % {
+                "n": scope["per_task"]}
         return _("GPU tasks on the CPU lane (evidence, not a GPU verdict)")
     return ""
 
@@ -100,6 +103,20 @@ def run_progress_text(progress) -> str:
     text = labels["done"] % {"done": values["done"], "total": values["total"]}
     parts = [labels[key] % {"n": values[key]} for key in ("pass", "fail", "other") if values[key]]
     return text + (labels["label_sep"] + labels["list_sep"].join(parts) if parts else "")
+
+
+# The board row's badge: "2/3 ✓1 ✗1" (done/total, then pass, fail, no verdict or by design); the full sentence is
+# its tooltip. The same marks in the page script (progress_script.html) that updates the badge live.
+PROGRESS_MARKS = {"pass": "✓", "fail": "✗", "other": "~"}
+
+
+@register.filter
+def run_progress_short(progress) -> str:
+    if progress is None:
+        return ""
+    values = progress.as_dict() if hasattr(progress, "as_dict") else progress
+    marks = [f"{PROGRESS_MARKS[key]}{values[key]}" for key in ("pass", "fail", "other") if values[key]]
+    return " ".join([f"{values['done']}/{values['total']}", *marks])
 
 
 @register.simple_tag

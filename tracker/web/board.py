@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from . import params
 from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, shared_page, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
+from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
@@ -21,6 +22,7 @@ from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import summary as summary_selectors
 from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
@@ -41,7 +43,7 @@ def board(request):
     def render_page(extra):
         return render(request, "tracker/board.html", {
             "board": _board_data(key, filters), "filters": filters,
-            "kernels": Kernel.choices, "statuses": TaskStatus.choices,
+            "kernels": Kernel.choices, "statuses": TaskStatus.choices, "exact_kinds": alignment_selectors.exact_kinds(),
             "run_actions": run_selectors.board_run_actions(), **extra,
         })
 
@@ -54,16 +56,25 @@ def _board_data(key: str, filters) -> dict:
     board_data = page_cache.get(key)
     if board_data is None:
         tasks = list(selectors.board_tasks(filters))
-        fixed_in = release_selectors.fixed_in_by_task()
+        grids = release_selectors.release_grids()  # read once: the "fixed in" and the exact-rule columns
+        fixed_in = release_selectors.release_answers(grids)
         progress_run = run_selectors.active_run()
         progress = run_selectors.task_progress(progress_run) if progress_run else {}
         distinct = diagnosis_selectors.distinct_failure_counts()
+        exact = alignment_selectors.exact_answers(grids)
         for task in tasks:
             task.fixed_in = fixed_in.get(task.id)
+            task.exact_answer = exact.get(task.id)
             task.distinct_failures = distinct.get(task.id)
             task.run_progress = progress.get(task.number)
         totals = selectors.board_totals()
-        totals["status_rows"] = [(value, str(label), n) for value, label, n in totals["status_rows"]]
+        # Offline (GitHub never told the board a PR state) "completed" is unknown (None), not 0: the chip says so
+        # beside the tracking issue's own figures.
+        totals["completed_known"] = selectors.pr_states_known()
+        totals["status_rows"] = [(value, str(label), n if totals["completed_known"] or value != TaskStatus.COMPLETED else None)
+                                 for value, label, n in totals["status_rows"]]
+        totals["tracking_summary"] = selectors.tracking_summary()
+        totals.update(selectors.fix_counts(fixed_in))
         board_data = {
             "rows_html": render_to_string("tracker/partials/board_rows.html", {
                 "tasks": tasks,
@@ -118,6 +129,8 @@ def task_page(request, number: int):
             "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
+            "exact_summary": alignment_selectors.task_exact_summary(task),
+            "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
             **extra,
         })
 

@@ -5,6 +5,7 @@ from django.shortcuts import get_object_or_404, render
 from ..figures import charts
 from ..figures.releases import configs_passing_figure, fixed_per_release_figure, task_release_heatmap
 from ..models import ConfigResult, Kernel, Task
+from ..selectors import board as board_sel
 from ..selectors import charts as sel
 from ..selectors.releases import release_matrix
 from . import params
@@ -18,11 +19,16 @@ def overview(request):
     funnel = sel.funnel()
     burndown = sel.burndown_from_events()
     history = sel.report_history()
+    # Offline (no PR state from GitHub) "completed" is unknown, not 0: shown beside the tracking issue's own figure.
+    completed_known = board_sel.pr_states_known()
     stages = [(stage, charts.stage_label(stage)) for stage in sel.FUNNEL_STAGES]
     return render(request, "charts/overview.html", {
         "funnel": funnel,
-        "funnel_rows": [(label, [funnel[scope][stage] for scope in sel.FUNNEL_SCOPES]) for stage, label in stages],
-        "funnel_json": charts.figure_json(charts.funnel_figure(funnel)),
+        "funnel_rows": [(stage, label, [funnel[scope][stage] for scope in sel.FUNNEL_SCOPES]
+                                 if completed_known or stage != "completed" else None) for stage, label in stages],
+        "funnel_json": charts.figure_json(charts.funnel_figure(funnel, completed_known=completed_known)),
+        "completed_known": completed_known,
+        "tracking_summary": board_sel.tracking_summary(),
         "burndown": burndown,
         "burndown_rows": list(zip(burndown["days"], burndown["unclaimed"], burndown["claims"], burndown["prs"],
                                   burndown["merged"], burndown["verified"])),

@@ -31,6 +31,7 @@ def run_detail(request, run_id):
     return render(request, "tracker/runs/run_detail.html", {
         "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
         "results": run_selectors.run_results(run, status=status),
+        "stale_known_failures": run_selectors.stale_known_failures(run),
     })
 
 
@@ -72,21 +73,29 @@ def start(request):
         messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(map(params.shown, numbers))})
         return params.redirect_back(request)
     releases = request.POST.get("releases", "").strip()
+    # "FLAGS_x=1, ...": checked against the run's release(s) before anything is queued (services.runs)
+    flags = request.POST.get("paddle_flags", "")
     try:
         if request.POST.get("on_cpu"):  # GPU tasks' configs on the CPU lane: CPU evidence, never a GPU verdict
-            run = cpu_evidence_service.start_cpu_evidence_run(tasks, requested_by=request.user.get_username())
+            run = cpu_evidence_service.start_cpu_evidence_run(tasks, requested_by=request.user.get_username(),
+                                                              paddle_flags=flags)
         elif releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
             mode = run_service.FULL if request.POST.get("mode") == run_service.FULL else run_service.BISECT
             run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
                                                api=request.POST.get("api") or None, lane=lane,
-                                               requested_by=request.user.get_username(), mode=mode)
+                                               requested_by=request.user.get_username(), mode=mode,
+                                               paddle_flags=flags)
         else:
             run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
-                                        requested_by=request.user.get_username())
+                                        requested_by=request.user.get_username(), paddle_flags=flags)
     except run_service.RunError as exc:
         messages.error(request, str(exc))
         return params.redirect_back(request)
-    messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
+    if run.paddle_flags:
+        messages.success(request, _("Run %(id)s queued: %(n)s configs, with Paddle flags %(flags)s.")
+                         % {"id": run.pk, "n": run.total, "flags": run.paddle_flags_text})
+    else:
+        messages.success(request, _("Run %(id)s queued: %(n)s configs.") % {"id": run.pk, "n": run.total})
     return redirect("runs:detail", run_id=run.pk)
 
 

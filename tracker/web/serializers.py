@@ -1,13 +1,14 @@
 """The JSON API's response bodies, one small serializer per resource (selectors give the values)."""
 from __future__ import annotations
 
-from ..models import ConfigResult, Task
+from ..models import UNDATED_SOURCES, ConfigResult, Task
 from ..selectors import board as board_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
+from ..selectors import summary as summary_selectors
 from ..selectors import visibility
 
 
@@ -31,9 +32,13 @@ def task(task: Task) -> dict:
 
 
 def claim(claim, *, staff: bool) -> dict:
+    """A claim; one imported from the tracking issue's text has no date of its own (``created`` is null,
+    ``dated`` false: "before import"), its row's time being only the import's."""
+    dated = claim.source not in UNDATED_SOURCES
     return {
         "login": claim.contributor.login, "status": claim.status, "source": claim.source,
-        "source_ref": visibility.shown_source_ref(claim.source_ref, staff=staff), "created": claim.created.isoformat(),
+        "source_ref": visibility.shown_source_ref(claim.source_ref, staff=staff),
+        "created": claim.created.isoformat() if dated else None, "dated": dated,
         "withdrawn_at": claim.withdrawn_at.isoformat() if claim.withdrawn_at else None,
     }
 
@@ -74,7 +79,17 @@ def result(result: ConfigResult) -> dict:
         data["known_failure"] = result.known_failure
     if result.comparison:
         data["comparison"] = result.comparison
+    data["exact_rule"] = exact_rule(result)
     return data
+
+
+def exact_rule(result: ConfigResult) -> dict:
+    """The verdict under the exact rule and, when it is not exact, its readings (docs/verdicts.md)."""
+    return {"rule": result.rule, "exact": result.exact, "max_ulp": result.max_ulp, "stable": result.stable,
+            "nondeterministic": result.nondeterministic or None, "closer": result.closer or None,
+            "closer_code": result.closer_code or None, "closer_output": result.closer_output or None,
+            "closer_skipped": result.closer_skipped or None, "paddle_rmse": result.paddle_rmse,
+            "torch_rmse": result.torch_rmse}
 
 
 def task_verdicts(task: Task, lane: str | None = None) -> dict:
@@ -109,4 +124,5 @@ def task_detail(task_row: Task, *, staff: bool, configs_page: int = 1) -> dict:
     data["cpu_evidence"] = evidence.as_dict() if evidence else None
     reproduction = reported_selectors.task_reproduction(task_row, releases_panel["rows"])  # CPU tasks: reported vs re-tested
     data["reproduction"] = reproduction.as_dict() if reproduction else None
+    data["summary"] = summary_selectors.task_summary(task_row, releases_panel=releases_panel).as_dict()  # the task card
     return data

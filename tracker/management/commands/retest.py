@@ -1,14 +1,22 @@
-"""Start a re-test run: python manage.py retest [--task N ...|--api NAME|--all] --lane cpu [--wait]."""
+"""Start a re-test run: python manage.py retest [--task N ...|--api NAME|--all] --lane cpu [--wait]
+[--paddle-flags FLAGS_use_accuracy_compatible_kernel=1]."""
 import sys
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.models import TestRun
 from tracker.selectors.runs import run_summary
 from tracker.services import cpu_evidence as cpu_evidence_service
+from tracker.services import first_start
+from tracker.tasks import follow_up_finished_run
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def progress_line(summary: dict, width: int = 30) -> str:
@@ -18,7 +26,9 @@ def progress_line(summary: dict, width: int = 30) -> str:
     if summary.get("rate"):
         text += f"  {summary['rate']:.2f} configs/s"
     if summary.get("eta_seconds") is not None:
-        text += f"  ETA {int(summary['eta_seconds'] // 60)}m{int(summary['eta_seconds'] % 60):02d}s"
+        text += f"  ETA {_minutes(summary['eta_seconds'])}"
+        if summary.get("eta_range"):
+            text += f" ({_minutes(summary['eta_range'][0])}–{_minutes(summary['eta_range'][1])})"
     if summary.get("waiting"):
         text += f"  ({summary['waiting']})"
     return text
@@ -50,6 +60,10 @@ class Command(BaseCommand):
                             help="with --releases: run every config on every release (regression hunting); by "
                                  "default the oldest and newest are run and the releases between are bisected "
                                  "only for configs whose verdicts there differ")
+        parser.add_argument("--paddle-flags", metavar="FLAGS_NAME=VALUE[,...]", default="",
+                            help="Paddle flags the run's workers run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 "
+                                 "(comma- or space-separated); refused before anything is queued when malformed or "
+                                 "when the run's release does not define a flag")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -59,6 +73,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         """The one-shot modes (--first-start, --resume, --run), else a new run of the scope asked for, then follow it
         as asked (--inline, --wait)."""
+        if options["paddle_flags"] and (options["first_start"] or options["resume"] or options["run"]):
+            raise CommandError("--paddle-flags sets a new run's flags: an existing run keeps the flags it was "
+                               "queued with")
         if options["first_start"]:
             return self._first_start()
         if options["resume"]:
@@ -72,7 +89,8 @@ class Command(BaseCommand):
         run = self._create(options)
         if options["releases"]:
             return self._follow_matrix(run, options)
-        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}")
+        flags = f", Paddle flags {run.paddle_flags_text}" if run.paddle_flags else ""
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}")
         self.stdout.flush()
         if options["inline"]:
             return self._inline(run.pk, options)
@@ -80,16 +98,26 @@ class Command(BaseCommand):
             self._wait(run.pk)
 
     def _first_start(self):
-        """On a board with no run yet, queue a re-test of every CPU task on the main env (scripts/run.sh)."""
+        """On a board with no run yet, queue the first start (services/first_start.py): every CPU task on the main
+        env, then the GPU tasks' smallest configs on the CPU lane, each diagnosed when it ends (scripts/run.sh)."""
         if TestRun.objects.exists():
             self.stdout.write("first start: the board already has runs; nothing queued")
             return
         try:
-            run = run_service.start_run(ScopeKind.ALL, lane=TestRun.Lane.CPU, requested_by="first start")
+            runs = first_start.start_first_start()
         except run_service.RunError as exc:
             self.stdout.write(f"first start: nothing queued ({exc})")
             return
-        self.stdout.write(f"first start: run {run.pk} queued: {run.total} configs of every CPU task on the main env")
+        cpu_run, *evidence = runs
+        self.stdout.write(f"first start: run {cpu_run.pk} queued: {cpu_run.total} configs of every CPU task on the "
+                          "main env")
+        for run in evidence:
+            self.stdout.write(f"first start: run {run.pk} queued after it: {run.total} configs of "
+                              f"{len(run.scope['tasks'])} GPU tasks on the CPU lane (the smallest "
+                              f"{run.scope['per_task']} of each; CPU evidence, not a GPU verdict)")
+        if settings.FIRST_START_DIAGNOSE_PER_TASK:
+            self.stdout.write(f"first start: each run diagnoses up to {settings.FIRST_START_DIAGNOSE_PER_TASK} "
+                              "strictly failing config(s) per task when it ends")
 
     def _resume(self, options):
         """Runs left running by a dead executor: back on their queue, or executed here with --inline."""
@@ -118,9 +146,10 @@ class Command(BaseCommand):
                 make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
                 mode = run_service.FULL if options["full"] else run_service.BISECT
                 return make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
-                            **kwargs)
+                            paddle_flags=options["paddle_flags"], **kwargs)
             make = run_service.create_run if options["inline"] else run_service.start_run
-            return make(kind, lane=options["lane"], requested_by="retest command", **kwargs)
+            return make(kind, lane=options["lane"], requested_by="retest command",
+                        paddle_flags=options["paddle_flags"], **kwargs)
         except run_service.RunError as exc:
             raise CommandError(str(exc))
 
@@ -152,7 +181,8 @@ class Command(BaseCommand):
         make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
                 else cpu_evidence_service.start_cpu_evidence_run)
         try:
-            run = make(numbers, requested_by="retest command", release=options["release"])
+            run = make(numbers, requested_by="retest command", release=options["release"],
+                       paddle_flags=options["paddle_flags"])
         except run_service.RunError as exc:
             raise CommandError(str(exc))
         self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane "
@@ -167,6 +197,8 @@ class Command(BaseCommand):
         if not TestRun.objects.filter(pk=run_id).exists():  # (an id past the column's range matches nothing)
             raise CommandError(f"no run {run_id}")
         report = run_service.execute_run(run_id, workers=options.get("workers"))
+        if report.finished_here:
+            follow_up_finished_run(run_id)
         summary = run_summary(TestRun.objects.get(pk=run_id))
         self.stdout.write(progress_line(summary))
         self.stdout.write(f"run {run_id} {report.state}: executed {report.executed} configs here "

@@ -26,7 +26,7 @@ from .. import paddle_envs, shards
 from ..queue import enqueue_run
 from .matrix import refresh_matrix
 from .outcomes import record_run_outcomes
-from .store import WrongBuild, check_build, expected_paddle, store_result
+from .store import WrongBuild, check_flags_in_effect, check_release_build, expected_paddle, store_result
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ class ExecutionReport:
     worker_seconds: float = 0.0
     wall_seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    finished_here: bool = False  # this call recorded the run as done (its outcomes): what follows a run, once
 
 
 def execute_run(run_id: int, *, workers: int | None = None, options: dict | None = None,
@@ -109,6 +110,8 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     mark_dequeued(run, me)
 
     opts = {**pool_options(), "python": python, **(options or {})}
+    if run.paddle_flags:  # set in each worker's environment before it imports Paddle (apitester.pool)
+        opts["paddle_flags"] = dict(run.paddle_flags)
     try:
         return _execute(run, me, report, started, workers, opts, fan_out)
     except PoolError as exc:
@@ -142,10 +145,24 @@ def _declined(run: TestRun, info: dict, build: dict) -> bool:
             message=f"{GPU_DECLINED} (this worker's Paddle {info.get('paddle_version')} is CPU-only)")
         return True
     try:
-        check_build(run, build)
+        check_release_build(run, build)
     except WrongBuild as exc:
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
             waiting=WaitingReason.RELEASE_WORKER, message=f"{RELEASE_DECLINED} {expected_paddle(run)} ({exc})")
+        return True
+    return False
+
+
+def _flags_not_taken(run: TestRun, build: dict) -> bool:
+    """The workers' Paddle did not read the run's flags as asked (checked when the run was requested, so only a
+    build changed since): the run ends failed, saying so, with no verdict; True when it did."""
+    try:
+        check_flags_in_effect(run, build)
+    except WrongBuild as exc:
+        TestRun.objects.filter(pk=run.pk, state__in=ACTIVE_RUN_STATES).update(
+            state=TestRun.State.FAILED, finished_at=timezone.now(), waiting=WaitingReason.NONE, message=str(exc))
+        if run.parent_id:
+            refresh_matrix(run.parent)
         return True
     return False
 
@@ -171,7 +188,7 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
     with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
-        if _declined(run, info, pool.build):
+        if _declined(run, info, pool.build) or _flags_not_taken(run, pool.build):
             report.state = TestRun.objects.get(pk=run.pk).state
             return report
         claimed = _claim(run, me)
@@ -331,6 +348,7 @@ def _finish_if_complete(run: TestRun, report: ExecutionReport) -> None:
                 state=TestRun.State.DONE, finished_at=timezone.now(), done=done, waiting=WaitingReason.NONE):
             run.refresh_from_db()
             record_run_outcomes(run)
+            report.finished_here = True
     if run.parent_id:
         refresh_matrix(run.parent)
     report.state = TestRun.objects.get(pk=run.pk).state

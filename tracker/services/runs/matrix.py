@@ -14,7 +14,7 @@ from ...models import ConfigResult, FailingConfig, TestRun
 from ...vocab import ACTIVE_RUN_STATES, Lane, ScopeKind, WaitingReason
 from ..queue import enqueue_run
 from .create import create_run
-from .scope import RunError, check_release
+from .scope import RunError, check_paddle_flags, check_release
 
 # The release of a matrix run's parent (its children carry the real releases).
 MATRIX = "matrix"
@@ -25,8 +25,11 @@ FULL = "full"
 
 
 def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = Lane.CPU,
-                      requested_by: str = "", mode: str = FULL) -> TestRun:
+                      requested_by: str = "", mode: str = FULL, paddle_flags=None) -> TestRun:
     """One run of a scope on several releases: a parent run and child (lane) runs per release.
+
+    ``paddle_flags`` (create_run's): checked against every release's Paddle before anything is created; every
+    lane, the probe lanes of later bisection rounds too, runs with them.
 
     ``full``: one lane per release. ``bisect``: lanes for the oldest and newest release only; when they are
     done, refresh_matrix plans the next round (tracker.bisection) for the configs whose ends differ.
@@ -36,11 +39,13 @@ def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | 
         raise RunError("name at least one release")
     if mode not in (BISECT, FULL):
         raise RunError(f"unknown matrix mode {mode!r}: use {BISECT} or {FULL}")
+    flags = check_paddle_flags(paddle_flags, releases)
     first = list(dict.fromkeys((releases[0], releases[-1]))) if mode == BISECT else releases
     with transaction.atomic():
-        parent = TestRun.objects.create(scope={}, lane=lane, requested_by=requested_by, release=MATRIX)
+        parent = TestRun.objects.create(scope={}, lane=lane, requested_by=requested_by, release=MATRIX,
+                                        paddle_flags=flags)
         children = [create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, release=r,
-                               parent=parent) for r in first]
+                               parent=parent, paddle_flags=flags, flags_checked=True) for r in first]
         TestRun.objects.filter(pk=parent.pk).update(
             scope={**children[0].scope, "releases": releases, "mode": mode, "round": 1},
             total=sum(c.total for c in children))
@@ -49,9 +54,9 @@ def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | 
 
 
 def start_matrix_run(kind: str, *, releases: list[str], tasks=None, api=None, lane=Lane.CPU, requested_by="",
-                     mode: str = FULL) -> TestRun:
+                     mode: str = FULL, paddle_flags=None) -> TestRun:
     parent = create_matrix_run(kind, releases=releases, tasks=tasks, api=api, lane=lane, requested_by=requested_by,
-                               mode=mode)
+                               mode=mode, paddle_flags=paddle_flags)
     for child in parent.lanes.order_by("id"):
         enqueue_run(child)
     return parent
@@ -96,7 +101,8 @@ def plan_next_round(parent: TestRun) -> list[TestRun]:
                 scope={**scope, "round": round_now + 1}):
             return []  # another lane's ending planned it
         return [create_run(ScopeKind.TASKS, tasks=scope.get("tasks"), lane=parent.lane, requested_by=parent.requested_by,
-                           release=release, parent=parent, configs=ids)
+                           release=release, parent=parent, configs=ids, paddle_flags=parent.paddle_flags,
+                           flags_checked=True)
                 for release, ids in sorted(wanted.items(), key=lambda item: version_key(item[0]))]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import connection
 
 from apitester.builds import version_key
+from apitester.paddle_flags import FlagError, check_flags, parse_flags
 
 from ...models import Task, TaskStatus, TestRun
 from ...vocab import Lane, ScopeKind
@@ -101,3 +102,29 @@ def parse_releases(value: str) -> list[str]:
     for release in found:
         check_release(release)
     return sorted(dict.fromkeys(found), key=version_key)
+
+
+def check_paddle_flags(flags, releases: list[str]) -> dict[str, str]:
+    """The Paddle flags a run asks for (a ``NAME=VALUE, ...`` string or a dict), checked before anything is
+    created or queued: well-formed (apitester.paddle_flags), and defined by the Paddle of every release the run
+    covers ("" = the main env's), as that release's own interpreter answers. RunError names what is wrong and
+    the release that lacks a flag. {} for none (nothing is asked of any Paddle)."""
+    try:
+        wanted = parse_flags(flags) if isinstance(flags, str) or flags is None else \
+            parse_flags(" ".join(f"{k}={v}" for k, v in dict(flags).items()))
+    except FlagError as exc:
+        raise RunError(f"{exc}; nothing queued") from None
+    if not wanted:
+        return {}
+    for release in dict.fromkeys(releases or [""]):
+        shown = release or paddle_envs.main_version() or "of the main environment"
+        try:
+            defined = paddle_envs.defined_flags(release, list(wanted))
+        except paddle_envs.EnvError as exc:
+            raise RunError(f"the Paddle flags can't be checked against Paddle {shown} on this host ({exc}); "
+                           "nothing queued") from None
+        try:
+            wanted = check_flags(wanted, defined, release=shown)
+        except FlagError as exc:
+            raise RunError(f"{exc}; nothing queued") from None
+    return wanted

@@ -7,6 +7,8 @@ import math
 from django.db import DataError, IntegrityError, transaction
 
 from apitester.inputs import Draw
+from apitester.paddle_flags import format_flags
+from apitester.paddle_flags import matches as flags_match
 
 from ...models import ConfigResult, FailingConfig, TestRun
 from ...vocab import Status
@@ -84,10 +86,26 @@ def expected_paddle(run: TestRun) -> str:
 
 
 def check_build(run: TestRun, build: dict) -> None:
+    """The verdict's build is the run's: its Paddle release, read with the run's Paddle flags."""
+    check_release_build(run, build)
+    check_flags_in_effect(run, build)
+
+
+def check_release_build(run: TestRun, build: dict) -> None:
     expected = expected_paddle(run)
     got = (build or {}).get("paddle_version", "")
     if expected and got != expected:
         raise WrongBuild(f"run {run.pk} is for Paddle {expected} but the worker runs Paddle {got or 'unknown'}")
+
+
+def check_flags_in_effect(run: TestRun, build: dict) -> None:
+    """The worker read the run's Paddle flags (``build["paddle_flags"]``: its ``paddle.get_flags`` values), and no
+    flag a run without flags did not ask for: a verdict given with other flags is never stored."""
+    wanted = run.paddle_flags if isinstance(run.paddle_flags, dict) else {}
+    read = (build or {}).get("paddle_flags") or {}
+    if (wanted or read) and not (set(read) == set(wanted) and flags_match(wanted, read)):
+        raise WrongBuild(f"run {run.pk} runs with Paddle flags {format_flags(wanted) or 'none'} but the worker read "
+                         f"{', '.join(f'{k}={v}' for k, v in sorted(read.items())) or 'none'}")
 
 
 _BIGINT = (-2**63, 2**63 - 1)  # what a BigIntegerField column holds on every backend
@@ -122,8 +140,29 @@ def _result_fields(verdict: dict, seconds) -> dict:
         total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
         message=str(message)[:5000], seconds=_seconds(seconds),
         framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
-        draw=_draw_text(verdict.get("draw")), **_layers(verdict),
+        draw=_draw_text(verdict.get("draw")), **_layers(verdict), **_exact_readings(verdict),
     )
+
+
+def _exact_readings(verdict: dict) -> dict:
+    """The exact rule's fields of a verdict (the top level reads the strict layer) and the readings of one that is
+    not exact; a pool-made verdict (crash, timeout) or an older engine's has none."""
+    exact, stable = verdict.get("exact"), verdict.get("stable")
+    ulp = bigint_or_none(verdict.get("max_ulp"))
+    if ulp is None and isinstance(verdict.get("max_ulp"), int) and verdict["max_ulp"] > 0:
+        ulp = _BIGINT[1]  # a NaN against a float64 number: farther than the column counts
+    return {
+        "exact": exact if isinstance(exact, bool) else None,
+        "max_ulp": ulp,
+        "stable": stable if isinstance(stable, bool) else None,
+        "nondeterministic": str(verdict.get("nondeterministic") or "")[:10],
+        "closer": str(verdict.get("closer") or "")[:20],
+        "closer_code": str(verdict.get("closer_code") or "")[:20],
+        "closer_output": str(verdict.get("closer_output") or "")[:60],
+        "closer_skipped": str(verdict.get("closer_skipped") or "")[:300],
+        "paddle_rmse": _float(verdict.get("paddle_rmse")),
+        "torch_rmse": _float(verdict.get("torch_rmse")),
+    }
 
 
 def _draw_text(draw) -> str:

@@ -1,0 +1,170 @@
+"""Failures that are not about values: the two sides follow different conventions, and the reading names both.
+
+A dtype, shape or error failure has no exact value to measure the sides against, but it is not a mystery
+either: "dtype int32 (Paddle) vs int64 (Torch)", "shape (n,) vs (n, 1)", "Paddle raises ValueError: … where
+Torch returns".  ``convention_of`` reads that off the strict layer of a verdict (its status and message, as
+``apitester.compare`` and ``apitester.execute`` write them) and ``convention_reading`` makes it the failing
+output's reading (``Reading.CONVENTION``, docs/diagnosis.md) in place of ``no_oracle``.
+
+Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_convention`` takes each side's
+rounding choice at the inputs placed exactly on a tie (``apitester.specs.base.Ties``) and names each side's
+rule (``TieRule``).
+
+Every value is plain JSON: ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
+(the side that raises) and ``"error"`` (its message), for ``tie`` also ``"ties"`` (how many tied elements went
+different ways).  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
+as ``(n,) vs (n, 1)``, an error as its exception type).
+"""
+from __future__ import annotations
+
+import re
+
+from .vocab import ConventionKind, Reading, Status, TieRule
+
+BOTH_REJECT = " (torch rejects it too: "  # apitester.execute.BOTH_REJECT (not imported: execute loads paddle)
+_DTYPES = re.compile(r"dtype (\S+) \(paddle\) vs (\S+) \(torch\)")
+_SHAPES = re.compile(r"shape (\[[^\]]*\]) \(paddle\) vs (\[[^\]]*\]) \(torch\)")
+_COUNTS = re.compile(r"paddle gave (\d+) outputs, torch gave (\d+)")
+_NONE = re.compile(r"(paddle|torch) gave None, the other side a value")
+_ERROR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
+
+
+def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
+    """A shape with every size above 1 named by its value (the first size seen is n, then m, k, …), 1 kept:
+    [3] -> "(n,)", [3, 1] -> "(n, 1)".  ``names`` is shared by both sides so equal sizes get one name."""
+    letters = "nmkpqrs"
+    parts = []
+    for d in dims:
+        if d == 1 or d == 0:
+            parts.append(str(d))
+            continue
+        if d not in names:
+            names[d] = letters[len(names)] if len(names) < len(letters) else f"n{len(names)}"
+        parts.append(names[d])
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _parse_dims(text: str) -> list[int]:
+    return [int(p) for p in text.strip("[]").split(",") if p.strip()]
+
+
+def _error_type(message: str) -> str:
+    match = _ERROR_TYPE.match(message.strip())
+    return match.group(1) if match else "error"
+
+
+def _dtype(message: str) -> dict | None:
+    match = _DTYPES.search(message)
+    if not match:
+        return None
+    paddle, torch = match.groups()
+    return {"kind": ConventionKind.DTYPE, "paddle": paddle, "torch": torch,
+            "text": f"dtype: {paddle} (Paddle) vs {torch} (Torch)", "key": f"dtype: {paddle} vs {torch}"}
+
+
+def _shape(message: str) -> dict | None:
+    match = _SHAPES.search(message)
+    if match:
+        p_dims, t_dims = _parse_dims(match.group(1)), _parse_dims(match.group(2))
+        names: dict[int, str] = {}
+        p_sym, t_sym = symbolic_shape(p_dims, names), symbolic_shape(t_dims, names)
+        return {"kind": ConventionKind.SHAPE, "paddle": str(p_dims), "torch": str(t_dims),
+                "text": f"shape {p_sym} (Paddle) vs {t_sym} (Torch)", "key": f"shape: {p_sym} vs {t_sym}"}
+    match = _COUNTS.search(message)
+    if match:
+        p, t = match.groups()
+        return {"kind": ConventionKind.SHAPE, "paddle": f"{p} outputs", "torch": f"{t} outputs",
+                "text": f"{p} outputs (Paddle) vs {t} outputs (Torch)", "key": f"outputs: {p} vs {t}"}
+    match = _NONE.search(message)
+    if match:
+        none_side = match.group(1)
+        paddle, torch = ("None", "a value") if none_side == "paddle" else ("a value", "None")
+        return {"kind": ConventionKind.SHAPE, "paddle": paddle, "torch": torch,
+                "text": f"{paddle} (Paddle) vs {torch} (Torch)", "key": f"output: {paddle} vs {torch}"}
+    return None
+
+
+def _raises(side: str, message: str) -> dict:
+    error = message.strip()
+    kind = _error_type(error)
+    other = "Torch" if side == "paddle" else "Paddle"
+    raised, returned = f"raises {error}", "returns"
+    paddle, torch = (raised, returned) if side == "paddle" else (returned, raised)
+    return {"kind": ConventionKind.RAISES, "paddle": paddle, "torch": torch, "raises": side, "error": error,
+            "text": f"{'Paddle' if side == 'paddle' else 'Torch'} raises {error} where {other} returns",
+            "key": f"raises: {kind} ({side}) vs returns ({other.lower()})"}
+
+
+def convention_of(status: str, message: str) -> dict | None:
+    """The convention a strict failure shows (``status`` and ``message`` of the verdict's strict layer), or None
+    when the failure is about values (accuracy_error), or both sides raise (an input outside the API)."""
+    message = message or ""
+    if status == Status.DTYPE_MISMATCH:
+        return _dtype(message)
+    if status == Status.SHAPE_MISMATCH:
+        return _shape(message)
+    if status == Status.PADDLE_ERROR:
+        if BOTH_REJECT in message:
+            return None
+        return _raises("paddle", message)
+    if status == Status.TORCH_ERROR:
+        return _raises("torch", message)
+    return None
+
+
+def convention_reading(output: str | None, convention: dict) -> dict:
+    """The failing output's reading for a convention: names both behaviours, no oracle needed."""
+    return {"output": output or "", "reading": Reading.CONVENTION, "convention": dict(convention),
+            "reason": convention["text"]}
+
+
+# ---------------------------------------------------------------- ties
+
+
+def _consistent(rule: TieRule, floor: int, up: bool) -> bool:
+    """Does ``rule`` round the tie floor + 0.5 up (to floor + 1) exactly when ``up``?"""
+    if rule == TieRule.HALF_TO_EVEN:
+        return up == (floor % 2 != 0)
+    if rule == TieRule.HALF_AWAY_FROM_ZERO:
+        return up == (floor >= 0)
+    if rule == TieRule.HALF_UP:
+        return up
+    return not up  # HALF_DOWN
+
+
+RULE_ORDER = (TieRule.HALF_TO_EVEN, TieRule.HALF_AWAY_FROM_ZERO, TieRule.HALF_UP, TieRule.HALF_DOWN)
+
+
+def tie_rule(choices: list[tuple[int, bool]], avoid: "TieRule | None" = None) -> TieRule:
+    """The rule a side's choices follow: ``choices`` are (floor of the tied coordinate, rounded up?) per tie.
+
+    Several rules can fit the ties seen (on positive ties half away from zero and half up agree): the first
+    in RULE_ORDER that fits is named, except ``avoid`` (the other side's rule) while another fits; MIXED when
+    none fits."""
+    fitting = [rule for rule in RULE_ORDER if all(_consistent(rule, f, up) for f, up in choices)]
+    if not fitting:
+        return TieRule.MIXED
+    preferred = [rule for rule in fitting if rule != avoid]
+    return (preferred or fitting)[0]
+
+
+RULE_TEXT = {
+    TieRule.HALF_TO_EVEN: "half to even", TieRule.HALF_AWAY_FROM_ZERO: "half away from zero",
+    TieRule.HALF_UP: "half up", TieRule.HALF_DOWN: "half down", TieRule.MIXED: "no single rule",
+}
+
+
+def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]) -> dict | None:
+    """The tie convention of two sides' choices at the same ties (None when they round every tie alike)."""
+    differ = sum(1 for (_, p), (_, t) in zip(paddle, torch) if p != t)
+    if not differ:
+        return None
+    t_rule = tie_rule(torch)
+    p_rule = tie_rule(paddle, avoid=t_rule)
+    if p_rule == t_rule:
+        t_rule = tie_rule(torch, avoid=p_rule)
+    p_text, t_text = RULE_TEXT[p_rule], RULE_TEXT[t_rule]
+    return {"kind": ConventionKind.TIE, "paddle": p_text, "torch": t_text, "paddle_rule": str(p_rule),
+            "torch_rule": str(t_rule), "ties": differ,
+            "text": f"ties: Paddle rounds {p_text}, Torch {t_text} ({differ} tied element{'s' if differ != 1 else ''})",
+            "key": f"tie: {p_rule} vs {t_rule}"}

@@ -1,0 +1,112 @@
+"""The readings of a config that is not exact (issue #35; docs/verdicts.md#stability-and-who-is-closer).
+
+``run_with_readings`` is ``execute.run_config`` plus, for a verdict whose strict layer is not exact:
+
+* **stability** (``execute``'s ``stability=True``): the inexact draw run a second time on identical inputs,
+  each side's bits compared with the first run's -> ``stable``, ``nondeterministic``;
+* **who is closer**: the float64 oracle (``apitester.oracle.oracle_for``) on that draw's inputs, its reading
+  of the worst output -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``) and both
+  sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
+  config over it gets ``closer`` None and ``closer_skipped`` saying so.
+
+The worker pool and ``python -m apitester`` run every config through it; the diagnosis and the shrink call
+``execute.run_config`` (they read the oracle themselves).
+"""
+from __future__ import annotations
+
+import time
+
+from . import execute as ex
+from . import inputs as inp
+from .compare import Verdict, decode_float
+from .config import ConfigSyntaxError, parse_config
+from .oracle import oracle_for
+from .vocab import NoOracle, Reading
+
+# The oracle runs each side twice more (at the config's dtypes and at float64) on inputs upcast to float64:
+# float16 inputs take four times their bytes again, and the four results are held at once. Past 64 MiB of input
+# (the engine's input estimate, bfloat16 counted as float32) that would take a worker's memory budget beyond the
+# pool's estimate (MEMORY_FACTOR x input bytes) and roughly double the config's time, so the reading is skipped
+# and the verdict says why. Every config under it gets its reading, whether it runs alone or in a run.
+CLOSER_MAX_INPUT_BYTES = 64 << 20
+
+# A reading's "distance from rounding": the larger RMSE of the two sides over the output's noise floor. The worst
+# output of a verdict that names none (a config within tolerance) is the one farthest from rounding.
+_NO_FLOAT = "no floating output: integer and bool results are exact or not, there is no closer value"
+
+
+def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_BYTES, **options) -> Verdict:
+    """``execute.run_config(config, **options)`` with the stability and closer readings (never raises)."""
+    verdict = ex.run_config(config, stability=True, **options)
+    if verdict.strict_exact is not False:
+        return verdict
+    start = time.perf_counter()
+    try:
+        _read_closer(verdict, closer_max_bytes, options.get("device", "cpu"))
+    except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
+        verdict.closer, verdict.closer_code = Reading.NO_ORACLE, NoOracle.SIDE_RAISED
+        verdict.closer_skipped = f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}"
+    spent = time.perf_counter() - start
+    verdict.seconds += spent
+    verdict.readings_seconds = spent
+    return verdict
+
+
+def input_bytes(config: str) -> int | None:
+    try:
+        return inp.estimate_bytes(parse_config(config))
+    except ConfigSyntaxError:
+        return None
+
+
+def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
+    size = input_bytes(verdict.config)
+    if size is None or verdict.inexact_draw is None:
+        verdict.closer_skipped = "no inexact draw to read"
+        return
+    if size > limit:
+        verdict.closer_skipped = (f"inputs of {size >> 20} MiB, over the oracle's bound of {limit >> 20} MiB "
+                                  "(apitester.readings.CLOSER_MAX_INPUT_BYTES)")
+        return
+    prepared = ex._prepare(verdict.config, device)  # the oracle runs on the verdict's device
+    if isinstance(prepared, Verdict):
+        verdict.closer_skipped = f"cannot prepare the config again: {prepared.message[:200]}"
+        return
+    strict = ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+    draw = inp.Draw.parse(verdict.inexact_draw)
+    options = inp.EdgeOptions(nan_inf=prepared.spec.nan_inf, overflow=prepared.spec.overflow,
+                              magnitudes=prepared.spec.magnitudes, extra=dict(prepared.spec.edges))
+    materialised, _ = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
+    oracle = oracle_for(strict, materialised, draw, grads=strict.want_grad)
+    _apply(verdict, oracle)
+
+
+def _apply(verdict: Verdict, oracle: dict) -> None:
+    """The worst output's reading on the verdict (the failing output when the verdict names one)."""
+    readings = [r for r in oracle["readings"] if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
+    if not readings:
+        if oracle.get("no_oracle") in (None, NoOracle.EXACT_DTYPE):
+            verdict.closer_skipped = _NO_FLOAT
+            return
+        verdict.closer, verdict.closer_code = Reading.NO_ORACLE, oracle["no_oracle"]
+        verdict.closer_skipped = ""
+        verdict.closer_output = verdict.output
+        return
+    named = [r for r in readings if r["output"] == verdict.output]
+    reading = named[0] if named else max(readings, key=_distance)
+    verdict.closer, verdict.closer_output = reading["reading"], reading["output"]
+    verdict.closer_code = reading.get("no_oracle") or ""
+    if reading.get("paddle"):
+        verdict.paddle_rmse = decode_float(reading["paddle"]["rmse"])
+        verdict.torch_rmse = decode_float(reading["torch"]["rmse"])
+
+
+def _distance(reading: dict) -> float:
+    """How far the reading's worse side is from rounding (its RMSE over the noise floor; -1 without an oracle)."""
+    if not reading.get("paddle"):
+        return -1.0
+    floor = decode_float(reading["noise_floor"]) or 1.0
+    return max(decode_float(reading["paddle"]["rmse"]), decode_float(reading["torch"]["rmse"])) / floor
+
+
+__all__ = ["CLOSER_MAX_INPUT_BYTES", "run_with_readings", "input_bytes"]

@@ -1,0 +1,75 @@
+"""Test-only specs for the float64 gradient check at edges (tests/engine/test_gradient_edges.py): real Paddle
+and Torch functions at kinks and domain boundaries, and two "sinc" pairs where one side's gradient is NaN at 0
+by construction (sin(x)/x differentiated naively: 0 * NaN through the where) while the other's is the true 0.
+
+Register by importing (tests) or with APITESTER_EXTRA_SPECS=gradient_edge_specs and this directory on PYTHONPATH
+(a `python -m apitester diagnose` process)."""
+import numpy as np
+
+from apitester.specs import base
+from apitester.specs.base import Spec, register
+
+_stub = lambda x: None  # noqa: E731  (one tensor x)
+
+
+def _with_zero(ctx):
+    """0 first, then values away from 0 (1, -1.5, 2, ...): the edge the check is about, and smooth points."""
+    values = np.array([0.0] + [(1 + k / 2) * (-1) ** k for k in range(int(np.prod(ctx.shape)) - 1)])
+    return values.reshape(ctx.shape).astype(ctx.dtype)
+
+
+def _paddle_naive_sinc(x):
+    import paddle
+
+    safe = paddle.where(x == 0, paddle.ones_like(x), x)
+    return paddle.where(x == 0, paddle.ones_like(x), paddle.sin(x) / x)
+
+
+def _torch_naive_sinc(x, **_):
+    import torch
+
+    return torch.where(x == 0, torch.ones_like(x), torch.sin(x) / x)
+
+
+def _paddle_sinc(x):
+    import paddle
+
+    safe = paddle.where(x == 0, paddle.ones_like(x), x)
+    return paddle.where(x == 0, paddle.ones_like(x), paddle.sin(safe) / safe)
+
+
+def _torch_sinc(x, **_):
+    import torch
+
+    return torch.sinc(x / np.pi)
+
+
+def _paddle(name):
+    def call(x):
+        import paddle
+
+        return {"relu": paddle.nn.functional.relu, "abs": paddle.abs, "sqrt": paddle.sqrt}[name](x)
+    return call
+
+
+def _torch(name):
+    def call(x, **_):
+        import torch
+
+        return {"relu": torch.relu, "abs": torch.abs, "sqrt": torch.sqrt}[name](x)
+    return call
+
+
+SPECS = (
+    *(Spec(api=f"apitester_diag.{name}_at_0", paddle=_paddle(name), torch=_torch(name), signature=_stub,
+           domains={"x": _with_zero}, note=f"test-only: {name} with an exact 0 among its inputs")
+      for name in ("relu", "abs", "sqrt")),
+    Spec(api="apitester_diag.sinc_paddle_nan", paddle=_paddle_naive_sinc, torch=_torch_sinc, signature=_stub,
+         domains={"x": _with_zero}, note="test-only: Paddle's gradient of sin(x)/x is NaN at 0, Torch's is 0"),
+    Spec(api="apitester_diag.sinc_torch_nan", paddle=_paddle_sinc, torch=_torch_naive_sinc, signature=_stub,
+         domains={"x": _with_zero}, note="test-only: Torch's gradient of sin(x)/x is NaN at 0, Paddle's is 0"),
+)
+# A pytest process may import this file under two names (gradient_edge_specs from tests/engine, and
+# tests.engine.gradient_edge_specs through APITESTER_EXTRA_SPECS): the registry takes each name once.
+if SPECS[0].api not in base._REGISTRY:  # noqa: SLF001  (the registry has no public "is it there")
+    register(*SPECS)

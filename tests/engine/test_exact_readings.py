@@ -1,0 +1,100 @@
+"""Issue #35 items 2 and 3 in the engine: a config that is not exact runs its inexact draw a second time (which side
+gave other bits: a deliberately nondeterministic fake kernel on each side, a deterministic one), and the float64
+oracle says who is closer (float16 bilinear interpolate's gradient, where Paddle is off and Torch is not, checked
+here by hand on inputs drawn outside the engine). Real paddle and torch."""
+import json
+
+import numpy as np
+
+import tests.fake_specs.engine  # noqa: F401  (apitester_test.double)
+import tests.fake_specs.exact  # noqa: F401  (the noisy and nudged kernels)
+from apitester.compare import Verdict
+from apitester.execute import run_config
+from apitester.readings import run_with_readings
+from apitester.vocab import NoOracle, Reading, Side
+from tests.engine_helpers.cli import run
+
+INTERPOLATE = 'paddle.nn.functional.interpolate(Tensor([1, 2, 16, 16],"float16"), list[64,64,], mode="bilinear", ' \
+              'align_corners=False, )'
+
+
+def test_a_nondeterministic_paddle_kernel_is_unstable_and_named():
+    verdict = run_with_readings('apitester_test.noisy_paddle(Tensor([64],"float32"), )')
+    assert verdict.status == "pass" and verdict.exact is False  # within 1e-2, not exact
+    assert verdict.stable is False and verdict.nondeterministic == Side.PADDLE
+    assert verdict.inexact_draw["kind"] == "typical"
+
+
+def test_a_nondeterministic_torch_kernel_is_named_as_torch():
+    verdict = run_with_readings('apitester_test.noisy_torch(Tensor([64],"float32"), )')
+    assert verdict.stable is False and verdict.nondeterministic == Side.TORCH
+
+
+def test_a_deterministic_inexact_kernel_is_stable():
+    verdict = run_with_readings('apitester_test.nudged(Tensor([64],"float32"), )')
+    assert verdict.exact is False and verdict.max_ulp >= 1
+    assert verdict.stable is True and verdict.nondeterministic == ""
+    # the float64 runs of the two sides compute different functions (x * 1.0001 against x): no oracle
+    assert verdict.closer == Reading.NO_ORACLE and verdict.closer_code == NoOracle.DISPUTED
+
+
+def test_an_exact_config_gets_no_readings_and_run_config_alone_reads_no_stability():
+    exact = run_with_readings('apitester_test.double(Tensor([8],"float32"), )')
+    assert exact.exact is True
+    assert (exact.stable, exact.closer, exact.paddle_rmse, exact.inexact_draw) == (None, None, None, None)
+    plain = run_config('apitester_test.noisy_paddle(Tensor([64],"float32"), )')
+    assert plain.exact is False and plain.stable is None
+
+
+def by_hand_gradient_rmse(seed=7):
+    """Float16 bilinear upsampling's input gradient on inputs drawn here, each side's RMSE to Torch's float64
+    gradient rounded to float16 (the engine's oracle is not used)."""
+    import paddle
+    import torch
+
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (1, 2, 16, 16)).astype(np.float16)
+    g = rng.uniform(-1, 1, (1, 2, 64, 64)).astype(np.float16)
+    kw = {"size": [64, 64], "mode": "bilinear", "align_corners": False}
+    xp = paddle.to_tensor(x)
+    xp.stop_gradient = False
+    gp, = paddle.grad([paddle.nn.functional.interpolate(xp, **kw)], [xp], grad_outputs=[paddle.to_tensor(g)])
+    xt = torch.from_numpy(x).requires_grad_(True)
+    gt, = torch.autograd.grad(torch.nn.functional.interpolate(xt, **kw), [xt], grad_outputs=[torch.from_numpy(g)])
+    x64 = torch.from_numpy(x.astype(np.float64)).requires_grad_(True)
+    g64, = torch.autograd.grad(torch.nn.functional.interpolate(x64, **kw), [x64],
+                               grad_outputs=[torch.from_numpy(g.astype(np.float64))])
+    rounded = g64.numpy().astype(np.float16).astype(np.float64)
+    rmse = lambda a: float(np.sqrt(np.mean((a.numpy().astype(np.float64) - rounded) ** 2)))  # noqa: E731
+    return rmse(gp), rmse(gt)
+
+
+def test_float16_bilinear_interpolate_passes_1e2_but_paddle_is_the_side_off_float64():
+    paddle_rmse, torch_rmse = by_hand_gradient_rmse()
+    assert paddle_rmse > 3 * torch_rmse and paddle_rmse > 1e-4  # by hand: Paddle is the side off
+    verdict = run_with_readings(INTERPOLATE)
+    assert verdict.status == "pass" and verdict.rule == "within_tolerance"
+    assert verdict.stable is True
+    assert verdict.closer == Reading.PADDLE_OFF and verdict.closer_output == "grad x"
+    assert verdict.paddle_rmse > 3 * verdict.torch_rmse
+    # the engine's figure is of the same size as the hand-made one (other inputs, same kernel)
+    assert 0.25 < verdict.paddle_rmse / paddle_rmse < 4
+
+
+def test_over_the_input_bound_the_reading_is_skipped_and_says_why():
+    verdict = run_with_readings(INTERPOLATE, closer_max_bytes=512)
+    assert verdict.exact is False and verdict.stable is True
+    assert verdict.closer is None and verdict.paddle_rmse is None
+    assert "over the oracle's bound of 0 MiB" in verdict.closer_skipped and "CLOSER_MAX_INPUT_BYTES" in \
+        verdict.closer_skipped
+
+
+def test_the_cli_json_carries_the_readings_and_they_survive_the_round_trip():
+    result = run("--json", "--api_config", INTERPOLATE)
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["stable"] is True and data["nondeterministic"] == ""
+    assert data["closer"] == "paddle_off" and data["closer_code"] == ""
+    assert data["paddle_rmse"] > data["torch_rmse"] >= 0 and data["closer_skipped"] == ""
+    again = Verdict.from_dict(data)
+    assert (again.closer, again.paddle_rmse, again.stable) == ("paddle_off", data["paddle_rmse"], True)
+    assert "closer to float64: paddle_off" in again.human()

@@ -1,0 +1,51 @@
+"""Issue 34 items 4 and 5 on the board, through the real write path (the runner's workers judge the configs with
+real paddle and torch, `diagnose_tasks` runs `python -m apitester diagnose`): a dtype failure's distinct failure
+names both dtypes on the task page (en and zh) and in /api/tasks/<n>; a spec's declared known failure that the run
+does not reproduce is listed as stale on the run page."""
+import pytest
+
+import tests.engine.diagnosis_test_specs  # noqa: F401  (this process reads the test specs' known failures)
+from apitester.pool import TimeBudget
+from tracker.models import Diagnosis
+from tracker.services.diagnoses import diagnose_tasks
+from tracker.services.runs import create_run, execute_run
+
+from .conftest import make_task
+
+pytestmark = pytest.mark.django_db
+
+FAST = {"time_budget": TimeBudget(base=20.0, per_million_elements=5.0)}
+DTYPE = 'apitester_diag.dtype_convention(Tensor([6],"float32"), )'
+STALE = ['apitester_diag.known_stale(Tensor([4],"float32"), )', 'apitester_diag.known_stale(Tensor([2, 3],"float32"), )']
+STILL = 'apitester_diag.known_still(Tensor([4],"float32"), )'
+
+
+def test_a_convention_on_the_task_page_and_api_and_a_stale_known_failure_on_the_run_page(client, monkeypatch):
+    monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.engine.diagnosis_test_specs")
+    make_task(143, "apitester_diag.dtype_convention", [DTYPE])
+    make_task(144, "apitester_diag.known_stale", STALE)
+    make_task(145, "apitester_diag.known_still", [STILL])
+    run = create_run("tasks", tasks=[143, 144, 145], lane="cpu")
+    execute_run(run.pk, workers=1, options=FAST)
+
+    assert diagnose_tasks([143]) == {143: 1}
+    diagnosis = Diagnosis.objects.get()
+    assert diagnosis.reading == "convention"
+    assert diagnosis.data["reading"]["convention"]["key"] == "dtype: int32 vs int64"
+    page = client.get("/tasks/143").content.decode()
+    assert "a convention, not a value error: dtype: int32 (Paddle) vs int64 (Torch)" in page
+    assert 'class="convention convention-dtype"' in page
+    zh = client.get("/tasks/143", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "约定不同，不是数值错误: 数据类型：int32（Paddle）对 int64（Torch）" in zh
+    [failure] = client.get("/api/tasks/143").json()["diagnosis"]["distinct_failures"]
+    assert failure["reading"] == "convention"
+    assert {k: failure["convention"][k] for k in ("kind", "paddle", "torch")} == {
+        "kind": "dtype", "paddle": "int32", "torch": "int64"}
+
+    page = client.get(f"/runs/{run.pk}").content.decode()
+    assert "Known failures that no longer happen" in page
+    assert 'data-api="apitester_diag.known_stale"' in page
+    assert "declared accuracy_error, not reproduced by any of 2 configs in scope" in page
+    assert 'data-api="apitester_diag.known_still"' not in page  # it still fails as declared
+    zh = client.get(f"/runs/{run.pk}", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "已不再出现的已知失败" in zh and "范围内的 2 个配置都没有复现" in zh

@@ -1,0 +1,82 @@
+"""The run page's time left (tracker/estimate.py, selectors.runs.remaining_estimate): costed config by config from
+the sizes left and this run's seconds per size — constructed cases of known answer, the selector on a real
+database and GET /api/runs/<id>. The replay of a recorded first-start run is tests/runner/test_estimate_replay.py."""
+import pytest
+from django.utils import timezone
+
+from tracker.estimate import Done, Left, remaining_seconds
+from tracker.models import ConfigResult, TestRun
+from tracker.selectors.runs import remaining_estimate, run_summary
+from tracker.services.runs import create_run
+
+from .conftest import make_task
+
+
+def _linear(elements: int) -> float:
+    return 0.01 + 1e-6 * elements  # a start-up cost and a cost per element, as the engine's
+
+
+def test_a_run_whose_cost_is_linear_in_size_is_estimated_from_the_sizes_left():
+    done = [Done("a", e, _linear(e)) for e in (10, 100, 1000, 20_000, 50_000)]
+    left = [Left("a", e) for e in (1_000_000, 2_000_000)]  # bigger than anything done: in proportion to elements
+    estimate = remaining_seconds(done, left, workers=1)
+    assert estimate.expected == pytest.approx(_linear(1_000_000) + _linear(2_000_000), rel=0.02)
+    assert estimate.low <= estimate.expected <= estimate.high and estimate.basis == 5
+
+
+def test_the_small_configs_left_are_not_costed_at_the_rate_of_the_large_ones_done():
+    # Largest first: the big ones are done, and 1,000 tiny ones are left. The rate of the last results
+    # (1 config per 2 s) says 2,000 s; what is left costs ~10 s.
+    done = [Done("a", 2_000_000, 2.0)] * 5 + [Done("a", 10, 0.01)]
+    left = [Left("a", 10)] * 1000
+    assert remaining_seconds(done, left, workers=1).expected == pytest.approx(10.0, rel=0.05)
+
+
+def test_a_costly_task_stays_costly():
+    # Two tasks of the same sizes, one 100x dearer per config: each task's own results set its level.
+    done = [Done("cheap", e, _linear(e)) for e in (100, 20_000)] + [Done("dear", e, 100 * _linear(e)) for e in (100, 20_000)]
+    cheap = remaining_seconds(done, [Left("cheap", 20_000)], workers=1).expected
+    dear = remaining_seconds(done, [Left("dear", 20_000)], workers=1).expected
+    assert dear / cheap == pytest.approx(100, rel=0.3)
+
+
+def test_the_runners_caps_bound_a_config():
+    done = [Done("a", e, _linear(e)) for e in (10, 20_000, 50_000)]
+    assert remaining_seconds(done, [Left("a", 10**12, cap=900.0)], workers=1).expected == 900.0
+    assert remaining_seconds(done, [Left("a", 10**12, skipped=True)], workers=1).expected == 0.0
+
+
+def test_workers_share_the_work_but_not_one_config():
+    done = [Done("a", e, _linear(e)) for e in (10, 20_000, 50_000)]
+    many = [Left("a", 50_000)] * 8
+    assert remaining_seconds(done, many, workers=2).expected == pytest.approx(4 * _linear(50_000), rel=0.05)
+    one = [Left("a", 5_000_000)]
+    assert remaining_seconds(done, one, workers=4).expected == pytest.approx(_linear(5_000_000), rel=0.05)
+
+
+def test_nothing_to_stand_on_before_the_first_result_and_nothing_left_at_the_end():
+    assert remaining_seconds([], [Left("a", 10)], workers=2) is None
+    assert remaining_seconds([Done("a", 10, 0.1)], [], workers=2).expected == 0.0
+
+
+@pytest.mark.django_db
+def test_the_api_says_the_time_left_with_a_range(client, settings):
+    settings.RUNNER_WORKERS = 1
+    settings.RUNNER_MEMORY_BUDGET_MB = 1024
+    configs = [f'paddle.exp(Tensor([{n}],"float32"), )' for n in (10, 100, 20_000, 40_000, 400_000, 800_000)]
+    make_task(11, "paddle.exp", configs)
+    run = create_run("task", tasks=[11], lane="cpu")
+    assert run_summary(run)["eta_seconds"] is None  # queued: nothing measured
+    TestRun.objects.filter(pk=run.pk).update(state=TestRun.State.RUNNING, started_at=timezone.now())
+    run.refresh_from_db()
+    assert remaining_estimate(run) is None  # running, no result yet
+    from tracker.models import FailingConfig
+
+    for fc in FailingConfig.objects.filter(config__in=configs[:4]):
+        n = int(fc.config.split("[")[1].split("]")[0])
+        ConfigResult.objects.create(run=run, failing_config=fc, task=fc.task, status="pass", seconds=_linear(n))
+    data = client.get(f"/api/runs/{run.pk}").json()
+    expected = _linear(400_000) + _linear(800_000)
+    assert data["eta_seconds"] == pytest.approx(expected, rel=0.05)
+    low, high = data["eta_range"]
+    assert low <= data["eta_seconds"] <= high
