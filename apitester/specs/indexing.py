@@ -18,6 +18,7 @@ import numpy as np
 
 from ..inputs import indices, precondition
 from ..vocab import AdaptationKind
+from .. import references_nn as R
 from .base import Adaptation, Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
@@ -56,6 +57,7 @@ register(
         api="paddle.put_along_axis",
         aliases=("paddle.Tensor.put_along_axis",),
         torch=_put_along_axis,
+        ref=R.put_along_axis,
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
@@ -305,6 +307,7 @@ register(
     Spec(
         api="paddle.Tensor.set_",
         torch=_set_,
+        ref=R.set_,
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
@@ -313,6 +316,7 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_",
         torch=_fill_diagonal_,
+        ref=R.fill_diagonal_,
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
@@ -356,6 +360,7 @@ register(
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
+        ref=R.strided_slice,
         note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments("axes, starts, ends, strides -> Python slices per axis, taken with index_select (Torch has no negative steps)"),
     ),
 )

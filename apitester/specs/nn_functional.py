@@ -21,6 +21,7 @@ from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilit
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, Spec, maps_arguments, register, torch_dtype
+from .. import references_nn as R
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -934,7 +935,7 @@ _LOW = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
 register(
     Spec(
         api="paddle.nn.functional.hardsigmoid",
-        torch=_hardsigmoid,
+        torch=_hardsigmoid, ref=R.hardsigmoid,
         note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)", adaptations=maps_arguments("slope, offset -> clamp(x*slope + offset, 0, 1) (F.hardsigmoid fixes slope = 1/6, offset = 1/2)"),
     ),
     # ---- pooling
@@ -958,35 +959,35 @@ register(
     Spec(_NN + "max_pool3d", _max_pool(3),
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool3d(return_indices); indices mapped back to the unpadded input")),
     # ---- convolution & linear
-    Spec(_NN + "conv1d", _conv(1),
+    Spec(_NN + "conv1d", _conv(1), ref=R.conv1d,
          note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
               "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=(promotes_mixed_floats("torch.nn.functional.conv1d"),) + maps_arguments(
              "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv1d's; "
              "the result in the weight's dtype")),
-    Spec(_NN + "conv2d", _conv(2),
+    Spec(_NN + "conv2d", _conv(2), ref=R.conv2d,
          note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=(promotes_mixed_floats("torch.nn.functional.conv2d"),) + maps_arguments(
              "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv2d's; "
              "the result in the weight's dtype")),
-    Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
+    Spec(_NN + "conv2d_transpose", conv2d_transpose_reference, ref=R.conv2d_transpose,
          note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias", adaptations=maps_arguments("stride, dilation, groups -> F.conv_transpose2d's; padding / output_size -> a crop of the full transposed convolution; bias added last")),
-    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=(promotes_mixed_floats("torch.nn.functional.linear"),) + maps_arguments(
+    Spec(_NN + "linear", linear_reference, ref=R.linear, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=(promotes_mixed_floats("torch.nn.functional.linear"),) + maps_arguments(
              "x, weight [in, out], bias -> x @ weight + bias (F.linear's weight is [out, in])")),
     # ---- normalisation & activations
     Spec(_NN + "batch_norm", batch_norm_reference,
          domains={"running_var": positive(0.5, 2.0)},
          note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum", adaptations=maps_arguments("running_mean, running_var, weight, bias, training, momentum, epsilon -> F.batch_norm(..., training=not use_global_stats, momentum=1-momentum, eps=epsilon)")),
     Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)", adaptations=maps_arguments("x, axis, dtype -> F.log_softmax(input, dim, dtype)")),
-    Spec(_NN + "cosine_similarity", cosine_similarity_reference, adaptations=maps_arguments("x1, x2, axis, eps -> F.cosine_similarity(x1, x2, dim=axis, eps) on the promoted operands"),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference, ref=R.cosine_similarity, adaptations=maps_arguments("x1, x2, axis, eps -> F.cosine_similarity(x1, x2, dim=axis, eps) on the promoted operands"),
          note="F.cosine_similarity(x1, x2, dim=axis, eps) after promoting x1 and x2"),
     Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
          note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard", adaptations=_RANDOM),
-    Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
+    Spec(_NN + "rrelu", rrelu_reference, ref=R.rrelu, random=True, check=rrelu_check, paddle=_rrelu_paddle,
          note="random in training: both sides return (out, x); x>=0 kept, slopes of x<0 within "
               "[lower, upper]; eval mode compared exactly", adaptations=_RANDOM),
     Spec(_NN + "temporal_shift", temporal_shift_reference,
          note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled", adaptations=maps_arguments("x, seg_num, shift_ratio, data_format -> reshape to [N, T, C, H, W], the first C*ratio channels from t-1, the next from t+1, zero-filled")),
     # ---- lookups
-    Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
+    Spec(_NN + "embedding", embedding_reference, ref=R.embedding, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
          note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
               "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)",
          strict_torch=_embedding_plain,
@@ -1047,7 +1048,7 @@ register(
              Adaptation(AdaptationKind.ARGUMENT_MAPPING, "mean divides by label lengths; norm_by_times (Paddle only) "
                         "scales the gradient by 1/T"),
          )),
-    Spec(_NN + "rnnt_loss", rnnt_loss_reference,
+    Spec(_NN + "rnnt_loss", rnnt_loss_reference, ref=R.rnnt_loss,
          domains={
              "label": _labels_below("input", -1, exclude="blank"),
              "input_lengths": _filled(lambda a: a["input"].shape[1]),
@@ -1067,12 +1068,12 @@ register(
                         "alpha recursion in torch ops"),
          )),
     # ---- sampling & resizing
-    Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
+    Spec(_NN + "grid_sample", grid_sample_reference, ref=R.grid_sample, domains={"grid": _grid},
          note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments("x, grid, mode, padding_mode, align_corners -> F.grid_sample(input, grid, mode, padding_mode, align_corners)")),
-    Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+    Spec(_NN + "interpolate", interpolate_reference, ref=R.interpolate, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis", adaptations=maps_arguments("size, scale_factor, mode, align_corners, data_format -> F.interpolate's; align_mode=1 linear resize -> src = dst*scale composed per axis")),
-    Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+    Spec(_NN + "upsample", interpolate_reference, ref=R.interpolate, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="same reference as interpolate", adaptations=maps_arguments("the arguments of interpolate, mapped as interpolate maps them")),
 )

@@ -1,0 +1,653 @@
+"""Independent references (a spec's ``ref``) for the nn.functional, vision, indexing, fused and geometric specs.
+
+Each function computes the API's documented semantics with NumPy (and mpmath where float64 rounding
+matters), never with torch or paddle: it is the third opinion that settles which framework computes the
+documented function when their float64 results disagree (issue 34, item 1).
+
+Calling convention (the ``Spec.ref`` interface): the same keyword arguments as the spec's torch
+reference, every tensor a NumPy array -- float inputs upcast to float64 / complex128, integer and bool
+arrays unchanged, Python scalars / lists / strings as the config gives them.  A function returns an
+array, or a tuple of arrays in the order of the flattened outputs; it raises ``NotImplementedError`` for
+an argument combination it does not cover.
+
+Precision: sums whose float64 rounding would matter on a float64 config are computed exactly
+(``math.fsum``, or mpmath at ``MP_DIGITS`` digits for norms and square roots) when the work is small
+(``EXACT_LIMIT`` terms); larger inputs are float64 configs nowhere on the board (they are float32 /
+float16 configs, where float64 arithmetic is already far below the config's rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+MP_DIGITS = 40
+EXACT_LIMIT = 200_000  # terms summed exactly (fsum / mpmath) before falling back to float64 NumPy
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def _arr(value: Any) -> np.ndarray:
+    return np.asarray(value)
+
+
+def _f64(value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    return array if array.dtype.kind in "fc" and array.dtype.itemsize >= 8 else array.astype(np.float64)
+
+
+def _channel_last(data_format: Any) -> bool:
+    return isinstance(data_format, str) and data_format.upper() in ("NLC", "NWC", "NHWC", "NDHWC")
+
+
+def _ntuple(value: Any, n: int, what: str = "value") -> tuple[int, ...]:
+    if hasattr(value, "tolist"):
+        value = np.asarray(value).reshape(-1).tolist()
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) != n:
+            raise NotImplementedError(f"{what} needs {n} values, got {value!r}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int], kernel: Sequence[int],
+          stride: Sequence[int]) -> tuple[list[tuple[int, int]], str]:
+    """Paddle's padding forms (python/paddle/nn/functional/conv.py, _update_padding_nd) -> per spatial
+    dim (before, after) and the algorithm: "SAME" (output = ceil(in / stride), the odd cell after),
+    "VALID", an int, [p_d...], [before_d1, after_d1, ...], or [[0,0],[0,0],[b,a],...]."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo == "VALID":
+            return [(0, 0)] * n, algo
+        if algo != "SAME":
+            raise NotImplementedError(f"padding {padding!r}")
+        pads = []
+        for size, k, s in zip(sizes, kernel, stride):
+            out = -(-int(size) // s)
+            total = max((out - 1) * s + k - int(size), 0)
+            pads.append((total // 2, total - total // 2))
+        return pads, algo
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == n + 2 and isinstance(padding[0], (list, tuple)):
+            pairs = padding[1:-1] if channel_last else padding[2:]
+            return [(int(a), int(b)) for a, b in pairs], "EXPLICIT"
+        if len(padding) == 2 * n:
+            return [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(n)], "EXPLICIT"
+        return [(p, p) for p in _ntuple(padding, n, "padding")], "EXPLICIT"
+    return [(int(padding), int(padding))] * n, "EXPLICIT"
+
+
+def _mp():
+    import mpmath
+
+    return mpmath
+
+
+# ---------------------------------------------------------------- nn.functional: activations, similarity
+
+
+def hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
+    """clamp(x * slope + offset, 0, 1) (Paddle's documented formula; slope and offset as given)."""
+    return np.clip(_f64(x) * float(slope) + float(offset), 0.0, 1.0)
+
+
+def rrelu(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
+    """Eval mode only (training draws random slopes): x where x >= 0, else x * (lower + upper) / 2.
+    Returns (out, x) as the spec's sides do."""
+    if training:
+        raise NotImplementedError("rrelu in training mode draws random slopes: no element-wise reference")
+    x = _f64(x)
+    return np.where(x >= 0, x, x * ((float(lower) + float(upper)) / 2)), x
+
+
+def cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
+    """Paddle's formula (python/paddle/nn/functional/common.py): x1 and x2 broadcast to a common shape,
+    w12 = sum(x1 * x2), w1 = sum(x1^2), w2 = sum(x2^2) along ``axis``,
+    out = w12 / sqrt(max(w1 * w2, eps^2)) = x1 . x2 / max(|x1| |x2|, eps).
+
+    Computed with mpmath at MP_DIGITS digits (rounded to float64 at the end) when small; an all-zero
+    vector gives the documented finite 0 (0 / eps), never NaN."""
+    a, b = np.broadcast_arrays(_f64(x1), _f64(x2))
+    if a.ndim == 0:
+        raise NotImplementedError("cosine_similarity of 0-d inputs")
+    ax = int(axis) % a.ndim
+    a, b = np.moveaxis(a, ax, -1), np.moveaxis(b, ax, -1)
+    eps = float(eps)
+    if a.size > EXACT_LIMIT or a.dtype.kind == "c":
+        w12 = (a * b).sum(-1)
+        w1 = (a * a).sum(-1)
+        w2 = (b * b).sum(-1)
+        return w12 / np.sqrt(np.maximum(w1 * w2, eps * eps))
+    mp = _mp()
+    out = np.empty(a.shape[:-1], dtype=np.float64)
+    with mp.workdps(MP_DIGITS):
+        floor = mp.mpf(eps) ** 2
+        rows_a, rows_b = a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])
+        flat = out.reshape(-1)
+        for i in range(rows_a.shape[0]):
+            va = [mp.mpf(float(v)) for v in rows_a[i]]
+            vb = [mp.mpf(float(v)) for v in rows_b[i]]
+            w12 = mp.fsum(p * q for p, q in zip(va, vb))
+            w1 = mp.fsum(p * p for p in va)
+            w2 = mp.fsum(q * q for q in vb)
+            flat[i] = float(w12 / mp.sqrt(max(w1 * w2, floor)))
+    return out
+
+
+def linear(x, weight, bias=None, **_):
+    """x @ weight + bias; Paddle's weight is [in_features, out_features]."""
+    out = np.matmul(_f64(x), _f64(weight))
+    return out + _f64(bias) if bias is not None else out
+
+
+def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False, scale_grad_by_freq=False,
+              **_):
+    """weight[x], with an all-zero row wherever the id equals padding_idx (Paddle's documented output;
+    a negative padding_idx counts from the end).  max_norm: the looked-up rows whose p-norm exceeds it
+    are scaled by max_norm / (norm + 1e-7) first (paddle.nn.functional.input.embedding_renorm_)."""
+    ids = _arr(x).astype(np.int64)
+    table = _f64(weight).copy()
+    rows = table.shape[0]
+    if max_norm:
+        used = np.unique(ids)
+        norms = np.linalg.norm(table[used], ord=float(norm_type), axis=1, keepdims=True)
+        scale = np.where(norms > float(max_norm), float(max_norm) / (norms + 1e-7), 1.0)
+        table[used] = table[used] * scale
+    out = table[ids]
+    if padding_idx is not None:
+        pad = int(padding_idx) if int(padding_idx) >= 0 else rows + int(padding_idx)
+        out[ids == pad] = 0.0
+    return out
+
+
+# ---------------------------------------------------------------- convolution
+
+
+def _conv_nd(x, weight, strides, dilations, groups, pads):
+    """Cross-correlation of channel-first x [N, C, *S] with weight [O, C/g, *K] after zero padding
+    ``pads`` ((before, after) per spatial dim): a sum over the kernel taps of BLAS products."""
+    n = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0), *pads])
+    batch, channels = x.shape[:2]
+    out_ch, per_group = weight.shape[:2]
+    kernel = weight.shape[2:]
+    sizes = [(xp.shape[2 + i] - (dilations[i] * (kernel[i] - 1) + 1)) // strides[i] + 1 for i in range(n)]
+    if any(s <= 0 for s in sizes):
+        raise NotImplementedError("an empty convolution output")
+    xg = xp.reshape(batch, groups, channels // groups, *xp.shape[2:])
+    wg = weight.reshape(groups, out_ch // groups, per_group, *kernel)
+    out = np.zeros((batch, groups, out_ch // groups, *sizes))
+    for tap in np.ndindex(*kernel):
+        index = tuple(slice(tap[i] * dilations[i], tap[i] * dilations[i] + (sizes[i] - 1) * strides[i] + 1,
+                            strides[i]) for i in range(n))
+        patch = xg[(slice(None), slice(None), slice(None), *index)]  # [N, g, C/g, *sizes]
+        w = wg[(slice(None), slice(None), slice(None), *tap)]  # [g, O/g, C/g]
+        out += np.einsum("goc,ngc...->ngo...", w, patch, optimize=True)
+    return out.reshape(batch, out_ch, *sizes)
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCL", **_):
+    """Paddle's conv1d: cross-correlation after Paddle's padding forms ("SAME" ignores dilation)."""
+    return _conv(1, x, weight, bias, stride, padding, dilation, groups, data_format)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", **_):
+    return _conv(2, x, weight, bias, stride, padding, dilation, groups, data_format)
+
+
+def _conv(n, x, weight, bias, stride, padding, dilation, groups, data_format):
+    x, weight = _f64(x), _f64(weight)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    strides, dilations = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], weight.shape[2:], strides)
+    if algo == "SAME":
+        dilations = (1,) * n
+    out = _conv_nd(x, weight, strides, dilations, int(groups), pads)
+    if bias is not None:
+        out = out + _f64(bias).reshape(1, -1, *([1] * n))
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1, groups=1,
+                     output_size=None, data_format="NCHW", **_):
+    """The transposed convolution: every input cell scatters x[n, c, i, j] * weight[c, o, ki, kj] to
+    (i*s + ki*d, j*s + kj*d) of the full map, which Paddle crops by its (possibly asymmetric) padding
+    to the natural size + output_padding, or to ``output_size``; then + bias."""
+    n = 2
+    x, weight = _f64(x), _f64(weight)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    groups = int(groups)
+    strides, dilations = _ntuple(stride, n, "stride"), _ntuple(dilation, n, "dilation")
+    kernel = weight.shape[2:]
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    if algo == "SAME":
+        dilations = (1,) * n
+    extra = _ntuple(output_padding, n, "output_padding")
+    batch, channels, height, width = x.shape
+    out_per_group = weight.shape[1]
+    full_h = (height - 1) * strides[0] + dilations[0] * (kernel[0] - 1) + 1
+    full_w = (width - 1) * strides[1] + dilations[1] * (kernel[1] - 1) + 1
+    sizes = [(x.shape[2 + i] - 1) * strides[i] - pads[i][0] - pads[i][1] + dilations[i] * (kernel[i] - 1) + 1
+             + extra[i] for i in range(n)]
+    if output_size is not None:
+        sizes = list(_ntuple(output_size, n, "output_size"))
+    full = np.zeros((batch, groups, out_per_group,
+                     max(full_h, pads[0][0] + sizes[0]), max(full_w, pads[1][0] + sizes[1])))
+    xg = x.reshape(batch, groups, channels // groups, height, width)
+    wg = weight.reshape(groups, channels // groups, out_per_group, *kernel)
+    for ki in range(kernel[0]):
+        for kj in range(kernel[1]):
+            contrib = np.einsum("gco,ngchw->ngohw", wg[:, :, :, ki, kj], xg, optimize=True)
+            r0, c0 = ki * dilations[0], kj * dilations[1]
+            full[:, :, :, r0:r0 + (height - 1) * strides[0] + 1:strides[0],
+                 c0:c0 + (width - 1) * strides[1] + 1:strides[1]] += contrib
+    full = full.reshape(batch, groups * out_per_group, *full.shape[3:])
+    out = full[:, :, pads[0][0]:pads[0][0] + sizes[0], pads[1][0]:pads[1][0] + sizes[1]]
+    if bias is not None:
+        out = out + _f64(bias).reshape(1, -1, 1, 1)
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+# ---------------------------------------------------------------- losses
+
+
+def rnnt_loss(input, label, input_lengths, label_lengths, blank=0, fastemit_lambda=0.001, reduction="mean", **_):
+    """RNN-T loss over the T x (U+1) lattice, ``input`` taken as log-probabilities as Paddle documents:
+    alpha[0,0] = 0, alpha[t,u] = logaddexp(alpha[t-1,u] + blank[t-1,u], alpha[t,u-1] + emit[t,u-1]),
+    loss_b = -(alpha[T_b-1, U_b] + blank[T_b-1, U_b]); mean = sum / batch.  FastEmit changes only the
+    gradient, not the value."""
+    logp = _f64(input)
+    batch, steps, width, vocab = logp.shape
+    lab = _arr(label).astype(np.int64)
+    t_len, u_len = _arr(input_lengths).astype(np.int64), _arr(label_lengths).astype(np.int64)
+    losses = np.empty(batch)
+    for b in range(batch):
+        alpha = np.full((steps, width), -np.inf)
+        alpha[0, 0] = 0.0
+        for t in range(steps):
+            for u in range(width):
+                if t == 0 and u == 0:
+                    continue
+                terms = []
+                if t > 0:
+                    terms.append(alpha[t - 1, u] + logp[b, t - 1, u, blank])
+                if u > 0:
+                    terms.append(alpha[t, u - 1] + logp[b, t, u - 1, int(lab[b, u - 1])])
+                alpha[t, u] = np.logaddexp.reduce(terms)
+        t_last, u_last = int(t_len[b]) - 1, int(u_len[b])
+        losses[b] = -(alpha[t_last, u_last] + logp[b, t_last, u_last, blank])
+    if reduction == "mean":
+        return np.asarray(math.fsum(losses) / batch)
+    if reduction == "sum":
+        return np.asarray(math.fsum(losses))
+    if reduction == "none":
+        return losses
+    raise NotImplementedError(f"reduction {reduction!r}")
+
+
+# ---------------------------------------------------------------- sampling & resizing
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, **_):
+    """4-D grid_sample (Paddle's documentation): grid[..., 0] indexes W and grid[..., 1] H in [-1, 1];
+    align_corners maps -1/1 to the corner pixels' centres (True) or edges (False).  bilinear weights
+    the four neighbours; nearest takes the nearest pixel (an exact half-way tie rounds half to even, as
+    numpy's rint: ties are a convention, see issue 34 item 7).  padding_mode zeros: a neighbour outside
+    the map reads 0; border: coordinates clamped to the map."""
+    x, grid = _f64(x), _f64(grid)
+    if x.ndim != 4:
+        raise NotImplementedError("grid_sample reference: 4-D inputs only")
+    if padding_mode not in ("zeros", "border"):
+        raise NotImplementedError(f"padding_mode {padding_mode!r}")
+    batch, channels, height, width = x.shape
+    gx = _unnormalize(grid[..., 0], width, align_corners)  # [N, Ho, Wo]
+    gy = _unnormalize(grid[..., 1], height, align_corners)
+    if padding_mode == "border":
+        gx, gy = np.clip(gx, 0, width - 1), np.clip(gy, 0, height - 1)
+    bidx = np.arange(batch)[:, None, None]
+
+    def read(iy, ix):
+        valid = (iy >= 0) & (iy < height) & (ix >= 0) & (ix < width)
+        vals = x[bidx, :, np.clip(iy, 0, height - 1), np.clip(ix, 0, width - 1)]  # [N, Ho, Wo, C]
+        return vals * valid[..., None]
+
+    if mode == "nearest":
+        out = read(np.rint(gy).astype(np.int64), np.rint(gx).astype(np.int64))
+    elif mode == "bilinear":
+        x0, y0 = np.floor(gx), np.floor(gy)
+        fx, fy = gx - x0, gy - y0
+        x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+        out = (read(y0, x0) * ((1 - fy) * (1 - fx))[..., None] + read(y0, x0 + 1) * ((1 - fy) * fx)[..., None]
+               + read(y0 + 1, x0) * (fy * (1 - fx))[..., None] + read(y0 + 1, x0 + 1) * (fy * fx)[..., None])
+    else:
+        raise NotImplementedError(f"mode {mode!r}")
+    return np.moveaxis(out, -1, 1)
+
+
+def _linear_axis(x, axis, out_len, ratio, align_corners, align_mode):
+    """1-D linear resize along ``axis`` (Paddle's interpolate kernels): src = dst * ratio with
+    align_corners (ratio = (in-1)/(out-1)); align_mode 0: src = (dst + 0.5) * ratio - 0.5 clamped at 0;
+    align_mode 1: src = dst * ratio."""
+    length = x.shape[axis]
+    dst = np.arange(out_len, dtype=np.float64)
+    if align_corners:
+        src = dst * ((length - 1) / (out_len - 1) if out_len > 1 else 0.0)
+    elif align_mode == 0:
+        src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+    else:
+        src = np.maximum(dst * ratio, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), length - 1)
+    hi = np.minimum(lo + 1, length - 1)
+    frac = src - lo
+    shape = [1] * x.ndim
+    shape[axis] = out_len
+    frac = frac.reshape(shape)
+    return np.take(x, lo, axis=axis) * (1 - frac) + np.take(x, hi, axis=axis) * frac
+
+
+def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
+                data_format=None, recompute_scale_factor=None, antialias=False, **_):
+    """Paddle's interpolate for nearest and the (bi/tri)linear modes, separable per spatial axis.
+    The scale along an axis is 1 / scale_factor when scale_factor is given (and not recomputed), else
+    in / out.  nearest: src = floor(dst * scale) (align_corners=False) or round(dst * (in-1)/(out-1))."""
+    if antialias:
+        raise NotImplementedError("antialias")
+    x = _f64(x)
+    n = x.ndim - 2
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    mode = str(mode).lower()
+    if hasattr(size, "tolist"):
+        size = np.asarray(size).reshape(-1).tolist()
+    if hasattr(scale_factor, "tolist"):
+        scale_factor = np.asarray(scale_factor).reshape(-1).tolist()
+        scale_factor = scale_factor[0] if len(scale_factor) == 1 else scale_factor
+    if size is not None:
+        size = [int(s) for s in size] if isinstance(size, (list, tuple)) else [int(size)] * n
+        scales = None
+    else:
+        scales = ([float(s) for s in scale_factor] if isinstance(scale_factor, (list, tuple))
+                  else [float(scale_factor)] * n)
+    out = x
+    for i in range(n):
+        length = x.shape[2 + i]
+        out_len = size[i] if size is not None else int(math.floor(length * scales[i]))
+        ratio = 1.0 / scales[i] if scales is not None and not recompute_scale_factor else length / out_len
+        if mode == "nearest":
+            dst = np.arange(out_len, dtype=np.float64)
+            if align_corners:
+                src = np.floor(dst * ((length - 1) / (out_len - 1) if out_len > 1 else 0.0) + 0.5)
+            else:
+                src = np.floor(dst * ratio)
+            out = np.take(out, np.minimum(src.astype(np.int64), length - 1), axis=2 + i)
+        elif mode in ("linear", "bilinear", "trilinear"):
+            if out_len == length and not align_corners and ratio == 1.0:
+                continue
+            out = _linear_axis(out, 2 + i, out_len, ratio, bool(align_corners), int(align_mode))
+        else:
+            raise NotImplementedError(f"interpolate mode {mode!r}")
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+# ---------------------------------------------------------------- vision
+
+
+def _bilinear_dcn(img, py, px):
+    """img [G, C, H, W], positions py/px [G, P] -> [G, C, P] (Paddle's DmcnIm2colBilinear): a sample
+    outside (-1, H) x (-1, W) is 0; corners outside the map read 0."""
+    groups, channels, height, width = img.shape
+    flat = img.reshape(groups, channels, height * width)
+    inside = (py > -1) & (px > -1) & (py < height) & (px < width)
+    y0f, x0f = np.floor(py), np.floor(px)
+    ly, lx = py - y0f, px - x0f
+    hy, hx = 1 - ly, 1 - lx
+    y0, x0 = y0f.astype(np.int64), x0f.astype(np.int64)
+    out = 0.0
+    gidx = np.arange(groups)[:, None, None]
+    cidx = np.arange(channels)[None, :, None]
+    for yy, xx, weight in ((y0, x0, hy * hx), (y0, x0 + 1, hy * lx), (y0 + 1, x0, ly * hx), (y0 + 1, x0 + 1, ly * lx)):
+        valid = inside & (yy >= 0) & (yy <= height - 1) & (xx >= 0) & (xx <= width - 1)
+        idx = np.clip(yy, 0, height - 1) * width + np.clip(xx, 0, width - 1)
+        vals = flat[gidx, cidx, idx[:, None, :]]
+        out = out + vals * (weight * valid)[:, None, :]
+    return out
+
+
+def deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1, deformable_groups=1, groups=1,
+                  mask=None, **_):
+    """Deformable convolution v1 (mask None) / v2: kernel tap (i, j) of output (ho, wo) samples x
+    bilinearly at (ho*stride - pad + i*dil + dy, wo*stride - pad + j*dil + dx), offsets laid out
+    [N, dg*kh*kw*2 (dy, dx), Ho, Wo], times the mask; then a grouped product with the weight, + bias."""
+    x, offset, weight = _f64(x), _f64(offset), _f64(weight)
+    sh, sw = _ntuple(stride, 2, "stride")
+    ph, pw = _ntuple(padding, 2, "padding")
+    dh, dw = _ntuple(dilation, 2, "dilation")
+    n, c, height, width = x.shape
+    c_out, c_per_group, kh, kw = weight.shape
+    ho = (height + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1
+    wo = (width + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
+    taps, dg, groups = kh * kw, int(deformable_groups), int(groups)
+    base_y = (np.arange(ho) * sh - ph)[None, :, None] + np.repeat(np.arange(kh) * dh, kw)[:, None, None]
+    base_x = (np.arange(wo) * sw - pw)[None, None, :] + np.tile(np.arange(kw) * dw, kh)[:, None, None]
+    w = weight.reshape(groups, c_out // groups, c_per_group * taps)
+    out = np.empty((n, c_out, ho, wo))
+    for b in range(n):
+        off = offset[b].reshape(dg, taps, 2, ho, wo)
+        py = (base_y + off[:, :, 0]).reshape(dg, -1)
+        px = (base_x + off[:, :, 1]).reshape(dg, -1)
+        cols = _bilinear_dcn(x[b].reshape(dg, c // dg, height, width), py, px).reshape(dg, c // dg, taps, ho * wo)
+        if mask is not None:
+            cols = cols * _f64(mask)[b].reshape(dg, 1, taps, ho * wo)
+        cols = cols.reshape(groups, (c // groups) * taps, ho * wo)
+        out[b] = np.matmul(w, cols).reshape(c_out, ho, wo)
+    if bias is not None:
+        out = out + _f64(bias).reshape(1, -1, 1, 1)
+    return out
+
+
+# ---------------------------------------------------------------- indexing
+
+
+def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True, broadcast=True, **_):
+    """Paddle's put_along_axis: with broadcast, indices broadcast to arr's shape (the axis dim taken from
+    indices) unless larger somewhere, values broadcast to indices; then for every index position p,
+    out[p with p[axis] = indices[p]] receives values[p] -- assigned, or reduced (add, mul/multiply,
+    mean, amin, amax; include_self keeps arr's own value in the reduction)."""
+    arr = np.asarray(arr)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = _arr(indices).astype(np.int64)
+    vals = np.asarray(values, dtype=out.dtype)
+    ax = int(axis) % arr.ndim if arr.ndim else 0
+    if broadcast:
+        if all(a >= i for a, i in zip(arr.shape, idx.shape)):
+            shape = list(arr.shape)
+            shape[ax] = idx.shape[ax]
+            idx = np.broadcast_to(idx, shape)
+        vals = np.broadcast_to(vals, idx.shape)
+    elif vals.size == 1:
+        vals = np.broadcast_to(vals.reshape([1] * idx.ndim), idx.shape)
+    else:
+        vals = vals[tuple(slice(0, s) for s in idx.shape)]
+    idx = np.where(idx < 0, idx + arr.shape[ax], idx)
+    grids = list(np.indices(idx.shape, sparse=False))
+    grids[ax] = idx
+    target = tuple(g.reshape(-1) for g in grids)
+    flat_vals = np.asarray(vals).reshape(-1)
+    if reduce == "assign":
+        if len(set(zip(*[t.tolist() for t in target]))) != flat_vals.size:
+            raise NotImplementedError("assign through repeated indices: no defined winner")
+        out[target] = flat_vals
+        return out
+    ops = {"add": np.add, "mul": np.multiply, "multiply": np.multiply, "amin": np.minimum, "amax": np.maximum}
+    if reduce == "mean":
+        total = out.astype(np.float64) if include_self else np.zeros_like(out, dtype=np.float64)
+        count = np.ones(out.shape) if include_self else np.zeros(out.shape)
+        np.add.at(total, target, flat_vals)
+        np.add.at(count, target, 1.0)
+        touched = np.zeros(out.shape, dtype=bool)
+        touched[target] = True
+        mean = total / np.maximum(count, 1)
+        if out.dtype.kind != "f":
+            mean = np.floor(mean)  # integer mean rounds down (torch's scatter_reduce convention)
+        return np.where(touched, mean, out).astype(out.dtype)
+    if reduce not in ops:
+        raise NotImplementedError(f"reduce {reduce!r}")
+    if not include_self:
+        touched = np.zeros(out.shape, dtype=bool)
+        touched[target] = True
+        identity = {"add": 0, "mul": 1, "multiply": 1, "amin": np.inf, "amax": -np.inf}[reduce]
+        if out.dtype.kind != "f" and reduce in ("amin", "amax"):
+            info = np.iinfo(out.dtype)
+            identity = info.max if reduce == "amin" else info.min
+        out = np.where(touched, np.asarray(identity).astype(out.dtype), out)
+    ops[reduce].at(out, target, flat_vals)
+    return out
+
+
+def fill_diagonal_(x, value, offset=0, wrap=False, **_):
+    """Paddle's Tensor.fill_diagonal_: the flat positions k * (sum of the strides) (numpy's
+    fill_diagonal; ``wrap`` restarts after a gap on tall 2-D matrices), shifted ``offset`` columns and
+    skipped where that leaves the row."""
+    arr = np.asarray(x)
+    out = arr.copy()
+    if arr.ndim < 2 or arr.size == 0:
+        return out
+    last = arr.shape[-1]
+    step = sum(math.prod(arr.shape[i + 1:]) for i in range(arr.ndim))
+    limit = arr.size if (wrap and arr.ndim == 2) else min(arr.size, last ** 2 if arr.ndim == 2 else arr.size)
+    positions = [i + int(offset) for i in range(0, limit, step) if 0 <= i % last + int(offset) < last]
+    flat = out.reshape(-1)
+    flat[positions] = value
+    return flat.reshape(arr.shape)
+
+
+def set_(x, source=None, shape=None, stride=None, offset=0, **_):
+    """x becomes a view of source's storage with ``shape`` and ``stride`` (elements).  ``offset`` is in
+    bytes of source's dtype, which the upcast arrays no longer carry: only offset 0 is covered."""
+    if source is None:
+        return np.empty(0, dtype=np.asarray(x).dtype)
+    if offset:
+        raise NotImplementedError("a byte offset needs the source's original element size")
+    src = np.asarray(source).reshape(-1)
+    shape = list(np.asarray(source).shape) if shape is None else [int(s) for s in shape]
+    if stride is None:
+        stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    stride = [int(s) for s in stride]
+    grid = np.indices(shape)
+    flat = sum(g * s for g, s in zip(grid, stride)) if shape else np.zeros((), dtype=np.int64)
+    if np.size(flat) and int(np.max(flat)) >= src.size:
+        raise NotImplementedError("the view reads past the end of the source")
+    return src[flat]
+
+
+def strided_slice(x, axes, starts, ends, strides, **_):
+    """Python / numpy slicing per axis: start and end clamped to the axis, negative strides walk
+    backwards (Paddle documents strided_slice as numpy's x[start:end:stride])."""
+    arr = np.asarray(x)
+    index = [slice(None)] * arr.ndim
+    for axis, start, end, step in zip(axes, starts, ends, strides):
+        index[int(axis) % arr.ndim] = slice(int(start), int(end), int(step))
+    return arr[tuple(index)].copy()
+
+
+# ---------------------------------------------------------------- fused
+
+
+def fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, begin_norm_axis=1, bias=None,
+                     residual=None, quant_scale=-1, **_):
+    """h = x + bias + residual_alpha * residual; out = (h - mean) / sqrt(var + epsilon) * weight + bias
+    over the dims from begin_norm_axis (population variance); h itself when there is neither weight
+    nor bias.  Returns (out, h) when a residual is fused into a normalisation, else (out,)."""
+    if quant_scale is not None and quant_scale > 0:
+        raise NotImplementedError("quantised output")
+    h = _f64(x)
+    if bias is not None:
+        h = h + _f64(bias)
+    if residual is not None:
+        h = h + float(residual_alpha) * _f64(residual)
+    if norm_weight is None and norm_bias is None:
+        return (h,)
+    axes = tuple(range(int(begin_norm_axis) % h.ndim, h.ndim))
+    mean = h.mean(axis=axes, keepdims=True)
+    var = ((h - mean) ** 2).mean(axis=axes, keepdims=True)
+    out = (h - mean) / np.sqrt(var + float(epsilon))
+    norm_shape = h.shape[int(begin_norm_axis) % h.ndim:]
+    if norm_weight is not None:
+        out = out * _f64(norm_weight).reshape(norm_shape)
+    if norm_bias is not None:
+        out = out + _f64(norm_bias).reshape(norm_shape)
+    return (out, h) if residual is not None else (out,)
+
+
+# ---------------------------------------------------------------- geometric
+
+
+def _message(op, a, b):
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "div":
+        return a / b
+    raise NotImplementedError(f"message_op {op!r}")
+
+
+def send_uv(x, y, src_index, dst_index, message_op="add", **_):
+    """Per edge e: x[src[e]] (op) y[dst[e]], broadcast over the feature dims (one rounding: the float64
+    result is the correctly rounded one)."""
+    src, dst = _arr(src_index).astype(np.int64).reshape(-1), _arr(dst_index).astype(np.int64).reshape(-1)
+    return _message(message_op, _f64(x)[src], _f64(y)[dst])
+
+
+def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None, **_):
+    """Messages x[src[e]] (op) y[e] per edge, reduced into out[dst[e]] (sum, mean, max, min); rows that
+    receive nothing are 0; output rows = out_size when > 0, else x's rows.  Sums are exact (fsum) when
+    small, then rounded once."""
+    if hasattr(out_size, "reshape"):
+        out_size = int(np.asarray(out_size).reshape(-1)[0])
+    x, y = _f64(x), _f64(y)
+    src, dst = _arr(src_index).astype(np.int64).reshape(-1), _arr(dst_index).astype(np.int64).reshape(-1)
+    rows = int(out_size) if out_size is not None and int(out_size) > 0 else x.shape[0]
+    msg = _message(message_op, x[src], y)
+    out = np.zeros((rows, *msg.shape[1:]))
+    count = np.bincount(dst, minlength=rows)[:rows]
+    if reduce_op in ("sum", "mean"):
+        if msg.size <= EXACT_LIMIT:
+            for r in np.nonzero(count)[0]:
+                part = msg[dst == r]
+                flat = part.reshape(part.shape[0], -1)
+                total = [math.fsum(flat[:, j]) for j in range(flat.shape[1])]
+                if reduce_op == "mean":  # exact sum / count, rounded once
+                    from fractions import Fraction
+
+                    total = [float(Fraction(t) / int(count[r])) if math.isfinite(t) else t / int(count[r])
+                             for t in total]
+                out[r] = np.asarray(total).reshape(msg.shape[1:])
+            return out
+        np.add.at(out, dst, msg)
+        return out / np.maximum(count, 1).reshape(-1, *([1] * (msg.ndim - 1))) if reduce_op == "mean" else out
+    if reduce_op in ("max", "min"):
+        fill = -np.inf if reduce_op == "max" else np.inf
+        acc = np.full(out.shape, fill)
+        (np.maximum if reduce_op == "max" else np.minimum).at(acc, dst, msg)
+        touched = (count > 0).reshape(-1, *([1] * (msg.ndim - 1)))
+        return np.where(touched, acc, 0.0)
+    raise NotImplementedError(f"reduce_op {reduce_op!r}")
