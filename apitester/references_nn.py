@@ -364,7 +364,7 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
                 data_format=None, recompute_scale_factor=None, antialias=False, **_):
     """Paddle's interpolate for nearest and the (bi/tri)linear modes, separable per spatial axis.
     The scale along an axis is 1 / scale_factor when scale_factor is given (and not recomputed), else
-    in / out.  nearest: src = floor(dst * scale) (align_corners=False) or round(dst * (in-1)/(out-1))."""
+    in / out.  nearest: src = floor(dst * scale)."""
     if antialias:
         raise NotImplementedError("antialias")
     x = _f64(x)
@@ -390,11 +390,9 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         out_len = size[i] if size is not None else int(math.floor(length * scales[i]))
         ratio = 1.0 / scales[i] if scales is not None and not recompute_scale_factor else length / out_len
         if mode == "nearest":
-            dst = np.arange(out_len, dtype=np.float64)
             if align_corners:
-                src = np.floor(dst * ((length - 1) / (out_len - 1) if out_len > 1 else 0.0) + 0.5)
-            else:
-                src = np.floor(dst * ratio)
+                raise NotImplementedError("nearest with align_corners (Paddle and Torch both refuse it)")
+            src = np.floor(np.arange(out_len, dtype=np.float64) * ratio)
             out = np.take(out, np.minimum(src.astype(np.int64), length - 1), axis=2 + i)
         elif mode in ("linear", "bilinear", "trilinear"):
             if out_len == length and not align_corners and ratio == 1.0:
@@ -599,6 +597,8 @@ def fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, beg
 
 
 def _message(op, a, b):
+    """The documented message: x (op) y.  ("div" is x / y; Paddle's implementation multiplies by
+    1 / (y + 1e-12), python/paddle/geometric/message_passing/send_recv.py, an undocumented epsilon.)"""
     if op == "add":
         return a + b
     if op == "sub":
