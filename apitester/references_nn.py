@@ -82,6 +82,16 @@ def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int], kernel
     return [(int(padding), int(padding))] * n, "EXPLICIT"
 
 
+def _how(text: str):
+    """Say how a reference computes (read by the oracle as the reading's evidence: ``ref.how``)."""
+
+    def mark(fn):
+        fn.how = text
+        return fn
+
+    return mark
+
+
 def _mp():
     import mpmath
 
@@ -91,11 +101,13 @@ def _mp():
 # ---------------------------------------------------------------- nn.functional: activations, similarity
 
 
+@_how("NumPy float64, one rounding per operation")
 def hardsigmoid(x, slope=0.1666667, offset=0.5, **_):
     """clamp(x * slope + offset, 0, 1) (Paddle's documented formula; slope and offset as given)."""
     return np.clip(_f64(x) * float(slope) + float(offset), 0.0, 1.0)
 
 
+@_how("NumPy float64 (eval mode)")
 def rrelu(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
     """Eval mode only (training draws random slopes): x where x >= 0, else x * (lower + upper) / 2.
     Returns (out, x) as the spec's sides do."""
@@ -105,6 +117,7 @@ def rrelu(x, lower=0.125, upper=1.0 / 3.0, training=True, **_):
     return np.where(x >= 0, x, x * ((float(lower) + float(upper)) / 2)), x
 
 
+@_how("mpmath at 40 digits, rounded once (NumPy float64 above EXACT_LIMIT elements)")
 def cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
     """Paddle's formula (python/paddle/nn/functional/common.py): x1 and x2 broadcast to a common shape,
     w12 = sum(x1 * x2), w1 = sum(x1^2), w2 = sum(x2^2) along ``axis``,
@@ -139,12 +152,14 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
     return out
 
 
+@_how("NumPy float64 matmul")
 def linear(x, weight, bias=None, **_):
     """x @ weight + bias; Paddle's weight is [in_features, out_features]."""
     out = np.matmul(_f64(x), _f64(weight))
     return out + _f64(bias) if bias is not None else out
 
 
+@_how("NumPy row gather (exact)")
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False, scale_grad_by_freq=False,
               **_):
     """weight[x], with an all-zero row wherever the id equals padding_idx (Paddle's documented output;
@@ -191,11 +206,13 @@ def _conv_nd(x, weight, strides, dilations, groups, pads):
     return out.reshape(batch, out_ch, *sizes)
 
 
+@_how("NumPy float64 sums over kernel taps")
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCL", **_):
     """Paddle's conv1d: cross-correlation after Paddle's padding forms ("SAME" ignores dilation)."""
     return _conv(1, x, weight, bias, stride, padding, dilation, groups, data_format)
 
 
+@_how("NumPy float64 sums over kernel taps")
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", **_):
     return _conv(2, x, weight, bias, stride, padding, dilation, groups, data_format)
 
@@ -215,6 +232,7 @@ def _conv(n, x, weight, bias, stride, padding, dilation, groups, data_format):
     return np.moveaxis(out, 1, -1) if channel_last else out
 
 
+@_how("NumPy float64 scatter over kernel taps")
 def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1, groups=1,
                      output_size=None, data_format="NCHW", **_):
     """The transposed convolution: every input cell scatters x[n, c, i, j] * weight[c, o, ki, kj] to
@@ -260,6 +278,7 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
 # ---------------------------------------------------------------- losses
 
 
+@_how("NumPy float64 alpha recursion (logaddexp)")
 def rnnt_loss(input, label, input_lengths, label_lengths, blank=0, fastemit_lambda=0.001, reduction="mean", **_):
     """RNN-T loss over the T x (U+1) lattice, ``input`` taken as log-probabilities as Paddle documents:
     alpha[0,0] = 0, alpha[t,u] = logaddexp(alpha[t-1,u] + blank[t-1,u], alpha[t,u-1] + emit[t,u-1]),
@@ -303,6 +322,7 @@ def _unnormalize(coord, size, align_corners):
     return ((coord + 1) * size - 1) / 2
 
 
+@_how("NumPy float64 bilinear / nearest sampling")
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True, **_):
     """4-D grid_sample (Paddle's documentation): grid[..., 0] indexes W and grid[..., 1] H in [-1, 1];
     align_corners maps -1/1 to the corner pixels' centres (True) or edges (False).  bilinear weights
@@ -360,6 +380,7 @@ def _linear_axis(x, axis, out_len, ratio, align_corners, align_mode):
     return np.take(x, lo, axis=axis) * (1 - frac) + np.take(x, hi, axis=axis) * frac
 
 
+@_how("NumPy float64, separable per axis")
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
                 data_format=None, recompute_scale_factor=None, antialias=False, **_):
     """Paddle's interpolate for nearest and the (bi/tri)linear modes, separable per spatial axis.
@@ -427,6 +448,7 @@ def _bilinear_dcn(img, py, px):
     return out
 
 
+@_how("NumPy float64 bilinear sampling and grouped matmul")
 def deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1, deformable_groups=1, groups=1,
                   mask=None, **_):
     """Deformable convolution v1 (mask None) / v2: kernel tap (i, j) of output (ho, wo) samples x
@@ -462,6 +484,7 @@ def deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1,
 # ---------------------------------------------------------------- indexing
 
 
+@_how("NumPy scatter (exact)")
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True, broadcast=True, **_):
     """Paddle's put_along_axis: with broadcast, indices broadcast to arr's shape (the axis dim taken from
     indices) unless larger somewhere, values broadcast to indices; then for every index position p,
@@ -518,6 +541,7 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
     return out
 
 
+@_how("NumPy flat positions (exact)")
 def fill_diagonal_(x, value, offset=0, wrap=False, **_):
     """Paddle's Tensor.fill_diagonal_: the flat positions k * (sum of the strides) (numpy's
     fill_diagonal; ``wrap`` restarts after a gap on tall 2-D matrices), shifted ``offset`` columns and
@@ -535,6 +559,7 @@ def fill_diagonal_(x, value, offset=0, wrap=False, **_):
     return flat.reshape(arr.shape)
 
 
+@_how("NumPy strided view (exact)")
 def set_(x, source=None, shape=None, stride=None, offset=0, **_):
     """x becomes a view of source's storage with ``shape`` and ``stride`` (elements).  ``offset`` is in
     bytes of source's dtype, which the upcast arrays no longer carry: only offset 0 is covered."""
@@ -554,6 +579,7 @@ def set_(x, source=None, shape=None, stride=None, offset=0, **_):
     return src[flat]
 
 
+@_how("NumPy slicing (exact)")
 def strided_slice(x, axes, starts, ends, strides, **_):
     """Python / numpy slicing per axis: start and end clamped to the axis, negative strides walk
     backwards (Paddle documents strided_slice as numpy's x[start:end:stride])."""
@@ -567,6 +593,7 @@ def strided_slice(x, axes, starts, ends, strides, **_):
 # ---------------------------------------------------------------- fused
 
 
+@_how("NumPy float64")
 def fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, begin_norm_axis=1, bias=None,
                      residual=None, quant_scale=-1, **_):
     """h = x + bias + residual_alpha * residual; out = (h - mean) / sqrt(var + epsilon) * weight + bias
@@ -610,6 +637,7 @@ def _message(op, a, b):
     raise NotImplementedError(f"message_op {op!r}")
 
 
+@_how("NumPy float64, one rounding per message (correctly rounded)")
 def send_uv(x, y, src_index, dst_index, message_op="add", **_):
     """Per edge e: x[src[e]] (op) y[dst[e]], broadcast over the feature dims (one rounding: the float64
     result is the correctly rounded one)."""
@@ -617,6 +645,7 @@ def send_uv(x, y, src_index, dst_index, message_op="add", **_):
     return _message(message_op, _f64(x)[src], _f64(y)[dst])
 
 
+@_how("exact sums (math.fsum, Fraction mean) rounded once; NumPy float64 above EXACT_LIMIT")
 def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None, **_):
     """Messages x[src[e]] (op) y[e] per edge, reduced into out[dst[e]] (sum, mean, max, min); rows that
     receive nothing are 0; output rows = out_size when > 0, else x's rows.  Sums are exact (fsum) when

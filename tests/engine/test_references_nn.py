@@ -312,3 +312,9 @@ def test_refused_combinations_raise_not_implemented():
         R.put_along_axis(np.zeros((2, 3)), np.array([[0, 0], [1, 1]]), np.ones((2, 2)), 1)  # no winner to assign
     with pytest.raises(NotImplementedError):
         R.grid_sample(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 1, 2)), padding_mode="reflection")
+
+
+def test_every_ref_says_how_it_computes():
+    for api, spec in all_specs().items():
+        if spec.ref is not None and _module(spec) in MODULES:
+            assert getattr(spec.ref, "how", "").strip(), api
