@@ -680,3 +680,362 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", 
         touched = (count > 0).reshape(-1, *([1] * (msg.ndim - 1)))
         return np.where(touched, acc, 0.0)
     raise NotImplementedError(f"reduce_op {reduce_op!r}")
+
+
+# ---------------------------------------------------------------- nn.functional: normalisation, lookups, losses
+# (APIs of GPU tasks: the same documented semantics, declared where a CPU run can check them)
+
+
+def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "mean":
+        return np.asarray(loss.mean())
+    if reduction == "sum":
+        return np.asarray(loss.sum())
+    if reduction == "none":
+        return loss
+    raise NotImplementedError(f"reduction {reduction!r}")
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return x - top - np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))
+
+
+@_how("NumPy float64, max-shifted log-sum-exp")
+def log_softmax(x, axis=-1, dtype=None, **_):
+    """x - log(sum(exp(x))) along ``axis`` (``dtype`` casts the input first; the cast is exact upward)."""
+    x = _f64(x)
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    return _log_softmax(x, int(axis) % x.ndim)
+
+
+@_how("NumPy (exact)")
+def one_hot(x, num_classes=-1, **_):
+    """out[..., c] = 1 where x == c, for c < num_classes (values; Paddle's dtype float32 vs Torch's int64 is a
+    dtype convention, not a value)."""
+    ids = _arr(x).astype(np.int64)
+    classes = int(num_classes)
+    if classes <= 0:
+        classes = int(ids.max()) + 1 if ids.size else 0
+    return (ids[..., None] == np.arange(classes)).astype(np.float64)
+
+
+@_how("NumPy (exact)")
+def temporal_shift(x, seg_num, shift_ratio=0.25, data_format="NCHW", **_):
+    """Per segment of ``seg_num`` frames: the first C*ratio channels come from frame t-1, the next C*ratio from
+    t+1 (zero beyond the ends), the rest stay."""
+    x = _f64(x)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // int(seg_num), int(seg_num), c, h, w)
+    c1, c2 = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    out = np.zeros_like(v)
+    out[:, 1:, :c1] = v[:, :-1, :c1]
+    out[:, :-1, c1:c2] = v[:, 1:, c1:c2]
+    out[:, :, c2:] = v[:, :, c2:]
+    out = out.reshape(nt, c, h, w)
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+@_how("NumPy float64")
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9, epsilon=1e-5,
+               data_format="NCHW", use_global_stats=None, **_):
+    """(x - mean) / sqrt(var + epsilon) * weight + bias per channel: the running statistics when global
+    statistics are used (use_global_stats, else not training), else the batch's (population variance)."""
+    x = _f64(x)
+    global_stats = (not training) if use_global_stats is None else bool(use_global_stats)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    shape = [1, -1] + [1] * (x.ndim - 2)
+    if global_stats:
+        mean, var = _f64(running_mean).reshape(shape), _f64(running_var).reshape(shape)
+    else:
+        axes = tuple(d for d in range(x.ndim) if d != 1)
+        mean = x.mean(axis=axes, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    out = (x - mean) / np.sqrt(var + float(epsilon))
+    if weight is not None:
+        out = out * _f64(weight).reshape(shape)
+    if bias is not None:
+        out = out + _f64(bias).reshape(shape)
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+@_how("NumPy float64")
+def dice_loss(input, label, epsilon=1e-5, **_):
+    """1 - 2 |X.Y| / (|X| + |Y| + epsilon) per sample, Y = one_hot(label), averaged over the batch."""
+    x = _f64(input)
+    hot = one_hot(_arr(label)[..., 0], x.shape[-1])
+    dims = tuple(range(1, x.ndim))
+    inter = (x * hot).sum(axis=dims)
+    denom = x.sum(axis=dims) + hot.sum(axis=dims)
+    return np.asarray((1 - inter * 2 / (denom + float(epsilon))).mean())
+
+
+@_how("NumPy float64")
+def smooth_l1_loss(input, label, reduction="mean", delta=1.0, is_huber=True, **_):
+    """Paddle's documented loss is Huber's: 0.5 d^2 where |d| < delta, else delta (|d| - delta / 2);
+    is_huber=False divides it by delta (smooth L1 with beta = delta)."""
+    d = np.abs(_f64(input) - _f64(label))
+    delta = float(delta)
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if not is_huber:
+        loss = loss / delta
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def kl_div(input, label, reduction="mean", log_target=False, **_):
+    """label * (log(label) - input), 0 where label = 0 (log_target: exp(label) * (label - input));
+    batchmean = sum / batch size (a 0-d input: the sum)."""
+    x, y = np.broadcast_arrays(_f64(input), _f64(label))
+    if log_target:
+        loss = np.exp(y) * (y - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = np.where(y > 0, y * (np.log(np.where(y > 0, y, 1.0)) - x), np.where(y == 0, 0.0, np.nan))
+    if reduction == "batchmean":
+        return np.asarray(loss.sum() / (x.shape[0] if x.ndim else 1))
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def gaussian_nll_loss(input, label, variance, full=False, epsilon=1e-6, reduction="mean", **_):
+    """0.5 (log(max(var, eps)) + (input - label)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full); a variance
+    with one dimension fewer (or a last dimension of 1) is broadcast over the last dimension."""
+    x, y, var = _f64(input), _f64(label), _f64(variance)
+    if var.ndim == x.ndim - 1:
+        var = var[..., None]
+    var = np.maximum(var, float(epsilon))
+    loss = 0.5 * (np.log(var) + (x - y) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def binary_cross_entropy(input, label, weight=None, reduction="mean", **_):
+    """-(y log x + (1 - y) log(1 - x)), each log clamped at -100 (Paddle's and Torch's documented clamp), * weight."""
+    x, y = _f64(input), _f64(label)
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), -100.0) + (1 - y) * np.maximum(np.log1p(-x), -100.0))
+    if weight is not None:
+        loss = loss * _f64(weight)
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean", pos_weight=None, **_):
+    """(1 - y) x + (1 + (pos_weight - 1) y) log(1 + exp(-x)), * weight."""
+    x, y = _f64(logit), _f64(label)
+    softplus_neg = np.logaddexp(0.0, -x)
+    scale = 1.0 if pos_weight is None else 1 + (_f64(pos_weight) - 1) * y
+    loss = (1 - y) * x + scale * softplus_neg
+    if weight is not None:
+        loss = loss * _f64(weight)
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def sigmoid_focal_loss(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum", **_):
+    """alpha_t (1 - p_t)^gamma BCE-with-logits, / normalizer, reduced (default sum)."""
+    x, y = _f64(logit), _f64(label)
+    bce = (1 - y) * x + np.logaddexp(0.0, -x)
+    p = 1 / (1 + np.exp(-x))
+    p_t = p * y + (1 - p) * (1 - y)
+    alpha_t = float(alpha) * y + (1 - float(alpha)) * (1 - y)
+    loss = alpha_t * bce * (1 - p_t) ** float(gamma)
+    if normalizer is not None:
+        loss = loss / _f64(normalizer)
+    return _reduce(loss, reduction)
+
+
+@_how("NumPy float64")
+def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mean", **_):
+    """sum over j != y of w[y] max(0, margin - x[y] + x[j])^p, / C, per sample."""
+    x = _f64(input)
+    lab = _arr(label).astype(np.int64).reshape(-1)
+    target = x[np.arange(x.shape[0]), lab][:, None]
+    terms = np.maximum(float(margin) - target + x, 0.0) ** int(p)
+    terms[np.arange(x.shape[0]), lab] = 0.0
+    if weight is not None:
+        terms = terms * _f64(weight)[lab][:, None]
+    return _reduce(terms.sum(axis=1) / x.shape[1], reduction)
+
+
+@_how("NumPy float64")
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
+                               return_softmax=False, axis=-1, **_):
+    """-sum(label * log_softmax) (soft) or -log_softmax[label] (hard; 0 at ignore_index), class axis kept."""
+    x = _f64(logits)
+    ax = int(axis) % x.ndim
+    logp = _log_softmax(x, ax)
+    if soft_label:
+        loss = -(_f64(label) * logp).sum(axis=ax, keepdims=True)
+    else:
+        lab = _arr(label).astype(np.int64)
+        lab = lab if lab.ndim == x.ndim else np.expand_dims(lab, ax)
+        valid = lab != int(ignore_index)
+        loss = -np.take_along_axis(logp, np.where(valid, lab, 0), axis=ax) * valid
+    return (loss, np.exp(logp)) if return_softmax else loss
+
+
+@_how("NumPy float64")
+def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False, axis=-1,
+                  use_softmax=True, label_smoothing=0.0, **_):
+    """Paddle's cross_entropy (python/paddle/nn/functional/loss.py): per position -sum(label log p) (soft) or
+    -log p[label] (hard; 0 at ignore_index), p = softmax(input) or the input (use_softmax=False);
+    label_smoothing turns hard labels into (1 - e) one_hot + e / C; weight scales hard labels by
+    weight[label], soft ones by label . weight; mean divides by the summed weights (ignore_index >= 0:
+    of the labels kept), else by the count; 'none' keeps the class axis unless the label had none."""
+    x = _f64(input)
+    nd = x.ndim
+    ax = int(axis) % nd
+    classes = x.shape[ax]
+    lab_in = np.asarray(label)
+    squeezed = lab_in.ndim == nd - 1
+    with np.errstate(divide="ignore"):
+        logp = _log_softmax(x, ax) if use_softmax else np.log(x)
+    if label_smoothing and float(label_smoothing) > 0:
+        soft_label = True
+        if squeezed:
+            lab_in = np.moveaxis(one_hot(lab_in, classes), -1, ax)
+        lab_in = _f64(lab_in) * (1 - float(label_smoothing)) + float(label_smoothing) / classes
+        squeezed = False
+    gathered = valid = None
+    if soft_label:
+        soft = _f64(lab_in)
+        out = -(soft * logp).sum(axis=ax, keepdims=True)
+        if weight is not None:
+            gathered = np.expand_dims(np.moveaxis(soft, ax, -1) @ _f64(weight), ax)
+            out = out * gathered
+    else:
+        lab = lab_in.astype(np.int64)
+        lab = np.expand_dims(lab, ax) if squeezed else lab
+        valid = lab != int(ignore_index)
+        safe = np.where(valid, lab, 0)
+        out = -np.take_along_axis(logp, safe, axis=ax) * valid
+        if weight is not None:
+            gathered = _f64(weight)[safe] * valid
+            out = out * gathered
+    if reduction == "sum":
+        return np.asarray(out.sum())
+    if reduction == "mean":
+        if int(ignore_index) >= 0:
+            mask = (np.asarray(label) != int(ignore_index)) if valid is None else valid
+            count = mask.sum() if gathered is None else (mask * gathered).sum()
+            return np.asarray(out.sum() / (count if count != 0 else 1))
+        if gathered is not None:
+            total = gathered.sum()
+            return np.asarray(out.sum() / (total if total != 0 else 1))
+        return np.asarray(out.mean())
+    if reduction != "none":
+        raise NotImplementedError(f"reduction {reduction!r}")
+    return np.squeeze(out, ax) if squeezed else out
+
+
+# ---------------------------------------------------------------- adaptive pooling
+
+
+def _adaptive_windows(length: int, out: int) -> list[tuple[int, int]]:
+    """Adaptive pooling's window i: [floor(i L / out), ceil((i + 1) L / out))."""
+    return [((i * length) // out, -(-((i + 1) * length) // out)) for i in range(out)]
+
+
+def _adaptive(x, output_size, n, reduce_max, data_format=None):
+    x = _f64(x)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    spatial = x.shape[-n:]
+    sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * n
+    sizes = [spatial[i] if s is None else int(s) for i, s in enumerate(sizes)]
+    windows = [_adaptive_windows(spatial[i], sizes[i]) for i in range(n)]
+    lead = x.shape[:-n]
+    out = np.empty((*lead, *sizes))
+    mask = np.empty((*lead, *sizes), dtype=np.int64)
+    for cell in np.ndindex(*sizes):
+        bounds = [windows[i][cell[i]] for i in range(n)]
+        block = x[(Ellipsis, *(slice(a, b) for a, b in bounds))]
+        flat = block.reshape(*lead, -1)
+        if reduce_max:
+            arg = np.argmax(flat, axis=-1)  # the first maximum
+            out[(Ellipsis, *cell)] = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
+            local = np.unravel_index(arg, block.shape[-n:])
+            index = np.zeros(arg.shape, dtype=np.int64)
+            for i in range(n):
+                index = index * spatial[i] + (local[i] + bounds[i][0])
+            mask[(Ellipsis, *cell)] = index
+        else:
+            out[(Ellipsis, *cell)] = flat.mean(axis=-1)
+    if channel_last:
+        out, mask = np.moveaxis(out, 1, -1), np.moveaxis(mask, 1, -1)
+    return out, mask
+
+
+@_how("NumPy float64 window means")
+def adaptive_avg_pool2d(x, output_size, data_format="NCHW", **_):
+    """Mean over window [floor(i L / out), ceil((i + 1) L / out)) per spatial dim."""
+    return _adaptive(x, output_size, 2, False, data_format)[0]
+
+
+@_how("NumPy float64 window means")
+def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", **_):
+    return _adaptive(x, output_size, 3, False, data_format)[0]
+
+
+def _adaptive_max(n):
+    @_how("NumPy window maxima (exact); the mask is the flat spatial index of the first maximum")
+    def reference(x, output_size, return_mask=False, **_):
+        out, mask = _adaptive(x, output_size, n, True)
+        return (out, mask) if return_mask else out
+
+    reference.__name__ = reference.__qualname__ = f"adaptive_max_pool{n}d"
+    return reference
+
+
+adaptive_max_pool1d = _adaptive_max(1)
+adaptive_max_pool2d = _adaptive_max(2)
+adaptive_max_pool3d = _adaptive_max(3)
+
+
+# ---------------------------------------------------------------- indexing: scatter, index_put
+
+
+@_how("NumPy, Paddle's documented sequential loop (exact)")
+def scatter(x, index, updates, overwrite=True, **_):
+    """overwrite: out[index[i]] = updates[i] in order (the last update of a repeated row wins);
+    otherwise the indexed rows are zeroed and every update added."""
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = _arr(index).astype(np.int64).reshape(-1)
+    upd = np.asarray(updates, dtype=out.dtype)
+    if overwrite:
+        for i, row in enumerate(idx):
+            out[row] = upd[i]
+        return out
+    out[idx] = 0
+    np.add.at(out, idx, upd)
+    return out
+
+
+@_how("NumPy advanced indexing (exact)")
+def index_put(x, indices, value, accumulate=False, **_):
+    """out[indices] = value (accumulate: += value, every repeated position counted)."""
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = tuple(np.asarray(i) if np.asarray(i).dtype == bool else np.asarray(i).astype(np.int64) for i in indices)
+    val = np.asarray(value, dtype=out.dtype)
+    if accumulate:
+        np.add.at(out, idx, val)
+    else:
+        positions = np.broadcast_arrays(*[np.nonzero(i)[0] if i.dtype == bool else i for i in idx])
+        if len(set(zip(*[p.reshape(-1).tolist() for p in positions]))) != positions[0].size:
+            raise NotImplementedError("index_put through repeated positions: no defined winner")
+        out[idx] = val
+    return out

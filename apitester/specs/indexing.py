@@ -330,6 +330,7 @@ register(
     Spec(
         api="paddle.index_put",
         torch=_index_put,
+        ref=R.index_put,
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
@@ -343,6 +344,7 @@ register(
     Spec(
         api="paddle.scatter",
         torch=_scatter,
+        ref=R.scatter,
         domains={"index": scatter_index},
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
