@@ -1039,3 +1039,160 @@ def index_put(x, indices, value, accumulate=False, **_):
             raise NotImplementedError("index_put through repeated positions: no defined winner")
         out[idx] = val
     return out
+
+
+# ---------------------------------------------------------------- diagonal scatters
+
+
+def _diagonal_scatter(x, y, offset, dim1, dim2):
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    a1, a2 = int(dim1) % arr.ndim, int(dim2) % arr.ndim
+    view = np.moveaxis(out, (a1, a2), (-2, -1))
+    rows, cols = view.shape[-2:]
+    k = int(offset)
+    count = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    i = np.arange(count)
+    r, c = (i, i + k) if k >= 0 else (i - k, i)
+    view[..., r, c] = np.asarray(y)
+    return out
+
+
+@_how("NumPy (exact)")
+def diagonal_scatter(x, y, offset=0, axis1=0, axis2=1, **_):
+    """x with its diagonal (offset, axis1, axis2; numpy.diagonal's layout, diagonal last) replaced by y."""
+    return _diagonal_scatter(x, y, offset, axis1, axis2)
+
+
+@_how("NumPy (exact)")
+def fill_diagonal_tensor(x, y, offset=0, dim1=0, dim2=1, **_):
+    """x with its diagonal (offset, dim1, dim2) replaced by y (the diagonal as the last dimension of y)."""
+    return _diagonal_scatter(x, y, offset, dim1, dim2)
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def _pool_windows(size, k, s, before, after, ceil_mode):
+    """Per output index, the window [start, start + k) in input coordinates (may reach into the padding):
+    floor / ceil((size + before + after - k) / s) + 1 windows, a ceil-mode window that would start in the
+    trailing padding dropped (Torch's documented rule, which the spec's reference follows)."""
+    span = size + before + after - k
+    count = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (count - 1) * s >= size + before:
+        count -= 1
+    return [(o * s - before, o * s - before + k) for o in range(count)]
+
+
+def _pool_setup(x, n, kernel_size, stride, padding, data_format):
+    x = _f64(x)
+    channel_last = _channel_last(data_format)
+    if channel_last:
+        x = np.moveaxis(x, -1, 1)
+    kernel = _ntuple(kernel_size, n, "kernel_size")
+    strides = kernel if stride is None else _ntuple(stride, n, "stride")
+    pads, algo = _pads(padding, n, channel_last, x.shape[2:], kernel, strides)
+    return x, channel_last, kernel, strides, pads, algo
+
+
+def _max_pool(n: int):
+    @_how("NumPy window maxima (exact); the mask is the flat index of the first maximum in the input map")
+    def reference(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format=None, **_):
+        """Max over each window of the input (padding cells never win: -inf), mask = the flat spatial index
+        of the window's first maximum in the unpadded input."""
+        x, channel_last, kernel, strides, pads, algo = _pool_setup(x, n, kernel_size, stride, padding, data_format)
+        ceil = bool(ceil_mode) and algo != "SAME"
+        sizes = x.shape[2:]
+        windows = [_pool_windows(sizes[i], kernel[i], strides[i], pads[i][0], pads[i][1], ceil) for i in range(n)]
+        lead = x.shape[:2]
+        out = np.empty((*lead, *(len(w) for w in windows)))
+        mask = np.empty(out.shape, dtype=np.int64)
+        for cell in np.ndindex(*out.shape[2:]):
+            bounds = [(max(windows[i][cell[i]][0], 0), min(windows[i][cell[i]][1], sizes[i])) for i in range(n)]
+            block = x[(slice(None), slice(None), *(slice(a, b) for a, b in bounds))]
+            flat = block.reshape(*lead, -1)
+            if flat.shape[-1] == 0:
+                out[(Ellipsis, *cell)], mask[(Ellipsis, *cell)] = -np.inf, -1
+                continue
+            arg = np.argmax(flat, axis=-1)
+            out[(Ellipsis, *cell)] = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
+            local = np.unravel_index(arg, block.shape[2:])
+            index = np.zeros(arg.shape, dtype=np.int64)
+            for i in range(n):
+                index = index * sizes[i] + (local[i] + bounds[i][0])
+            mask[(Ellipsis, *cell)] = index
+        if channel_last:
+            out, mask = np.moveaxis(out, 1, -1), np.moveaxis(mask, 1, -1)
+        return (out, mask) if return_mask else out
+
+    reference.__name__ = reference.__qualname__ = f"max_pool{n}d"
+    return reference
+
+
+max_pool1d = _max_pool(1)
+max_pool2d = _max_pool(2)
+max_pool3d = _max_pool(3)
+
+
+@_how("NumPy float64 window sums / counts")
+def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None,
+               data_format="NCDHW", **_):
+    """Window sums of the zero-padded input divided by divisor_override, else by the window's input cells
+    (exclusive) or its cells inside the padded map (the ceil-mode overhang not counted)."""
+    x, channel_last, kernel, strides, pads, algo = _pool_setup(x, 3, kernel_size, stride, padding, data_format)
+    ceil = bool(ceil_mode) and algo != "SAME"
+    sizes = x.shape[2:]
+    windows = [_pool_windows(sizes[i], kernel[i], strides[i], pads[i][0], pads[i][1], ceil) for i in range(3)]
+    out = np.empty((*x.shape[:2], *(len(w) for w in windows)))
+    for cell in np.ndindex(*out.shape[2:]):
+        raw = [windows[i][cell[i]] for i in range(3)]
+        inner = [(max(a, 0), min(b, sizes[i])) for i, (a, b) in enumerate(raw)]
+        total = x[(slice(None), slice(None), *(slice(a, b) for a, b in inner))].sum(axis=(2, 3, 4))
+        if divisor_override:
+            count = float(divisor_override)
+        elif exclusive:
+            count = math.prod(max(b - a, 0) for a, b in inner)
+        else:
+            count = math.prod(min(b, sizes[i] + pads[i][1]) - max(a, -pads[i][0]) for i, (a, b) in enumerate(raw))
+        out[(Ellipsis, *cell)] = total / count
+    return np.moveaxis(out, 1, -1) if channel_last else out
+
+
+# ---------------------------------------------------------------- CTC
+
+
+@_how("NumPy float64 CTC forward recursion in log space")
+def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction="mean", norm_by_times=False,
+             zero_infinity=False, **_):
+    """Paddle's warp-ctc normalises ``log_probs`` [T, B, C] with softmax itself; the loss of a sequence is
+    -log of the summed probability of every alignment of its label (blanks between repeats) over its
+    input_length frames.  mean: each loss divided by its label length, then averaged; norm_by_times
+    scales only the gradient."""
+    logp = _log_softmax(_f64(log_probs), 2)
+    steps, batch, _classes = logp.shape
+    labs = _arr(labels).astype(np.int64)
+    t_len, l_len = _arr(input_lengths).astype(np.int64), _arr(label_lengths).astype(np.int64)
+    losses = np.empty(batch)
+    for b in range(batch):
+        lab = labs[b, : int(l_len[b])] if labs.ndim == 2 else labs[int(l_len[:b].sum()):int(l_len[: b + 1].sum())]
+        ext = np.full(2 * len(lab) + 1, int(blank))
+        ext[1::2] = lab
+        alpha = np.full(len(ext), -np.inf)
+        alpha[0] = logp[0, b, ext[0]]
+        if len(ext) > 1:
+            alpha[1] = logp[0, b, ext[1]]
+        for t in range(1, int(t_len[b])):
+            prev = alpha.copy()
+            shifted1 = np.concatenate([[-np.inf], prev[:-1]])
+            shifted2 = np.concatenate([[-np.inf, -np.inf], prev[:-2]])
+            skip = np.zeros(len(ext), dtype=bool)
+            skip[2:] = (ext[2:] != int(blank)) & (ext[2:] != ext[:-2])
+            alpha = np.logaddexp(prev, shifted1)
+            alpha = np.where(skip, np.logaddexp(alpha, shifted2), alpha) + logp[t, b, ext]
+        total = np.logaddexp(alpha[-1], alpha[-2]) if len(ext) > 1 else alpha[-1]
+        losses[b] = -total
+    if zero_infinity:
+        losses = np.where(np.isinf(losses), 0.0, losses)
+    if reduction == "mean":
+        return np.asarray((losses / l_len).mean())
+    return _reduce(losses, reduction)

@@ -325,6 +325,7 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src"),
+        ref=R.fill_diagonal_tensor,
         note="torch.diagonal_scatter(x, y, offset, dim1, dim2).",
     ),
     Spec(
@@ -339,6 +340,7 @@ register(
     Spec(
         api="paddle.diagonal_scatter",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src", axis1="dim1", axis2="dim2"),
+        ref=R.diagonal_scatter,
         note="torch.diagonal_scatter(x, y, offset, dim1=axis1, dim2=axis2).",
     ),
     Spec(

@@ -949,14 +949,14 @@ register(
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments("output_size -> output_size, return_mask -> return_indices")),
     Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3), ref=R.adaptive_max_pool3d,
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments("output_size -> output_size, return_mask -> return_indices")),
-    Spec(_NN + "avg_pool3d", avg_pool3d_reference,
+    Spec(_NN + "avg_pool3d", avg_pool3d_reference, ref=R.avg_pool3d,
          note="explicit zero padding (asymmetric/SAME allowed) + window sums / counts; "
               "exclusive=True divides by the input cells in the window", adaptations=maps_arguments("kernel_size, stride, padding (asymmetric / SAME / VALID), ceil_mode, exclusive -> explicit zero padding, window sums divided by the window size (exclusive: by the input cells in it)")),
-    Spec(_NN + "max_pool1d", _max_pool(1),
+    Spec(_NN + "max_pool1d", _max_pool(1), ref=R.max_pool1d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool1d(return_indices); indices mapped back to the unpadded input")),
-    Spec(_NN + "max_pool2d", _max_pool(2),
+    Spec(_NN + "max_pool2d", _max_pool(2), ref=R.max_pool2d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool2d(return_indices); indices mapped back to the unpadded input")),
-    Spec(_NN + "max_pool3d", _max_pool(3),
+    Spec(_NN + "max_pool3d", _max_pool(3), ref=R.max_pool3d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool3d(return_indices); indices mapped back to the unpadded input")),
     # ---- convolution & linear
     Spec(_NN + "conv1d", _conv(1), ref=R.conv1d,
@@ -1033,7 +1033,7 @@ register(
     Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, ref=R.gaussian_nll_loss, domains={"variance": positive()},
          adaptations=maps_arguments("input, label, variance, full, epsilon, reduction -> F.gaussian_nll_loss(input, target, var, full, eps, reduction)"),
          note="F.gaussian_nll_loss(input, label, variance, full, eps=epsilon, reduction); variance positive"),
-    Spec(_NN + "ctc_loss", ctc_loss_reference,
+    Spec(_NN + "ctc_loss", ctc_loss_reference, ref=R.ctc_loss,
          domains={
              "labels": _labels_below("log_probs", -1, exclude="blank"),
              "input_lengths": _filled(lambda a: a["log_probs"].shape[0]),
