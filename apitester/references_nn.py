@@ -1196,3 +1196,98 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank=0, reduction
     if reduction == "mean":
         return np.asarray((losses / l_len).mean())
     return _reduce(losses, reduction)
+
+
+# ---------------------------------------------------------------- vision: RoIAlign, FPN levels
+
+
+def _roi_bilinear(img, y, x):
+    """RoIAlign's sample of img [C, H, W] at (y, x): 0 outside [-1, H] x [-1, W]; clamped at 0; on the last
+    row / column both corners collapse onto it."""
+    _c, height, width = img.shape
+    if y < -1.0 or y > height or x < -1.0 or x > width:
+        return np.zeros(img.shape[0])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    if y0 >= height - 1:
+        y0 = y1 = height - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= width - 1:
+        x0 = x1 = width - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return (img[:, y0, x0] * hy * hx + img[:, y0, x1] * hy * lx + img[:, y1, x0] * ly * hx + img[:, y1, x1] * ly * lx)
+
+
+@_how("NumPy float64 bilinear samples averaged per bin")
+def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=True, **_):
+    """RoIAlign (Paddle's documentation and CPU kernel): per box a pooled_h x pooled_w grid of bins, each the
+    mean of a grid of bilinear samples at the sub-bin centres -- sampling_ratio per side, or
+    ceil(roi size / pooled size) when <= 0; aligned shifts the box by -0.5 pixel, an unaligned box is at
+    least 1 x 1."""
+    feats = _f64(x)
+    rois_in = _f64(boxes)
+    pooled_h, pooled_w = _ntuple(output_size, 2, "output_size")
+    counts = _arr(boxes_num).astype(np.int64).reshape(-1)
+    image_of = np.repeat(np.arange(counts.size), counts)
+    out = np.zeros((rois_in.shape[0], feats.shape[1], pooled_h, pooled_w))
+    for r, box in enumerate(rois_in):
+        x0, y0, x1, y1 = (box * float(spatial_scale) - (0.5 if aligned else 0.0)).tolist()
+        roi_w, roi_h = x1 - x0, y1 - y0
+        if not aligned:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
+        gh = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(roi_h / pooled_h))
+        gw = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(roi_w / pooled_w))
+        if gh <= 0 or gw <= 0:
+            continue
+        img = feats[image_of[r]]
+        for ph in range(pooled_h):
+            for pw in range(pooled_w):
+                acc = np.zeros(feats.shape[1])
+                for iy in range(gh):
+                    yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / gh
+                    for ix in range(gw):
+                        xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / gw
+                        acc += _roi_bilinear(img, yy, xx)
+                out[r, :, ph, pw] = acc / (gh * gw)
+    return out
+
+
+@_how("NumPy float64 (levels exact)")
+def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_scale, pixel_offset=False,
+                             rois_num=None, **_):
+    """Level of a proposal = clip(floor(log2(sqrt(area) / refer_scale + 1e-8) + refer_level), min_level,
+    max_level), area (w + 1)(h + 1) with pixel_offset else w h, 0 for an inverted box.  Returns, flattened:
+    the proposals of each level in input order, restore_ind ([N, 1]: the position of each input proposal
+    in the concatenation), and with rois_num the per-image count of each level."""
+    rois = _f64(fpn_rois)
+    w, h = rois[:, 2] - rois[:, 0], rois[:, 3] - rois[:, 1]
+    area = (w + 1) * (h + 1) if pixel_offset else w * h
+    area = np.where((w < 0) | (h < 0), 0.0, area)
+    with np.errstate(divide="ignore"):
+        level = np.floor(np.log2(np.sqrt(area) / float(refer_scale) + 1e-8) + int(refer_level))
+    level = np.clip(level, int(min_level), int(max_level)).astype(np.int64)
+    levels = range(int(min_level), int(max_level) + 1)
+    order = [np.nonzero(level == lvl)[0] for lvl in levels]
+    concat = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
+    restore = np.empty_like(concat)
+    restore[concat] = np.arange(concat.size)
+    outs = [rois[idx] for idx in order] + [restore.reshape(-1, 1)]
+    if rois_num is not None:
+        counts = _arr(rois_num).astype(np.int64).reshape(-1)
+        image = np.repeat(np.arange(counts.size), counts)
+        outs += [np.bincount(image[level == lvl], minlength=counts.size) for lvl in levels]
+    return tuple(outs)
+
+
+@_how("NumPy float64, max-shifted softmax")
+def softmax_mask_fuse(x, mask, **_):
+    """softmax(x + mask) over the last dimension."""
+    z = _f64(x) + _f64(mask)
+    return np.exp(_log_softmax(z, z.ndim - 1))

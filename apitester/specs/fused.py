@@ -446,6 +446,7 @@ register(
     Spec(
         api="paddle.incubate.softmax_mask_fuse",
         torch=_softmax_mask_fuse,
+        ref=R.softmax_mask_fuse,
         note="softmax(x + mask, -1), computed in float32 for float16 inputs.",
         strict_torch=_softmax_mask_fuse_plain,
         adaptations=(Adaptation(AdaptationKind.REFERENCE_PRECISION,

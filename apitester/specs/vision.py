@@ -296,6 +296,7 @@ register(
     Spec(
         api="paddle.vision.ops.roi_align",
         torch=_roi_align,
+        ref=R.roi_align,
         domains={"boxes": roi_boxes(), "boxes_num": counts_summing_to("boxes")},
         note="Composed in Torch ops (no torchvision): per-box bins averaging bilinear samples "
         "(adaptive sampling grid when sampling_ratio <= 0, aligned half-pixel shift). Boxes "
@@ -308,6 +309,7 @@ register(
     Spec(
         api="paddle.vision.ops.distribute_fpn_proposals",
         torch=_distribute_fpn_proposals,
+        ref=R.distribute_fpn_proposals,
         outputs=_flatten_fpn,
         domains={"fpn_rois": fpn_rois, "rois_num": counts_summing_to("fpn_rois")},
         backward=False,
