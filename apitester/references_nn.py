@@ -25,6 +25,7 @@ import numpy as np
 
 MP_DIGITS = 40
 EXACT_LIMIT = 200_000  # terms summed exactly (fsum / mpmath) before falling back to float64 NumPy
+RATIONAL_LIMIT = 20_000  # terms computed as exact rationals (fractions.Fraction), rounded once
 
 
 # ---------------------------------------------------------------- small helpers
@@ -645,11 +646,11 @@ def send_uv(x, y, src_index, dst_index, message_op="add", **_):
     return _message(message_op, _f64(x)[src], _f64(y)[dst])
 
 
-@_how("exact sums (math.fsum, Fraction mean) rounded once; NumPy float64 above EXACT_LIMIT")
+@_how("exact rational messages and sums rounded once (fsum of float64 messages when large)")
 def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None, **_):
     """Messages x[src[e]] (op) y[e] per edge, reduced into out[dst[e]] (sum, mean, max, min); rows that
-    receive nothing are 0; output rows = out_size when > 0, else x's rows.  Sums are exact (fsum) when
-    small, then rounded once."""
+    receive nothing are 0; output rows = out_size when > 0, else x's rows.  Small sums (RATIONAL_LIMIT)
+    are exact rationals of the exact messages, rounded once; larger ones fsum the float64 messages."""
     if hasattr(out_size, "reshape"):
         out_size = int(np.asarray(out_size).reshape(-1)[0])
     x, y = _f64(x), _f64(y)
@@ -659,6 +660,23 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", 
     out = np.zeros((rows, *msg.shape[1:]))
     count = np.bincount(dst, minlength=rows)[:rows]
     if reduce_op in ("sum", "mean"):
+        if msg.size <= RATIONAL_LIMIT and np.isfinite(msg).all():
+            # every message exact as a rational (x (op) y of two floats), summed exactly, rounded once
+            from fractions import Fraction
+
+            xs, ys = np.broadcast_arrays(x[src], y)
+            xs, ys = xs.reshape(len(dst), -1), ys.reshape(len(dst), -1)
+            ops = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+                   "div": lambda a, b: a / b}
+            combine = ops[message_op]
+            flat_out = out.reshape(rows, -1)
+            for r in np.nonzero(count)[0]:
+                edges = np.nonzero(dst == r)[0]
+                for j in range(xs.shape[1]):
+                    total = sum((combine(Fraction(float(xs[e, j])), Fraction(float(ys[e, j]))) for e in edges),
+                                Fraction(0))
+                    flat_out[r, j] = float(total / int(count[r]) if reduce_op == "mean" else total)
+            return out
         if msg.size <= EXACT_LIMIT:
             for r in np.nonzero(count)[0]:
                 part = msg[dst == r]

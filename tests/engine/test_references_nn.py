@@ -415,7 +415,8 @@ def test_geometric_div_is_x_over_y_where_paddle_adds_an_epsilon():
     assert np.max(np.abs(ref[0] - paddle[0])) > 1e-11
     x, y = np.array([[1.0], [2.0]]), np.array([[1e-3], [3.0], [1e-6]])
     src, dst = np.array([0, 1, 0]), np.array([0, 1, 1])
-    assert R.send_ue_recv(x, y, src, dst, "div", "sum")[:, 0].tolist() == [1000.0, 2 / 3 + 1e6]
+    exact = float(Fraction(2) / Fraction(3.0) + Fraction(1) / Fraction(1e-6))  # rounded once
+    assert R.send_ue_recv(x, y, src, dst, "div", "sum")[:, 0].tolist() == [float(1 / Fraction(1e-3)), exact]
     assert R.send_uv(x, y, src, dst, "div")[:, 0].tolist() == [1000.0, 2 / 3, 1 / 3]
     args = _inputs(config)
     paddles_formula = R.send_ue_recv(args["x"], 1.0 / (args["y"] + 1e-12), args["src_index"], args["dst_index"],
@@ -440,3 +441,14 @@ def test_every_ref_says_how_it_computes():
     for api, spec in all_specs().items():
         if spec.ref is not None and _module(spec) in MODULES:
             assert getattr(spec.ref, "how", "").strip(), api
+
+
+def test_send_ue_recv_sums_exact_messages():
+    """Two products whose float64 roundings cancel wrongly: (1 + 2^-30)^2 - (1 + 2^-29) = 2^-60 exactly,
+    which float64 messages (each rounded) give as 0."""
+    a = 1 + 2.0 ** -30
+    x = np.array([[a], [-(1 + 2.0 ** -29)]])
+    y = np.array([[a], [1.0]])
+    src, dst = np.array([0, 1]), np.array([0, 0])
+    assert a * a + -(1 + 2.0 ** -29) == 0.0  # what float64 messages sum to
+    assert R.send_ue_recv(x, y, src, dst, "mul", "sum")[0, 0] == 2.0 ** -60
