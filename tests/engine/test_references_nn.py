@@ -25,6 +25,7 @@ from apitester import execute as ex
 from apitester import inputs as inp
 from apitester import oracle
 from apitester import references_nn as R
+from apitester.reports import TASK_NAME_ALIASES
 from apitester.specs import all_specs, get_spec
 
 BOARD = Path(__file__).resolve().parents[2] / "fixtures" / "board.json"
@@ -100,7 +101,8 @@ def _assert_close(actual, expected, rtol: float, what: str):
 def test_every_cpu_board_api_of_these_modules_has_a_ref():
     rows = json.loads(BOARD.read_text(encoding="utf-8"))
     apis = {r["fields"]["api"] for r in rows if r["model"] == "tracker.task" and r["fields"]["kernel"] == "CPU"}
-    ours = {api: get_spec(api) for api in apis if get_spec(api) is not None and _module(get_spec(api)) in MODULES}
+    specs = {api: get_spec(TASK_NAME_ALIASES.get(api, api)) for api in apis}
+    ours = {api: spec for api, spec in specs.items() if spec is not None and _module(spec) in MODULES}
     assert len(ours) >= 19, sorted(ours)
     missing = sorted(api for api, spec in ours.items() if spec.ref is None and api not in NO_REF)
     assert missing == [], f"CPU-board APIs without a ref: {missing}"
@@ -452,3 +454,21 @@ def test_send_ue_recv_sums_exact_messages():
     src, dst = np.array([0, 1]), np.array([0, 0])
     assert a * a + -(1 + 2.0 ** -29) == 0.0  # what float64 messages sum to
     assert R.send_ue_recv(x, y, src, dst, "mul", "sum")[0, 0] == 2.0 ** -60
+
+
+def test_grid_sample_nearest_ties_round_half_to_even_as_both_frameworks_do():
+    """Source positions 1.5, 2.5 and 0.5 (exact ties): the ref, Torch and Paddle 3.3.1 round half to even
+    (2, 2, 0).  Paddle 3.0.0's kernel rounds half away from zero (2, 3, 1): at a tie that is a rounding
+    convention, not a value error (issue 34 item 7)."""
+    import paddle
+    import torch
+
+    x = np.arange(4, dtype=np.float64).reshape(1, 1, 1, 4)
+    grid = np.array([[[[0.0, 0.0], [0.5, 0.0], [-0.5, 0.0]]]])
+    ref = R.grid_sample(x, grid, mode="nearest", align_corners=False).reshape(-1)
+    assert ref.tolist() == [2.0, 2.0, 0.0]
+    theirs = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(grid), mode="nearest", align_corners=False)
+    assert theirs.numpy().reshape(-1).tolist() == ref.tolist()
+    ours = paddle.nn.functional.grid_sample(paddle.to_tensor(x), paddle.to_tensor(grid), mode="nearest",
+                                            align_corners=False)
+    assert ours.numpy().reshape(-1).tolist() == ref.tolist()
