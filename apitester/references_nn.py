@@ -125,7 +125,9 @@ def cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
     out = w12 / sqrt(max(w1 * w2, eps^2)) = x1 . x2 / max(|x1| |x2|, eps).
 
     Computed with mpmath at MP_DIGITS digits (rounded to float64 at the end) when small; an all-zero
-    vector gives the documented finite 0 (0 / eps), never NaN."""
+    vector gives the documented finite 0 (0 / eps), never NaN.  Torch documents a different clamp,
+    x1 . x2 / (max(|x1|, eps) max(|x2|, eps)): the two differ (values and gradients) wherever
+    |x1| |x2| < eps while a norm is above eps -- a convention between the frameworks, not an error."""
     a, b = np.broadcast_arrays(_f64(x1), _f64(x2))
     if a.ndim == 0:
         raise NotImplementedError("cosine_similarity of 0-d inputs")

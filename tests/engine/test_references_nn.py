@@ -14,6 +14,7 @@ indexing, fused and geometric specs, on real paddle 3.3.1 + torch 2.13 (CPU).
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -335,10 +336,45 @@ def test_cosine_similarity_all_zero_vector_is_the_documented_finite_zero():
     assert out.shape == (2,) and np.all(np.isfinite(out)) and np.all(out == 0.0)
 
 
-def test_cosine_similarity_clamps_the_norm_product_at_eps():
-    """|x1| |x2| = 1e-10 < eps = 1e-8: the quotient is x1 . x2 / eps = 1e-10 / 1e-8 = 0.01, not 1."""
-    x = np.array([1e-5, 0.0])
-    assert R.cosine_similarity(x, x, axis=0, eps=1e-8) == pytest.approx(0.01, rel=1e-14)
+def test_cosine_similarity_clamps_the_norm_product_at_eps_as_paddle_computes():
+    """|x1| |x2| = 1e-10 < eps = 1e-8: Paddle's formula (common.py: w12 / sqrt(max(w1 w2, eps^2))) gives
+    x1 . x2 / eps = 0.01; Torch documents x1 . x2 / (max(|x1|, eps) max(|x2|, eps)) and gives 1.  The ref
+    computes Paddle's documented function: a difference here is a convention between the two, not an error."""
+    import paddle
+    import torch
+
+    x = np.array([[1e-5], [0.0]])
+    assert R.cosine_similarity(x, x, axis=0, eps=1e-8)[0] == pytest.approx(0.01, rel=1e-14)
+    ours = paddle.nn.functional.cosine_similarity(paddle.to_tensor(x), paddle.to_tensor(x), axis=0, eps=1e-8)
+    theirs = torch.nn.functional.cosine_similarity(torch.tensor(x), torch.tensor(x), dim=0, eps=1e-8)
+    assert float(ours.numpy()[0]) == pytest.approx(0.01, rel=1e-12)
+    assert float(theirs.numpy()[0]) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_cosine_similarity_gradient_at_the_clamp_from_the_ref_matches_paddle():
+    """At a zero x1 column the clamp is active: d/dx1 = x2 / eps (Paddle's formula).  A central difference
+    of the ref with a step inside the clamp region (1e-12; the ref evaluates in mpmath) gives it and
+    matches Paddle's analytic gradient; Torch's follows its own formula (x2 / (eps |x2|))."""
+    import paddle
+    import torch
+
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.standard_normal((5, 1, 3)), rng.standard_normal((1, 3))
+    x1[:, 0, 1] = 0.0
+    step = 1e-12
+    numeric = []
+    for k in range(5):
+        up, down = x1.copy(), x1.copy()
+        up[k, 0, 1], down[k, 0, 1] = step, -step
+        numeric.append((R.cosine_similarity(up, x2, axis=0).sum() - R.cosine_similarity(down, x2, axis=0).sum())
+                       / (2 * step))
+    np.testing.assert_allclose(numeric, x2[0, 1] / 1e-8, rtol=1e-9)
+    p1, p2 = paddle.to_tensor(x1, stop_gradient=False), paddle.to_tensor(x2)
+    paddle.nn.functional.cosine_similarity(p1, p2, axis=0, eps=1e-8).sum().backward()
+    np.testing.assert_allclose(p1.grad.numpy()[:, 0, 1], numeric, rtol=1e-9)
+    t1 = torch.tensor(x1, requires_grad=True)
+    torch.nn.functional.cosine_similarity(t1, torch.tensor(x2), dim=0, eps=1e-8).sum().backward()
+    np.testing.assert_allclose(t1.grad.numpy()[:, 0, 1], np.sign(x2[0, 1]) / (1e-8 * math.sqrt(5)), rtol=1e-9)
 
 
 def test_cosine_similarity_accumulates_in_mpmath_where_float64_cancels():
