@@ -386,7 +386,8 @@ def _linear_axis(x, axis, out_len, ratio, align_corners, align_mode):
 @_how("NumPy float64, separable per axis")
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
                 data_format=None, recompute_scale_factor=None, antialias=False, **_):
-    """Paddle's interpolate for nearest and the (bi/tri)linear modes, separable per spatial axis.
+    """Paddle's interpolate for nearest, area (adaptive average pooling) and the (bi/tri)linear modes,
+    separable per spatial axis.
     The scale along an axis is 1 / scale_factor when scale_factor is given (and not recomputed), else
     in / out.  nearest: src = floor(dst * scale)."""
     if antialias:
@@ -408,6 +409,11 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
     else:
         scales = ([float(s) for s in scale_factor] if isinstance(scale_factor, (list, tuple))
                   else [float(scale_factor)] * n)
+    if mode == "area":  # Paddle's area resize is adaptive average pooling to the output size
+        if size is None:
+            raise NotImplementedError("area mode needs a size (Paddle refuses a scale_factor)")
+        out = _adaptive(x, size, n, False)[0]
+        return np.moveaxis(out, 1, -1) if channel_last else out
     out = x
     for i in range(n):
         length = x.shape[2 + i]

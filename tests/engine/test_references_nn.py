@@ -162,6 +162,8 @@ AGREE = [
          'data_format="NHWC", )',
     NN + 'interpolate(Tensor([2, 3, 4, 5],"float64"), scale_factor=2, mode="nearest", )',
     NN + 'interpolate(Tensor([2, 3, 6, 5],"float64"), size=list[4,3,], mode="nearest", )',
+    NN + 'interpolate(Tensor([2, 3, 7, 6],"float64"), size=list[3,4,], mode="area", )',
+    NN + 'interpolate(Tensor([1, 2, 5, 6, 7],"float64"), size=list[2,3,5,], mode="area", )',
     NN + 'upsample(Tensor([2, 3, 4, 4],"float64"), scale_factor=2, mode="bilinear", align_corners=False, '
          'align_mode=1, )',
     NN + 'rrelu(Tensor([2, 3, 4],"float64"), lower=0.125, upper=0.375, training=False, )',
