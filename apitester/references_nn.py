@@ -1317,3 +1317,27 @@ def softmax_mask_fuse(x, mask, **_):
     """softmax(x + mask) over the last dimension."""
     z = _f64(x) + _f64(mask)
     return np.exp(_log_softmax(z, z.ndim - 1))
+
+
+# ---------------------------------------------------------------- Tensor.__getitem__
+
+
+def _numpy_index(item):
+    """Paddle's index rules in NumPy terms: a list is ONE advanced index (Paddle calls paddle.to_tensor on
+    it; numpy >= 1.23 reads it the same way), a list holding arrays is their stack; tuples index axis by
+    axis; integer arrays of any width index, bool arrays mask; ints, slices, None and Ellipsis as Python's."""
+    if isinstance(item, list):
+        if any(isinstance(v, np.ndarray) for v in item):
+            return np.stack([np.asarray(v).astype(np.int64) for v in item])
+        return np.asarray(item)
+    if isinstance(item, tuple):
+        return tuple(_numpy_index(v) for v in item)
+    if isinstance(item, np.ndarray) and item.dtype.kind in "iu":
+        return item.astype(np.int64)
+    return item
+
+
+@_how("NumPy indexing (exact)")
+def getitem(x, item, **_):
+    """x[item] under Paddle's documented (numpy-like) indexing, a list read as one advanced index."""
+    return np.asarray(x)[_numpy_index(item)].copy()

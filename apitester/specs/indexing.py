@@ -291,6 +291,7 @@ register(
     Spec(
         api="paddle.Tensor.__getitem__",
         torch=_getitem,
+        ref=R.getitem,
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "

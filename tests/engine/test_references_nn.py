@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -38,8 +39,6 @@ NO_REF = {NN + "gumbel_softmax": "random: samples have no element-wise value"}
 _GPU_ONLY = "a GPU-only Paddle kernel: no CPU run of this engine could check a reference against it"
 NO_REF_ANYWHERE = {
     **NO_REF,
-    "paddle.Tensor.__getitem__": "Paddle's index forms (a list as one advanced index, bool/None/Ellipsis mixes) "
-                                 "need their own NumPy translation; not written",
     "paddle.incubate.nn.functional.fused_bias_act": _GPU_ONLY,
     "paddle.incubate.nn.functional.fused_bias_dropout_residual_layer_norm": _GPU_ONLY,
     "paddle.incubate.nn.functional.fused_linear": _GPU_ONLY,
@@ -264,6 +263,11 @@ AGREE = [
     'paddle.vision.ops.distribute_fpn_proposals(Tensor([7, 4],"float64"), 2, 4, 3, 112, pixel_offset=True, '
     'rois_num=Tensor([3],"int64"), )',
     'paddle.incubate.softmax_mask_fuse(Tensor([2, 3, 4, 5],"float64"), Tensor([2, 1, 4, 5],"float64"), )',
+    'paddle.Tensor.__getitem__(Tensor([6, 5, 4],"float64"), list[list[0,2,0,1,3,],list[0,0,1,2,0,],], )',
+    'paddle.Tensor.__getitem__(Tensor([6, 5, 4],"float64"), list[Tensor([5],"int64"),Tensor([5],"int64"),], )',
+    'paddle.Tensor.__getitem__(Tensor([4, 5],"float64"), tuple(slice(None,2,None),1,), )',
+    'paddle.Tensor.__getitem__(Tensor([4, 5, 3],"float64"), tuple(Tensor([2, 3],"int32"),slice(1,None,2),None,), )',
+    'paddle.Tensor.__getitem__(Tensor([4, 5],"float64"), Tensor([4, 5],"bool"), )',
 ]
 # Paddle's CPU kernel of fused_layer_norm is float32 only: both sides run at float32, the ref on the
 # same inputs upcast, compared at float32's resolution.
@@ -510,3 +514,19 @@ def test_grid_sample_nearest_ties_round_half_to_even_as_both_frameworks_do():
     ours = paddle.nn.functional.grid_sample(paddle.to_tensor(x), paddle.to_tensor(grid), mode="nearest",
                                             align_corners=False)
     assert ours.numpy().reshape(-1).tolist() == ref.tolist()
+
+
+def test_getitem_reads_a_list_as_one_advanced_index_as_paddle_documents():
+    """x[[[0, 2], [1, 1]]]: Paddle (paddle.to_tensor of the list, numpy >= 1.23's rule) and the ref index
+    axis 0 with a [2, 2] index -> [2, 2, 5, 4]; Torch reads a list of sequences as a tuple -> [2, 4]."""
+    import paddle
+    import torch
+
+    x = np.arange(120, dtype=np.float64).reshape(6, 5, 4)
+    item = [[0, 2], [1, 1]]
+    ref = R.getitem(x, item)
+    assert ref.shape == (2, 2, 5, 4) and np.array_equal(ref[1, 0], x[1])
+    assert np.array_equal(paddle.to_tensor(x)[item].numpy(), ref)
+    with warnings.catch_warnings():  # Torch's deprecation note on that reading: the reading is the point
+        warnings.simplefilter("ignore", UserWarning)
+        assert tuple(torch.tensor(x)[item].shape) == (2, 4)
