@@ -13,6 +13,7 @@ import math
 
 from ..inputs import precondition
 from ..vocab import AdaptationKind
+from .. import references_nn as R
 from .base import Adaptation, Comparison, Spec, low_precision, maps_arguments, register
 
 # Torch has no fused ops: each reference composes the unfused ops Paddle's docstring names
@@ -395,6 +396,7 @@ register(
     Spec(
         api=_F + "fused_layer_norm",
         torch=_fused_layer_norm,
+        ref=R.fused_layer_norm,
         paddle=_fused_layer_norm_paddle,
         note="Composed: h = x + bias + residual_alpha * residual; layer_norm over dims >= "
         "begin_norm_axis with flattened weight/bias (h itself when both are None). Compares "
@@ -444,6 +446,7 @@ register(
     Spec(
         api="paddle.incubate.softmax_mask_fuse",
         torch=_softmax_mask_fuse,
+        ref=R.softmax_mask_fuse,
         note="softmax(x + mask, -1), computed in float32 for float16 inputs.",
         strict_torch=_softmax_mask_fuse_plain,
         adaptations=(Adaptation(AdaptationKind.REFERENCE_PRECISION,

@@ -4,6 +4,7 @@ scatter_reduce."""
 from __future__ import annotations
 
 from ..inputs import precondition
+from .. import references_nn as R
 from .base import Spec, maps_arguments, register
 
 
@@ -67,6 +68,7 @@ register(
     Spec(
         api="paddle.geometric.send_ue_recv",
         torch=_send_ue_recv,
+        ref=R.send_ue_recv,
         domains={"src_index": node_index("x"), "dst_index": node_index("x")},
         note="Composed: index_select(x, src) (op) y, then index_add / scatter_reduce(amax, "
         "amin, include_self=False) into zeros by dst; mean = sum / max(count, 1).", adaptations=maps_arguments("x, y, src_index, dst_index, message_op, reduce_op, out_size -> index_select(x, src) (op) y reduced into zeros by dst (index_add / scatter_reduce; mean = sum / max(count, 1))"),
@@ -74,6 +76,7 @@ register(
     Spec(
         api="paddle.geometric.send_uv",
         torch=_send_uv,
+        ref=R.send_uv,
         domains={"src_index": node_index("x"), "dst_index": node_index("y")},
         note="Composed: index_select(x, src) (op) index_select(y, dst).", adaptations=maps_arguments("x, y, src_index, dst_index, message_op -> index_select(x, src) (op) index_select(y, dst)"),
     ),

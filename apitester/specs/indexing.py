@@ -18,6 +18,7 @@ import numpy as np
 
 from ..inputs import indices, precondition
 from ..vocab import AdaptationKind
+from .. import references_nn as R
 from .base import Adaptation, Spec, maps_arguments, register, torch_call
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
@@ -56,6 +57,7 @@ register(
         api="paddle.put_along_axis",
         aliases=("paddle.Tensor.put_along_axis",),
         torch=_put_along_axis,
+        ref=R.put_along_axis,
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
@@ -289,6 +291,7 @@ register(
     Spec(
         api="paddle.Tensor.__getitem__",
         torch=_getitem,
+        ref=R.getitem,
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
@@ -305,6 +308,7 @@ register(
     Spec(
         api="paddle.Tensor.set_",
         torch=_set_,
+        ref=R.set_,
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
@@ -313,6 +317,7 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_",
         torch=_fill_diagonal_,
+        ref=R.fill_diagonal_,
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
@@ -321,11 +326,13 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src"),
+        ref=R.fill_diagonal_tensor,
         note="torch.diagonal_scatter(x, y, offset, dim1, dim2).",
     ),
     Spec(
         api="paddle.index_put",
         torch=_index_put,
+        ref=R.index_put,
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
@@ -334,11 +341,13 @@ register(
     Spec(
         api="paddle.diagonal_scatter",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src", axis1="dim1", axis2="dim2"),
+        ref=R.diagonal_scatter,
         note="torch.diagonal_scatter(x, y, offset, dim1=axis1, dim2=axis2).",
     ),
     Spec(
         api="paddle.scatter",
         torch=_scatter,
+        ref=R.scatter,
         domains={"index": scatter_index},
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
@@ -356,6 +365,7 @@ register(
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
+        ref=R.strided_slice,
         note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments("axes, starts, ends, strides -> Python slices per axis, taken with index_select (Torch has no negative steps)"),
     ),
 )

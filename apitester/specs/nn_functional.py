@@ -21,6 +21,7 @@ from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilit
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, Spec, Ties, maps_arguments, register, torch_dtype
+from .. import references_nn as R
 
 
 # ---------------------------------------------------------------- layout & padding helpers
@@ -973,59 +974,59 @@ _LOW = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2)}
 register(
     Spec(
         api="paddle.nn.functional.hardsigmoid",
-        torch=_hardsigmoid,
+        torch=_hardsigmoid, ref=R.hardsigmoid,
         note="clamp(x*slope + offset, 0, 1) (torch's hardsigmoid has a fixed slope)", adaptations=maps_arguments("slope, offset -> clamp(x*slope + offset, 0, 1) (F.hardsigmoid fixes slope = 1/6, offset = 1/2)"),
     ),
     # ---- pooling
-    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), adaptations=maps_arguments("output_size -> output_size; data_format NHWC -> channel-first and back (a layout move)"),
+    Spec(_NN + "adaptive_avg_pool2d", _adaptive_avg(2), ref=R.adaptive_avg_pool2d, adaptations=maps_arguments("output_size -> output_size; data_format NHWC -> channel-first and back (a layout move)"),
          note="F.adaptive_avg_pool2d; channel-last moved to channel-first and back"),
-    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), adaptations=maps_arguments("output_size -> output_size; data_format NDHWC -> channel-first and back (a layout move)"),
+    Spec(_NN + "adaptive_avg_pool3d", _adaptive_avg(3), ref=R.adaptive_avg_pool3d, adaptations=maps_arguments("output_size -> output_size; data_format NDHWC -> channel-first and back (a layout move)"),
          note="F.adaptive_avg_pool3d; channel-last moved to channel-first and back"),
-    Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1),
+    Spec(_NN + "adaptive_max_pool1d", _adaptive_max(1), ref=R.adaptive_max_pool1d,
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments("output_size -> output_size, return_mask -> return_indices")),
-    Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2),
+    Spec(_NN + "adaptive_max_pool2d", _adaptive_max(2), ref=R.adaptive_max_pool2d,
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments("output_size -> output_size, return_mask -> return_indices")),
-    Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3),
+    Spec(_NN + "adaptive_max_pool3d", _adaptive_max(3), ref=R.adaptive_max_pool3d,
          note="mask = Torch's int64 indices (Paddle returns int32: the board's dtype task)", adaptations=maps_arguments("output_size -> output_size, return_mask -> return_indices")),
-    Spec(_NN + "avg_pool3d", avg_pool3d_reference,
+    Spec(_NN + "avg_pool3d", avg_pool3d_reference, ref=R.avg_pool3d,
          note="explicit zero padding (asymmetric/SAME allowed) + window sums / counts; "
               "exclusive=True divides by the input cells in the window", adaptations=maps_arguments("kernel_size, stride, padding (asymmetric / SAME / VALID), ceil_mode, exclusive -> explicit zero padding, window sums divided by the window size (exclusive: by the input cells in it)")),
-    Spec(_NN + "max_pool1d", _max_pool(1),
+    Spec(_NN + "max_pool1d", _max_pool(1), ref=R.max_pool1d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool1d(return_indices); indices mapped back to the unpadded input")),
-    Spec(_NN + "max_pool2d", _max_pool(2),
+    Spec(_NN + "max_pool2d", _max_pool(2), ref=R.max_pool2d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool2d(return_indices); indices mapped back to the unpadded input")),
-    Spec(_NN + "max_pool3d", _max_pool(3),
+    Spec(_NN + "max_pool3d", _max_pool(3), ref=R.max_pool3d,
          note="explicit -inf padding then torch max_pool; mask indices mapped back to the input", adaptations=maps_arguments("kernel_size, stride, padding, ceil_mode, return_mask -> explicit -inf padding then F.max_pool3d(return_indices); indices mapped back to the unpadded input")),
     # ---- convolution & linear
-    Spec(_NN + "conv1d", _conv(1),
+    Spec(_NN + "conv1d", _conv(1), ref=R.conv1d,
          note="explicit padding (Paddle's forms incl. SAME) + torch conv1d; mixed input/weight dtypes "
               "computed promoted and returned in the weight's dtype (Torch has no mixed-dtype conv)", adaptations=(promotes_mixed_floats("torch.nn.functional.conv1d"),) + maps_arguments(
              "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv1d's; "
              "the result in the weight's dtype")),
-    Spec(_NN + "conv2d", _conv(2),
+    Spec(_NN + "conv2d", _conv(2), ref=R.conv2d,
          note="explicit padding (Paddle's forms incl. SAME) + torch conv2d; mixed dtypes as conv1d", adaptations=(promotes_mixed_floats("torch.nn.functional.conv2d"),) + maps_arguments(
              "padding (Paddle's forms incl. SAME) -> explicit F.pad; stride, dilation, groups, data_format -> F.conv2d's; "
              "the result in the weight's dtype")),
-    Spec(_NN + "conv2d_transpose", conv2d_transpose_reference,
+    Spec(_NN + "conv2d_transpose", conv2d_transpose_reference, ref=R.conv2d_transpose,
          note="full torch conv_transpose2d, then Paddle's (asymmetric) crop / output_size, then bias", adaptations=maps_arguments("stride, dilation, groups -> F.conv_transpose2d's; padding / output_size -> a crop of the full transposed convolution; bias added last")),
-    Spec(_NN + "linear", linear_reference, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=(promotes_mixed_floats("torch.nn.functional.linear"),) + maps_arguments(
+    Spec(_NN + "linear", linear_reference, ref=R.linear, note="x @ weight + bias; Paddle's weight is [in, out]", adaptations=(promotes_mixed_floats("torch.nn.functional.linear"),) + maps_arguments(
              "x, weight [in, out], bias -> x @ weight + bias (F.linear's weight is [out, in])")),
     # ---- normalisation & activations
-    Spec(_NN + "batch_norm", batch_norm_reference,
+    Spec(_NN + "batch_norm", batch_norm_reference, ref=R.batch_norm,
          domains={"running_var": positive(0.5, 2.0)},
          note="global statistics = use_global_stats if given else not training; momentum -> 1-momentum", adaptations=maps_arguments("running_mean, running_var, weight, bias, training, momentum, epsilon -> F.batch_norm(..., training=not use_global_stats, momentum=1-momentum, eps=epsilon)")),
-    Spec(_NN + "log_softmax", log_softmax_reference, note="F.log_softmax(x, dim=axis, dtype)", adaptations=maps_arguments("x, axis, dtype -> F.log_softmax(input, dim, dtype)")),
-    Spec(_NN + "cosine_similarity", cosine_similarity_reference, adaptations=maps_arguments("x1, x2, axis, eps -> F.cosine_similarity(x1, x2, dim=axis, eps) on the promoted operands"),
+    Spec(_NN + "log_softmax", log_softmax_reference, ref=R.log_softmax, note="F.log_softmax(x, dim=axis, dtype)", adaptations=maps_arguments("x, axis, dtype -> F.log_softmax(input, dim, dtype)")),
+    Spec(_NN + "cosine_similarity", cosine_similarity_reference, ref=R.cosine_similarity, adaptations=maps_arguments("x1, x2, axis, eps -> F.cosine_similarity(x1, x2, dim=axis, eps) on the promoted operands"),
          note="F.cosine_similarity(x1, x2, dim=axis, eps) after promoting x1 and x2"),
     Spec(_NN + "gumbel_softmax", gumbel_softmax_reference, random=True, check=gumbel_softmax_check,
          note="random: shape, [0,1] range, sums to 1 along axis, one-hot when hard", adaptations=_RANDOM),
-    Spec(_NN + "rrelu", rrelu_reference, random=True, check=rrelu_check, paddle=_rrelu_paddle,
+    Spec(_NN + "rrelu", rrelu_reference, ref=R.rrelu, random=True, check=rrelu_check, paddle=_rrelu_paddle,
          note="random in training: both sides return (out, x); x>=0 kept, slopes of x<0 within "
               "[lower, upper]; eval mode compared exactly", adaptations=_RANDOM),
-    Spec(_NN + "temporal_shift", temporal_shift_reference,
+    Spec(_NN + "temporal_shift", temporal_shift_reference, ref=R.temporal_shift,
          note="reshape to [N, T, C, H, W]; first C*ratio channels from t-1, next C*ratio from t+1, zero-filled", adaptations=maps_arguments("x, seg_num, shift_ratio, data_format -> reshape to [N, T, C, H, W], the first C*ratio channels from t-1, the next from t+1, zero-filled")),
     # ---- lookups
-    Spec(_NN + "embedding", embedding_reference, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
+    Spec(_NN + "embedding", embedding_reference, ref=R.embedding, domains={"x": _embedding_ids}, paddle=_embedding_paddle,
          note="torch embedding, rows for padding_idx zeroed (Paddle's documented output); "
               "sparse=True runs dense on Paddle (its SelectedRows gradient is not comparable)",
          strict_torch=_embedding_plain,
@@ -1038,38 +1039,40 @@ register(
              Adaptation(AdaptationKind.ARGUMENT_MAPPING, "sparse=True runs dense on Paddle: it changes only how the "
                         "weight gradient is stored"),
          )),
-    Spec(_NN + "one_hot", one_hot_reference, domains={"x": _one_hot_ids}, backward=False, free_sizes=("num_classes",),
+    Spec(_NN + "one_hot", one_hot_reference, ref=R.one_hot, domains={"x": _one_hot_ids}, backward=False, free_sizes=("num_classes",),
          note="Torch returns int64, Paddle float32 (the board's dtype task)", adaptations=maps_arguments("x, num_classes -> F.one_hot(tensor, num_classes)")),
     # ---- losses
-    _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference,
+    _label_as_data(_NN + "binary_cross_entropy", binary_cross_entropy_reference, ref=R.binary_cross_entropy,
                    domains={"input": unit_open(), "label": unit_open(0.0), "weight": positive()}),
     _label_as_data(_NN + "binary_cross_entropy_with_logits", bce_with_logits_reference, ("label", "pos_weight"),
+                   ref=R.binary_cross_entropy_with_logits,
                    domains={"logit": range_(-4.0, 4.0), "label": unit_open(0.0), "weight": positive(),
                             "pos_weight": positive()}),
-    _label_as_data(_NN + "cross_entropy", cross_entropy_reference,
+    _label_as_data(_NN + "cross_entropy", cross_entropy_reference, ref=R.cross_entropy,
                    domains={"input": _ce_input, "label": _labels_below("input", "axis"), "weight": positive()},
                    note="Paddle's weighting / ignore_index / label_smoothing / reduction rules in torch ops"),
     _label_as_data(_NN + "softmax_with_cross_entropy", softmax_with_cross_entropy_reference,
+                   ref=R.softmax_with_cross_entropy,
                    domains={"logits": range_(-2.0, 2.0), "label": _labels_below("logits", "axis")},
                    note="-log_softmax gathered at the label (class axis kept); soft labels: -sum(label * log_softmax)"),
-    Spec(_NN + "dice_loss", dice_loss_reference,
+    Spec(_NN + "dice_loss", dice_loss_reference, ref=R.dice_loss,
          domains={"input": probabilities(-1), "label": _labels_below("input", -1)},
          note="one_hot(label) overlap per sample, 1 - 2*inter/(sum+eps), mean over batch", adaptations=maps_arguments("input, label, epsilon -> 1 - 2*|input * one_hot(label)| / (|input| + |one_hot(label)| + epsilon) per sample, mean over the batch")),
-    _label_as_data(_NN + "kl_div", kl_div_reference,
+    _label_as_data(_NN + "kl_div", kl_div_reference, ref=R.kl_div,
                    domains={"label": unit_open()},
                    note="torch kl_div; float32/float64 mixes promoted as Paddle does; 0-d batchmean = sum"),
-    Spec(_NN + "smooth_l1_loss", smooth_l1_loss_reference,
+    Spec(_NN + "smooth_l1_loss", smooth_l1_loss_reference, ref=R.smooth_l1_loss,
          note="Paddle computes Huber loss (is_huber=True) -> torch huber_loss; else smooth_l1(beta=delta)", adaptations=maps_arguments("input, label, reduction, delta -> F.huber_loss(input, target, reduction, delta) (Paddle computes the Huber loss)")),
-    _label_as_data(_NN + "sigmoid_focal_loss", sigmoid_focal_loss_reference,
+    _label_as_data(_NN + "sigmoid_focal_loss", sigmoid_focal_loss_reference, ref=R.sigmoid_focal_loss,
                    domains={"label": unit_open(0.0), "normalizer": range_(1.0, 10.0)},
                    note="alpha_t * (1-p_t)^gamma * BCE-with-logits / normalizer, reduced (default sum)"),
-    Spec(_NN + "multi_margin_loss", multi_margin_loss_reference,
+    Spec(_NN + "multi_margin_loss", multi_margin_loss_reference, ref=R.multi_margin_loss,
          domains={"label": _labels_below("input", 1), "weight": positive()}, adaptations=maps_arguments("input, label, p, margin, weight, reduction -> F.multi_margin_loss's formula composed so weight is differentiable, as in Paddle"),
          note="Torch's multi-margin formula composed so weight is differentiable, as in Paddle"),
-    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, domains={"variance": positive()},
+    Spec(_NN + "gaussian_nll_loss", gaussian_nll_loss_reference, ref=R.gaussian_nll_loss, domains={"variance": positive()},
          adaptations=maps_arguments("input, label, variance, full, epsilon, reduction -> F.gaussian_nll_loss(input, target, var, full, eps, reduction)"),
          note="F.gaussian_nll_loss(input, label, variance, full, eps=epsilon, reduction); variance positive"),
-    Spec(_NN + "ctc_loss", ctc_loss_reference,
+    Spec(_NN + "ctc_loss", ctc_loss_reference, ref=R.ctc_loss,
          domains={
              "labels": _labels_below("log_probs", -1, exclude="blank"),
              "input_lengths": _filled(lambda a: a["log_probs"].shape[0]),
@@ -1086,7 +1089,7 @@ register(
              Adaptation(AdaptationKind.ARGUMENT_MAPPING, "mean divides by label lengths; norm_by_times (Paddle only) "
                         "scales the gradient by 1/T"),
          )),
-    Spec(_NN + "rnnt_loss", rnnt_loss_reference,
+    Spec(_NN + "rnnt_loss", rnnt_loss_reference, ref=R.rnnt_loss,
          domains={
              "label": _labels_below("input", -1, exclude="blank"),
              "input_lengths": _filled(lambda a: a["input"].shape[1]),
@@ -1106,14 +1109,14 @@ register(
                         "alpha recursion in torch ops"),
          )),
     # ---- sampling & resizing
-    Spec(_NN + "grid_sample", grid_sample_reference, domains={"grid": _grid},
+    Spec(_NN + "grid_sample", grid_sample_reference, ref=R.grid_sample, domains={"grid": _grid},
          ties=Ties("grid", _grid_coordinate, _grid_tie_values,
                    note="nearest mode rounds the source coordinate: the edge draw puts grid values on its ties"),
          note="torch grid_sample; grid kept off the non-differentiable cell boundaries", adaptations=maps_arguments("x, grid, mode, padding_mode, align_corners -> F.grid_sample(input, grid, mode, padding_mode, align_corners)")),
-    Spec(_NN + "interpolate", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+    Spec(_NN + "interpolate", interpolate_reference, ref=R.interpolate, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="torch interpolate; Paddle's align_mode=1 linear resize (src = dst*scale) composed per axis", adaptations=maps_arguments("size, scale_factor, mode, align_corners, data_format -> F.interpolate's; align_mode=1 linear resize -> src = dst*scale composed per axis")),
-    Spec(_NN + "upsample", interpolate_reference, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
+    Spec(_NN + "upsample", interpolate_reference, ref=R.interpolate, domains={"size": _resize_size, "scale_factor": range_(0.5, 3.0)},
          comparison=INTERPOLATE_FLOAT16_BACKWARD,
          note="same reference as interpolate", adaptations=maps_arguments("the arguments of interpolate, mapped as interpolate maps them")),
 )

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..inputs import precondition
 from ..vocab import AdaptationKind
+from .. import references_nn as R
 from .base import Adaptation, Spec, maps_arguments, register
 
 # ---------------------------------------------------------------- input domains
@@ -287,6 +288,7 @@ register(
     Spec(
         api="paddle.vision.ops.deform_conv2d",
         torch=_deform_conv2d,
+        ref=R.deform_conv2d,
         note="Composed in Torch ops (no torchvision): bilinear sampling at offset kernel taps "
         "(Paddle's DmcnIm2colBilinear border rules), optional modulation mask, grouped "
         "matmul with the weight, + bias.", adaptations=maps_arguments("x, offset, weight, bias, stride, padding, dilation, deformable_groups, groups, mask -> bilinear samples at the offset kernel taps (Paddle's border rules), modulated by mask, grouped matmul with weight, + bias"),
@@ -294,6 +296,7 @@ register(
     Spec(
         api="paddle.vision.ops.roi_align",
         torch=_roi_align,
+        ref=R.roi_align,
         domains={"boxes": roi_boxes(), "boxes_num": counts_summing_to("boxes")},
         note="Composed in Torch ops (no torchvision): per-box bins averaging bilinear samples "
         "(adaptive sampling grid when sampling_ratio <= 0, aligned half-pixel shift). Boxes "
@@ -306,6 +309,7 @@ register(
     Spec(
         api="paddle.vision.ops.distribute_fpn_proposals",
         torch=_distribute_fpn_proposals,
+        ref=R.distribute_fpn_proposals,
         outputs=_flatten_fpn,
         domains={"fpn_rois": fpn_rois, "rois_num": counts_summing_to("fpn_rois")},
         backward=False,
