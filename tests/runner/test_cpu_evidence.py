@@ -1,6 +1,8 @@
 """CPU evidence for GPU tasks (issue 36 item 2): a GPU task's configs re-tested on the CPU lane with real paddle
 and torch in worker processes are stored as CPU evidence of the GPU task — never a GPU verdict, never "fix
 verified", never a GPU release answer — and the configs failing on CPU can be diagnosed."""
+import re
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
@@ -62,7 +64,10 @@ def test_cpu_results_are_evidence_never_a_gpu_verdict(evidence, client):
     zh = client.get("/tasks/133", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "在 CPU 上同样失败（与设备无关）" in zh and "在 CPU 上通过（GPU 内核特有，或已修复）" in zh
     board = client.get("/").content.decode()
-    assert "fix verified" not in board.lower()
+    # the board's "fix verified N" chip counts no task: CPU evidence never verifies a GPU task's fix
+    chip = re.search(r'id="chip-verified"[^>]*>([^<]*)<', board).group(1)
+    assert chip.strip() == "fix verified 0"
+    assert board.lower().count("fix verified") == 1  # the chip's label, and nowhere a row says it
 
 
 def test_cpu_tasks_have_no_cpu_evidence_and_cannot_be_run_on_cpu_as_evidence(client):
