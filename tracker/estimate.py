@@ -3,26 +3,31 @@
 The old estimate divided the configs left by the rate of the last minute. The runner hands each task's smallest
 config out first and then the rest largest first (``apitester.pool.dispatch_order``), so at minute 8 of the first
 start the last minute's rate was that of the largest configs, and "6.4 hours to go" was said of a run that ended
-30 minutes later. Here each config left is costed by its own size:
+30 minutes later. Here each config left is costed by its own size and API, as ``overhead + per_element x
+elements``:
 
-* **a time-per-size curve from this run**: the done configs' seconds, binned by input elements (powers of two),
-  the median and the quartiles of each bin, interpolated in log-log between bins; past the largest bin with
-  results, time grows in proportion to elements (the engine's cost is per element at large sizes; the
-  smallest bins' times are start-up costs and say nothing about slope);
-* **a factor per task**: a task's done configs against that curve (median ratio, pulled towards 1 while it has
-  few), since one API's configs cost alike (a deform_conv2d config costs ~100x a same-size add);
-* **the runner's own caps**: a config never costs more than its time budget (``TimeBudget``: it is cut there)
-  and a config over the memory budget costs nothing (it is skipped).
+* **a cost profile per API** (``Profile``: tracker/data/config_costs.json, made by ``benchmarks/estimate_replay.py
+  --profile`` from a recorded whole-set run): an API's configs cost alike per element, and APIs differ a
+  hundredfold (a minimum/maximum backward costs ~15x a sum per element, a deform_conv2d ~300x). Nothing in the
+  first minute of a run can tell that: its results are each task's smallest config and the very largest ones;
+* **calibrated by this run**: the seconds measured so far against what the profile predicts for the same configs
+  (this machine, its load, this release) — one factor for the run and one per task, the task's own weighed in as
+  its predicted seconds done grow (``PRIOR_SECONDS``);
+* **measured in this run alone** where the profile has no entry (a new API): the task's own overhead and cost per
+  element, else the other tasks' (their upper quartile);
+* **the runner's caps**: a config never costs more than its time budget (it is cut there) and a config over the
+  memory budget costs nothing (it is skipped at once).
 
-The work left (configs not started, and what the ones in flight still need) is divided among the workers, and
-the run cannot end before its longest single config does. A range comes from the curve's quartiles instead of
-its medians.
+The work left is divided among the workers, and the run cannot end before its longest single config does. The
+range: the run's factor from the lower and upper quartiles of the done configs' measured/predicted ratios.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from statistics import median
 from typing import Hashable, Iterable, Sequence
 
@@ -32,8 +37,9 @@ OVERHEAD_UP_TO = 1024
 LINEAR_FROM = 10_000
 # A config costs at least this (a verdict is never free).
 MIN_SECONDS = 1e-3
-# How many of a task's done configs nearest in size stand for one of its configs left.
-NEAREST = 5
+# A task's own factor counts as much as the run's once this many of its predicted seconds are done.
+PRIOR_SECONDS = 30.0
+PROFILE_PATH = Path(__file__).resolve().parent / "data" / "config_costs.json"
 
 
 @dataclass(frozen=True)
@@ -41,13 +47,14 @@ class Done:
     group: Hashable  # the task
     elements: int
     seconds: float
+    api: str = ""  # the profile's key
 
 
 @dataclass(frozen=True)
 class Left:
     group: Hashable
     elements: int
-    running_for: float | None = None  # seconds it has been running, None when not started
+    api: str = ""
     cap: float | None = None  # the config's time budget (it is cut there); None: no cap
     skipped: bool = False  # over the memory budget: the runner skips it at once
 
@@ -57,28 +64,11 @@ class Estimate:
     low: float
     expected: float
     high: float
-    basis: int  # how many done results the curve stands on
+    basis: int  # how many done results it stands on
 
     def as_dict(self) -> dict:
         return {"low": round(self.low, 1), "expected": round(self.expected, 1), "high": round(self.high, 1),
                 "basis": self.basis}
-
-
-class Shape:
-    """How a config's cost grows with its input elements, in this run: ``overhead + per_element * elements``.
-
-    ``overhead``: the median seconds of the configs of at most OVERHEAD_UP_TO elements; ``per_element``: a quantile of
-    (seconds - overhead) / elements over the configs of more than LINEAR_FROM elements (the median for the expected
-    time, the quartiles for the range). Used as a ratio only: a task's own results fix its level."""
-
-    def __init__(self, done: Sequence[Done], quantile: float):
-        small = [d.seconds for d in done if d.elements <= OVERHEAD_UP_TO]
-        self.overhead = max(MIN_SECONDS, median(small)) if small else MIN_SECONDS
-        slopes = [max(0.0, d.seconds - self.overhead) / d.elements for d in done if d.elements > LINEAR_FROM]
-        self.per_element = _quantile(slopes, quantile) if slopes else 0.0
-
-    def __call__(self, elements: int) -> float:
-        return self.overhead + self.per_element * max(0, elements)
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -88,37 +78,116 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (position - lo)
 
 
-class TaskCosts:
-    """A config's expected seconds: its task's done configs nearest in size, scaled along the run's Shape; a task
-    with no result yet is costed by every done config nearest in size (the run's typical task)."""
+def fit(rows: Iterable[tuple[int, float]]) -> tuple[float, float]:
+    """(overhead, per_element) of one API's (elements, seconds): the median seconds of its configs of at most
+    OVERHEAD_UP_TO elements (else its fastest config's), and the sum of the larger configs' seconds over the overhead
+    divided by their elements (a ratio: what sums of costs need, not a typical config's)."""
+    rows = list(rows)
+    small = [t for e, t in rows if e <= OVERHEAD_UP_TO]
+    overhead = max(MIN_SECONDS, median(small) if small else min((t for _, t in rows), default=MIN_SECONDS))
+    large = [(e, t) for e, t in rows if e > LINEAR_FROM]
+    per_element = sum(max(0.0, t - overhead) for _, t in large) / sum(e for e, _ in large) if large else 0.0
+    return overhead, per_element
 
-    def __init__(self, done: Sequence[Done], shape: Shape):
-        self.shape = shape
-        self.by_task: dict[Hashable, list[Done]] = defaultdict(list)
-        for item in done:
-            self.by_task[item.group].append(item)
-        self.everyone = list(done)
+
+def size_bin(elements: int) -> int:
+    """Configs are compared with configs of their API of about their size: a power of two of input elements."""
+    return int(math.log2(max(1, elements)))
+
+
+@dataclass
+class Profile:
+    """What a config of each API costs by its size, on the run that recorded it: the mean seconds of the API's
+    configs in each size bin (a power of two of input elements). An API's cost is far from proportional to size (a
+    minimum/maximum of 8e5 elements took 13 s, one of 1.3e7 took 10 s: broadcast and reduction shapes matter), so a
+    fit over all sizes mis-costs the middle; a bin without a config of the API takes its nearest smaller bin's, in
+    proportion to elements, or its nearest larger bin's."""
+
+    apis: dict[str, dict[int, float]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path = PROFILE_PATH) -> "Profile":
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            return cls()  # no profile: the run's own measurements alone
+        return cls({api: {int(b): float(t) for b, t in bins.items()} for api, bins in data.get("apis", {}).items()})
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, int, float]]) -> "Profile":
+        sums: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+        for api, elements, seconds in rows:
+            sums[api][size_bin(int(elements))].append(max(MIN_SECONDS, float(seconds)))
+        return cls({api: {b: sum(ts) / len(ts) for b, ts in sorted(bins.items())} for api, bins in sums.items()})
+
+    def as_json(self) -> dict:
+        return {api: {str(b): round(t, 4) for b, t in bins.items()} for api, bins in sorted(self.apis.items())}
+
+    def predict(self, api: str, elements: int) -> float | None:
+        bins = self.apis.get(api)
+        if not bins:
+            return None
+        b = size_bin(elements)
+        if b in bins:
+            return bins[b]
+        lower = [k for k in bins if k < b]
+        if lower:
+            k = max(lower)
+            return bins[k] * max(1.0, elements / 2 ** (k + 0.5))
+        return bins[min(bins)]
+
+
+class InRun:
+    """Costs from this run's results alone (an API the profile lacks): the task's own fit, else the run's overhead
+    and the upper quartile of the other tasks' costs per element."""
+
+    def __init__(self, done: Sequence[Done]):
+        by_task: dict[Hashable, list[tuple[int, float]]] = defaultdict(list)
+        for d in done:
+            by_task[d.group].append((d.elements, d.seconds))
+        self.fits = {g: fit(rows) for g, rows in by_task.items()}
+        small = [d.seconds for d in done if d.elements <= OVERHEAD_UP_TO]
+        self.overhead = max(MIN_SECONDS, median(small)) if small else MIN_SECONDS
+        rates = [r for g, (_, r) in self.fits.items() if any(e > LINEAR_FROM for e, _ in by_task[g])]
+        self.rate = _quantile(rates, 0.75) if rates else 0.0
+        self.has_rate = {g for g, rows in by_task.items() if any(e > LINEAR_FROM for e, _ in rows)}
 
     def __call__(self, group: Hashable, elements: int) -> float:
-        own = self.by_task.get(group) or self.everyone
-        x = math.log(max(1, elements))
-        nearest = sorted(own, key=lambda d: abs(math.log(max(1, d.elements)) - x))[:NEAREST]
-        scaled = [max(MIN_SECONDS, d.seconds) * self.shape(elements) / self.shape(d.elements) for d in nearest]
-        return max(MIN_SECONDS, sum(scaled) / len(scaled))  # the mean: a sum of costs is what is wanted
+        overhead, rate = self.fits.get(group, (self.overhead, self.rate))
+        if group not in self.has_rate:
+            rate = self.rate
+        return max(MIN_SECONDS, overhead + rate * max(0, elements))
 
 
-def _cost(item: Left, costs: TaskCosts) -> float:
-    if item.skipped:
-        return 0.0
-    cost = costs(item.group, item.elements)
-    if item.cap is not None:
-        cost = min(cost, item.cap)
-    if item.running_for is not None:
-        # In flight: what it still needs; one that has outlived its estimate is given as long again as it ran.
-        cost = cost - item.running_for if cost > item.running_for else max(item.running_for, MIN_SECONDS)
-        if item.cap is not None:
-            cost = min(cost, max(0.0, item.cap - item.running_for))
-    return cost
+class Costs:
+    """The expected seconds of each config left: the profile's prediction times its task's factor, else InRun."""
+
+    def __init__(self, done: Sequence[Done], profile: Profile, run_factor_quantile: float | None = None):
+        self.profile, self.in_run = profile, InRun(done)
+        measured: dict[Hashable, float] = defaultdict(float)
+        predicted: dict[Hashable, float] = defaultdict(float)
+        ratios = []
+        for d in done:
+            p = profile.predict(d.api, d.elements)
+            if p is not None:
+                measured[d.group] += d.seconds
+                predicted[d.group] += p
+                ratios.append(max(MIN_SECONDS, d.seconds) / p)
+        total_p = sum(predicted.values())
+        self.run_factor = sum(measured.values()) / total_p if total_p else 1.0
+        if run_factor_quantile is not None and ratios:
+            # the range: the run's factor as the ratios' quartile says, relative to their median
+            self.run_factor *= _quantile(ratios, run_factor_quantile) / median(ratios)
+        self.task_factor = {g: (measured[g] + PRIOR_SECONDS * self.run_factor) / (predicted[g] + PRIOR_SECONDS)
+                            for g in predicted}
+
+    def __call__(self, item: Left) -> float:
+        if item.skipped:
+            return 0.0
+        p = self.profile.predict(item.api, item.elements)
+        cost = self.in_run(item.group, item.elements) if p is None else p * self.task_factor.get(item.group,
+                                                                                                  self.run_factor)
+        return min(cost, item.cap) if item.cap is not None else cost
 
 
 def _wall(costs: list[float], workers: int) -> float:
@@ -127,17 +196,18 @@ def _wall(costs: list[float], workers: int) -> float:
     return max(sum(costs) / max(1, workers), max(costs))
 
 
-def remaining_seconds(done: Iterable[Done], left: Iterable[Left], workers: int) -> Estimate | None:
+def remaining_seconds(done: Iterable[Done], left: Iterable[Left], workers: int,
+                      profile: Profile | None = None) -> Estimate | None:
     """The seconds the run still needs (low, expected, high), or None before any result (nothing to stand on)."""
     done, left = list(done), list(left)
     if not left:
         return Estimate(0.0, 0.0, 0.0, len(done))
     if not done:
         return None
-    walls = [_wall([_cost(item, TaskCosts(done, Shape(done, quantile))) for item in left], workers)
-             for quantile in (0.25, 0.5, 0.75)]
-    low, expected, high = sorted(walls)
-    return Estimate(low, expected, high, len(done))
+    profile = profile if profile is not None else Profile()
+    low, expected, high = (_wall([costs(item) for item in left], workers)
+                           for costs in (Costs(done, profile, 0.25), Costs(done, profile), Costs(done, profile, 0.75)))
+    return Estimate(min(low, expected), expected, max(high, expected), len(done))
 
 
-__all__ = ["Done", "Estimate", "Left", "Shape", "TaskCosts", "remaining_seconds"]
+__all__ = ["Costs", "Done", "Estimate", "InRun", "Left", "Profile", "fit", "remaining_seconds"]

@@ -80,3 +80,31 @@ def test_the_api_says_the_time_left_with_a_range(client, settings):
     assert data["eta_seconds"] == pytest.approx(expected, rel=0.05)
     low, high = data["eta_range"]
     assert low <= data["eta_seconds"] <= high
+
+
+def test_the_profile_is_calibrated_by_what_this_run_measured():
+    from tracker.estimate import Profile
+
+    profile = Profile.from_rows([("paddle.add", e, _linear(e)) for e in (100, 20_000, 1_000_000)]
+                                + [("paddle.maximum", e, 20 * _linear(e)) for e in (100, 20_000, 1_000_000)])
+    # This machine is twice as slow as the one that recorded the profile: what is left takes twice as long.
+    done = [Done(1, 100, 2 * _linear(100), "paddle.add"), Done(2, 100, 2 * 20 * _linear(100), "paddle.maximum")]
+    left = [Left(1, 1_000_000, "paddle.add"), Left(2, 1_000_000, "paddle.maximum")]
+    estimate = remaining_seconds(done, left, workers=1, profile=profile)
+    assert estimate.expected == pytest.approx(2 * (_linear(1_000_000) + 20 * _linear(1_000_000)), rel=0.05)
+    # Before any result of its own, the dear API is costed as the profile says, not as the cheap one measured.
+    only_cheap = remaining_seconds(done[:1], left[1:], workers=1, profile=profile)
+    assert only_cheap.expected == pytest.approx(2 * 20 * _linear(1_000_000), rel=0.05)
+    # An API the profile lacks is costed from this run alone.
+    unknown = remaining_seconds(done, [Left(3, 1_000_000, "paddle.new_api")], workers=1, profile=profile)
+    assert unknown.expected > 0
+
+
+def test_a_size_the_profile_has_not_seen_is_costed_from_the_nearest_smaller_size():
+    from tracker.estimate import Profile
+
+    profile = Profile.from_rows([("paddle.add", 1000, 0.01), ("paddle.add", 100_000, 1.0)])
+    assert profile.predict("paddle.add", 1000) == pytest.approx(0.01)
+    assert profile.predict("paddle.add", 2 ** 20) == pytest.approx(1.0 * 2 ** 20 / 2 ** 16.5, rel=1e-6)
+    assert profile.predict("paddle.add", 10) == pytest.approx(0.01)  # smaller than any: the smallest bin's
+    assert profile.predict("paddle.other", 10) is None

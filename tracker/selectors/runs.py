@@ -14,7 +14,7 @@ from apitester import known as known_failures
 from apitester.known import describe as describe_stale
 from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
 
-from ..estimate import Done, Estimate, Left, remaining_seconds
+from ..estimate import Done, Estimate, Left, Profile, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
 from ..vocab import (
@@ -134,17 +134,24 @@ def _config_size(config: str) -> tuple[int, int]:
     return config_elements(config), estimate_bytes(config)
 
 
+@lru_cache(maxsize=1)
+def _cost_profile() -> Profile:
+    """What configs of each API cost by size on a recorded whole-set run (tracker/data/config_costs.json)."""
+    return Profile.load()
+
+
 def remaining_estimate(run: TestRun) -> Estimate | None:
-    """What the run still needs, from the sizes of what is left and this run's seconds per size (tracker/estimate.py);
-    None before its first result, or when it is not running."""
+    """What the run still needs, from the sizes and APIs of what is left, costed by the recorded profile as this run's
+    results so far calibrate it (tracker/estimate.py); None before its first result, or when it is not running."""
     if run.state != TestRun.State.RUNNING:
         return None
     done_ids, done = set(), []
-    for config_id, text, number, seconds in (ConfigResult.objects.filter(run=run)
-                                             .values_list("failing_config_id", "failing_config__config",
-                                                          "failing_config__task__number", "seconds")):
+    for config_id, text, number, api, seconds in (ConfigResult.objects.filter(run=run)
+                                                  .values_list("failing_config_id", "failing_config__config",
+                                                               "failing_config__task__number",
+                                                               "failing_config__task__api", "seconds")):
         done_ids.add(config_id)
-        done.append(Done(number, _config_size(text)[0], seconds or 0.0))
+        done.append(Done(number, _config_size(text)[0], seconds or 0.0, api))
     if not done:
         return None
     workers = max(1, settings.RUNNER_WORKERS) * max(1, len(set(
@@ -152,11 +159,11 @@ def remaining_estimate(run: TestRun) -> Estimate | None:
     budget = TimeBudget(settings.RUNNER_TIME_BASE, settings.RUNNER_TIME_PER_MELEMENT, settings.RUNNER_TIME_MAX)
     memory = (settings.RUNNER_MEMORY_BUDGET_MB << 20) or default_memory_budget(settings.RUNNER_WORKERS)
     left = []
-    for config_id, text, number in run_configs(run).values_list("id", "config", "task__number"):
+    for config_id, text, number, api in run_configs(run).values_list("id", "config", "task__number", "task__api"):
         if config_id not in done_ids:
             elements, nbytes = _config_size(text)
-            left.append(Left(number, elements, cap=budget.for_elements(elements), skipped=nbytes > memory))
-    return remaining_seconds(done, left, workers)
+            left.append(Left(number, elements, api, cap=budget.for_elements(elements), skipped=nbytes > memory))
+    return remaining_seconds(done, left, workers, _cost_profile())
 
 
 def advertised_releases() -> list[str]:
