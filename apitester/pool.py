@@ -311,6 +311,7 @@ class WorkerPool:
         python: str | None = None,
         address_space_limit: bool = True,
         paddle_flags: dict[str, str] | None = None,
+        readings_per_group: int = 0,
     ):
         self.workers = max(1, workers or os.cpu_count() or 1)
         cores = os.cpu_count() or 1
@@ -327,6 +328,10 @@ class WorkerPool:
         # Paddle flags (apitester.paddle_flags): in each worker's environment before it imports Paddle, which reads
         # FLAGS_* from there; the worker reports the values paddle.get_flags then gives (info["paddle_flags"]).
         self.paddle_flags = dict(sorted((paddle_flags or {}).items()))
+        # The readings of a config that is not exact (apitester.readings) for at most this many configs of each API x
+        # dtypes group per worker and per ``readings_token`` (a run: set it before each run; 0 = every config).
+        self.readings_per_group = readings_per_group
+        self.readings_token = ""
         self.startup_timeout = startup_timeout
         # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
         self.python = python or sys.executable
@@ -554,7 +559,8 @@ class WorkerPool:
         try:
             deadline = time.monotonic() + self.time_budget.for_elements(config_elements(job.config))
             line = (json.dumps({"config": job.config, "device": self.device, "atol": self.atol, "rtol": self.rtol,
-                                "seed": self.seed}) + "\n").encode()
+                                "seed": self.seed, "readings": [self.readings_per_group, self.readings_token]})
+                    + "\n").encode()
         except Exception as exc:
             return self._runner_error(job, "sending the config to a worker", exc)
         worker.job, worker.deadline = job, deadline
@@ -799,7 +805,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     except Exception:
         pass
     from . import specs
-    from .readings import run_with_readings
+    from .readings import Quota, run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
     _warm_up(paddle, torch)
@@ -809,12 +815,17 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     if address_space_extra:
         info.update(_limit_address_space(address_space_extra))
     results.write((json.dumps({"ready": info}) + "\n").encode())
+    quotas: dict[str, Quota] = {}  # per readings token (a run): a new run starts with its quota whole
     for line in jobs:
         request = json.loads(line)
         started = time.perf_counter()
+        per_group, token = request.get("readings") or (0, "")
+        if token not in quotas:
+            quotas.clear()
+            quotas[token] = Quota(per_group)
         try:
             verdict = run_with_readings(request["config"], device=request["device"], atol=request["atol"],
-                                        rtol=request["rtol"], seed=request["seed"]).to_dict()
+                                        rtol=request["rtol"], seed=request["seed"], quota=quotas[token]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
             verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
         seconds = time.perf_counter() - started

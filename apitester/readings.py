@@ -35,11 +35,49 @@ CLOSER_MAX_INPUT_BYTES = 64 << 20
 _NO_FLOAT = "no floating output: integer and bool results are exact or not, there is no closer value"
 
 
-def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_BYTES, **options) -> Verdict:
-    """``execute.run_config(config, **options)`` with the stability and closer readings (never raises)."""
+class Quota:
+    """At most ``per_group`` configs of each API x input-dtypes group get the readings (0: every config).
+
+    A whole set holds hundreds of configs of one API and dtype that say the same thing (475 paddle.minimum configs,
+    whose float64 oracle on a 16M-element broadcast takes ~15 s each): the first few non-exact configs of a group
+    answer "who is closer" and "stable" for it, and every group with a non-exact config gets them. The verdicts left
+    out say so (``closer_skipped``). A config run on its own (no quota) always gets them."""
+
+    def __init__(self, per_group: int = 0):
+        self.per_group = per_group
+        self.taken: dict[tuple, int] = {}
+
+    @staticmethod
+    def group(config: str) -> tuple:
+        try:
+            call = parse_config(config)
+        except ConfigSyntaxError:
+            return (config,)
+        return (config.split("(", 1)[0].strip(), *sorted({t.dtype for t in call.tensors()}))
+
+    def allows(self, config: str) -> bool:
+        return self.per_group <= 0 or self.taken.get(self.group(config), 0) < self.per_group
+
+    def take(self, config: str) -> None:
+        key = self.group(config)
+        self.taken[key] = self.taken.get(key, 0) + 1
+
+
+def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_BYTES, quota: Quota | None = None,
+                      **options) -> Verdict:
+    """``execute.run_config(config, **options)`` with the stability and closer readings (never raises); with a
+    ``quota``, only while the config's group has readings left."""
+    if quota is not None and not quota.allows(config):
+        verdict = ex.run_config(config, **options)
+        if verdict.strict_exact is False:
+            verdict.closer_skipped = (f"sampled: {quota.per_group} configs of {' '.join(quota.group(config))} already "
+                                      "have the readings in this run (apitester.readings.Quota)")
+        return verdict
     verdict = ex.run_config(config, stability=True, **options)
     if verdict.strict_exact is not False:
         return verdict
+    if quota is not None:
+        quota.take(config)
     start = time.perf_counter()
     try:
         _read_closer(verdict, closer_max_bytes, options.get("device", "cpu"))

@@ -294,6 +294,10 @@ RUNNER_MAX_REQUEUES = _env_int("RUNNER_MAX_REQUEUES", 3)
 # A run is split into shards of this many configs; any qcluster serving the run's lane leases one at a time
 # (services/shards.py), so several hosts share a run. A lease lapses RUNNER_STALE_SECONDS after its last renewal.
 RUNNER_SHARD_SIZE = max(1, _env_int("RUNNER_SHARD_SIZE", 25))
+# The stability re-run and "who is closer" of a config that is not exact (apitester.readings) for at most this many
+# configs of each API x input-dtypes group per worker and run (0: every config). The first few of a group answer
+# for it; the rest would double a whole-set run (475 minimum/maximum configs at ~15 s of float64 oracle each).
+RUNNER_READINGS_PER_GROUP = _env_int("RUNNER_READINGS_PER_GROUP", 3)
 
 # --- Diagnosis (services/diagnoses.py, docs/diagnosis.md) -------------------------------------
 # Configs a task gets diagnosed per request (one per kind of failure first), and the seconds one engine process

@@ -98,3 +98,22 @@ def test_the_cli_json_carries_the_readings_and_they_survive_the_round_trip():
     again = Verdict.from_dict(data)
     assert (again.closer, again.paddle_rmse, again.stable) == ("paddle_off", data["paddle_rmse"], True)
     assert "closer to float64: paddle_off" in again.human()
+
+
+def test_a_quota_gives_the_readings_to_the_first_configs_of_each_group_only():
+    from apitester.readings import Quota
+
+    quota = Quota(per_group=1)
+    first = run_with_readings('apitester_test.nudged(Tensor([64],"float32"), )', quota=quota)
+    assert first.stable is True and first.closer is not None
+    # the same API and dtype: the group has had its reading; the verdict (and its exactness) is unchanged
+    second = run_with_readings('apitester_test.nudged(Tensor([32],"float32"), )', quota=quota)
+    assert second.exact is False and second.max_ulp >= 1 and second.status == first.status
+    assert second.stable is None and second.closer is None
+    assert second.closer_skipped.startswith("sampled: 1 configs of apitester_test.nudged float32 already")
+    # another dtype is another group
+    other = run_with_readings('apitester_test.nudged(Tensor([32],"float64"), )', quota=quota)
+    assert other.exact is False and other.stable is True
+    # exact configs never use the quota
+    assert Quota.group('paddle.add(Tensor([2],"float32"), Tensor([2],"float16"), )') == ("paddle.add", "float16",
+                                                                                          "float32")

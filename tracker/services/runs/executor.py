@@ -56,6 +56,7 @@ def pool_options() -> dict:
         ),
         "memory_budget": budget_mb * 2**20 if budget_mb else None,
         "threads_per_worker": settings.RUNNER_THREADS_PER_WORKER or None,
+        "readings_per_group": settings.RUNNER_READINGS_PER_GROUP,
     }
 
 
@@ -186,6 +187,7 @@ def _start(run: TestRun, info: dict, fan_out: bool) -> None:
 def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, workers, opts,
              fan_out: bool) -> ExecutionReport:
     with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
+        pool.readings_token = f"run {run.pk}"  # the readings' quota is per run (apitester.readings.Quota)
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
         if _declined(run, info, pool.build) or _flags_not_taken(run, pool.build):
