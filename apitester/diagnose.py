@@ -101,16 +101,24 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
     becomes ``paddle_off`` / ``torch_off`` with ``"oracle": "gradient_check"`` and the check's evidence; what
     the float64 oracle said is kept under ``float64_oracle``.  Any other reading is returned as it is."""
-    if (reading.get("reading") != Reading.NO_ORACLE or reading.get("no_oracle") not in GRADIENT_SETTLES
-            or not check or not check.get("ran")):
+    # A reference's derivative reading both sides off while the check finds one side's gradient matching its own
+    # forward: that side computes its own documented function (cosine_similarity: Torch clamps each norm, Paddle
+    # their product), so the difference left is the function's definition, and the side named is the one whose
+    # gradient misses even its own forward (a NaN).
+    both_by_reference = (reading.get("reading") == Reading.BOTH_OFF
+                         and reading.get("oracle") == ReadingSource.REFERENCE)
+    unsettled = reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
+    if not (unsettled or both_by_reference) or not check or not check.get("ran"):
         return reading
     output = reading.get("output")
     side = (check.get("side_off_by_output") or {}).get(output)
     if side not in ("paddle", "torch"):
         return reading
+    before = ({"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")} if unsettled else
+              {"reading": reading.get("reading"), "oracle": reading.get("oracle"), "evidence": reading.get("evidence")})
     return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
             "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
-            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+            "float64_oracle": before}
 
 
 def implied_verdict(reading: dict) -> dict | None:

@@ -159,7 +159,13 @@ def remaining_estimate(run: TestRun) -> Estimate | None:
     budget = TimeBudget(settings.RUNNER_TIME_BASE, settings.RUNNER_TIME_PER_MELEMENT, settings.RUNNER_TIME_MAX)
     memory = (settings.RUNNER_MEMORY_BUDGET_MB << 20) or default_memory_budget(settings.RUNNER_WORKERS)
     left = []
-    for config_id, text, number, api in run_configs(run).values_list("id", "config", "task__number", "task__api"):
+    # scope_tasks, not run_configs: the page must render for a scope edited into nonsense in the admin too
+    configs = FailingConfig.objects.filter(task__number__in=run.scope_tasks)
+    listed = run.scope.get("configs") if isinstance(run.scope, dict) else None
+    if isinstance(listed, list):
+        configs = configs.filter(id__in=[i for i in listed if isinstance(i, int) and not isinstance(i, bool)
+                                         and 0 < i < 2**63])
+    for config_id, text, number, api in configs.values_list("id", "config", "task__number", "task__api"):
         if config_id not in done_ids:
             elements, nbytes = _config_size(text)
             left.append(Left(number, elements, api, cap=budget.for_elements(elements), skipped=nbytes > memory))
