@@ -11,8 +11,8 @@ elements``:
   hundredfold (a minimum/maximum backward costs ~15x a sum per element, a deform_conv2d ~300x). Nothing in the
   first minute of a run can tell that: its results are each task's smallest config and the very largest ones;
 * **calibrated by this run**: the seconds measured so far against what the profile predicts for the same configs
-  (this machine, its load, this release) — one factor for the run and one per task, the task's own weighed in as
-  its predicted seconds done grow (``PRIOR_SECONDS``);
+  (this machine, its load, this release) — one factor for the run, weighed in as its predicted seconds done grow
+  (``RUN_PRIOR_SECONDS``);
 * **measured in this run alone** where the profile has no entry (a new API): the task's own overhead and cost per
   element, else the other tasks' (their upper quartile);
 * **the runner's caps**: a config never costs more than its time budget (it is cut there) and a config over the
@@ -37,8 +37,8 @@ OVERHEAD_UP_TO = 1024
 LINEAR_FROM = 10_000
 # A config costs at least this (a verdict is never free).
 MIN_SECONDS = 1e-3
-# A task's own factor counts as much as the run's once this many of its predicted seconds are done.
-PRIOR_SECONDS = 30.0
+# The run's own factor counts as much as the profile's 1.0 once this many of its predicted seconds are done.
+RUN_PRIOR_SECONDS = 600.0
 PROFILE_PATH = Path(__file__).resolve().parent / "data" / "config_costs.json"
 
 
@@ -160,33 +160,32 @@ class InRun:
 
 
 class Costs:
-    """The expected seconds of each config left: the profile's prediction times its task's factor, else InRun."""
+    """The expected seconds of each config left: the profile's prediction times the run's factor, else InRun."""
 
     def __init__(self, done: Sequence[Done], profile: Profile, run_factor_quantile: float | None = None):
         self.profile, self.in_run = profile, InRun(done)
-        measured: dict[Hashable, float] = defaultdict(float)
-        predicted: dict[Hashable, float] = defaultdict(float)
+        measured = predicted = 0.0
         ratios = []
         for d in done:
             p = profile.predict(d.api, d.elements)
             if p is not None:
-                measured[d.group] += d.seconds
-                predicted[d.group] += p
+                measured += d.seconds
+                predicted += p
                 ratios.append(max(MIN_SECONDS, d.seconds) / p)
-        total_p = sum(predicted.values())
-        self.run_factor = sum(measured.values()) / total_p if total_p else 1.0
+        # This run's measured seconds over the profile's for the same configs (this machine, its load, this release),
+        # weighed in as the predicted seconds done grow: the runner hands out the largest configs early, and one
+        # API's configs of one size differ severalfold by shape, so a few large ones must not set it alone. No factor
+        # per task, for the same reason: on a held-out half of a run, task factors made the estimate worse.
+        self.run_factor = (measured + RUN_PRIOR_SECONDS) / (predicted + RUN_PRIOR_SECONDS)
         if run_factor_quantile is not None and ratios:
-            # the range: the run's factor as the ratios' quartile says, relative to their median
+            # the range: the run's factor moved as the ratios' quartile is from their median
             self.run_factor *= _quantile(ratios, run_factor_quantile) / median(ratios)
-        self.task_factor = {g: (measured[g] + PRIOR_SECONDS * self.run_factor) / (predicted[g] + PRIOR_SECONDS)
-                            for g in predicted}
 
     def __call__(self, item: Left) -> float:
         if item.skipped:
             return 0.0
         p = self.profile.predict(item.api, item.elements)
-        cost = self.in_run(item.group, item.elements) if p is None else p * self.task_factor.get(item.group,
-                                                                                                  self.run_factor)
+        cost = self.in_run(item.group, item.elements) if p is None else p * self.run_factor
         return min(cost, item.cap) if item.cap is not None else cost
 
 

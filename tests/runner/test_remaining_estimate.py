@@ -83,18 +83,23 @@ def test_the_api_says_the_time_left_with_a_range(client, settings):
 
 
 def test_the_profile_is_calibrated_by_what_this_run_measured():
-    from tracker.estimate import Profile
+    from tracker.estimate import RUN_PRIOR_SECONDS, Profile
 
-    profile = Profile.from_rows([("paddle.add", e, _linear(e)) for e in (100, 20_000, 1_000_000)]
-                                + [("paddle.maximum", e, 20 * _linear(e)) for e in (100, 20_000, 1_000_000)])
-    # This machine is twice as slow as the one that recorded the profile: what is left takes twice as long.
-    done = [Done(1, 100, 2 * _linear(100), "paddle.add"), Done(2, 100, 2 * 20 * _linear(100), "paddle.maximum")]
-    left = [Left(1, 1_000_000, "paddle.add"), Left(2, 1_000_000, "paddle.maximum")]
+    profile = Profile.from_rows([("paddle.add", e, _linear(e)) for e in (100, 20_000, 10**9)]
+                                + [("paddle.maximum", e, 20 * _linear(e)) for e in (100, 20_000, 10**9)])
+    left = [Left(1, 10**9, "paddle.add"), Left(2, 10**9, "paddle.maximum")]
+    # Nothing measured yet that the profile predicts much of: the profile as it is.
+    barely = remaining_seconds([Done(1, 100, 2 * _linear(100), "paddle.add")], left, workers=1, profile=profile)
+    assert barely.expected == pytest.approx(_linear(10**9) + 20 * _linear(10**9), rel=0.01)
+    # This machine is twice as slow as the one that recorded the profile: once it has done far more predicted seconds
+    # than RUN_PRIOR_SECONDS, what is left takes about twice as long.
+    done = [Done(3, 10**9, 2 * _linear(10**9), "paddle.add")] * 20
+    assert 20 * _linear(10**9) > 10 * RUN_PRIOR_SECONDS
     estimate = remaining_seconds(done, left, workers=1, profile=profile)
-    assert estimate.expected == pytest.approx(2 * (_linear(1_000_000) + 20 * _linear(1_000_000)), rel=0.05)
-    # Before any result of its own, the dear API is costed as the profile says, not as the cheap one measured.
-    only_cheap = remaining_seconds(done[:1], left[1:], workers=1, profile=profile)
-    assert only_cheap.expected == pytest.approx(2 * 20 * _linear(1_000_000), rel=0.05)
+    assert estimate.expected == pytest.approx(2 * (_linear(10**9) + 20 * _linear(10**9)), rel=0.05)
+    # The dear API is costed as the profile says, though only the cheap one was measured.
+    only_dear = remaining_seconds(done, left[1:], workers=1, profile=profile)
+    assert only_dear.expected == pytest.approx(2 * 20 * _linear(10**9), rel=0.05)
     # An API the profile lacks is costed from this run alone.
     unknown = remaining_seconds(done, [Left(3, 1_000_000, "paddle.new_api")], workers=1, profile=profile)
     assert unknown.expected > 0
