@@ -548,6 +548,13 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> 
 # input elements (three reference runs per element).
 REF_GRAD_MAX_ELEMENTS = 128
 REF_GRAD_STEP = 1e-6
+# ... and for at most this many seconds: an exact reference (fractions) of a float64 send_ue_recv took over five
+# minutes for its 2 x 128 evaluations, holding a whole-set diagnosis on one config. Past it, no derivative.
+REF_GRAD_MAX_SECONDS = 20.0
+
+
+class ReferenceTooSlow(NotImplementedError):
+    """The reference's derivative would take longer than REF_GRAD_MAX_SECONDS: not taken (the reading stays)."""
 
 
 def _reference_terms(reference: Reference, grad_of: dict[int, np.ndarray]) -> list[float]:
@@ -587,10 +594,13 @@ def reference_gradient(reference: Reference, leaf: inp.InputTensor,
     finite moves while some output is NaN).  Where both one-sided differences are NaN the derivative is NaN."""
     flat = leaf.array.reshape(-1)
     numeric, kinks = np.zeros(flat.size), np.zeros(flat.size, dtype=bool)
+    began = time.monotonic()
     try:
         base = _reference_terms(reference, grad_of)
         undefined = bool(np.isnan(np.asarray(base, dtype=np.float64)).any())
         for j in range(flat.size):
+            if time.monotonic() - began > REF_GRAD_MAX_SECONDS:
+                raise ReferenceTooSlow(f"over {REF_GRAD_MAX_SECONDS:g} s after {j} of {flat.size} elements")
             keep = flat[j]
             step = REF_GRAD_STEP * max(1.0, abs(float(keep))) if math.isfinite(float(keep)) else math.nan
             if math.isnan(step):

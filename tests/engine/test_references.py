@@ -210,6 +210,16 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
     assert got["torch"]["max_abs"] > 0.1
 
 
+def test_a_reference_derivative_past_its_time_bound_is_not_taken_and_says_so(monkeypatch):
+    # The same disputed gradient as above, with no time for the derivative: the reading stays disputed and says why.
+    monkeypatch.setattr(orc, "REF_GRAD_MAX_SECONDS", 0.0)
+    prepared = prepare_strict('apitester_diag.ref_torch_grad_off(Tensor([3, 2],"float32"), )')
+    found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
+    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.DISPUTED), got
+    assert "no reference derivative: over 0 s after 0 of 6 elements" in got["reason"]
+
+
 def test_a_declared_gradient_convention_is_not_settled_by_the_reference():
     # clip's Tensor bounds: Paddle gives them no gradient by declaration (gradient_convention)
     prepared = prepare_strict('paddle.clip(x=Tensor([1, 3],"float64"), min=Tensor([1],"float64"), max=None, )')
