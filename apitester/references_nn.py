@@ -19,9 +19,11 @@ float16 configs, where float64 arithmetic is already far below the config's roun
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
+
+from .specs._helpers import graph_message as _message, ntuple as _ntuple, paddle_padding as _pads
 
 MP_DIGITS = 40
 EXACT_LIMIT = 200_000  # terms summed exactly (fsum / mpmath) before falling back to float64 NumPy
@@ -42,45 +44,6 @@ def _f64(value: Any) -> np.ndarray:
 
 def _channel_last(data_format: Any) -> bool:
     return isinstance(data_format, str) and data_format.upper() in ("NLC", "NWC", "NHWC", "NDHWC")
-
-
-def _ntuple(value: Any, n: int, what: str = "value") -> tuple[int, ...]:
-    if hasattr(value, "tolist"):
-        value = np.asarray(value).reshape(-1).tolist()
-    if isinstance(value, (list, tuple)):
-        if len(value) == 1:
-            return (int(value[0]),) * n
-        if len(value) != n:
-            raise NotImplementedError(f"{what} needs {n} values, got {value!r}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
-
-
-def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int], kernel: Sequence[int],
-          stride: Sequence[int]) -> tuple[list[tuple[int, int]], str]:
-    """Paddle's padding forms (python/paddle/nn/functional/conv.py, _update_padding_nd) -> per spatial
-    dim (before, after) and the algorithm: "SAME" (output = ceil(in / stride), the odd cell after),
-    "VALID", an int, [p_d...], [before_d1, after_d1, ...], or [[0,0],[0,0],[b,a],...]."""
-    if isinstance(padding, str):
-        algo = padding.upper()
-        if algo == "VALID":
-            return [(0, 0)] * n, algo
-        if algo != "SAME":
-            raise NotImplementedError(f"padding {padding!r}")
-        pads = []
-        for size, k, s in zip(sizes, kernel, stride):
-            out = -(-int(size) // s)
-            total = max((out - 1) * s + k - int(size), 0)
-            pads.append((total // 2, total - total // 2))
-        return pads, algo
-    if isinstance(padding, (list, tuple)):
-        if len(padding) == n + 2 and isinstance(padding[0], (list, tuple)):
-            pairs = padding[1:-1] if channel_last else padding[2:]
-            return [(int(a), int(b)) for a, b in pairs], "EXPLICIT"
-        if len(padding) == 2 * n:
-            return [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(n)], "EXPLICIT"
-        return [(p, p) for p in _ntuple(padding, n, "padding")], "EXPLICIT"
-    return [(int(padding), int(padding))] * n, "EXPLICIT"
 
 
 def _how(text: str):
@@ -630,20 +593,6 @@ def fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, beg
 
 
 # ---------------------------------------------------------------- geometric
-
-
-def _message(op, a, b):
-    """The documented message: x (op) y.  ("div" is x / y; Paddle's implementation multiplies by
-    1 / (y + 1e-12), python/paddle/geometric/message_passing/send_recv.py, an undocumented epsilon.)"""
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "div":
-        return a / b
-    raise NotImplementedError(f"message_op {op!r}")
 
 
 @_how("NumPy float64, one rounding per message (correctly rounded)")

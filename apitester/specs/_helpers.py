@@ -5,9 +5,73 @@ Torch is imported lazily, inside the references, so spec modules import without 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
 
 from ..vocab import AdaptationKind
+
+
+class UnsupportedForm(ValueError, NotImplementedError):
+    """An argument form the shared argument helpers below do not read: a ValueError to a spec's Torch reference (the
+    config is refused with why) and a NotImplementedError to an independent reference (Spec.ref: "does not cover
+    these arguments"), so both sides of one helper keep their own contract."""
+
+
+def ntuple(value: Any, n: int, what: str = "value") -> tuple[int, ...]:
+    """An int, a 1-list or an n-list (or array) -> n ints."""
+    if hasattr(value, "tolist"):
+        value = [int(v) for v in np.asarray(value).reshape(-1).tolist()]
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) != n:
+            raise UnsupportedForm(f"{what} needs {n} values, got {value!r}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def paddle_padding(padding: Any, n: int, channel_last: bool, sizes: Sequence[int], kernel: Sequence[int],
+                   stride: Sequence[int]) -> tuple[list[tuple[int, int]], str]:
+    """Paddle's padding forms (python/paddle/nn/functional/conv.py, _update_padding_nd) -> per spatial dim
+    (before, after) and the algorithm. Forms: "SAME"/"VALID"; an int; [p_d1, ...]; [before_d1, after_d1,
+    before_d2, ...]; [[0,0],[0,0],[b,a],...] (batch & channel pairs included). "SAME" pads like TensorFlow: output =
+    ceil(in / stride), the odd cell goes after (the kernel sees the raw kernel size: Paddle sets dilation to 1)."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo == "VALID":
+            return [(0, 0)] * n, algo
+        if algo != "SAME":
+            raise UnsupportedForm(f"unknown padding {padding!r}")
+        pads = []
+        for size, k, s in zip(sizes, kernel, stride):
+            out = -(-int(size) // s)
+            total = max((out - 1) * s + k - int(size), 0)
+            pads.append((total // 2, total - total // 2))
+        return pads, algo
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == n + 2 and isinstance(padding[0], (list, tuple)):
+            pairs = padding[1:-1] if channel_last else padding[2:]
+            return [(int(a), int(b)) for a, b in pairs], "EXPLICIT"
+        if len(padding) == 2 * n:
+            return [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(n)], "EXPLICIT"
+        return [(p, p) for p in ntuple(padding, n, "padding")], "EXPLICIT"
+    return [(int(padding), int(padding))] * n, "EXPLICIT"
+
+
+def graph_message(op: str, a, b):
+    """The message of paddle.geometric's send_* APIs, x (op) y, for NumPy arrays and Torch tensors alike. ("div" is
+    x / y as documented; Paddle's implementation multiplies by 1 / (y + 1e-12),
+    python/paddle/geometric/message_passing/send_recv.py, an undocumented epsilon.)"""
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "div":
+        return a / b
+    raise UnsupportedForm(f"unknown message_op {op!r}")
 
 
 def load_torch():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..inputs import precondition
 from .. import references_nn as R
+from ._helpers import graph_message as _message
 from .base import Spec, maps_arguments, register
 
 
@@ -21,18 +22,6 @@ def node_index(of: str = "x"):
         return ctx.rng.integers(0, max(int(rows), 1), ctx.shape).astype(ctx.dtype)
 
     return precondition("valid node ids (rows of another argument)")(domain)
-
-
-def _message(op, a, b):
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "div":
-        return a / b
-    raise ValueError(f"unknown message_op {op!r}")
 
 
 def _send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum", out_size=None, **_):

@@ -13,13 +13,14 @@ are precisely "the output dtype differs from Torch" and must not be hidden by a 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
+from ._helpers import ntuple as _ntuple, paddle_padding as _pads
 from .base import Adaptation, Comparison, Spec, Ties, maps_arguments, register, torch_dtype
 from .. import references_nn as R
 
@@ -41,47 +42,6 @@ def _first(x):
 def _last(x):
     """Channel-first -> channel-last."""
     return x.movedim(1, -1)
-
-
-def _ntuple(value: Any, n: int, what: str = "value") -> tuple[int, ...]:
-    if isinstance(value, (list, tuple)):
-        if len(value) == 1:
-            return (int(value[0]),) * n
-        if len(value) != n:
-            raise ValueError(f"{what} needs {n} values, got {value!r}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
-
-
-def _pads(padding: Any, n: int, channel_last: bool, sizes: Sequence[int],
-          kernel: Sequence[int], stride: Sequence[int]) -> tuple[list[tuple[int, int]], str]:
-    """Paddle's padding forms -> per spatial dim (before, after), and the algorithm.
-
-    Forms (paddle's _update_padding_nd): "SAME"/"VALID"; an int; [p_d1, ...];
-    [before_d1, after_d1, before_d2, ...]; [[0,0],[0,0],[b,a],...] (batch & channel
-    pairs included).  "SAME" pads like TensorFlow: output = ceil(in / stride), the odd
-    pixel goes after (the kernel sees the raw kernel size: Paddle sets dilation to 1).
-    """
-    if isinstance(padding, str):
-        algo = padding.upper()
-        if algo == "VALID":
-            return [(0, 0)] * n, algo
-        if algo != "SAME":
-            raise ValueError(f"unknown padding {padding!r}")
-        pads = []
-        for size, k, s in zip(sizes, kernel, stride):
-            out = -(-int(size) // s)
-            total = max((out - 1) * s + k - int(size), 0)
-            pads.append((total // 2, total - total // 2))
-        return pads, algo
-    if isinstance(padding, (list, tuple)):
-        if len(padding) == n + 2 and isinstance(padding[0], (list, tuple)):
-            pairs = padding[1:-1] if channel_last else padding[2:]
-            return [(int(a), int(b)) for a, b in pairs], "EXPLICIT"
-        if len(padding) == 2 * n and n > 1 or (n == 1 and len(padding) == 2):
-            return [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(n)], "EXPLICIT"
-        return [(p, p) for p in _ntuple(padding, n, "padding")], "EXPLICIT"
-    return [(int(padding), int(padding))] * n, "EXPLICIT"
 
 
 def _flat_pad(pads: list[tuple[int, int]]) -> list[int]:
