@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .specs import all_specs
+from .specs import engine_specs
 from .specs.base import SILENT_KINDS
 
 
@@ -18,7 +18,7 @@ def _cell(text: str) -> str:
 
 def markdown_table() -> str:
     """The table of visible (result-changing) adaptations, then a line counting the silent and plain specs."""
-    specs = {api: spec for api, spec in sorted(all_specs().items()) if api.startswith("paddle.")}
+    specs = dict(sorted(engine_specs().items()))
     lines = ["| API (aliases) | kind | strict layer | reason |", "|---|---|---|---|"]
     silent = plain = 0
     for api, spec in specs.items():
@@ -43,10 +43,9 @@ def markdown_table() -> str:
 
 def plain_text() -> str:
     rows = []
-    for api, spec in sorted(all_specs().items()):
-        if api.startswith("paddle."):
-            for a in spec.adaptations:
-                rows.append(f"{api}\t{a.kind}\t{a.reason}")
+    for api, spec in sorted(engine_specs().items()):
+        for a in spec.adaptations:
+            rows.append(f"{api}\t{a.kind}\t{a.reason}")
     return "\n".join(rows)
 
 

@@ -21,7 +21,7 @@ from apitester.diagnose import diagnose_config
 from apitester.inputs import Draw
 from apitester.oracle import check_reference, oracle_for
 from apitester.shrink import draw_inputs, prepare_strict
-from apitester.specs import all_specs
+from apitester.specs import engine_specs
 from apitester.vocab import NoOracle, Reading, ReadingSource
 
 from tests.engine_helpers.report_configs import _lines
@@ -92,8 +92,8 @@ def _configs(spec) -> list[str]:
 def _with_ref():
     """The references of elementwise/reductions/linalg/signal; those of the nn, vision, indexing, fused and geometric
     families (apitester/references_nn.py) are checked against both frameworks in tests/engine/test_references_nn.py."""
-    return {api: spec for api, spec in sorted(all_specs().items())
-            if spec.ref is not None and api.startswith("paddle.")
+    return {api: spec for api, spec in sorted(engine_specs().items())
+            if spec.ref is not None
             and getattr(spec.ref, "__module__", "") != "apitester.references_nn"}
 
 
