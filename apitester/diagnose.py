@@ -40,6 +40,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                      "convention"?: {"kind", "paddle", "torch", "text", "key", ...},  # reading "convention"
                      "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...},
                      "oracle"?: "gradient_check", "evidence"?: str,      # a side named by the gradient check
+                     "read_on"?: "reported", "shrunk_reading"?: {"no_oracle", "reason"},  # ... on the reported config
                      "float64_oracle"?: {"no_oracle", "reason"}},        # ... where the float64 oracle had none
          "oracle": {"readings": [reading, ...], "no_oracle": str | None, "reason": str},  # shrunk config, every output
          "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?, "method"?,
@@ -79,8 +80,10 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final = shrunk.final
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     check = _gradient_check(final.config, final_draw, final.failure.direction)
-    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(),
-                  reading=_plain(read_with_gradient_check(_plain(final.reading), check)),
+    reading = read_with_gradient_check(_plain(final.reading), check)
+    if _unsettled(reading) and (final.config, str(final_draw)) != (config, str(start_draw)):
+        reading, check = _read_on_reported(reading, check, config, start, start_draw)
+    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
                   oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
     result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
@@ -91,8 +94,10 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
 # The float64 oracle's no_oracle codes that the gradient check can settle: the two float64 results disagree (a
 # wrong gradient is the usual cause) or the config is float64 already (nothing higher to upcast to).  Not an
 # error or a shape (nothing to differentiate), an exact dtype, a random API, or a dtype an argument fixes (the
-# check would difference a float32 forward at float64 steps).
-GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG})
+# check would difference a float32 forward at float64 steps).  ``too_large``: over the size the oracle or the
+# reference's derivative runs at, while the check has its own bound (GRADCHECK_MAX_ELEMENTS) and says when it
+# did not run.
+GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG, NoOracle.TOO_LARGE})
 
 
 def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
@@ -119,6 +124,29 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
             "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
             "float64_oracle": before}
+
+
+def _unsettled(reading: dict) -> bool:
+    return reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
+
+
+def _read_on_reported(reading: dict, check: dict | None, config: str, start, start_draw) -> tuple[dict, dict | None]:
+    """A gradient the shrunk config leaves unsettled, read on the reported config and draw instead.
+
+    Shrinking keeps (status, direction, output, reading) and so can land on a degenerate candidate: a cut
+    of cholesky_solve's factor with a zero on its diagonal, where both sides' gradients are NaN and neither
+    matches a derivative, while on the reported config one side's gradient matches and the other's misses.
+    The reading then comes from the reported config, says so (``"read_on": "reported"``), and keeps what
+    the shrunk one said; the repro stays the shrunk one (the same strict failure)."""
+    reported = _gradient_check(config, start_draw, start.failure.direction)
+    settled = read_with_gradient_check(_plain(start.reading), reported)
+    if settled.get("reading") in (Reading.PADDLE_OFF, Reading.TORCH_OFF) and settled.get("output") == reading.get("output"):
+        shrunk = {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}
+        settled = {**settled, "read_on": "reported", "shrunk_reading": shrunk,
+                   "evidence": f"{settled.get('evidence', '')} (on the reported config; the shrunk one leaves it "
+                               f"unsettled: {shrunk['reason']})"[:600]}
+        return settled, reported
+    return reading, check
 
 
 def implied_verdict(reading: dict) -> dict | None:

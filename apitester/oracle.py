@@ -38,7 +38,7 @@ from . import execute as ex
 from . import inputs as inp
 from .compare import Out, encode_float
 from .specs.base import dtype_name
-from .vocab import AdaptationKind, NoOracle, Reading, ReadingSource
+from .vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 
 # ---------------------------------------------------------------- the rules and their constants
 
@@ -638,7 +638,8 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     if reading.get("no_oracle") not in (NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG) or not reference.exists:
         return reading
     conventions = [a.reason for a in reference.spec.visible_adaptations if a.kind == AdaptationKind.GRADIENT_CONVENTION]
-    if conventions:  # which gradient the API defines is a declared convention, not a value the reference settles
+    project = _gradient_part(reference)
+    if conventions and project is None:  # which gradient the API defines is a declared convention, not a value
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: a declared gradient "
                                      f"convention ({conventions[0]})"}
     leaves = [t for t in input_tensors(reference.high_inputs) if t.dtype in ex.FLOATING]
@@ -656,11 +657,21 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     high = {"paddle": runs["high_p"].grads[j].array, "torch": runs["high_t"].grads[j].array}
     if any(v is None for v in high.values()):
         return reading
+    part, whole = "", {}
+    if project is not None:  # compared on the part of the gradient the API defines (the declared convention)
+        shape = leaves[j].array.shape
+        numeric = np.asarray(project(numeric.reshape(shape))).reshape(-1)
+        kinks = np.asarray(project(kinks.reshape(shape).astype(np.float64))).reshape(-1) != 0
+        whole = {side: np.asarray(v).reshape(shape) for side, v in high.items()}
+        high = {side: project(v) for side, v in whole.items()}
+        part = f" on the gradients' {project.name} (the declared gradient convention)"
     if kinks.all():
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: a kink (clamp, tie, domain "
                                      f"edge) at every element of {reading['output']}"}
     use = ~kinks
     match = {side: _gradient_matches(v, numeric, use) for side, v in high.items()}
+    if match["paddle"] and match["torch"] and project is not None:
+        return gradient_convention_reading(reading, project, whole, numeric)
     if match["paddle"] and match["torch"]:
         left_out = f"; {int(kinks.sum())} element(s) at a kink or where an output is NaN left out" if kinks.any() else ""
         return {**reading, "reason": f"{reading['reason']}; both float64 gradients match the reference's derivative "
@@ -680,10 +691,54 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
         out["nonfinite"] = notes
     sides = [f"{'Paddle' if s == 'paddle' else 'Torch'}'s float64 gradient {'matches' if ok else 'misses'}"
              for s, ok in match.items()]
-    out["reason"] = (f"{reading['reason']}; " + ", ".join(sides) + " the reference's derivative (gradcheck's "
+    out["reason"] = (f"{reading['reason']}; " + ", ".join(sides) + f" the reference's derivative{part} (gradcheck's "
                      f"tolerances)" + (f", {int(kinks.sum())} element(s) at a kink left out" if kinks.any() else "")
                      + "".join(f"; {s}: {n}" for s, n in notes.items()))
+    if part:
+        out["evidence"] += part
     return out
+
+
+def gradient_convention_reading(reading: dict, project: "_Projection", whole: dict, numeric: np.ndarray) -> dict:
+    """Both sides' gradients match the reference's derivative on the part the API defines (``Spec.gradient_part``),
+    so the strict difference lies outside it: a convention (``ConventionKind.GRADIENT``) naming what each side
+    returns there -- the defined part only, or a part outside it too (Torch's own split between the triangles)."""
+    def returns(values: np.ndarray) -> str:
+        inside = np.allclose(values, project(values), rtol=1e-9, atol=1e-12, equal_nan=True)
+        return f"the {project.name} only" if inside else f"more than the {project.name}"
+
+    paddle, torch = returns(whole["paddle"]), returns(whole["torch"])
+    text = (f"gradients equal on their {project.name} (the reference's derivative there); outside it Paddle "
+            f"returns {paddle}, Torch {torch}")
+    convention = {"kind": ConventionKind.GRADIENT, "paddle": paddle, "torch": torch, "part": project.name,
+                  "text": text, "key": f"gradient: {paddle} vs {torch}"}
+    return {"output": reading["output"], "reading": Reading.CONVENTION, "convention": convention,
+            "oracle": ReadingSource.REFERENCE, "reason": f"{reading['reason']}; {text}",
+            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+
+
+class _Projection:
+    """Spec.gradient_part bound to one config's non-tensor arguments (a callable on one gradient array)."""
+
+    def __init__(self, part, arguments: dict, name: str):
+        self.part, self.arguments, self.name = part, arguments, name
+
+    def __call__(self, grad: np.ndarray) -> np.ndarray:
+        return self.part(grad, **self.arguments)
+
+
+def _gradient_part(reference: Reference) -> "_Projection | None":
+    """The spec's ``gradient_part`` on this config's arguments, or None (no part declared, or it does not apply)."""
+    part = getattr(reference.spec, "gradient_part", None)
+    if part is None:
+        return None
+    arguments = {k: v for k, v in reference.high_inputs.items() if not input_tensors({k: v})}
+    try:
+        if part(np.zeros((2, 2)), **arguments) is None:
+            return None
+    except TypeError:
+        return None
+    return _Projection(part, arguments, getattr(part, "label", "defined part"))
 
 
 def reading_of(oracle: dict, output: str | None) -> dict:

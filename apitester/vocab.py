@@ -123,6 +123,7 @@ class ConventionKind(StrEnum):
     SHAPE = "shape"    # the outputs' shapes (or counts, or None against a value) differ
     RAISES = "raises"  # one side raises where the other returns
     TIE = "tie"        # values exactly at a rounding tie go different ways: the two rounding rules differ
+    GRADIENT = "gradient"  # gradients equal on the part the API defines (Spec.gradient_part), not outside it
 
 
 class TieRule(StrEnum):

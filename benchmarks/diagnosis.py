@@ -33,6 +33,7 @@ from apitester.diagnose import diagnose_config, group_failures  # noqa: E402
 from apitester.inputs import estimate_bytes  # noqa: E402
 from apitester.reports import discover_report_files, iter_file_configs, reports_dir  # noqa: E402
 from runner import cpu_task_apis, default_seed  # noqa: E402  (the board seed's CPU tasks, one definition)
+from apitester.vocab import Reading  # noqa: E402
 
 
 def cpu_task_configs(seed_file: Path) -> list[str]:
@@ -192,6 +193,35 @@ def _not_diagnosed(d: dict) -> str:
     return (d.get("verdict") or {}).get("strict_status", (d.get("reason") or "?")[:40])
 
 
+NAMED_SIDES = frozenset({Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF, Reading.WITHIN_ROUNDING})
+VALUE_FAILURE = "accuracy_error"
+
+
+def named_side_share(diagnoses: list[dict]) -> str:
+    """Issue 34's two figures: of the strict value failures (the shrunk failure's status accuracy_error), how many
+    name a side; of every other strict failure (an error, a dtype, a shape), how many carry a convention or an
+    error reading.  Then the readings by API."""
+    value = [d for d in diagnoses if d["failure"]["status"] == VALUE_FAILURE]
+    other = [d for d in diagnoses if d["failure"]["status"] != VALUE_FAILURE]
+    named = sum(d["reading"]["reading"] in NAMED_SIDES for d in value)
+    convention = sum(d["reading"]["reading"] == Reading.CONVENTION for d in value)
+    read = sum(d["reading"]["reading"] != Reading.NO_ORACLE for d in other)
+    lines = [f"value failures (accuracy_error): {len(value)}; a named side {named} "
+             f"({100 * named / max(len(value), 1):.1f} %), a convention {convention}, "
+             f"no_oracle {sum(d['reading']['reading'] == Reading.NO_ORACLE for d in value)}",
+             f"other strict failures: {len(other)}; a convention or error reading {read} "
+             f"({100 * read / max(len(other), 1):.1f} %)", "readings by API:"]
+    by_api: dict[str, Counter] = {}
+    for d in diagnoses:
+        reading = d["reading"]["reading"]
+        if reading == Reading.NO_ORACLE:
+            reading = f"no_oracle:{d['reading'].get('no_oracle')}"
+        by_api.setdefault(d["api"], Counter())[reading] += 1
+    for api in sorted(by_api):
+        lines.append(f"  {api}: " + ", ".join(f"{k} {v}" for k, v in by_api[api].most_common()))
+    return "\n".join(lines)
+
+
 def report(diagnoses: list[dict], not_failing: Counter) -> None:
     print(f"strictly failing, diagnosed: {len(diagnoses)}; not diagnosed: "
           + ", ".join(f"{k} {v}" for k, v in not_failing.most_common()))
@@ -199,6 +229,7 @@ def report(diagnoses: list[dict], not_failing: Counter) -> None:
         return
     readings = Counter(d["failure"]["reading"] for d in diagnoses)
     print("readings (failing output): " + ", ".join(f"{k} {v}" for k, v in readings.most_common()))
+    print(named_side_share(diagnoses))
     reasons = Counter(d["reading"].get("no_oracle") for d in diagnoses if d["reading"].get("no_oracle"))
     print("  no_oracle reasons: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
     shrinks = [d["shrink"] for d in diagnoses]

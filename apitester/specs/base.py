@@ -224,6 +224,13 @@ class Spec:
     ref: Callable[..., Any] | None = None
     # An argument whose values the API rounds (Ties): its edge draw gets values exactly on the ties.
     ties: Ties | None = None
+    # The part of a gradient the API defines, where a gradient_convention says only that part is compared
+    # (a function of a Hermitian matrix defines the Hermitian part): ``gradient_part(grad, **arguments)``
+    # takes a float64/complex128 gradient of a floating input and the config's non-tensor arguments, and
+    # returns the part (or None where the convention does not apply: pinv without hermitian=True); its ``label``
+    # names the part in the evidence ("Hermitian part").  The
+    # reference's derivative then settles a disputed gradient on that part of both sides' gradients.
+    gradient_part: Callable[..., Any] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -437,6 +437,18 @@ def _hermitian_part(x):
     return (x + x.conj().transpose(perm)) / 2
 
 
+def _hermitian_gradient_part(grad, hermitian=True, **_):
+    """Spec.gradient_part of eigh, eigvalsh and pinv(hermitian=True): (G + G^H) / 2 of a numpy gradient, the
+    part a function of a Hermitian matrix determines (what the adapted layer compares through
+    ``_hermitian_part``); None for pinv without hermitian=True, a function of the whole matrix."""
+    if not hermitian or np.ndim(grad) < 2:
+        return None
+    return (grad + np.conj(np.swapaxes(grad, -1, -2))) / 2
+
+
+_hermitian_gradient_part.label = "Hermitian part"  # what the reading's evidence calls it
+
+
 def _pinv(x, rcond=1e-15, hermitian=False, **_):
     import torch
 
@@ -670,6 +682,7 @@ register(
         outputs=_eigh_invariants,
         strict_torch=_eigh_plain,
         strict_paddle=_eigh_paddle_plain,
+        gradient_part=_hermitian_gradient_part,
         adaptations=(
             _hermitian_gradient("eigh"),
             Adaptation(AdaptationKind.OUTPUT_INVARIANT, "eigenvectors are defined only up to sign/phase per column: "
@@ -703,6 +716,7 @@ register(
         domains={"x": hermitian},
         strict_torch=_eigvalsh_plain,
         strict_paddle=_eigvalsh_paddle_plain,
+        gradient_part=_hermitian_gradient_part,
         adaptations=(_hermitian_gradient("eigvalsh"),),
         note="torch.linalg.eigvalsh(A, UPLO) (ascending, both sides); x drawn Hermitian and "
         "fed as (x + x^H)/2 so gradients are compared on their Hermitian part.",
@@ -740,6 +754,7 @@ register(
         domains={"x": hermitian_if_flagged},
         strict_torch=_pinv_plain,
         strict_paddle=_pinv_paddle_plain,
+        gradient_part=_hermitian_gradient_part,
         adaptations=(_hermitian_gradient("pinv(hermitian=True)"),),
         comparison=PINV_HERMITIAN,
         note="torch.linalg.pinv(A, rtol=rcond, hermitian). With hermitian=True, x is drawn "

@@ -215,3 +215,60 @@ def test_a_torch_nan_gradient_implies_torch_suspect_and_groups_by_the_new_readin
     groups = group_failures([torch_off, longer, old])
     assert [g["count"] for g in groups] == [2, 1]
     assert "torch_off (gradient_check)" in groups[0]["key"] and "no_oracle" in groups[1]["key"]
+
+
+def test_a_gradient_the_shrunk_config_leaves_unsettled_is_read_on_the_reported_config():
+    """The 3.3.1 report's float64 cholesky_solve: Paddle's gradient for the factor y covers only the triangle the
+    function reads (the derivative elsewhere is 0), Torch's is dense.  Shrinking keeps (status, direction, output,
+    no_oracle) and cuts the draw down to a factor with a zero on its diagonal, where both sides' gradients are NaN
+    and the check names no side; on the reported config (140 elements, inside the check's bound while over the
+    reference derivative's) Torch's gradient misses its own forward's derivative and Paddle's matches."""
+    config = 'paddle.linalg.cholesky_solve(x=Tensor([5, 4, 3],"float64"), y=Tensor([5, 4, 4],"float64"), )'
+    diagnosis = json.loads(json.dumps(diagnose_config(config)))
+    reading = diagnosis["reading"]
+    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad y", "torch_off", "gradient_check")
+    assert reading["read_on"] == "reported"
+    assert reading["shrunk_reading"]["no_oracle"] in (NoOracle.FLOAT64_CONFIG, NoOracle.DISPUTED)
+    assert reading["float64_oracle"]["no_oracle"] == NoOracle.TOO_LARGE  # the reported config's own oracle
+    assert "Torch's gradient misses its own float64 forward's derivative at 30 of 80 elements" in reading["evidence"]
+    assert "Paddle's matches at 80 of 80" in reading["evidence"]
+    assert diagnosis["gradient_check"]["elements"] == 140  # the check shown is the one that named the side
+    assert diagnosis["shrink"]["elements_after"] < 140  # the repro stays the shrunk one
+    assert diagnosis["implied_verdict"]["status"] == "torch_suspect"
+
+
+def test_a_hermitian_gradient_convention_is_settled_on_the_part_the_api_defines():
+    """eigh / eigvalsh / pinv(hermitian=True) declare that only a gradient's Hermitian part is defined
+    (Spec.gradient_part).  The reference's derivative used to stop at that declaration (no_oracle); it now
+    judges both sides' Hermitian parts.  Batched float64 eigh on Paddle 3.3.1: Paddle's gradient is off even on
+    its diagonal (checked by hand: for [[[0.7]], [[-1.3]]] and eigenvalue cotangents 0.5 and 2.0 Paddle returns
+    0.5 for both matrices, Torch and d(lambda)/dA = 1 give 0.5 and 2.0); Torch's Hermitian part matches."""
+    diagnosis = json.loads(json.dumps(diagnose_config('paddle.linalg.eigh(Tensor([2, 3, 3],"float64"), )')))
+    reading = diagnosis["reading"]
+    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad x", "paddle_off", "reference")
+    assert reading["gradient_match"] == {"paddle": False, "torch": True}
+    assert "on the gradients' Hermitian part (the declared gradient convention)" in reading["evidence"]
+    assert float(reading["torch"]["rmse"]) < 1e-8 < float(reading["paddle"]["rmse"])
+
+
+def test_gradients_equal_on_the_defined_part_read_as_a_gradient_convention_naming_both():
+    """pinv(hermitian=True) of a 2x2 float64 matrix: the strict layer fails (Torch's plain gradient is not
+    Hermitian), both Hermitian parts match the reference's derivative: a convention naming what each side
+    returns outside the defined part, never a side off."""
+    config = 'paddle.linalg.pinv(x=Tensor([2, 2],"float64"), hermitian=True, )'
+    diagnosis = json.loads(json.dumps(diagnose_config(config)))
+    assert diagnosis["verdict"]["strict_status"] == "accuracy_error"
+    reading = diagnosis["reading"]
+    assert reading["reading"] == "convention"
+    convention = reading["convention"]
+    assert {k: convention[k] for k in ("kind", "paddle", "torch", "part")} == {
+        "kind": "gradient", "paddle": "the Hermitian part only", "torch": "more than the Hermitian part",
+        "part": "Hermitian part"}
+    assert diagnosis["implied_verdict"] is None
+    assert "| convention (reference) |" in diagnosis["signature"]["key"]
+    # pinv without hermitian=True reads the whole matrix: the convention does not apply there
+    from apitester.specs import get_spec
+    part = get_spec("paddle.linalg.pinv").gradient_part
+    assert part(np.ones((2, 2)), hermitian=False) is None
+    g = np.array([[1.0, 2.0], [0.0, 3.0]])
+    assert part(g, hermitian=True).tolist() == [[1.0, 1.0], [1.0, 3.0]]

@@ -49,3 +49,23 @@ def test_a_convention_on_the_task_page_and_api_and_a_stale_known_failure_on_the_
     assert 'data-api="apitester_diag.known_still"' not in page  # it still fails as declared
     zh = client.get(f"/runs/{run.pk}", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "已不再出现的已知失败" in zh and "范围内的 2 个配置都没有复现" in zh
+
+
+def test_a_gradient_convention_on_the_task_page_and_api(client):
+    """A real 3.3.1 failure: pinv(hermitian=True) of a 2x2 float64 matrix fails strictly in backward; both sides'
+    Hermitian parts match the reference's derivative, so the distinct failure names the gradient convention (en, zh,
+    API), not a side."""
+    config = 'paddle.linalg.pinv(x=Tensor([2, 2],"float64"), hermitian=True, )'
+    make_task(146, "paddle.linalg.pinv", [config])
+    run = create_run("tasks", tasks=[146], lane="cpu")
+    execute_run(run.pk, workers=1, options=FAST)
+    assert diagnose_tasks([146]) == {146: 1}
+    assert Diagnosis.objects.get().reading == "convention"
+    page = client.get("/tasks/146").content.decode()
+    assert ("a convention, not a value error: gradients equal on their Hermitian part; outside it Paddle returns "
+            "the Hermitian part only, Torch more than the Hermitian part") in page
+    assert 'class="convention convention-gradient"' in page
+    zh = client.get("/tasks/146", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "两边梯度的 Hermitian 部分相同；此外 Paddle 返回仅 Hermitian 部分，Torch 返回Hermitian 部分之外的分量" in zh
+    [failure] = client.get("/api/tasks/146").json()["diagnosis"]["distinct_failures"]
+    assert failure["reading"] == "convention" and failure["convention"]["kind"] == "gradient"

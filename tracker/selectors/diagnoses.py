@@ -53,6 +53,13 @@ def tie_rule_text(rule: str) -> str:
     }.get(rule, rule)
 
 
+def _gradient_part_text(engine_text: str) -> str:
+    """apitester.oracle.gradient_convention_reading's words for one side (the only part the engine names
+    today is the Hermitian part of eigh / eigvalsh / pinv(hermitian=True))."""
+    return {"the Hermitian part only": _("the Hermitian part only"),
+            "more than the Hermitian part": _("more than the Hermitian part")}.get(engine_text, engine_text)
+
+
 def convention_shown(convention: dict | None) -> dict | None:
     """A convention reading (apitester.conventions) for the page: its kind's name, both behaviours and the
     sentence naming them, in the page's language (dtypes, shapes and error messages stay as the engine wrote them)."""
@@ -74,10 +81,15 @@ def convention_shown(convention: dict | None) -> dict | None:
             text = _("Paddle raises %(error)s where Torch returns") % {"error": error}
     elif kind == ConventionKind.DTYPE:
         text = _("dtype: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
+    elif kind == ConventionKind.GRADIENT:
+        paddle, torch = _gradient_part_text(paddle), _gradient_part_text(torch)
+        text = _("gradients equal on their Hermitian part; outside it Paddle returns %(paddle)s, Torch "
+                 "%(torch)s") % {"paddle": paddle, "torch": torch}
     else:
         text = _("shape: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
     kinds = {ConventionKind.DTYPE: _("dtype"), ConventionKind.SHAPE: _("shape"),
-             ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties")}
+             ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties"),
+             ConventionKind.GRADIENT: _("gradient convention")}
     return {"kind": kind, "kind_text": kinds.get(kind, kind), "paddle": paddle, "torch": torch, "text": text,
             "key": convention.get("key", "")}
 
