@@ -10,6 +10,7 @@ for another draw's.  Candidates, from the current config, in this order:
 2. each dimension of a group with more than one member alone (1, then half);
 3. each integer argument the spec declares a free size (``Spec.free_sizes``): 1, then half.
 
+A candidate whose shapes break the spec's ``shapes_agree`` is never run (counted as ``rejected``).
 The first candidate with the same failure is kept and the candidates are generated again from it;
 the shrink stops at a fixpoint (no candidate keeps the failure) or when ``Budget`` runs out (trials
 or seconds, checked before each trial; one trial is not interrupted).  A candidate already tried is
@@ -255,6 +256,7 @@ class ShrinkResult:
     start: Probe = field(repr=False)
     final: Probe = field(repr=False)
     trials: int = 0
+    rejected: int = 0  # candidates never run: their shapes break the spec's shapes_agree
     kept: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stopped: str = "fixpoint"  # fixpoint | max_trials | max_seconds | not_failing
@@ -263,7 +265,7 @@ class ShrinkResult:
     def to_dict(self) -> dict:
         return {"original": self.original, "config": self.config, "draw": self.draw, "failure": self.failure,
                 "final_draw": self.final_draw or self.draw,
-                "trials": self.trials, "kept": list(self.kept), "seconds": round(self.seconds, 3),
+                "trials": self.trials, "rejected": self.rejected, "kept": list(self.kept), "seconds": round(self.seconds, 3),
                 "stopped": self.stopped, "elements_before": self.start.elements,
                 "elements_after": self.final.elements}
 
@@ -318,12 +320,24 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.stopped = "max_seconds"
                 return None
             tried.add((text, str(draw)))
+            if _shapes_disagree(text):
+                result.rejected += 1
+                continue
             result.trials += 1
             trial = probe(text, draw)
             if target.same_as(trial.failure):
                 return what, candidate, trial
     result.stopped = "fixpoint"
     return None
+
+
+def _shapes_disagree(config: str) -> str | None:
+    """Why a candidate's tensor shapes break the spec's ``shapes_agree`` (never run), or None."""
+    prepared = ex._prepare(config, "cpu")
+    if isinstance(prepared, Verdict) or prepared.spec.shapes_agree is None:
+        return None
+    shapes = {name: value.shape for name, value in prepared.parsed.items() if isinstance(value, TensorSpec)}
+    return prepared.spec.shapes_agree(**shapes)
 
 
 def _draws_of(kept: Probe, current: Call, candidate: Call, text: str) -> list[inp.Draw]:

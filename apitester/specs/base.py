@@ -213,6 +213,11 @@ class Spec:
     # Integer arguments that are free sizes, tied to no input's shape (one_hot's num_classes):
     # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.shrink).
     free_sizes: tuple[str, ...] = ()
+    # How the tensor arguments' shapes must relate (rnnt_loss: labels [B, U] beside logits [B, T, U+1, V]):
+    # ``shapes_agree(**{param: shape})`` returns why they do not, or None.  Shrinking never runs a candidate
+    # that breaks it: a kernel reading past a tensor it was told is larger corrupts the process's heap
+    # (Paddle's warp-rnnt does), which says nothing about the failure being shrunk.
+    shapes_agree: Callable[..., str | None] | None = None
     # An independent reference (OpInfo's ``ref``): the API's documented semantics in NumPy / SciPy /
     # mpmath, never torch or paddle.  Called as ``ref(**args)`` with the keyword arguments the torch
     # reference gets, every tensor a numpy array upcast like apitester.oracle.upcast (float ->

@@ -788,6 +788,19 @@ def ctc_loss_reference(log_probs, labels, input_lengths, label_lengths, blank=0,
     return _reduce(loss, reduction)
 
 
+def _rnnt_shapes_agree(input=None, label=None, input_lengths=None, label_lengths=None, **_) -> str | None:
+    """Spec.shapes_agree of rnnt_loss: input [B, T, U+1, V], label [B, U], both lengths [B]."""
+    if input is None or len(input) != 4:
+        return None
+    batch, labels = input[0], input[2] - 1
+    if label is not None and tuple(label) != (batch, labels):
+        return f"label {list(label)} is not [B, U] = [{batch}, {labels}] for input {list(input)}"
+    for name, shape in (("input_lengths", input_lengths), ("label_lengths", label_lengths)):
+        if shape is not None and tuple(shape) != (batch,):
+            return f"{name} {list(shape)} is not [B] = [{batch}]"
+    return None
+
+
 def _rnnt_loss_fused_log_softmax(input, **kwargs):
     """torchaudio.functional.rnnt_loss's default: log_softmax over the vocabulary first."""
     F = load_functional()
@@ -1055,6 +1068,7 @@ register(
              "input_lengths": _filled(lambda a: a["input"].shape[1]),
              "label_lengths": _filled(lambda a: a["input"].shape[2] - 1),
          },
+         shapes_agree=_rnnt_shapes_agree,
          note="torchaudio is not available: alpha recursion over the RNN-T lattice in torch ops; "
               "input taken as log-probabilities as Paddle documents (no fused log_softmax, unlike "
               "torchaudio's default); FastEmit as a (1+lambda) gradient on the emission terms",

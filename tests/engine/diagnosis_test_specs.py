@@ -243,3 +243,31 @@ register(
          signature=_stub, backward=False, note="test-only: declares a failure that still happens",
          known_failures=(KnownFailure("accuracy_error", "test-only: Paddle 5% off", direction="forward"),)),
 )
+
+
+# ---- shapes that must agree (Spec.shapes_agree): y is one longer than x, as rnnt_loss's label is one shorter than
+# its logits' U+1.  Every shape Paddle's side is called with is kept, so a test sees that no candidate breaking the
+# relation ever ran.
+PAIR_SHAPES_SEEN: list[tuple[tuple, tuple]] = []
+
+
+def _paddle_pair_off(x, y):
+    PAIR_SHAPES_SEEN.append((tuple(x.shape), tuple(y.shape)))
+    return x * 1.5 + y[..., 1:] if _low(x) else x + y[..., 1:]
+
+
+def _torch_pair(x, y):
+    return x + y[..., 1:]
+
+
+def _pair_shapes_agree(x=None, y=None, **_):
+    if x is not None and y is not None and tuple(y) != (*x[:-1], x[-1] + 1):
+        return f"y {list(y)} is not x {list(x)} with one more in its last dimension"
+    return None
+
+
+register(
+    Spec(api="apitester_diag.pair_off", torch=_torch_pair, paddle=_paddle_pair_off, signature=lambda x, y: None,
+         shapes_agree=_pair_shapes_agree, backward=False,
+         note="test-only: y one longer than x; Paddle off by 1.5x at float32"),
+)

@@ -69,3 +69,29 @@ def test_signatures_group_configs_that_shrink_to_the_same_failure():
     assert [g["count"] for g in groups] == [2, 1]
     assert groups[0]["representative"] == narrow["config"]  # same shrunk size: the shorter config
     assert groups[0]["configs"] == [narrow["config"], wide["config"]]
+
+
+def test_a_candidate_whose_shapes_break_the_specs_relation_is_never_run():
+    """rnnt_loss's labels [B, U] beside logits [B, T, U+1, V]: a candidate cutting U+1 alone made Paddle's
+    warp-rnnt read past the labels and corrupt the diagnosing process's heap (3.3.1).  A spec's shapes_agree
+    rejects such candidates before they run; the shrink still reaches a smaller config that keeps the relation."""
+    import diagnosis_test_specs as specs
+
+    specs.PAIR_SHAPES_SEEN.clear()
+    result = shrink('apitester_diag.pair_off(Tensor([4, 6],"float32"), Tensor([4, 7],"float32"), )', "typical:0")
+    assert result.failure["status"] == "accuracy_error"
+    assert result.rejected > 0  # x's 6 or y's 7 cut alone: never run
+    assert specs.PAIR_SHAPES_SEEN and all(y == (*x[:-1], x[-1] + 1) for x, y in specs.PAIR_SHAPES_SEEN)
+    assert result.config == 'apitester_diag.pair_off(Tensor([1, 6],"float32"), Tensor([1, 7],"float32"), )'
+    assert result.to_dict()["rejected"] == result.rejected
+
+
+def test_rnnt_losss_shapes_relation_names_what_breaks_it():
+    from apitester.specs import get_spec
+
+    agree = get_spec("paddle.nn.functional.rnnt_loss").shapes_agree
+    assert agree(input=(3, 4, 3, 3), label=(3, 2), input_lengths=(3,), label_lengths=(3,)) is None
+    assert agree(input=(1, 4, 1, 1), label=(1, 2), input_lengths=(1,), label_lengths=(1,)) == (
+        "label [1, 2] is not [B, U] = [1, 0] for input [1, 4, 1, 1]")
+    assert agree(input=(3, 4, 3, 3), label=(3, 2), input_lengths=(1,), label_lengths=(3,)) == (
+        "input_lengths [1] is not [B] = [3]")
