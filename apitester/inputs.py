@@ -881,6 +881,8 @@ def _domain_values(spec: TensorSpec, name: str, index: int, seed: int, domain, a
         ctx = DomainContext(spec.shape, "bfloat16" if spec.dtype == "uint16" else spec.dtype,
                             _rng(seed, name, index), watched_args, watched, name, index if index else None, fmt)
         values = (domain or default_values)(ctx)
+        if _DEPENDENT is not None and (watched.read or watched_args.read):
+            _DEPENDENT.add(name.split(".", 1)[0])
         if watched.read:  # it may have handed back another param's array: not its own, not kept for the edge draw
             return values, False
         kept = not watched_args.read and _keep_for_reuse(reuse_key, values)
@@ -972,8 +974,22 @@ def tensor_specs(bound: Mapping[str, Any]) -> list[TensorSpec]:
     return found
 
 
+# The params whose domain read another argument while a cut draw is materialised (None otherwise).
+_DEPENDENT: "set[str] | None" = None
+
+
+class CutBreaksDomain(ValueError):
+    """A cut draw would keep values a domain drew for another argument's original shape (embedding's ids below
+    the weight's original rows, with the weight cut to fewer rows: Paddle's CPU kernel reads past the table and
+    the process dies).  The shrink then tries the candidate's own draw instead."""
+
+
 def _materialise_cut(bound, domains, draw: Draw, options) -> tuple[dict[str, Any], int]:
-    """A cut draw (``Draw.cut``): the uncut draw at the original sizes, each tensor then sliced to its shape."""
+    """A cut draw (``Draw.cut``): the uncut draw at the original sizes, each tensor then sliced to its shape.
+
+    Raises CutBreaksDomain when a param's domain read other arguments (its values may depend on their shapes)
+    and a tensor of another param is cut smaller."""
+    global _DEPENDENT
     specs = tensor_specs(bound)
     if len(specs) != len(draw.cut) or any(len(s.shape) != len(dims) for s, dims in zip(specs, draw.cut)):
         raise ValueError(f"draw {draw} cuts {len(draw.cut)} tensors, the config has {len(specs)} of other ranks")
@@ -983,7 +999,18 @@ def _materialise_cut(bound, domains, draw: Draw, options) -> tuple[dict[str, Any
         return TensorSpec(tuple(size for size, _ in next(originals)), item.dtype) if isinstance(item, TensorSpec) else item
 
     whole = {k: walk(v, grown, into=(list, tuple, slice, dict)) for k, v in bound.items()}
-    out, placed = materialise_draw(whole, domains, draw.uncut(), options)
+    _DEPENDENT = set()
+    try:
+        out, placed = materialise_draw(whole, domains, draw.uncut(), options)
+        dependent = _DEPENDENT
+    finally:
+        _DEPENDENT = None
+    if dependent:
+        shrunk = {name for name, value in bound.items() for spec, whole_spec in
+                  zip(tensor_specs({name: value}), tensor_specs({name: whole[name]})) if spec.shape != whole_spec.shape}
+        if shrunk - dependent:
+            raise CutBreaksDomain(f"draw {draw}: the values of {', '.join(sorted(dependent))} depend on other "
+                                  f"arguments, and the cut changes {', '.join(sorted(shrunk - dependent))}")
     cuts = iter(zip(specs, draw.cut))
 
     def cut(item, _path):

@@ -1,12 +1,16 @@
 """The 2026 exact rule over a whole-set run: how many configs are exact, within tolerance or failing.
 
-    python benchmarks/exact_rule.py RUN.jsonl [--by api|task] [--top 20]
+    python benchmarks/exact_rule.py RUN.jsonl [--top 20] [--markdown TITLE]
 
 RUN.jsonl is benchmarks/every_config.py's output (one engine verdict per line, with ``exact``, ``max_ulp`` and
 ``rule`` over the strict layer: apitester/compare.py, docs/verdicts.md "The exact rule"). Prints the counts of
 ``rule`` overall and per API, the configs with no value comparison (``rule`` null: errors, unsupported, skipped),
 and the APIs with the most non-exact configs, with the median and max ULP distance — and, where the verdicts
-carry them (``closer``, ``stable``), who is closer to the float64 oracle and how many configs were not stable.
+carry them (``closer``, ``stable``), who is closer to the float64 oracle and how many configs were not stable;
+the readings' share of the run (``readings_seconds`` inside each verdict's ``seconds``: the run's time with the
+readings / without them, one run on the same configs); and one row per CPU task of the board seed (its configs'
+exact / within tolerance / failing).  ``--markdown TITLE`` prints the same as a section of
+docs/measurements/exact-rule.md.
 """
 from __future__ import annotations
 
@@ -15,6 +19,10 @@ import json
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from runner import TASK_TO_CONFIG_API, default_seed  # noqa: E402  (the board seed's tasks, one definition)
 
 RULES = ("exact", "within_tolerance", "fails")
 
@@ -44,28 +52,89 @@ def summary(rows: list[dict]) -> dict:
     return {"total": total, "by_api": by_api, "ulps": ulps, "closer": closer, "unstable": unstable}
 
 
+def cpu_tasks(seed: Path) -> list[tuple[int, str]]:
+    """(task number, config API) of every CPU task of the board seed, in task order."""
+    tasks = []
+    for line in seed.read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if len(cells) >= 3 and cells[0].strip().isdigit() and cells[2].strip() == "CPU":
+            api = cells[1].strip()
+            tasks.append((int(cells[0]), TASK_TO_CONFIG_API.get(api, api)))
+    return sorted(tasks)
+
+
+def readings_ratio(rows: list[dict]) -> tuple[float, float, float]:
+    """(seconds with the readings, of them readings, ratio with / without) over the run's verdicts."""
+    total = sum(float(r.get("seconds") or 0) for r in rows)
+    readings = sum(float(r.get("readings_seconds") or 0) for r in rows)
+    return total, readings, total / max(total - readings, 1e-9)
+
+
+def lines_of(rows: list[dict], top: int, seed: Path, markdown: bool) -> list[str]:
+    s = summary(rows)
+    total = s["total"]
+    out = []
+    bullet = "- " if markdown else ""
+    out.append(f"{bullet}{len(rows)} configs: " + ", ".join(f"{k} {total[k]}" for k in (*RULES, "no_comparison")))
+    closer = Counter()
+    for counts in s["closer"].values():
+        closer.update(counts)
+    non_exact = sum(total[k] for k in ("within_tolerance", "fails"))
+    out.append(f"{bullet}closer (the float64 oracle's reading of the worst output) of the {non_exact} not exact: "
+               f"read {sum(closer.values())} — " + ", ".join(f"{k} {n}" for k, n in closer.most_common())
+               + f"; {non_exact - sum(closer.values())} not read (the quota per API x dtypes group, or over the bound)")
+    unstable = [r for r in rows if r.get("stable") is False]
+    out.append(f"{bullet}not stable (a side's result changed between two calls on identical inputs): {len(unstable)}"
+               + "".join(f"; `{r['config'][:110]}`" for r in unstable[:5]))
+    with_readings, readings, ratio = readings_ratio(rows)
+    out.append(f"{bullet}time: {with_readings:.0f} s of verdict time, {readings:.0f} s of it readings: "
+               f"with / without the readings = {ratio:.3f}")
+    per_api = {api: c["within_tolerance"] + c["fails"] for api, c in s["by_api"].items()}
+    out.append("")
+    out.append(f"The {top} APIs with the most non-exact configs (exact / within tolerance / failing; ULP median, max; "
+               "closer):")
+    out.append("")
+    if markdown:
+        out += ["| API | exact | within tolerance | failing | ULP median | ULP max | closer |", "|---|---|---|---|---|---|---|"]
+    for api in sorted(per_api, key=lambda a: (-per_api[a], a))[:top]:
+        c, u = s["by_api"][api], s["ulps"].get(api) or [0]
+        near = ", ".join(f"{k} {n}" for k, n in s["closer"][api].most_common()) if s["closer"].get(api) else "—"
+        if s["unstable"].get(api):
+            near += f"; not stable {s['unstable'][api]}"
+        if markdown:
+            out.append(f"| `{api}` | {c['exact']} | {c['within_tolerance']} | {c['fails']} | "
+                       f"{int(statistics.median(u))} | {max(u)} | {near} |")
+        else:
+            out.append(f"  {api}: {c['exact']} / {c['within_tolerance']} / {c['fails']} (no comparison "
+                       f"{c['no_comparison']}); ULP {int(statistics.median(u))}, {max(u)}; closer: {near}")
+    exact_apis = sum(1 for c in s["by_api"].values() if c["exact"] and not (c["within_tolerance"] + c["fails"]))
+    out += ["", f"APIs: {len(s['by_api'])}; every config exact: {exact_apis}", ""]
+    out.append("Per CPU task (No., API: exact / within tolerance / failing / no comparison):")
+    out.append("")
+    if markdown:
+        out += ["| No. | API | exact | within tolerance | failing | no comparison |", "|---|---|---|---|---|---|"]
+    for number, api in cpu_tasks(seed):
+        c = s["by_api"].get(api, Counter())
+        if markdown:
+            out.append(f"| {number} | `{api}` | {c['exact']} | {c['within_tolerance']} | {c['fails']} | "
+                       f"{c['no_comparison']} |")
+        else:
+            out.append(f"  No.{number} {api}: {c['exact']} / {c['within_tolerance']} / {c['fails']} / {c['no_comparison']}")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--markdown", metavar="TITLE", help="print a markdown section with this title")
+    parser.add_argument("--seed-file", type=Path, default=None)
     args = parser.parse_args()
     rows = load(args.run)
-    s = summary(rows)
-    total = s["total"]
-    print(f"{len(rows)} configs: " + ", ".join(f"{k} {total[k]}" for k in (*RULES, "no_comparison")))
-    non_exact = {api: c["within_tolerance"] + c["fails"] for api, c in s["by_api"].items()}
-    print(f"\nthe {args.top} APIs with the most non-exact configs (exact / within tolerance / failing; ULP median, max):")
-    for api in sorted(non_exact, key=lambda a: (-non_exact[a], a))[:args.top]:
-        c, u = s["by_api"][api], s["ulps"].get(api) or [0]
-        extra = ""
-        if s["closer"].get(api):
-            extra += "; closer: " + ", ".join(f"{k} {n}" for k, n in s["closer"][api].most_common())
-        if s["unstable"].get(api):
-            extra += f"; not stable {s['unstable'][api]}"
-        print(f"  {api}: {c['exact']} / {c['within_tolerance']} / {c['fails']} (no comparison {c['no_comparison']}); "
-              f"ULP {int(statistics.median(u))}, {max(u)}{extra}")
-    print(f"\nAPIs: {len(s['by_api'])}; every config exact: "
-          f"{sum(1 for c in s['by_api'].values() if c['exact'] and not (c['within_tolerance'] + c['fails']))}")
+    lines = lines_of(rows, args.top, args.seed_file or default_seed(), bool(args.markdown))
+    if args.markdown:
+        lines = [f"## {args.markdown}", ""] + lines
+    print("\n".join(lines))
     return 0
 
 

@@ -60,12 +60,48 @@ def _torch(name):
     return call
 
 
+def _paddle_double_off(x):
+    """2x, with a gradient of 3 everywhere (wrong at every size)."""
+    import paddle
+
+    class Double(paddle.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    return Double.apply(x)
+
+
+def _torch_double_off_when_small(x, **_):
+    """2x, with the true gradient 2 on more than 2 elements and a wrong 4 on 2 or fewer: shrinking to one element
+    keeps the strict failure (3 against 4) while neither side's gradient matches the derivative any more."""
+    import torch
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.small = t.numel() <= 2
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (4 if ctx.small else 2)
+
+    return Double.apply(x)
+
+
 SPECS = (
     *(Spec(api=f"apitester_diag.{name}_at_0", paddle=_paddle(name), torch=_torch(name), signature=_stub,
            domains={"x": _with_zero}, note=f"test-only: {name} with an exact 0 among its inputs")
       for name in ("relu", "abs", "sqrt")),
     Spec(api="apitester_diag.sinc_paddle_nan", paddle=_paddle_naive_sinc, torch=_torch_sinc, signature=_stub,
          domains={"x": _with_zero}, note="test-only: Paddle's gradient of sin(x)/x is NaN at 0, Torch's is 0"),
+    Spec(api="apitester_diag.double_paddle_off", paddle=_paddle_double_off, torch=_torch_double_off_when_small,
+         signature=_stub, note="test-only: Paddle's gradient of 2x is 3; Torch's is 2, or 4 on at most 2 elements"),
     Spec(api="apitester_diag.sinc_torch_nan", paddle=_paddle_sinc, torch=_torch_naive_sinc, signature=_stub,
          domains={"x": _with_zero}, note="test-only: Torch's gradient of sin(x)/x is NaN at 0, Paddle's is 0"),
 )

@@ -218,22 +218,34 @@ def test_a_torch_nan_gradient_implies_torch_suspect_and_groups_by_the_new_readin
 
 
 def test_a_gradient_the_shrunk_config_leaves_unsettled_is_read_on_the_reported_config():
+    """Shrinking keeps (status, direction, output, no_oracle) and can land on a candidate where the check names no
+    side: here Torch's gradient of 2x is right on the reported 8 elements and wrong (4) on one, Paddle's is always 3.
+    The shrunk config leaves the gradient unsettled (both miss); the reading comes from the reported config,
+    says so, and keeps what the shrunk one said; the repro stays the shrunk one."""
+    diagnosis = json.loads(json.dumps(diagnose_config('apitester_diag.double_paddle_off(Tensor([8],"float64"), )')))
+    assert diagnosis["shrink"]["elements_after"] < 8  # the repro is the shrunk one
+    reading = diagnosis["reading"]
+    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad x", "paddle_off", "gradient_check")
+    assert reading["read_on"] == "reported"
+    assert reading["shrunk_reading"]["no_oracle"] == NoOracle.FLOAT64_CONFIG
+    assert "Paddle's gradient misses its own float64 forward's derivative at 8 of 8 elements" in reading["evidence"]
+    assert "Torch's matches at 8 of 8" in reading["evidence"] and "on the reported config" in reading["evidence"]
+    assert diagnosis["gradient_check"]["elements"] == 8  # the check shown is the one that named the side
+    assert diagnosis["implied_verdict"] is None  # Paddle off
+
+
+def test_cholesky_solves_shrink_keeps_a_valid_factor_and_the_reference_reads_torch_off():
     """The 3.3.1 report's float64 cholesky_solve: Paddle's gradient for the factor y covers only the triangle the
-    function reads (the derivative elsewhere is 0), Torch's is dense.  Shrinking keeps (status, direction, output,
-    no_oracle) and cuts the draw down to a factor with a zero on its diagonal, where both sides' gradients are NaN
-    and the check names no side; on the reported config (140 elements, inside the check's bound while over the
-    reference derivative's) Torch's gradient misses its own forward's derivative and Paddle's matches."""
+    function reads (the derivative elsewhere is 0), Torch's is dense.  The factor's domain reads x's shape, so a
+    cut of the failing draw (which once landed on a factor with a zero on its diagonal: both gradients NaN) is not
+    used once y or x shrinks (inputs.CutBreaksDomain); the shrunk config's own draw is a valid factor, and the
+    reference's derivative reads Torch off."""
     config = 'paddle.linalg.cholesky_solve(x=Tensor([5, 4, 3],"float64"), y=Tensor([5, 4, 4],"float64"), )'
     diagnosis = json.loads(json.dumps(diagnose_config(config)))
     reading = diagnosis["reading"]
-    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad y", "torch_off", "gradient_check")
-    assert reading["read_on"] == "reported"
-    assert reading["shrunk_reading"]["no_oracle"] in (NoOracle.FLOAT64_CONFIG, NoOracle.DISPUTED)
-    assert reading["float64_oracle"]["no_oracle"] == NoOracle.TOO_LARGE  # the reported config's own oracle
-    assert "Torch's gradient misses its own float64 forward's derivative at 30 of 80 elements" in reading["evidence"]
-    assert "Paddle's matches at 80 of 80" in reading["evidence"]
-    assert diagnosis["gradient_check"]["elements"] == 140  # the check shown is the one that named the side
-    assert diagnosis["shrink"]["elements_after"] < 140  # the repro stays the shrunk one
+    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad y", "torch_off", "reference")
+    assert reading["gradient_match"] == {"paddle": True, "torch": False}
+    assert diagnosis["shrink"]["elements_after"] < 140 and "cut" not in diagnosis["shrink"]["final_draw"]
     assert diagnosis["implied_verdict"]["status"] == "torch_suspect"
 
 

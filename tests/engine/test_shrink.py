@@ -95,3 +95,27 @@ def test_rnnt_losss_shapes_relation_names_what_breaks_it():
         "label [1, 2] is not [B, U] = [1, 0] for input [1, 4, 1, 1]")
     assert agree(input=(3, 4, 3, 3), label=(3, 2), input_lengths=(1,), label_lengths=(3,)) == (
         "input_lengths [1] is not [B] = [3]")
+
+
+def test_a_cut_that_would_keep_ids_drawn_for_a_larger_table_is_refused():
+    """embedding's ids are drawn below the weight's rows (a domain reading another argument).  A cut keeping the
+    ids' values while the weight is cut to fewer rows would index past the table: Paddle 3.3.1's CPU kernel
+    segfaulted the diagnosing process on it.  The cut is refused (CutBreaksDomain, the candidate's own draw is
+    tried instead); cutting the ids alone keeps valid values."""
+    import numpy as np
+    import pytest
+
+    from apitester.inputs import CutBreaksDomain
+    from apitester.shrink import draw_inputs, prepare_strict
+
+    api = "paddle.nn.functional.embedding"
+    both = f'{api}(Tensor([1, 3],"int64"), weight=Tensor([2, 4],"float32"), )'
+    with pytest.raises(CutBreaksDomain, match="the values of x depend on other arguments, and the cut changes weight"):
+        draw_inputs(prepare_strict(both), Draw.parse("typical:0@2/4+0,6+0;50+0,4+0"))
+    ids_only = f'{api}(Tensor([1, 3],"int64"), weight=Tensor([50, 4],"float32"), )'
+    inputs = draw_inputs(prepare_strict(ids_only), Draw.parse("typical:0@2/4+0,6+0;50+0,4+0"))
+    ids = np.asarray(inputs["x"].array)
+    assert ids.shape == (1, 3) and ids.max() < 50
+    result = shrink(f'{api}(Tensor([16, 173],"int64"), weight=Tensor([337, 16],"float32"), padding_idx=0, )',
+                    "typical:0@2")
+    assert result.failure["status"] == "accuracy_error" and result.final.elements < 16 * 173 + 337 * 16
