@@ -14,6 +14,7 @@ a temporary file and run with this python; "reproduced" = exit status 1 and the 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import random
@@ -134,6 +135,9 @@ def main(argv=None) -> int:
     p.add_argument("--scripts-in-one-process", action="store_true",
                    help="run the repro scripts one after another in one interpreter (see ScriptRunner)")
     p.add_argument("--report", type=Path, default=None, help="only print the report of this --jsonl file")
+    p.add_argument("--config-timeout", type=float, default=120.0,
+                   help="end this process when one config's diagnosis takes longer (a kernel that hangs: Paddle "
+                        "3.3.1's warp-rnnt on a shrink candidate); a restart records it like a crash (--jsonl)")
     args = p.parse_args(argv)
     if args.report:
         lines = [json.loads(x) for x in args.report.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -166,13 +170,16 @@ def main(argv=None) -> int:
         died = inflight.read_text(encoding="utf-8").strip()
         if died in configs:
             out.write(json.dumps({"config": died, "diagnosed": False,
-                                  "reason": "crash: the diagnosing process died inside this config"}) + "\n")
+                                  "reason": "crash: the diagnosing process died inside this config (or went over "
+                                            "--config-timeout)"}) + "\n")
             out.flush()
             configs.remove(died)
     runner = ScriptRunner() if args.scripts_in_one_process else None
     for i, config in enumerate(configs, 1):
         if inflight:
             inflight.write_text(config, encoding="utf-8")
+        # a C++ kernel that hangs never returns to the interpreter: only a watchdog thread can end the process
+        faulthandler.dump_traceback_later(args.config_timeout, exit=True)
         d = diagnose_config(config, max_trials=args.max_trials, max_seconds=args.max_seconds)
         d.setdefault("config", config)
         if d.get("diagnosed"):
@@ -180,6 +187,7 @@ def main(argv=None) -> int:
             diagnoses.append(d)
         else:
             not_failing[_not_diagnosed(d)] += 1
+        faulthandler.cancel_dump_traceback_later()
         if out:
             out.write(json.dumps(d) + "\n")
             out.flush()  # a later config may kill this process (SIGILL, SIGFPE inside a kernel)
