@@ -10,13 +10,9 @@ import importlib
 import os
 import pkgutil
 
-from .base import _PRIMARY, _REGISTRY, Spec, register  # noqa: F401
+from .base import _ENGINE, _PRIMARY, _REGISTRY, Spec, register  # noqa: F401
 
 _loaded = False
-# The primary names this package's own modules register: the engine's registry.  Test-only specs
-# (APITESTER_EXTRA_SPECS, or a test module importing tests.fake_specs) register beside them in the
-# same process; a registry walk that means "every API the engine serves" must not see them.
-_ENGINE: set[str] = set()
 
 
 def _load() -> None:
@@ -24,11 +20,9 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    before = set(_PRIMARY)
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.name != "base" and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
-    _ENGINE.update(set(_PRIMARY) - before)
     for name in filter(None, (s.strip() for s in os.environ.get("APITESTER_EXTRA_SPECS", "").split(","))):
         importlib.import_module(name)
 

@@ -8,6 +8,7 @@ a config runs.  Helpers shared by the family modules' references live in ``_help
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -263,10 +264,16 @@ class Spec:
 
 _REGISTRY: dict[str, Spec] = {}
 _PRIMARY: dict[str, Spec] = {}
+# The primary names this package's own modules registered: the engine's registry.  Test-only specs
+# (APITESTER_EXTRA_SPECS, or a test module importing tests.fake_specs) register beside them in the same
+# process; a registry walk that means "every API the engine serves" (specs.engine_specs) must not see them.
+_ENGINE: set[str] = set()
 
 
 def register(*specs: Spec) -> None:
     """Add entries; a name (api or alias) registered twice raises at import time."""
+    # who registers: a module of this package (the engine's registry), or a test's module
+    engine = sys._getframe(1).f_globals.get("__name__", "").startswith(__name__.rsplit(".", 1)[0] + ".")
     for spec in specs:
         for name in spec.names:
             if name in _REGISTRY:
@@ -281,6 +288,8 @@ def register(*specs: Spec) -> None:
         for name in spec.names:
             _REGISTRY[name] = spec
         _PRIMARY[spec.api] = spec
+        if engine:
+            _ENGINE.add(spec.api)
 
 
 # ---------------------------------------------------------------- torch helpers

@@ -29,6 +29,7 @@ from apitester import oracle
 from apitester import references_nn as R
 from apitester.reports import TASK_NAME_ALIASES
 from apitester.specs import all_specs, get_spec
+from tests.engine_helpers.cpu_kernels import require_kernel
 
 BOARD = Path(__file__).resolve().parents[2] / "fixtures" / "board.json"
 MODULES = ("nn_functional", "vision", "indexing", "fused", "geometric")
@@ -300,6 +301,7 @@ def test_ref_agrees_with_both_frameworks_on_float64(config):
 
 @pytest.mark.parametrize("config", AGREE_FLOAT32, ids=["residual", "weight_only"])
 def test_ref_agrees_with_both_frameworks_on_a_float32_only_kernel(config):
+    require_kernel("fused_layer_norm")
     paddle, torch, ref = _run(config, high=False)
     assert len(ref) == len(torch) == len(paddle)
     for i, (p, t, r) in enumerate(zip(paddle, torch, ref)):

@@ -12,6 +12,7 @@ import pytest
 
 from apitester.execute import run_config
 from apitester.specs import get_spec
+from tests.engine_helpers.cpu_kernels import require_kernel
 from tests.engine_helpers.report_configs import configs, verdict_of
 
 F = "paddle.incubate.nn.functional."
@@ -33,6 +34,7 @@ def test_gpu_only_kernels_are_an_honest_paddle_error(api):
 
 
 def test_fused_layer_norm_cpu_config_passes():
+    require_kernel("fused_layer_norm")
     # The CPU task's config (float32, the only CPU dtype): out, residual_out agree.
     v = verdict_of(first_config(F + "fused_layer_norm", lane="cpu"))
     assert v.status == "pass", v.message
@@ -44,6 +46,7 @@ def test_fused_layer_norm_float16_has_no_cpu_kernel():
 
 
 def test_fused_layer_norm_residual_and_bias_forms():
+    require_kernel("fused_layer_norm")
     for config in (
         'paddle.incubate.nn.functional.fused_layer_norm(Tensor([6, 16],"float32"), Tensor([16],"float32"), Tensor([16],"float32"), 1e-05, begin_norm_axis=1, bias=Tensor([16],"float32"), residual=Tensor([6, 16],"float32"), )',
         'paddle.incubate.nn.functional.fused_layer_norm(Tensor([6, 16],"float32"), None, None, 1e-05, begin_norm_axis=1, bias=Tensor([16],"float32"), residual=Tensor([6, 16],"float32"), )',
