@@ -17,7 +17,7 @@ from .inputs import estimate_bytes
 from .oracle import gradient_check
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from .vocab import NoOracle, Reading, ReadingSource, Status
+from .vocab import ConventionKind, NoOracle, Reading, ReadingSource, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -118,12 +118,31 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     output = reading.get("output")
     side = (check.get("side_off_by_output") or {}).get(output)
     if side not in ("paddle", "torch"):
-        return reading
+        return subgradient_reading(reading, check) if unsettled else reading
     before = ({"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")} if unsettled else
               {"reading": reading.get("reading"), "oracle": reading.get("oracle"), "evidence": reading.get("evidence")})
     return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
             "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
             "float64_oracle": before}
+
+
+def subgradient_reading(reading: dict, check: dict) -> dict:
+    """An unsettled gradient whose check finds both sides matching everywhere it could judge, and kinks (a tie of
+    minimum/maximum, a clamp bound, abs at 0) among the elements: the two differ only where the derivative is not
+    one number, and any value between the one-sided derivatives is a subgradient -- a convention (Torch splits a
+    tie's gradient between minimum's inputs, Paddle 3.0.0 gives it to one), not a side off."""
+    output = reading.get("output")
+    sides = {side: ((check.get(side) or {}).get("outputs") or {}).get(output) or {} for side in ("paddle", "torch")}
+    if not all(s.get("kinks") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+        return reading
+    kinks = sides["paddle"]["kinks"]
+    text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
+            "give a subgradient (between the one-sided derivatives) and they pick different ones")
+    convention = {"kind": ConventionKind.SUBGRADIENT, "paddle": "a subgradient", "torch": "another subgradient",
+                  "kinks": kinks, "text": text, "key": f"subgradient: {output}"}
+    return {"output": output, "reading": Reading.CONVENTION, "convention": convention,
+            "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
+            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
 
 
 def _unsettled(reading: dict) -> bool:

@@ -124,6 +124,7 @@ class ConventionKind(StrEnum):
     RAISES = "raises"  # one side raises where the other returns
     TIE = "tie"        # values exactly at a rounding tie go different ways: the two rounding rules differ
     GRADIENT = "gradient"  # gradients equal on the part the API defines (Spec.gradient_part), not outside it
+    SUBGRADIENT = "subgradient"  # at a kink (a tie, a clamp bound) both gradients lie between the one-sided derivatives
 
 
 class TieRule(StrEnum):

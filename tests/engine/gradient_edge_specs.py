@@ -94,12 +94,32 @@ def _torch_double_off_when_small(x, **_):
     return Double.apply(x)
 
 
+def _torch_abs_plus_at_0(x, **_):
+    """|x| whose gradient at 0 is +1 (the right derivative), where torch.abs and paddle.abs give 0: both subgradients."""
+    import torch
+
+    class Abs(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.abs()
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * torch.where(t >= 0, 1.0, -1.0).to(t.dtype)
+
+    return Abs.apply(x)
+
+
 SPECS = (
     *(Spec(api=f"apitester_diag.{name}_at_0", paddle=_paddle(name), torch=_torch(name), signature=_stub,
            domains={"x": _with_zero}, note=f"test-only: {name} with an exact 0 among its inputs")
       for name in ("relu", "abs", "sqrt")),
     Spec(api="apitester_diag.sinc_paddle_nan", paddle=_paddle_naive_sinc, torch=_torch_sinc, signature=_stub,
          domains={"x": _with_zero}, note="test-only: Paddle's gradient of sin(x)/x is NaN at 0, Torch's is 0"),
+    Spec(api="apitester_diag.abs_subgradients", paddle=_paddle("abs"), torch=_torch_abs_plus_at_0, signature=_stub,
+         domains={"x": _with_zero}, note="test-only: |x| with gradient 0 (Paddle) and +1 (Torch) at 0"),
     Spec(api="apitester_diag.double_paddle_off", paddle=_paddle_double_off, torch=_torch_double_off_when_small,
          signature=_stub, note="test-only: Paddle's gradient of 2x is 3; Torch's is 2, or 4 on at most 2 elements"),
     Spec(api="apitester_diag.sinc_torch_nan", paddle=_paddle_sinc, torch=_torch_naive_sinc, signature=_stub,

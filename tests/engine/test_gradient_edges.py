@@ -284,3 +284,21 @@ def test_gradients_equal_on_the_defined_part_read_as_a_gradient_convention_namin
     assert part(np.ones((2, 2)), hermitian=False) is None
     g = np.array([[1.0, 2.0], [0.0, 3.0]])
     assert part(g, hermitian=True).tolist() == [[1.0, 1.0], [1.0, 3.0]]
+
+
+def test_gradients_that_differ_only_at_kinks_read_as_a_subgradient_convention():
+    """|x| at an exact 0: Paddle's gradient is 0, this Torch side's +1; both lie between the one-sided derivatives
+    (-1 and +1), so the strict failure is a choice of subgradient (Paddle 3.0.0's minimum/maximum give a tie's
+    gradient to one input, Torch splits it), read as a convention naming both, never a side off."""
+    diagnosis = json.loads(json.dumps(diagnose_config('apitester_diag.abs_subgradients(Tensor([6],"float64"), )')))
+    assert diagnosis["verdict"]["strict_status"] == "accuracy_error" and diagnosis["verdict"]["output"] == "grad x"
+    reading = diagnosis["reading"]
+    assert (reading["reading"], reading["oracle"]) == ("convention", "gradient_check")
+    convention = reading["convention"]
+    assert convention["kind"] == "subgradient" and convention["kinks"] >= 1
+    assert convention["text"].startswith("grad x at 1 kink (a tie, a clamp bound, a domain edge): both sides give")
+    assert reading["float64_oracle"]["no_oracle"] == NoOracle.FLOAT64_CONFIG
+    assert diagnosis["implied_verdict"] is None and "| convention (gradient_check) |" in diagnosis["signature"]["key"]
+    # a side whose gradient misses elsewhere is still named: the kink does not excuse it
+    off = diagnose_config('apitester_diag.sinc_paddle_nan(Tensor([4],"float64"), )')
+    assert off["reading"]["reading"] == Reading.PADDLE_OFF

@@ -81,6 +81,10 @@ def convention_shown(convention: dict | None) -> dict | None:
             text = _("Paddle raises %(error)s where Torch returns") % {"error": error}
     elif kind == ConventionKind.DTYPE:
         text = _("dtype: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
+    elif kind == ConventionKind.SUBGRADIENT:
+        paddle, torch = _("a subgradient"), _("another subgradient")
+        text = _("at %(n)s kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives and "
+                 "differ: each side picks its own subgradient") % {"n": convention.get("kinks", "?")}
     elif kind == ConventionKind.GRADIENT:
         paddle, torch = _gradient_part_text(paddle), _gradient_part_text(torch)
         text = _("gradients equal on their Hermitian part; outside it Paddle returns %(paddle)s, Torch "
@@ -89,7 +93,7 @@ def convention_shown(convention: dict | None) -> dict | None:
         text = _("shape: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
     kinds = {ConventionKind.DTYPE: _("dtype"), ConventionKind.SHAPE: _("shape"),
              ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties"),
-             ConventionKind.GRADIENT: _("gradient convention")}
+             ConventionKind.GRADIENT: _("gradient convention"), ConventionKind.SUBGRADIENT: _("subgradient at a kink")}
     return {"kind": kind, "kind_text": kinds.get(kind, kind), "paddle": paddle, "torch": torch, "text": text,
             "key": convention.get("key", "")}
 
