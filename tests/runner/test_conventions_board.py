@@ -69,3 +69,22 @@ def test_a_gradient_convention_on_the_task_page_and_api(client):
     assert "两边梯度的 Hermitian 部分相同；此外 Paddle 返回仅 Hermitian 部分，Torch 返回Hermitian 部分之外的分量" in zh
     [failure] = client.get("/api/tasks/146").json()["diagnosis"]["distinct_failures"]
     assert failure["reading"] == "convention" and failure["convention"]["kind"] == "gradient"
+
+
+def test_a_subgradient_convention_reads_in_both_languages():
+    from django.utils import translation
+
+    from apitester.vocab import ConventionKind
+    from tracker.selectors.diagnoses import convention_shown
+
+    convention = {"kind": ConventionKind.SUBGRADIENT.value, "paddle": "a subgradient", "torch": "another subgradient",
+                  "kinks": 2, "key": "subgradient: grad x"}
+    with translation.override("en"):
+        shown = convention_shown(convention)
+    assert shown["kind_text"] == "subgradient at a kink"
+    assert shown["text"] == ("at 2 kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives "
+                             "and differ: each side picks its own subgradient")
+    with translation.override("zh-hans"):
+        shown = convention_shown(convention)
+    assert shown["kind_text"] == "不可导点的次梯度" and shown["paddle"] == "一个次梯度"
+    assert shown["text"].startswith("在 2 个不可导点（相等值、截断边界）上")
