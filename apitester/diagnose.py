@@ -79,10 +79,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
     final = shrunk.final
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
-    check = _gradient_check(final.config, final_draw, final.failure.direction)
-    reading = read_with_gradient_check(_plain(final.reading), check)
-    if _unsettled(reading) and (final.config, str(final_draw)) != (config, str(start_draw)):
-        reading, check = _read_on_reported(reading, check, config, start, start_draw)
+    reading, check = _final_reading(final, final_draw, config, start, start_draw)
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
                   oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
     result["repro"] = _repro(final.config, final_draw)
@@ -143,6 +140,16 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
     return {"output": output, "reading": Reading.CONVENTION, "convention": convention,
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+
+
+def _final_reading(final, final_draw, config: str, start, start_draw) -> tuple[dict, dict | None]:
+    """The shrunk failure's reading with its gradient check's word, or the reported config's where the shrunk one
+    leaves a gradient unsettled; and the check that gave it."""
+    check = _gradient_check(final.config, final_draw, final.failure.direction)
+    reading = read_with_gradient_check(_plain(final.reading), check)
+    if _unsettled(reading) and (final.config, str(final_draw)) != (config, str(start_draw)):
+        reading, check = _read_on_reported(reading, check, config, start, start_draw)
+    return reading, check
 
 
 def _unsettled(reading: dict) -> bool:

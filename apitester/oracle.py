@@ -637,11 +637,11 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     reference and the input is small: the side whose float64 gradient alone misses it is off."""
     if reading.get("no_oracle") not in (NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG) or not reference.exists:
         return reading
-    conventions = [a.reason for a in reference.spec.visible_adaptations if a.kind == AdaptationKind.GRADIENT_CONVENTION]
     project = _gradient_part(reference)
-    if conventions and project is None:  # which gradient the API defines is a declared convention, not a value
+    convention = _declared_convention(reference)
+    if convention and project is None:  # which gradient the API defines is a declared convention, not a value
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: a declared gradient "
-                                     f"convention ({conventions[0]})"}
+                                     f"convention ({convention})"}
     leaves = [t for t in input_tensors(reference.high_inputs) if t.dtype in ex.FLOATING]
     if j >= len(leaves):
         return reading
@@ -659,11 +659,7 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
         return reading
     part, whole = "", {}
     if project is not None:  # compared on the part of the gradient the API defines (the declared convention)
-        shape = leaves[j].array.shape
-        numeric = np.asarray(project(numeric.reshape(shape))).reshape(-1)
-        kinks = np.asarray(project(kinks.reshape(shape).astype(np.float64))).reshape(-1) != 0
-        whole = {side: np.asarray(v).reshape(shape) for side, v in high.items()}
-        high = {side: project(v) for side, v in whole.items()}
+        numeric, kinks, whole, high = _on_part(project, leaves[j].array.shape, numeric, kinks, high)
         part = f" on the gradients' {project.name} (the declared gradient convention)"
     if kinks.all():
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: a kink (clamp, tie, domain "
@@ -676,6 +672,13 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
         left_out = f"; {int(kinks.sum())} element(s) at a kink or where an output is NaN left out" if kinks.any() else ""
         return {**reading, "reason": f"{reading['reason']}; both float64 gradients match the reference's derivative "
                                      f"within gradcheck's tolerances (atol {GRAD_ATOL:g}, rtol {GRAD_RTOL:g}){left_out}"}
+    return _side_reading(reading, reference, match, high, numeric, use, part)
+
+
+def _side_reading(reading: dict, reference: Reference, match: dict, high: dict, numeric: np.ndarray,
+                  use: np.ndarray, part: str) -> dict:
+    """settle_gradient's reading once a side misses the reference's derivative: who, each side's error, why."""
+    kinks = ~use
     name = (Reading.BOTH_OFF if not (match["paddle"] or match["torch"])
             else Reading.TORCH_OFF if match["paddle"] else Reading.PADDLE_OFF)
     target = numeric[use]
@@ -697,6 +700,21 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     if part:
         out["evidence"] += part
     return out
+
+
+def _declared_convention(reference: Reference) -> str:
+    """The reason of the spec's first gradient_convention adaptation, or ""."""
+    return next((a.reason for a in reference.spec.visible_adaptations
+                 if a.kind == AdaptationKind.GRADIENT_CONVENTION), "")
+
+
+def _on_part(project: "_Projection", shape, numeric: np.ndarray, kinks: np.ndarray, high: dict):
+    """The derivative, its kinks and both sides' gradients projected on the part the API defines; and the sides'
+    whole gradients (for the convention reading)."""
+    numeric = np.asarray(project(numeric.reshape(shape))).reshape(-1)
+    kinks = np.asarray(project(kinks.reshape(shape).astype(np.float64))).reshape(-1) != 0
+    whole = {side: np.asarray(v).reshape(shape) for side, v in high.items()}
+    return numeric, kinks, whole, {side: project(v) for side, v in whole.items()}
 
 
 def gradient_convention_reading(reading: dict, project: "_Projection", whole: dict, numeric: np.ndarray) -> dict:
