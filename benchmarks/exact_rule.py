@@ -22,7 +22,7 @@ from pathlib import Path
 import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from runner import TASK_TO_CONFIG_API, default_seed  # noqa: E402  (the board seed's tasks, one definition)
+from runner import cpu_tasks, default_seed  # noqa: E402  (the board seed's tasks, one definition)
 
 RULES = ("exact", "within_tolerance", "fails")
 
@@ -50,17 +50,6 @@ def summary(rows: list[dict]) -> dict:
     for counts in by_api.values():
         total.update(counts)
     return {"total": total, "by_api": by_api, "ulps": ulps, "closer": closer, "unstable": unstable}
-
-
-def cpu_tasks(seed: Path) -> list[tuple[int, str]]:
-    """(task number, config API) of every CPU task of the board seed, in task order."""
-    tasks = []
-    for line in seed.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if len(cells) >= 3 and cells[0].strip().isdigit() and cells[2].strip() == "CPU":
-            api = cells[1].strip()
-            tasks.append((int(cells[0]), TASK_TO_CONFIG_API.get(api, api)))
-    return sorted(tasks)
 
 
 def readings_ratio(rows: list[dict]) -> tuple[float, float, float]:
@@ -113,7 +102,7 @@ def lines_of(rows: list[dict], top: int, seed: Path, markdown: bool) -> list[str
     out.append("")
     if markdown:
         out += ["| No. | API | exact | within tolerance | failing | no comparison |", "|---|---|---|---|---|---|"]
-    for number, api in cpu_tasks(seed):
+    for number, _, api in cpu_tasks(seed):
         c = s["by_api"].get(api, Counter())
         if markdown:
             out.append(f"| {number} | `{api}` | {c['exact']} | {c['within_tolerance']} | {c['fails']} | "

@@ -29,7 +29,7 @@ import django  # noqa: E402
 django.setup()
 
 from apitester.pool import WorkerPool  # noqa: E402
-from runner import TASK_TO_CONFIG_API, default_seed, reports_root  # noqa: E402
+from runner import cpu_tasks, default_seed, reports_root  # noqa: E402
 from tracker.selectors.releases import describe, fixed_in  # noqa: E402
 from tracker.vocab import FixedInKind  # noqa: E402
 from tracker.services import paddle_envs  # noqa: E402
@@ -37,12 +37,7 @@ from tracker.services import paddle_envs  # noqa: E402
 
 def one_config_per_cpu_task(seed: Path) -> list[tuple[str, str]]:
     """[(task label, config)] — the first report config of each CPU task's API."""
-    tasks = []
-    for line in seed.read_text(encoding="utf-8").splitlines():
-        cells = line.split("\t")
-        if len(cells) >= 3 and cells[0].strip().isdigit() and cells[2].strip() == "CPU":
-            api = cells[1].strip()
-            tasks.append((f"No.{cells[0].strip()} {api}", TASK_TO_CONFIG_API.get(api, api)))
+    tasks = [(f"No.{number} {api}", config_api) for number, api, config_api in cpu_tasks(seed)]
     first: dict[str, str] = {}
     for line in (reports_root() / "reports" / "ci_ce_cpu" / "error_config.txt").read_text(encoding="utf-8").splitlines():
         line = line.strip()

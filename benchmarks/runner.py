@@ -44,14 +44,19 @@ def default_seed() -> Path:
     raise SystemExit("board seed not found: pass --seed-file")
 
 
-def cpu_task_apis(seed: Path) -> set[str]:
-    apis = set()
+def cpu_tasks(seed: Path) -> list[tuple[int, str, str]]:
+    """(task number, the seed's API, the reports' config API) of every CPU task of the board seed, in task order."""
+    tasks = []
     for line in seed.read_text(encoding="utf-8").splitlines():
         cells = line.split("\t")
         if len(cells) >= 3 and cells[0].strip().isdigit() and cells[2].strip() == "CPU":
             api = cells[1].strip()
-            apis.add(TASK_TO_CONFIG_API.get(api, api))
-    return apis
+            tasks.append((int(cells[0]), api, TASK_TO_CONFIG_API.get(api, api)))
+    return sorted(tasks)
+
+
+def cpu_task_apis(seed: Path) -> set[str]:
+    return {config_api for _, _, config_api in cpu_tasks(seed)}
 
 
 def cpu_task_configs(seed: Path) -> list[str]:
