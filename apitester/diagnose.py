@@ -47,7 +47,9 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                                    "against"?: "own_forward" | "reference",
                                    "paddle"?: {"matches": bool | None, "max_abs"?, "error"?,
                                                "outputs"?: {"grad x": {"match", "miss", "unresolved", "kinks",
-                                                                       "missed_at", "first_miss"}}},
+                                                                       "missed_at", "first_miss",
+                                                                       "first_kink": {"index", "analytic",
+                                                                                      "left", "right"}}}},
                                    "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
                                    "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
          "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
@@ -133,10 +135,13 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
     if not all(s.get("kinks") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
         return reading
     kinks = sides["paddle"]["kinks"]
+    (paddle, p_value), (torch, t_value) = (subgradient_choice(sides[side].get("first_kink")) for side in ("paddle", "torch"))
+    if paddle == torch:  # the first kink alone does not tell them apart: say what both do
+        paddle, torch = "a subgradient", "another subgradient"
     text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
-            "give a subgradient (between the one-sided derivatives) and they pick different ones")
-    convention = {"kind": ConventionKind.SUBGRADIENT, "paddle": "a subgradient", "torch": "another subgradient",
-                  "kinks": kinks, "text": text, "key": f"subgradient: {output}"}
+            f"give a subgradient (between the one-sided derivatives): Paddle {paddle}{p_value}, Torch {torch}{t_value}")
+    convention = {"kind": ConventionKind.SUBGRADIENT, "paddle": paddle, "torch": torch,
+                  "kinks": kinks, "text": text, "key": f"subgradient: {paddle} vs {torch}"}
     return {"output": output, "reading": Reading.CONVENTION, "convention": convention,
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
@@ -150,6 +155,24 @@ def _final_reading(final, final_draw, config: str, start, start_draw) -> tuple[d
     if _unsettled(reading) and (final.config, str(final_draw)) != (config, str(start_draw)):
         reading, check = _read_on_reported(reading, check, config, start, start_draw)
     return reading, check
+
+
+SUBGRADIENT_RULES = ("the left derivative", "the right derivative", "the mean of the one-sided derivatives")
+
+
+def subgradient_choice(kink: dict | None) -> tuple[str, str]:
+    """Which subgradient a side's gradient is at a kink (the check's ``first_kink``: its value and the one-sided
+    derivatives of its own forward there) -- one of SUBGRADIENT_RULES or "another value between them" -- and the
+    values, for the text: max(x, y) at x == y in x has left derivative 0 and right 1 (times the output's
+    gradient); Torch gives their mean."""
+    try:
+        value, left, right = (float(kink[k]) for k in ("analytic", "left", "right"))
+    except (TypeError, ValueError, KeyError):
+        return "a subgradient", ""
+    for name, target in zip(SUBGRADIENT_RULES, (left, right, (left + right) / 2)):
+        if abs(value - target) <= 1e-5 + 1e-3 * abs(target):  # gradcheck's tolerances, as the check's match
+            return name, f" ({value:.4g})"
+    return "another value between them", f" ({value:.4g} between {left:.4g} and {right:.4g})"
 
 
 def _unsettled(reading: dict) -> bool:

@@ -1065,7 +1065,8 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
         f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
         for position, (leaf, grad, label) in enumerate(zip(leaves, analytic.grads, analytic.grad_labels)):
             have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
-            out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None}
+            out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None,
+                   "first_kink": None}
             flat = leaf.array.reshape(-1)
             for j in range(flat.size):
                 if reference is not None:
@@ -1079,6 +1080,9 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
                     d = _derivative_at(name, prepared, high, grad_of, frozen, flat, j, f0, budget)
                     verdict = judge(float(have[j]), d)
                     out["kinks"] += d.kink
+                    if d.kink and out["first_kink"] is None:  # which subgradient the side chose there
+                        out["first_kink"] = {"index": _index(leaf.array.shape, j), "analytic": encode_float(have[j]),
+                                             "left": encode_float(d.backward.value), "right": encode_float(d.forward.value)}
                     numeric = _numeric_summary(d)
                     if d.central is not None and math.isfinite(have[j]):
                         worst = max(worst, abs(float(have[j]) - d.central))

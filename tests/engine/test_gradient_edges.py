@@ -288,17 +288,36 @@ def test_gradients_equal_on_the_defined_part_read_as_a_gradient_convention_namin
 
 def test_gradients_that_differ_only_at_kinks_read_as_a_subgradient_convention():
     """|x| at an exact 0: Paddle's gradient is 0, this Torch side's +1; both lie between the one-sided derivatives
-    (-1 and +1), so the strict failure is a choice of subgradient (Paddle 3.0.0's minimum/maximum give a tie's
-    gradient to one input, Torch splits it), read as a convention naming both, never a side off."""
+    (-1 and +1), so the strict failure is a choice of subgradient (Paddle 3.0.0's maximum gives a tie's gradient
+    to one input -- the left derivative -- while Torch splits it -- their mean), read as a convention naming both
+    rules, never a side off."""
     diagnosis = json.loads(json.dumps(diagnose_config('apitester_diag.abs_subgradients(Tensor([6],"float64"), )')))
     assert diagnosis["verdict"]["strict_status"] == "accuracy_error" and diagnosis["verdict"]["output"] == "grad x"
     reading = diagnosis["reading"]
     assert (reading["reading"], reading["oracle"]) == ("convention", "gradient_check")
     convention = reading["convention"]
     assert convention["kind"] == "subgradient" and convention["kinks"] >= 1
-    assert convention["text"].startswith("grad x at 1 kink (a tie, a clamp bound, a domain edge): both sides give")
+    # at 0, |x| has left derivative -1 and right +1 (times the output's gradient g): Paddle's 0 is their mean,
+    # this Torch side's +g the right derivative; the key leaves the values out, so configs group by the rules
+    assert (convention["paddle"], convention["torch"]) == ("the mean of the one-sided derivatives",
+                                                          "the right derivative")
+    assert convention["key"] == "subgradient: the mean of the one-sided derivatives vs the right derivative"
+    assert convention["text"].startswith("grad x at 1 kink (a tie, a clamp bound, a domain edge): both sides give a "
+                                         "subgradient (between the one-sided derivatives): Paddle the mean of the "
+                                         "one-sided derivatives (0), Torch the right derivative (")
     assert reading["float64_oracle"]["no_oracle"] == NoOracle.FLOAT64_CONFIG
     assert diagnosis["implied_verdict"] is None and "| convention (gradient_check) |" in diagnosis["signature"]["key"]
     # a side whose gradient misses elsewhere is still named: the kink does not excuse it
     off = diagnose_config('apitester_diag.sinc_paddle_nan(Tensor([4],"float64"), )')
     assert off["reading"]["reading"] == Reading.PADDLE_OFF
+
+
+def test_a_subgradient_choice_is_named_by_the_one_sided_derivatives():
+    from apitester.diagnose import subgradient_choice
+
+    kink = {"left": 0.0, "right": 0.96}
+    assert subgradient_choice({**kink, "analytic": 0.0}) == ("the left derivative", " (0)")
+    assert subgradient_choice({**kink, "analytic": 0.96})[0] == "the right derivative"
+    assert subgradient_choice({**kink, "analytic": 0.48})[0] == "the mean of the one-sided derivatives"
+    assert subgradient_choice({**kink, "analytic": 0.2}) == ("another value between them", " (0.2 between 0 and 0.96)")
+    assert subgradient_choice(None) == ("a subgradient", "")

@@ -77,14 +77,16 @@ def test_a_subgradient_convention_reads_in_both_languages():
     from apitester.vocab import ConventionKind
     from tracker.selectors.diagnoses import convention_shown
 
-    convention = {"kind": ConventionKind.SUBGRADIENT.value, "paddle": "a subgradient", "torch": "another subgradient",
-                  "kinks": 2, "key": "subgradient: grad x"}
+    convention = {"kind": ConventionKind.SUBGRADIENT.value, "paddle": "the left derivative",
+                  "torch": "the mean of the one-sided derivatives", "kinks": 2,
+                  "key": "subgradient: the left derivative vs the mean of the one-sided derivatives"}
     with translation.override("en"):
         shown = convention_shown(convention)
     assert shown["kind_text"] == "subgradient at a kink"
-    assert shown["text"] == ("at 2 kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives "
-                             "and differ: each side picks its own subgradient")
+    assert shown["text"] == ("at 2 kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives: "
+                             "Paddle gives the left derivative, Torch the mean of the one-sided derivatives")
     with translation.override("zh-hans"):
         shown = convention_shown(convention)
-    assert shown["kind_text"] == "不可导点的次梯度" and shown["paddle"] == "一个次梯度"
-    assert shown["text"].startswith("在 2 个不可导点（相等值、截断边界）上")
+    assert shown["kind_text"] == "不可导点的次梯度" and shown["paddle"] == "左导数"
+    assert shown["text"] == ("在 2 个不可导点（相等值、截断边界）上，两边梯度都在单侧导数之间：Paddle 取左导数，"
+                             "Torch 取左右导数的平均值")

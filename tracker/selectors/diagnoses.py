@@ -60,6 +60,14 @@ def _gradient_part_text(engine_text: str) -> str:
             "more than the Hermitian part": _("more than the Hermitian part")}.get(engine_text, engine_text)
 
 
+def _subgradient_text(engine_text: str) -> str:
+    """apitester.diagnose.subgradient_choice's words for one side."""
+    return {"the left derivative": _("the left derivative"), "the right derivative": _("the right derivative"),
+            "the mean of the one-sided derivatives": _("the mean of the one-sided derivatives"),
+            "another value between them": _("another value between them"), "a subgradient": _("a subgradient"),
+            "another subgradient": _("another subgradient")}.get(engine_text, engine_text)
+
+
 def convention_shown(convention: dict | None) -> dict | None:
     """A convention reading (apitester.conventions) for the page: its kind's name, both behaviours and the
     sentence naming them, in the page's language (dtypes, shapes and error messages stay as the engine wrote them)."""
@@ -82,9 +90,10 @@ def convention_shown(convention: dict | None) -> dict | None:
     elif kind == ConventionKind.DTYPE:
         text = _("dtype: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
     elif kind == ConventionKind.SUBGRADIENT:
-        paddle, torch = _("a subgradient"), _("another subgradient")
-        text = _("at %(n)s kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives and "
-                 "differ: each side picks its own subgradient") % {"n": convention.get("kinks", "?")}
+        paddle, torch = _subgradient_text(paddle), _subgradient_text(torch)
+        text = _("at %(n)s kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives: "
+                 "Paddle gives %(paddle)s, Torch %(torch)s") % {"n": convention.get("kinks", "?"), "paddle": paddle,
+                                                               "torch": torch}
     elif kind == ConventionKind.GRADIENT:
         paddle, torch = _gradient_part_text(paddle), _gradient_part_text(torch)
         text = _("gradients equal on their Hermitian part; outside it Paddle returns %(paddle)s, Torch "
