@@ -271,3 +271,34 @@ register(
          shapes_agree=_pair_shapes_agree, backward=False,
          note="test-only: y one longer than x; Paddle off by 1.5x at float32"),
 )
+
+
+# ---- an integer input cast to float16 (a reference sees past "integer inputs are exact"): 65519 rounds to 65504,
+# the largest finite float16; values from 65520 on round to inf.  Paddle's side saturates early to inf, as
+# Paddle 3.0.0's astype(int64 -> float16) did.
+def _paddle_to_half_early_inf(x):
+    import paddle
+
+    wide = x.astype("float32")  # Paddle's CPU where has no float16 kernel
+    return paddle.where(x >= 65505, paddle.full_like(wide, float("inf")), wide).astype("float16")
+
+
+def _torch_to_half(x, **_):
+    import torch
+
+    return x.to(torch.float16)
+
+
+def _ref_to_half(x, **_):
+    return np.asarray(x, dtype=np.float64).astype(np.float16)
+
+
+def _near_the_float16_limit(ctx):
+    return np.array([65000, 65519, 65504, 1, -7, 65510][: int(np.prod(ctx.shape))], dtype=np.int64).reshape(ctx.shape)
+
+
+register(
+    Spec(api="apitester_diag.int_to_half", paddle=_paddle_to_half_early_inf, torch=_torch_to_half, ref=_ref_to_half,
+         signature=_stub, domains={"x": _near_the_float16_limit}, backward=False,
+         note="test-only: int64 -> float16, Paddle's side inf from 65505 on (the correctly rounded value is 65504)"),
+)

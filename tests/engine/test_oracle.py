@@ -60,6 +60,15 @@ def test_integer_outputs_have_no_oracle():
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.EXACT_DTYPE)
 
 
+def test_integer_inputs_cast_to_float16_are_read_against_the_reference():
+    """Integer inputs used to end the oracle ("computed exactly, no rounding"); a float16 output of them rounds, and a
+    spec's reference rounds correctly: 65519 and 65510 are 65504 in float16, Paddle's side gives inf there."""
+    got = reading('apitester_diag.int_to_half(Tensor([6],"int64"), )')
+    assert (got["reading"], got["oracle"]) == (Reading.PADDLE_OFF, "reference")
+    assert got["nonfinite"]["paddle"] == "inf where the reference is finite (2 of 6 elements)"
+    assert got["torch"]["max_abs"] == 0.0
+
+
 def test_float64_configs_have_no_oracle():
     got = reading('apitester_diag.paddle_off(Tensor([6],"float64"), )')
     # paddle_off is exact at float64: the strict layer passes and nothing is read
