@@ -28,6 +28,7 @@ Everything returned is plain JSON values (floats through ``compare.encode_float`
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -714,7 +715,7 @@ def _declared_convention(reference: Reference) -> str:
                  if a.kind == AdaptationKind.GRADIENT_CONVENTION), "")
 
 
-def _on_part(project: "_Projection", shape, numeric: np.ndarray, kinks: np.ndarray, high: dict):
+def _on_part(project: "functools.partial", shape, numeric: np.ndarray, kinks: np.ndarray, high: dict):
     """The derivative, its kinks and both sides' gradients projected on the part the API defines; and the sides'
     whole gradients (for the convention reading)."""
     numeric = np.asarray(project(numeric.reshape(shape))).reshape(-1)
@@ -723,7 +724,7 @@ def _on_part(project: "_Projection", shape, numeric: np.ndarray, kinks: np.ndarr
     return numeric, kinks, whole, {side: project(v) for side, v in whole.items()}
 
 
-def gradient_convention_reading(reading: dict, project: "_Projection", whole: dict, numeric: np.ndarray) -> dict:
+def gradient_convention_reading(reading: dict, project: "functools.partial", whole: dict, numeric: np.ndarray) -> dict:
     """Both sides' gradients match the reference's derivative on the part the API defines (``Spec.gradient_part``),
     so the strict difference lies outside it: a convention (``ConventionKind.GRADIENT``) naming what each side
     returns there -- the defined part only, or a part outside it too (Torch's own split between the triangles)."""
@@ -741,28 +742,17 @@ def gradient_convention_reading(reading: dict, project: "_Projection", whole: di
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
 
 
-class _Projection:
-    """Spec.gradient_part bound to one config's non-tensor arguments (a callable on one gradient array)."""
-
-    def __init__(self, part, arguments: dict, name: str):
-        self.part, self.arguments, self.name = part, arguments, name
-
-    def __call__(self, grad: np.ndarray) -> np.ndarray:
-        return self.part(grad, **self.arguments)
-
-
-def _gradient_part(reference: Reference) -> "_Projection | None":
-    """The spec's ``gradient_part`` on this config's arguments, or None (no part declared, or it does not apply)."""
+def _gradient_part(reference: Reference) -> "functools.partial | None":
+    """The spec's ``gradient_part`` bound to this config's non-tensor arguments, its ``name`` the part's label; None
+    when no part is declared or it does not apply to these arguments (pinv without hermitian=True)."""
     part = getattr(reference.spec, "gradient_part", None)
     if part is None:
         return None
-    arguments = {k: v for k, v in reference.high_inputs.items() if not input_tensors({k: v})}
-    try:
-        if part(np.zeros((2, 2)), **arguments) is None:
-            return None
-    except TypeError:
+    project = functools.partial(part, **{k: v for k, v in reference.high_inputs.items() if not input_tensors({k: v})})
+    if project(np.zeros((2, 2))) is None:
         return None
-    return _Projection(part, arguments, getattr(part, "label", "defined part"))
+    project.name = getattr(part, "label", "defined part")
+    return project
 
 
 def reading_of(oracle: dict, output: str | None) -> dict:
