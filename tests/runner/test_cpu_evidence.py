@@ -111,6 +111,24 @@ def test_retest_on_cpu_command_and_staff_form_queue_cpu_lane_runs(client):
     assert "Diagnosis of 1 tasks queued" in response.content.decode()
 
 
+def test_a_bounded_cpu_evidence_run_takes_the_configs_up_to_a_size_and_says_the_bound(capsys):
+    """``retest --all --on-cpu --max-elements N``: every GPU task's configs of at most N input elements (the whole
+    GPU half takes hours on 2 cores); the scope names the bound; the page counts what was re-tested of all."""
+    make_task(133, "paddle.Tensor.__mul__", [FAILING_FORWARD], kernel="GPU")  # 64 elements
+    make_task(134, "paddle.logit", [PASSING[0]], kernel="GPU")  # 4 elements
+    make_task(135, "paddle.maximum", [PASSING[2]], kernel="GPU")  # 13,953 elements
+    call_command("retest", "--all", "--on-cpu", "--max-elements", "64")
+    run = TestRun.objects.get()
+    assert run.scope["max_elements"] == 64 and run.scope["tasks"] == [133, 134, 135] and run.total == 2
+    assert "2 configs of 3 GPU tasks on the cpu lane (the configs of at most 64 input elements)" in capsys.readouterr().out
+    for options, why in ((("--all", "--on-cpu", "--max-elements", "3"), "no config of these GPU tasks has at most 3"),
+                         (("--all", "--on-cpu", "--max-elements", "-1"), "a number of input elements, 0 or more"),
+                         (("--all", "--max-elements", "64"), "--max-elements bounds an --on-cpu run")):
+        with pytest.raises(CommandError, match=why):
+            call_command("retest", *options)
+    assert TestRun.objects.count() == 1
+
+
 def test_a_gpu_task_failing_on_cpu_gets_a_cpu_repro(evidence, capsys):
     mixed, _ = evidence
     assert diagnosable_tasks("task", tasks=[133]) == [mixed]

@@ -14,6 +14,8 @@ paste-ready CPU repro.
 """
 from __future__ import annotations
 
+from apitester.pool import config_elements
+
 from ..models import FailingConfig, Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
 from . import shards
@@ -47,6 +49,18 @@ def gpu_tasks(numbers) -> list[Task]:
     if cpu:
         raise RunError(f"No.{cpu[0].number} is a CPU task: re-test it on its own (cpu) lane, without --on-cpu")
     return tasks
+
+
+def configs_within(numbers, max_elements: int) -> list[int]:
+    """The ids of these GPU tasks' configs of at most ``max_elements`` input elements (a bounded CPU-evidence run:
+    42,091 GPU-task configs take hours on 2 cores, half of them over 600,000 elements); a RunError when none is."""
+    if max_elements < 0:
+        raise RunError("--max-elements is a number of input elements, 0 or more")
+    found = FailingConfig.objects.filter(task__in=gpu_tasks(numbers)).values_list("id", "config")
+    ids = sorted(config_id for config_id, text in found if config_elements(text) <= max_elements)
+    if not ids:
+        raise RunError(f"no config of these GPU tasks has at most {max_elements} input elements")
+    return ids
 
 
 def all_gpu_task_numbers() -> list[int]:

@@ -51,6 +51,9 @@ class Command(BaseCommand):
         parser.add_argument("--on-cpu", action="store_true",
                             help="GPU tasks (--task N ..., or --all for every GPU task) re-tested on the CPU lane: "
                                  "stored as the tasks' CPU evidence, never as a GPU verdict")
+        parser.add_argument("--max-elements", type=int, metavar="N",
+                            help="with --on-cpu: only the configs of at most N input elements (the run's scope "
+                                 "says the bound; the task pages count what was re-tested of all)")
         parser.add_argument("--release", metavar="X", default="",
                             help="with --on-cpu: the Paddle release to run on (default: the main environment)")
         parser.add_argument("--releases", metavar="all|X,Y",
@@ -84,6 +87,8 @@ class Command(BaseCommand):
             if not options["inline"]:
                 raise CommandError("--run needs --inline")
             return self._inline(options["run"], options)
+        if options["max_elements"] is not None and not options["on_cpu"]:
+            raise CommandError("--max-elements bounds an --on-cpu run (CPU evidence of GPU tasks)")
         if options["on_cpu"]:
             return self._on_cpu(options)
         run = self._create(options)
@@ -180,13 +185,17 @@ class Command(BaseCommand):
         numbers = options["task"] or cpu_evidence_service.all_gpu_task_numbers()
         make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
                 else cpu_evidence_service.start_cpu_evidence_run)
+        bound = options["max_elements"]
         try:
-            run = make(numbers, requested_by="retest command", release=options["release"],
+            configs = None if bound is None else cpu_evidence_service.configs_within(numbers, bound)
+            run = make(numbers, requested_by="retest command", release=options["release"], configs=configs,
+                       extra_scope=None if bound is None else {"max_elements": bound},
                        paddle_flags=options["paddle_flags"])
         except run_service.RunError as exc:
             raise CommandError(str(exc))
-        self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane "
-                          "(CPU evidence, not a GPU verdict)")
+        within = "" if bound is None else f" (the configs of at most {bound} input elements)"
+        self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane"
+                          f"{within} (CPU evidence, not a GPU verdict)")
         self.stdout.flush()
         if options["inline"]:
             return self._inline(run.pk, options)
