@@ -1180,9 +1180,11 @@ def _evidence(label: str, off: str, result: dict) -> str:
     source = "a reference derivative" if result.get("against") == "reference" else "its own float64 forward's"
     total = o[MATCH] + o[MISS] + o[UNRESOLVED]
     kinks = f", {t['kinks']} at a kink" if t.get("kinks") else ""
+    chosen = (f" (the elements judged: where the two gradients differ most, of {result['chosen']['of']})"
+              if result.get("chosen") else "")
     return (f"float64 gradient check of {label}: {off.capitalize()}'s gradient misses {source} derivative at "
             f"{o[MISS]} of {total} elements (at {miss.get('index')}: {_num(miss.get('analytic'))} where "
-            f"{want}); {other.capitalize()}'s matches at {t[MATCH]} of {total}{kinks}")
+            f"{want}); {other.capitalize()}'s matches at {t[MATCH]} of {total}{kinks}{chosen}")
 
 
 def _num(value) -> str:

@@ -20,6 +20,13 @@ elements``:
 
 The work left is divided among the workers, and the run cannot end before its longest single config does. The
 range: the run's factor from the lower and upper quartiles of the done configs' measured/predicted ratios.
+
+A config also costs the run time outside its worker (handing it out, storing its verdict): nothing beside a
+second-long config, most of the wall time of a run of small ones (the GPU tasks' CPU evidence up to 1e5 elements:
+0.03 s in the worker, ~0.13 s of wall time each, and the page said 2 minutes left of 25). Given the wall time the
+done results span (``elapsed``), that overhead is measured -- the worker-seconds the span held beyond the results'
+own seconds, per result, over the run's latest results (a run that waited for a worker between two results is
+not charged for the wait) -- and charged to every config left.
 """
 from __future__ import annotations
 
@@ -195,18 +202,28 @@ def _wall(costs: list[float], workers: int) -> float:
     return max(sum(costs) / max(1, workers), max(costs))
 
 
+def per_config_overhead(done: Sequence[Done], workers: int, elapsed: float | None) -> float:
+    """The seconds of a worker's time each done result took beyond its own (handing out, storing): the worker-seconds
+    ``elapsed`` (the wall time from the first result's start to the last one's end) held, less the results' seconds,
+    per result; 0 without a span."""
+    if not elapsed or not done:
+        return 0.0
+    return max(0.0, elapsed * max(1, workers) - sum(d.seconds for d in done)) / len(done)
+
+
 def remaining_seconds(done: Iterable[Done], left: Iterable[Left], workers: int,
-                      profile: Profile | None = None) -> Estimate | None:
-    """The seconds the run still needs (low, expected, high), or None before any result (nothing to stand on)."""
+                      profile: Profile | None = None, overhead: float = 0.0) -> Estimate | None:
+    """The seconds the run still needs (low, expected, high), or None before any result (nothing to stand on).
+    ``overhead``: what each config left costs beyond its own seconds (``per_config_overhead``)."""
     done, left = list(done), list(left)
     if not left:
         return Estimate(0.0, 0.0, 0.0, len(done))
     if not done:
         return None
     profile = profile if profile is not None else Profile()
-    low, expected, high = (_wall([costs(item) for item in left], workers)
+    low, expected, high = (_wall([costs(item) + overhead for item in left], workers)
                            for costs in (Costs(done, profile, 0.25), Costs(done, profile), Costs(done, profile, 0.75)))
     return Estimate(min(low, expected), expected, max(high, expected), len(done))
 
 
-__all__ = ["Costs", "Done", "Estimate", "InRun", "Left", "Profile", "fit", "remaining_seconds"]
+__all__ = ["Costs", "Done", "Estimate", "InRun", "Left", "Profile", "fit", "per_config_overhead", "remaining_seconds"]

@@ -45,6 +45,8 @@ def test_a_nan_gradient_at_one_element_among_many_names_that_side():
     assert check["paddle"]["outputs"]["grad x"]["missed_at"] == [0]
     assert check["torch"]["outputs"]["grad x"]["miss"] == 0
     assert check["side_off"] == "paddle" and check["side_off_by_output"] == {"grad x": "paddle"}
+    assert check["evidence"]["grad x"].endswith(f"Torch's matches at 1 of 1 (the elements judged: where the two "
+                                                f"gradients differ most, of {LARGE})")
 
 
 def test_a_gradient_off_everywhere_is_judged_on_the_chosen_elements_only():

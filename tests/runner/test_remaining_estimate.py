@@ -113,3 +113,36 @@ def test_a_size_the_profile_has_not_seen_is_costed_from_the_nearest_smaller_size
     assert profile.predict("paddle.add", 2 ** 20) == pytest.approx(1.0 * 2 ** 20 / 2 ** 16.5, rel=1e-6)
     assert profile.predict("paddle.add", 10) == pytest.approx(0.01)  # smaller than any: the smallest bin's
     assert profile.predict("paddle.other", 10) is None
+
+
+def test_what_a_config_costs_outside_its_worker_is_charged_to_every_config_left():
+    """Small configs: 0.01 s in the worker, 0.1 s of wall time each (handing out, storing the verdict). Costed by their
+    own seconds alone, 1,000 left would take 10 s; they take 100 s."""
+    from tracker.estimate import per_config_overhead
+
+    done = [Done("a", 10, 0.01)] * 100
+    assert per_config_overhead(done, workers=1, elapsed=10.0) == pytest.approx(0.09)
+    assert per_config_overhead(done, workers=2, elapsed=10.0) == pytest.approx(0.19)
+    assert per_config_overhead(done, workers=1, elapsed=0.5) == 0.0  # never negative
+    assert per_config_overhead(done, workers=1, elapsed=None) == 0.0
+    left = [Left("a", 10)] * 1000
+    assert remaining_seconds(done, left, workers=1, overhead=0.09).expected == pytest.approx(100.0, rel=0.05)
+
+
+@pytest.mark.django_db
+def test_the_api_measures_the_overhead_from_when_the_latest_results_were_stored(client, settings):
+    from datetime import timedelta
+
+    from tracker.models import FailingConfig
+
+    settings.RUNNER_WORKERS = 1
+    configs = [f'paddle.exp(Tensor([{n}],"float32"), )' for n in range(1, 41)]
+    make_task(11, "paddle.exp", configs)
+    run = create_run("task", tasks=[11], lane="cpu")
+    TestRun.objects.filter(pk=run.pk).update(state=TestRun.State.RUNNING, started_at=timezone.now())
+    start = timezone.now() - timedelta(minutes=5)
+    for i, fc in enumerate(FailingConfig.objects.filter(config__in=configs[:20]).order_by("id")):
+        result = ConfigResult.objects.create(run=run, failing_config=fc, task=fc.task, status="pass", seconds=0.01)
+        ConfigResult.objects.filter(pk=result.pk).update(created=start + timedelta(seconds=0.1 * (i + 1)))
+    # 20 results over 2 s of wall time, 0.01 s each in the worker: the 20 left take about 2 s, not 0.2 s
+    assert client.get(f"/api/runs/{run.pk}").json()["eta_seconds"] == pytest.approx(2.0, rel=0.1)

@@ -14,7 +14,7 @@ from apitester import known as known_failures
 from apitester.known import describe as describe_stale
 from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
 
-from ..estimate import Done, Estimate, Left, Profile, remaining_seconds
+from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
 from ..vocab import (
@@ -145,13 +145,15 @@ def remaining_estimate(run: TestRun) -> Estimate | None:
     results so far calibrate it (tracker/estimate.py); None before its first result, or when it is not running."""
     if run.state != TestRun.State.RUNNING:
         return None
-    done_ids, done = set(), []
-    for config_id, text, number, api, seconds in (ConfigResult.objects.filter(run=run)
-                                                  .values_list("failing_config_id", "failing_config__config",
-                                                               "failing_config__task__number",
-                                                               "failing_config__task__api", "seconds")):
+    done_ids, done, spans = set(), [], []
+    for config_id, text, number, api, seconds, created in (ConfigResult.objects.filter(run=run)
+                                                           .values_list("failing_config_id", "failing_config__config",
+                                                                        "failing_config__task__number",
+                                                                        "failing_config__task__api", "seconds",
+                                                                        "created")):
         done_ids.add(config_id)
         done.append(Done(number, _config_size(text)[0], seconds or 0.0, api))
+        spans.append((created, seconds or 0.0, done[-1]))
     if not done:
         return None
     workers = max(1, settings.RUNNER_WORKERS) * max(1, len(set(
@@ -169,7 +171,19 @@ def remaining_estimate(run: TestRun) -> Estimate | None:
         if config_id not in done_ids:
             elements, nbytes = _config_size(text)
             left.append(Left(number, elements, api, cap=budget.for_elements(elements), skipped=nbytes > memory))
-    return remaining_seconds(done, left, workers, _cost_profile())
+    return remaining_seconds(done, left, workers, _cost_profile(), overhead=_recent_overhead(spans, workers))
+
+
+OVERHEAD_WINDOW = 500  # the latest results the per-config overhead is measured over
+
+
+def _recent_overhead(spans: list, workers: int) -> float:
+    """The seconds each of the latest results took beyond its own (estimate.per_config_overhead), from the wall time
+    between the first of them starting and the last one ending."""
+    recent = sorted(spans, key=lambda s: s[0])[-OVERHEAD_WINDOW:]
+    began = min(created - timedelta(seconds=seconds) for created, seconds, _ in recent)
+    elapsed = (recent[-1][0] - began).total_seconds()
+    return per_config_overhead([d for *_, d in recent], workers, elapsed)
 
 
 def advertised_releases() -> list[str]:
