@@ -33,7 +33,12 @@ def _setup() -> None:
 
 
 def _seconds(run) -> float | None:
-    return (run.finished_at - run.started_at).total_seconds() if run.started_at and run.finished_at else None
+    """Started to finished, or to the latest verdict of a run still running or stopped."""
+    from tracker.models import ConfigResult
+
+    end = run.finished_at or (ConfigResult.objects.filter(run=run).order_by("-created")
+                              .values_list("created", flat=True).first())
+    return (end - run.started_at).total_seconds() if run.started_at and end else None
 
 
 def evidence_main(args) -> list[str]:

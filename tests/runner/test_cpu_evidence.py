@@ -123,10 +123,16 @@ def test_a_bounded_cpu_evidence_run_takes_the_configs_up_to_a_size_and_says_the_
     assert "2 configs of 3 GPU tasks on the cpu lane (the configs of at most 64 input elements)" in capsys.readouterr().out
     for options, why in ((("--all", "--on-cpu", "--max-elements", "3"), "no config of these GPU tasks has at most 3"),
                          (("--all", "--on-cpu", "--max-elements", "-1"), "a number of input elements, 0 or more"),
-                         (("--all", "--max-elements", "64"), "--max-elements bounds an --on-cpu run")):
+                         (("--all", "--max-elements", "64"), "--max-elements and --smallest bound an --on-cpu"),
+                         (("--all", "--on-cpu", "--smallest", "0"), "a number of configs per task, 1 or more")):
         with pytest.raises(CommandError, match=why):
             call_command("retest", *options)
     assert TestRun.objects.count() == 1
+    # each task's smallest config: the first start's share, on demand (No.135's one config is over 64 elements)
+    call_command("retest", "--all", "--on-cpu", "--smallest", "1")
+    smallest = TestRun.objects.latest("pk")
+    assert smallest.total == 3 and smallest.scope["per_task"] == 1 and "max_elements" not in smallest.scope
+    assert "(each task's 1 smallest configs)" in capsys.readouterr().out
 
 
 def test_a_gpu_task_failing_on_cpu_gets_a_cpu_repro(evidence, capsys):

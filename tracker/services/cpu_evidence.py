@@ -63,6 +63,26 @@ def configs_within(numbers, max_elements: int) -> list[int]:
     return ids
 
 
+def bounded_configs(numbers, *, max_elements: int | None = None, smallest: int | None = None
+                    ) -> tuple[list[int] | None, dict | None]:
+    """The config ids and the scope keys of a bounded CPU-evidence run (None, None: every config): each task's
+    ``smallest`` smallest configs, or the configs of at most ``max_elements`` input elements, or both."""
+    if max_elements is None and smallest is None:
+        return None, None
+    ids, scope = None, {}
+    if smallest is not None:
+        if smallest < 1:
+            raise RunError("--smallest is a number of configs per task, 1 or more")
+        from .first_start import smallest_configs_per_task  # (first_start imports this module)
+
+        ids, scope["per_task"] = set(smallest_configs_per_task(gpu_tasks(numbers), smallest)), smallest
+    if max_elements is not None:
+        within = set(configs_within(numbers, max_elements))
+        # a task with a config within the bound has its smallest configs there too: the two never leave nothing
+        ids, scope["max_elements"] = (within if ids is None else ids & within), max_elements
+    return sorted(ids), scope
+
+
 def all_gpu_task_numbers() -> list[int]:
     return list(Task.objects.filter(kernel=Kernel.GPU).order_by("number").values_list("number", flat=True))
 

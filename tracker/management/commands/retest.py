@@ -54,6 +54,8 @@ class Command(BaseCommand):
         parser.add_argument("--max-elements", type=int, metavar="N",
                             help="with --on-cpu: only the configs of at most N input elements (the run's scope "
                                  "says the bound; the task pages count what was re-tested of all)")
+        parser.add_argument("--smallest", type=int, metavar="N",
+                            help="with --on-cpu: only each task's N smallest configs (the first start's bounded share)")
         parser.add_argument("--release", metavar="X", default="",
                             help="with --on-cpu: the Paddle release to run on (default: the main environment)")
         parser.add_argument("--releases", metavar="all|X,Y",
@@ -87,8 +89,8 @@ class Command(BaseCommand):
             if not options["inline"]:
                 raise CommandError("--run needs --inline")
             return self._inline(options["run"], options)
-        if options["max_elements"] is not None and not options["on_cpu"]:
-            raise CommandError("--max-elements bounds an --on-cpu run (CPU evidence of GPU tasks)")
+        if (options["max_elements"] is not None or options["smallest"] is not None) and not options["on_cpu"]:
+            raise CommandError("--max-elements and --smallest bound an --on-cpu run (CPU evidence of GPU tasks)")
         if options["on_cpu"]:
             return self._on_cpu(options)
         run = self._create(options)
@@ -185,15 +187,15 @@ class Command(BaseCommand):
         numbers = options["task"] or cpu_evidence_service.all_gpu_task_numbers()
         make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
                 else cpu_evidence_service.start_cpu_evidence_run)
-        bound = options["max_elements"]
+        bound, smallest = options["max_elements"], options["smallest"]
         try:
-            configs = None if bound is None else cpu_evidence_service.configs_within(numbers, bound)
+            configs, scope = cpu_evidence_service.bounded_configs(numbers, max_elements=bound, smallest=smallest)
             run = make(numbers, requested_by="retest command", release=options["release"], configs=configs,
-                       extra_scope=None if bound is None else {"max_elements": bound},
-                       paddle_flags=options["paddle_flags"])
+                       extra_scope=scope, paddle_flags=options["paddle_flags"])
         except run_service.RunError as exc:
             raise CommandError(str(exc))
-        within = "" if bound is None else f" (the configs of at most {bound} input elements)"
+        within = ((f" (each task's {smallest} smallest configs)" if smallest is not None else "")
+                  + (f" (the configs of at most {bound} input elements)" if bound is not None else ""))
         self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane"
                           f"{within} (CPU evidence, not a GPU verdict)")
         self.stdout.flush()
