@@ -19,6 +19,8 @@ engine verdict is ``pass`` only when its strict layer passes — so all of them 
 """
 from __future__ import annotations
 
+import re
+
 from enum import StrEnum
 
 
@@ -59,6 +61,17 @@ CLASSES: dict[str, frozenset[Status]] = {
 RUNNER_FAILURES = frozenset({Status.CRASH, Status.FLAKY_CRASH, Status.TIMEOUT})
 # A side of the comparison raised or could not be run: the pool hands these back as the engine gave them.
 RAISED = frozenset({Status.PADDLE_ERROR, Status.TORCH_ERROR, Status.UNSUPPORTED})
+
+# Paddle's error when a build has no kernel for the op on this device (a GPU-only fused op, a float16 kernel
+# registered for GPU alone): "(NotFound) The kernel with key (CPU, Undefined(AnyLayout), float16) of kernel
+# `roi_align` is not registered", "(NotFound) The kernel `fused_gemm_epilogue` is not registered."
+_KERNEL_NOT_REGISTERED = re.compile(r"\(NotFound\) The kernel\b.{0,200}?\bis not registered")
+
+
+def kernel_not_registered(status: str, message: str | None) -> bool:
+    """A paddle_error that says the device has no kernel for the op: on a CPU re-test of a GPU task's config it is
+    no evidence about the GPU kernel's failure -- the config cannot run on the CPU at all."""
+    return status == Status.PADDLE_ERROR and bool(_KERNEL_NOT_REGISTERED.search(message or ""))
 
 
 def status_class(status: str) -> str:

@@ -70,6 +70,30 @@ def test_cpu_results_are_evidence_never_a_gpu_verdict(evidence, client):
     assert board.lower().count("fix verified") == 1  # the chip's label, and nowhere a row says it
 
 
+NO_CPU_KERNEL = 'paddle.reciprocal(Tensor([4, 4],"float16"), )'  # Paddle registers reciprocal's float16 for GPU only
+
+
+def test_a_config_paddle_has_no_cpu_kernel_for_is_no_evidence_either_way(client):
+    """Paddle 3.3.1 raises "(NotFound) The kernel with key (CPU, …, float16) of kernel `reciprocal` is not
+    registered": the config cannot run on the CPU, which says nothing about the GPU kernel's failure -- not "fails
+    on CPU too", not a CPU repro, not a config to diagnose."""
+    from tracker.selectors.diagnoses import diagnosable_results
+
+    task = make_task(52, "paddle.reciprocal", [NO_CPU_KERNEL, FAILING_FORWARD], kernel="GPU")
+    assert execute_run(create_cpu_evidence_run([52]).pk, workers=1, options=FAST).state == "done"
+    ev = task_cpu_evidence(task)
+    assert (ev.tested, ev.fails, ev.no_cpu_kernel, ev.failing_configs) == (2, 1, 1, [FAILING_FORWARD])
+    assert ev.lines()[1] == "cannot run on CPU (Paddle has no CPU kernel for it: no evidence either way): 1 of 2"
+    assert [r.failing_config.config for r in diagnosable_results(task)] == [FAILING_FORWARD]
+    body = client.get("/api/tasks/52").json()["cpu_evidence"]
+    assert (body["no_cpu_kernel"], body["fails_on_cpu"], body["reading"]) == (1, 1, "device_independent")
+    zh = client.get("/tasks/52", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "无法在 CPU 上运行（Paddle 没有对应的 CPU kernel" in zh
+    only = make_task(53, "paddle.reciprocal", [NO_CPU_KERNEL.replace("[4, 4]", "[8]")], kernel="GPU")
+    assert execute_run(create_cpu_evidence_run([53]).pk, workers=1, options=FAST).state == "done"
+    assert task_cpu_evidence(only).reading == "no_cpu_kernel" and not diagnosable_results(only)
+
+
 def test_cpu_tasks_have_no_cpu_evidence_and_cannot_be_run_on_cpu_as_evidence(client):
     cpu = make_task(7, "paddle.clip", PASSING[1:2])
     assert task_cpu_evidence(cpu) is None

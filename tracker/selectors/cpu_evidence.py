@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from apitester.vocab import kernel_not_registered
+
 from ..models import Task
 from ..vocab import FAILING, PASSING, Kernel, Lane
 from .runs import latest_results
@@ -26,6 +28,7 @@ class CpuEvidence:
     fails: int = 0
     passes: int = 0
     other: int = 0  # no verdict (engine gap), documented difference, Torch suspect
+    no_cpu_kernel: int = 0  # Paddle has no CPU kernel for the config (GPU-only op or dtype): it cannot run here
     paddle_versions: list[str] = field(default_factory=list)
     failing_configs: list[str] = field(default_factory=list)  # at most LISTED
     passing_configs: list[str] = field(default_factory=list)
@@ -36,7 +39,9 @@ class CpuEvidence:
             return "untested"
         if self.fails and self.passes:
             return "mixed"
-        return "device_independent" if self.fails else "gpu_specific" if self.passes else "no_verdict"
+        if self.fails or self.passes:
+            return "device_independent" if self.fails else "gpu_specific"
+        return "no_cpu_kernel" if self.no_cpu_kernel and not self.other else "no_verdict"
 
     def lines(self) -> list[str]:
         """The evidence as the task page says it, one line per side that has configs."""
@@ -48,6 +53,9 @@ class CpuEvidence:
         if self.passes:
             out.append(_("passes on CPU (GPU-kernel-specific, or fixed): %(n)s of %(tested)s configs re-tested on "
                          "the CPU lane (Paddle %(versions)s)") % {**args, "n": self.passes})
+        if self.no_cpu_kernel:
+            out.append(_("cannot run on CPU (Paddle has no CPU kernel for it: no evidence either way): %(n)s of "
+                         "%(tested)s") % {**args, "n": self.no_cpu_kernel})
         if self.other:
             out.append(_("no plain verdict on CPU (engine gap, documented difference or Torch suspect): %(n)s of "
                          "%(tested)s") % {**args, "n": self.other})
@@ -56,7 +64,7 @@ class CpuEvidence:
     def as_dict(self) -> dict:
         return {
             "configs": self.configs, "tested": self.tested, "fails_on_cpu": self.fails, "passes_on_cpu": self.passes,
-            "other": self.other, "reading": self.reading, "paddle_versions": self.paddle_versions,
+            "other": self.other, "no_cpu_kernel": self.no_cpu_kernel, "reading": self.reading, "paddle_versions": self.paddle_versions,
             "text": self.lines(), "failing_configs": self.failing_configs, "passing_configs": self.passing_configs,
             "listed_at_most": LISTED,
         }
@@ -71,7 +79,9 @@ def task_cpu_evidence(task: Task) -> CpuEvidence | None:
     versions = set()
     for result in sorted(latest.values(), key=lambda r: r.failing_config_id):
         versions.add(result.run.paddle_version or result.paddle_version)
-        if result.status in FAILING:
+        if kernel_not_registered(result.status, result.message):  # not a failure of the op: it has no CPU kernel
+            evidence.no_cpu_kernel += 1
+        elif result.status in FAILING:
             evidence.fails += 1
             if len(evidence.failing_configs) < LISTED:
                 evidence.failing_configs.append(result.failing_config.config)

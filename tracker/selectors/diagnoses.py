@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from apitester.vocab import ConventionKind, Reading, ReadingSource, TieRule
+from apitester.vocab import ConventionKind, Reading, ReadingSource, TieRule, kernel_not_registered
 
 from ..models import Diagnosis, Task
-from ..vocab import FAILING, RUNNER_FAILURES, Lane
+from ..vocab import FAILING, RUNNER_FAILURES, Kernel, Lane
 from .runs import latest_results
 
 # What a diagnosis can explain: a value, dtype, shape or error failure of the strict layer. A crash or a
@@ -25,7 +25,10 @@ DIAGNOSABLE = FAILING - RUNNER_FAILURES
 def diagnosable_results(task: Task) -> list:
     """The task's newest CPU verdicts that fail strictly: what services/diagnoses.py diagnoses and what the
     page counts as "failing configs" (diagnoses run on this host's main env, the CPU lane)."""
-    return [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
+    found = [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
+    if task.kernel == Kernel.GPU:  # a GPU-only op or dtype has no CPU kernel: nothing about the GPU failure to shrink
+        found = [r for r in found if not kernel_not_registered(r.status, r.message)]
+    return found
 
 
 def reading_text(reading: str, source: str | None = None) -> str:
