@@ -69,6 +69,21 @@ def test_integer_inputs_cast_to_float16_are_read_against_the_reference():
     assert got["torch"]["max_abs"] == 0.0
 
 
+def test_a_cast_over_the_references_size_reads_too_large_and_shrinks_to_a_reading(monkeypatch):
+    """Paddle 3.0.0's cast(Tensor([20, 500, 4], "int32"), float16) read cannot_upcast for good: 40,000 elements are
+    over the reference's bound, and "an argument fixes the output dtype" stopped shrinking from trying a smaller
+    candidate. Over the bound it reads too_large, and the diagnosis reads a candidate the reference runs on."""
+    from apitester import oracle
+
+    monkeypatch.setattr(oracle, "REF_MAX_ELEMENTS", 4)
+    got = reading('apitester_diag.int_to_half(Tensor([6],"int64"), )')
+    assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.TOO_LARGE)
+    assert got["reason"].startswith("the upcast run gives float16 (paddle) / float16 (torch)")
+    diagnosis = diagnose_config('apitester_diag.int_to_half(Tensor([6],"int64"), )')
+    assert diagnosis["shrink"]["elements_after"] <= 4
+    assert (diagnosis["reading"]["reading"], diagnosis["reading"]["oracle"]) == (Reading.PADDLE_OFF, "reference")
+
+
 def test_float64_configs_have_no_oracle():
     got = reading('apitester_diag.paddle_off(Tensor([6],"float64"), )')
     # paddle_off is exact at float64: the strict layer passes and nothing is read
