@@ -3,6 +3,7 @@
     python benchmarks/every_config.py run OUT.jsonl [--python ENV/bin/python] [--minutes M] [--workers 1]
     python benchmarks/every_config.py report A.jsonl [B.jsonl]      # B: a second release, for "fixed in"
     python benchmarks/every_config.py strict-failures A.jsonl > F.txt  # input of diagnosis.py --configs
+    python benchmarks/every_config.py reproduction A.jsonl            # the report's failures that fail on A too
 
 ``run``: the configs of reports/ci_ce_cpu/error_config.txt whose API is a CPU task of the board seed (the
 set benchmarks/runner.py and diagnosis.py read), through apitester.pool.WorkerPool (the runner's pool and
@@ -34,7 +35,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from apitester.pool import TimeBudget, WorkerPool, config_elements, default_memory_budget  # noqa: E402
-from apitester.vocab import is_failing  # noqa: E402
+from apitester.vocab import FAILING, PASSING, is_failing  # noqa: E402
 from diagnosis import cpu_task_configs  # noqa: E402  (one definition of the CPU-task config set)
 from runner import default_seed  # noqa: E402
 
@@ -152,6 +153,27 @@ def strict_failures_main(args) -> int:
     return 0
 
 
+def reproduction_main(args) -> int:
+    """Of the report's failing configs run on one release (its run OUT.jsonl), how many fail there too: the final
+    verdict in FAILING reproduces, in PASSING does not, anything else (by design, Torch suspect, no verdict) is not
+    judged -- the rule of tracker.selectors.reported.task_reproduction, per API and over all."""
+    by_api: dict[str, Counter] = defaultdict(Counter)
+    for v in load(args.first).values():
+        by_api[v["api"]]["reproduced" if v["status"] in FAILING else "not" if v["status"] in PASSING else "no_verdict"] += 1
+    total = sum(by_api.values(), Counter())
+    judged = total["reproduced"] + total["not"]
+    print(f"{sum(total.values())} configs: {total['reproduced']} of {judged} judged reproduce "
+          f"({100 * total['reproduced'] / max(judged, 1):.1f} %); {total['no_verdict']} without a plain verdict")
+    shapes = Counter("all" if c["not"] == 0 and c["reproduced"] else "none" if c["reproduced"] == 0 and c["not"] else
+                     "some" if c["reproduced"] else "no plain verdict" for c in by_api.values())
+    print(f"APIs: {len(by_api)}; every judged config reproduces {shapes['all']}, none {shapes['none']}, some "
+          f"{shapes['some']}, no plain verdict {shapes['no plain verdict']}")
+    for api, c in sorted(by_api.items(), key=lambda kv: (kv[1]["reproduced"] / max(kv[1]["reproduced"] + kv[1]["not"], 1), kv[0])):
+        print(f"  {api}: {c['reproduced']} / {c['reproduced'] + c['not']}" + (f", {c['no_verdict']} no plain verdict"
+                                                                              if c["no_verdict"] else ""))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -172,8 +194,11 @@ def main(argv=None) -> int:
     report.add_argument("second", nargs="?")
     failures = sub.add_parser("strict-failures")
     failures.add_argument("first")
+    reproduced = sub.add_parser("reproduction")
+    reproduced.add_argument("first")
     args = p.parse_args(argv)
-    return {"run": run_main, "report": report_main, "strict-failures": strict_failures_main}[args.command](args)
+    return {"run": run_main, "report": report_main, "strict-failures": strict_failures_main,
+            "reproduction": reproduction_main}[args.command](args)
 
 
 if __name__ == "__main__":
