@@ -1022,11 +1022,9 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
         return {"ran": False, "reason": "no output differentiable on both sides"}
     high = upcast(materialised)
     high_grad_of = {i: g.astype(np.float64) for i, g in grad_of.items()}
-    chosen = None
-    if count > GRADCHECK_MAX_ELEMENTS:
-        chosen = differing_elements(prepared, high, high_grad_of)
-        if isinstance(chosen, str):
-            return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}: {chosen}"}
+    chosen = differing_elements(prepared, high, high_grad_of) if count > GRADCHECK_MAX_ELEMENTS else None
+    if isinstance(chosen, str):  # nothing differs to judge: why
+        return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}: {chosen}"}
     reference = None
     if reference_gradient is not None:
         found = reference_gradient(ex._copy_inputs(high), dict(high_grad_of))

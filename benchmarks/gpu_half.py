@@ -61,11 +61,11 @@ def evidence_main(args) -> list[str]:
         ev = task_cpu_evidence(task)
         readings[ev.reading] += 1
         rows.append(f"| No.{task.number} | {task.api} | {ev.configs} | {ev.tested} | {ev.fails} | {ev.passes} | "
-                    f"{ev.other} | {ev.reading} |")
+                    f"{ev.no_cpu_kernel} | {ev.other} | {ev.reading} |")
     lines.append(f"GPU tasks by reading ({sum(readings.values())}): "
                  + ", ".join(f"{k} {v}" for k, v in readings.most_common()))
-    table = ["| task | API | configs | re-tested on CPU | fails on CPU too | passes on CPU | no plain verdict | "
-             "reading |", "|---|---|---:|---:|---:|---:|---:|---|", *rows]
+    table = ["| task | API | configs | re-tested on CPU | fails on CPU too | passes on CPU | no CPU kernel | "
+             "no plain verdict | reading |", "|---|---|---:|---:|---:|---:|---:|---:|---|", *rows]
     return lines + [""] + table
 
 

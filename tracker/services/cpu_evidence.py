@@ -14,6 +14,8 @@ paste-ready CPU repro.
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 from apitester.pool import config_elements
 
 from ..models import FailingConfig, Task, TestRun
@@ -63,6 +65,14 @@ def configs_within(numbers, max_elements: int) -> list[int]:
     return ids
 
 
+def smallest_configs_per_task(tasks, per_task: int) -> list[int]:
+    """The ids of each task's ``per_task`` smallest configs (input elements, then id: deterministic)."""
+    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for config_id, text, task_id in FailingConfig.objects.filter(task__in=tasks).values_list("id", "config", "task_id"):
+        by_task[task_id].append((config_elements(text), config_id))
+    return sorted(config_id for rows in by_task.values() for _, config_id in sorted(rows)[:per_task])
+
+
 def bounded_configs(numbers, *, max_elements: int | None = None, smallest: int | None = None
                     ) -> tuple[list[int] | None, dict | None]:
     """The config ids and the scope keys of a bounded CPU-evidence run (None, None: every config): each task's
@@ -73,8 +83,6 @@ def bounded_configs(numbers, *, max_elements: int | None = None, smallest: int |
     if smallest is not None:
         if smallest < 1:
             raise RunError("--smallest is a number of configs per task, 1 or more")
-        from .first_start import smallest_configs_per_task  # (first_start imports this module)
-
         ids, scope["per_task"] = set(smallest_configs_per_task(gpu_tasks(numbers), smallest)), smallest
     if max_elements is not None:
         within = set(configs_within(numbers, max_elements))

@@ -13,29 +13,18 @@ Both runs go on the CPU queue in that order; one qcluster takes them first come,
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 from django.conf import settings
 
-from apitester.pool import config_elements
-
-from ..models import FailingConfig, Task, TestRun
+from ..models import Task, TestRun
 from ..vocab import Kernel, Lane, ScopeKind
 from ..selectors.diagnoses import diagnosable_results
 from . import cpu_evidence
+from .cpu_evidence import smallest_configs_per_task
 from .diagnoses import start_diagnosis
 from .runs import RunError, create_run
 from .queue import enqueue_run
 
 REQUESTED_BY = "first start"
-
-
-def smallest_configs_per_task(tasks, per_task: int) -> list[int]:
-    """The ids of each task's ``per_task`` smallest configs (input elements, then id: deterministic)."""
-    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for config_id, text, task_id in FailingConfig.objects.filter(task__in=tasks).values_list("id", "config", "task_id"):
-        by_task[task_id].append((config_elements(text), config_id))
-    return sorted(config_id for rows in by_task.values() for _, config_id in sorted(rows)[:per_task])
 
 
 def start_first_start() -> list[TestRun]:
