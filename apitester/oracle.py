@@ -801,8 +801,10 @@ GRAD_LEVELS = 7     # ... down to GRAD_STEP * 1e-6 (1e-12 relative): float64 sti
 GRADCHECK_MAX_ELEMENTS = 512
 # Above GRADCHECK_MAX_ELEMENTS the check judges only the GRADCHECK_CHOSEN elements where the two sides' float64
 # gradients differ most (a minimum/maximum whose shrink stayed large fails at a few ties among a million
-# elements), up to GRADCHECK_LARGEST input elements: each judged element costs a handful of whole forwards.
-GRADCHECK_CHOSEN = 64
+# elements), up to GRADCHECK_LARGEST input elements, in GRADCHECK_CHOSEN_SECONDS per side: each judged element
+# costs up to 28 whole forwards (a kink is refined at every level), 50 ms each for a broadcast to 1e7 elements.
+GRADCHECK_CHOSEN = 8
+GRADCHECK_CHOSEN_SECONDS = 15.0
 GRADCHECK_LARGEST = 1 << 22
 GRADCHECK_MAX_FORWARDS = 6_000  # per side (level 0 takes 4 per element): past it, elements stay unresolved
 GRADCHECK_MAX_SECONDS = 60.0    # per side, likewise: a slow forward (10 ms x 6,000) stays inside DIAGNOSE_TIMEOUT
@@ -1095,7 +1097,7 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     if analytic.error:
         return {"matches": None, "error": analytic.error}
     leaves = [t for t in input_tensors(high) if t.dtype in ex.FLOATING]  # the order _convert takes leaves in
-    budget = _Budget(GRADCHECK_MAX_FORWARDS)
+    budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
     outputs, worst = {}, 0.0
     try:
         f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
