@@ -6,6 +6,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django_q.models import OrmQ
 
 from apitester.pool import TimeBudget
@@ -145,6 +146,9 @@ def test_a_bounded_cpu_evidence_run_takes_the_configs_up_to_a_size_and_says_the_
     run = TestRun.objects.get()
     assert run.scope["max_elements"] == 64 and run.scope["tasks"] == [133, 134, 135] and run.total == 2
     assert "2 configs of 3 GPU tasks on the cpu lane (the configs of at most 64 input elements)" in capsys.readouterr().out
+    page = Client().get(f"/runs/{run.pk}", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "，仅限输入元素不超过 64 个的配置" in page
+    assert ", only configs of at most 64 input elements" in Client().get(f"/runs/{run.pk}").content.decode()
     for options, why in ((("--all", "--on-cpu", "--max-elements", "3"), "no config of these GPU tasks has at most 3"),
                          (("--all", "--on-cpu", "--max-elements", "-1"), "a number of input elements, 0 or more"),
                          (("--all", "--max-elements", "64"), "--max-elements and --smallest bound an --on-cpu"),
@@ -167,3 +171,19 @@ def test_a_gpu_task_failing_on_cpu_gets_a_cpu_repro(evidence, capsys):
     assert diagnosis.failing_config.config == FAILING_FORWARD and diagnosis.state == "done"
     assert "paddle" in diagnosis.repro and diagnosis.shrunk_config.startswith("paddle.Tensor.__mul__(")
     assert "No.133 paddle.Tensor.__mul__: 1 failing configs" in capsys.readouterr().out
+
+
+def test_a_bounded_runs_config_list_and_the_diff_maps_are_not_decoded_per_verdict(evidence):
+    """A bounded run lists its config ids in its scope (16,116 of them up to 1e5 elements) and a one_hot verdict's
+    diff map is ~60 KB: read with every verdict, they made task No.178's page take 100 s. The readers of the newest
+    verdicts leave both (and a config's origins) unread until a caller asks."""
+    from tracker.selectors.runs import latest_results, run_results
+
+    mixed, _ = evidence
+    latest = list(latest_results(lane="cpu", task=mixed).values())
+    listed = list(run_results(latest[0].run))
+    for result in latest + listed:
+        assert {"diff_map"} <= result.get_deferred_fields() and "scope" in result.run.get_deferred_fields()
+        assert "origins" in result.failing_config.get_deferred_fields()
+    failing = next(r for r in latest if r.status == "accuracy_error")
+    assert failing.diff_map["values"]  # loaded when a caller asks for it

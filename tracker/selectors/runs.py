@@ -307,7 +307,11 @@ def main_release_q(prefix: str = "run__") -> Q:
 
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
     """failing_config_id -> its newest ConfigResult in the lane."""
-    qs = ConfigResult.objects.filter(main_release_q(), run__lane=lane).select_related("run", "task", "failing_config")
+    # Large JSON nobody here reads is deferred: a bounded run lists its config ids in its scope (16,116 for the GPU
+    # tasks' CPU evidence up to 1e5 elements), a one_hot verdict's diff map is ~60 KB; decoding both once per result
+    # made the task page of No.178 (2,993 verdicts) take 100 s. A caller that reads one loads it on access.
+    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane).select_related("run", "task", "failing_config")
+          .defer("diff_map", "run__scope", "failing_config__origins"))
     if task is not None:
         qs = qs.filter(task=task)
     if config_ids is not None:
@@ -533,6 +537,7 @@ def run_list(limit: int = 200):
 def run_results(run: TestRun, status: str | None = None, limit: int = 500):
     # A matrix run lists its lanes' results (each row says its release).
     qs = (ConfigResult.objects.filter(Q(run=run) | Q(run__parent=run)).select_related("task", "failing_config", "run")
+          .defer("diff_map", "run__scope", "failing_config__origins")  # as latest_results: JSON the page never reads
           .order_by("task__number", "failing_config_id", "run_id"))
     if status:
         qs = qs.filter(status=status)

@@ -68,10 +68,14 @@ def scope_summary(scope) -> str:
 def scope_note(scope) -> str:
     """What a run's scope says beyond its tasks: a CPU-evidence run is never a GPU verdict."""
     if isinstance(scope, dict) and scope.get("kind") == ScopeKind.CPU_EVIDENCE:
-        if isinstance(scope.get("per_task"), int):  # the first start's bounded share
-            return _("GPU tasks on the CPU lane (evidence, not a GPU verdict): the smallest %(n)s configs of each") % {
+        if isinstance(scope.get("per_task"), int):  # the first start's bounded share, or retest --smallest N
+            note = _("GPU tasks on the CPU lane (evidence, not a GPU verdict): the smallest %(n)s configs of each") % {
                 "n": scope["per_task"]}
-        return _("GPU tasks on the CPU lane (evidence, not a GPU verdict)")
+        else:
+            note = _("GPU tasks on the CPU lane (evidence, not a GPU verdict)")
+        if isinstance(scope.get("max_elements"), int):  # retest --max-elements N
+            note += _(", only configs of at most %(n)s input elements") % {"n": f"{scope['max_elements']:,}"}
+        return note
     return ""
 
 
