@@ -64,7 +64,8 @@ class CpuEvidence:
     def as_dict(self) -> dict:
         return {
             "configs": self.configs, "tested": self.tested, "fails_on_cpu": self.fails, "passes_on_cpu": self.passes,
-            "other": self.other, "no_cpu_kernel": self.no_cpu_kernel, "reading": self.reading, "paddle_versions": self.paddle_versions,
+            "other": self.other, "no_cpu_kernel": self.no_cpu_kernel, "reading": self.reading,
+            "paddle_versions": self.paddle_versions,
             "text": self.lines(), "failing_configs": self.failing_configs, "passing_configs": self.passing_configs,
             "listed_at_most": LISTED,
         }

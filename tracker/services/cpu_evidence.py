@@ -53,41 +53,46 @@ def gpu_tasks(numbers) -> list[Task]:
     return tasks
 
 
-def configs_within(numbers, max_elements: int) -> list[int]:
-    """The ids of these GPU tasks' configs of at most ``max_elements`` input elements (a bounded CPU-evidence run:
-    42,091 GPU-task configs take hours on 2 cores, half of them over 600,000 elements); a RunError when none is."""
-    if max_elements < 0:
-        raise RunError("--max-elements is a number of input elements, 0 or more")
-    found = FailingConfig.objects.filter(task__in=gpu_tasks(numbers)).values_list("id", "config")
-    ids = sorted(config_id for config_id, text in found if config_elements(text) <= max_elements)
-    if not ids:
-        raise RunError(f"no config of these GPU tasks has at most {max_elements} input elements")
-    return ids
+def _sized_configs(tasks) -> list[tuple[int, int, int]]:
+    """(task id, input elements, config id) of every config of these tasks: each config text parsed once."""
+    return [(task_id, config_elements(text), config_id) for config_id, text, task_id in
+            FailingConfig.objects.filter(task__in=tasks).values_list("id", "config", "task_id")]
+
+
+def _smallest_per_task(sized: list[tuple[int, int, int]], per_task: int) -> set[int]:
+    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for task_id, elements, config_id in sized:
+        by_task[task_id].append((elements, config_id))
+    return {config_id for rows in by_task.values() for _, config_id in sorted(rows)[:per_task]}
 
 
 def smallest_configs_per_task(tasks, per_task: int) -> list[int]:
     """The ids of each task's ``per_task`` smallest configs (input elements, then id: deterministic)."""
-    by_task: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for config_id, text, task_id in FailingConfig.objects.filter(task__in=tasks).values_list("id", "config", "task_id"):
-        by_task[task_id].append((config_elements(text), config_id))
-    return sorted(config_id for rows in by_task.values() for _, config_id in sorted(rows)[:per_task])
+    return sorted(_smallest_per_task(_sized_configs(tasks), per_task))
 
 
 def bounded_configs(numbers, *, max_elements: int | None = None, smallest: int | None = None
                     ) -> tuple[list[int] | None, dict | None]:
     """The config ids and the scope keys of a bounded CPU-evidence run (None, None: every config): each task's
-    ``smallest`` smallest configs, or the configs of at most ``max_elements`` input elements, or both."""
+    ``smallest`` smallest configs, or the configs of at most ``max_elements`` input elements (42,091 GPU-task configs
+    take hours on 2 cores, half of them over 600,000 elements), or both; a RunError for a bound that is no number of
+    configs or elements, or that leaves nothing."""
     if max_elements is None and smallest is None:
         return None, None
-    ids, scope = None, {}
+    if smallest is not None and smallest < 1:
+        raise RunError("--smallest is a number of configs per task, 1 or more")
+    if max_elements is not None and max_elements < 0:
+        raise RunError("--max-elements is a number of input elements, 0 or more")
+    sized, scope = _sized_configs(gpu_tasks(numbers)), {}
+    ids = {config_id for *_, config_id in sized}
     if smallest is not None:
-        if smallest < 1:
-            raise RunError("--smallest is a number of configs per task, 1 or more")
-        ids, scope["per_task"] = set(smallest_configs_per_task(gpu_tasks(numbers), smallest)), smallest
+        ids, scope["per_task"] = _smallest_per_task(sized, smallest), smallest
     if max_elements is not None:
-        within = set(configs_within(numbers, max_elements))
         # a task with a config within the bound has its smallest configs there too: the two never leave nothing
-        ids, scope["max_elements"] = (within if ids is None else ids & within), max_elements
+        ids &= {config_id for _, elements, config_id in sized if elements <= max_elements}
+        scope["max_elements"] = max_elements
+        if not ids:
+            raise RunError(f"no config of these GPU tasks has at most {max_elements} input elements")
     return sorted(ids), scope
 
 
