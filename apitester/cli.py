@@ -87,6 +87,10 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="replay one input draw (typical:N@F or edge:N@F, as a verdict's `draw` reports; no @F: "
                         "format 1) "
                         "instead of judging the whole draw plan")
+    p.add_argument("--readings", action="store_true",
+                   help="for a config that is not exact, also read run-to-run stability (the inexact draw run again) "
+                        "and who is closer to a float64 oracle; off by default: a verdict then costs what it did "
+                        "before the readings (exact / max_ulp are always read)")
     p.add_argument("--json", action="store_true", help="print one JSON verdict per line")
     p.add_argument("--paddle_flags", "--paddle-flags", default="", metavar="FLAGS_NAME=VALUE[,...]",
                    help="Paddle flags to run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 (checked against this "
@@ -165,8 +169,8 @@ def run_main(argv: list[str]) -> int:
         if config in seen:  # a file may repeat a config; run it once
             continue
         seen.add(config)
-        verdict = run_with_readings(config, device=device, atol=args.atol, rtol=args.rtol, seed=args.seed,
-                                    draw=args.draw, bitwise=args.bitwise_alignment)
+        verdict = run_with_readings(config, readings=args.readings, device=device, atol=args.atol, rtol=args.rtol,
+                                    seed=args.seed, draw=args.draw, bitwise=args.bitwise_alignment)
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:

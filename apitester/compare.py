@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .inputs import Draw
+from .phases import CLOCK, Phase
 from .vocab import AdaptationKind, Rule, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
@@ -137,6 +138,12 @@ class Verdict:
     torch_rmse: float | None = None
     closer_skipped: str = ""
     readings_seconds: float = 0.0
+    # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, backward, compare,
+    # exact, torch_cache, readings, other), exclusive seconds each; the profile benchmarks/perf_guard.py prints.
+    phases: dict = field(default_factory=dict)
+    # What the Torch result cache did for this config (apitester.torch_cache.CacheEvent -> count; {} when off): on
+    # in a release matrix's workers, where every Paddle build reads Torch's result of the same config and draw.
+    torch_cache: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -625,7 +632,8 @@ def compare_outputs(
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
-        exact = merge_exactness(exact, exactness(a, d))
+        with CLOCK.span(Phase.EXACT):
+            exact = merge_exactness(exact, exactness(a, d))
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
             if diff.diff is None:  # the dtype verdict shows the value diff map too

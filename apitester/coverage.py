@@ -110,7 +110,7 @@ def collect_configs(paths: list[str], only: set[str] | None, sample: int | None,
 
 def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int | None, time_budget: TimeBudget,
              device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
-             threads: int | None = None, progress=None, on_pool=None):
+             threads: int | None = None, progress=None, on_pool=None, readings: bool = False):
     """Run every config through a WorkerPool (``memory_budget`` None: the pool derives it from the host);
     yields verdict dicts (with ``config``, ``api``, ``seconds`` and ``attempts``) in completion order.
     ``on_pool(pool)`` is called once the pool is made."""
@@ -118,7 +118,8 @@ def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int 
     if not jobs:
         return
     with WorkerPool(max(1, min(workers, len(jobs))), threads_per_worker=threads, memory_budget=memory_budget,
-                    time_budget=time_budget, device=device, atol=atol, rtol=rtol, seed=seed) as pool:
+                    time_budget=time_budget, device=device, atol=atol, rtol=rtol, seed=seed,
+                    readings=readings) as pool:
         if on_pool:
             on_pool(pool)
         for done, result in enumerate(pool.run(jobs), 1):
@@ -155,6 +156,8 @@ def coverage_main(argv: list[str]) -> int:
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="math threads per worker")
+    p.add_argument("--readings", action="store_true",
+                   help="also read stability and who is closer for every config that is not exact (off by default)")
     p.add_argument("--jsonl", default=None, help="also write every verdict as JSON lines to this file")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     args = p.parse_args(argv)
@@ -182,7 +185,7 @@ def coverage_main(argv: list[str]) -> int:
         for verdict in run_many(per_api, workers=args.workers,
                                 memory_budget=int(args.budget_gib * 2**30) if args.budget_gib else None,
                                 time_budget=time_budget, device=args.device, atol=args.atol, rtol=args.rtol,
-                                seed=args.seed, threads=args.threads, progress=progress,
+                                seed=args.seed, threads=args.threads, progress=progress, readings=args.readings,
                                 on_pool=lambda pool: budget.update(origin=pool.memory_budget_origin)):
             results[verdict["api"]].append(verdict)
             if out:

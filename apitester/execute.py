@@ -23,6 +23,7 @@ extra seeds for small inputs), judged in plan order:
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import time
@@ -37,6 +38,8 @@ import numpy as np
 from . import inputs as inp
 from .compare import Out, Verdict, compare_outputs, final_status, layer_of, merge_exactness
 from .config import Call, ConfigSyntaxError, TensorSpec, api_name, parse_config, walk
+from .phases import CLOCK, Phase
+from . import torch_cache
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
 from .vocab import Side, Status
@@ -54,23 +57,6 @@ BY_DESIGN_DRAW = frozenset({Status.DOCUMENTED_DIFFERENCE, Status.TORCH_SUSPECT})
 BOTH_REJECT = " (torch rejects it too: "
 
 
-class _CallClock:
-    """Seconds spent inside Paddle's and Torch's own calls during one run_config: the API on each side
-    (plain and adapted layers, every draw) and the two autograd calls. Input generation, conversion and
-    comparison are outside it, so wall ÷ this is the engine's own overhead (benchmarks/release_matrix.py)."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-
-    def call(self, fn: Callable, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            self.seconds += time.perf_counter() - start
-
-
-_CLOCK = _CallClock()
 
 
 def frameworks():
@@ -445,7 +431,10 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         return Verdict("unsupported", engine_error=True, config=config, api=api_name(config),
                        message=f"engine error: cannot import paddle/torch: {last}")
     start = time.perf_counter()
-    _CLOCK.seconds = 0.0
+    CLOCK.reset()
+    cache = torch_cache.active()
+    if cache is not None:
+        cache.take_counts()  # this config's events only
     global _GRADS
     _GRADS = {}
     try:
@@ -457,7 +446,9 @@ def run_config(config: str, *, device: str = "cpu", atol: float = 1e-2, rtol: fl
         _GRADS = None
         _stop_capture()
     verdict.seconds = time.perf_counter() - start
-    verdict.framework_seconds = _CLOCK.seconds
+    verdict.framework_seconds = CLOCK.framework()
+    verdict.phases = CLOCK.report(verdict.seconds)
+    verdict.torch_cache = cache.take_counts() if cache is not None else {}
     verdict.config = config
     if not verdict.api:
         verdict.api = api_name(config)
@@ -503,6 +494,9 @@ class _Prepared:
     share_inputs: bool = False  # Paddle may read big inputs in place (_shares_inputs)
     bitwise: bool = False  # judge with atol = rtol = 0, the spec's tolerances set aside (run_config)
     draw_format: int = inp.DRAW_FORMAT  # the format of the draw being judged (its output gradients follow it)
+    config: str = ""  # the config string (the Torch result cache's key)
+    draw_key: str = ""  # the draw being judged, as its dict in JSON (the Torch result cache's key)
+    torch_layer: str = "torch"  # which of the spec's Torch sides this is: "torch" or "strict_torch"
 
 
 @dataclass
@@ -511,9 +505,7 @@ class _Forward:
 
     verdict: Verdict
     p_flat: list
-    t_flat: list
     p_leaves: _Leaves
-    t_leaves: _Leaves
 
 
 def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: inp.Draw | None,
@@ -571,7 +563,8 @@ def _run(config: str, device: str, atol: float, rtol: float, seed: int, draw: in
     if not_judged:
         reported.message = "\n".join([reported.message, *not_judged]).strip()
     if watch is not None and exact[0] is False:
-        _read_stability(reported, watch.pick(reported), prepared, options, atol, rtol)
+        with CLOCK.span(Phase.READINGS, absorb=True):
+            _read_stability(reported, watch.pick(reported), prepared, options, atol, rtol)
     return reported
 
 
@@ -690,10 +683,13 @@ def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, a
     if draw.kind == inp.EDGE and not replay and not inp.edge_draw_places(prepared.parsed, prepared.spec.domains,
                                                                           options):
         return None  # what materialising would find out, without drawing every tensor a second time
-    materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options, typical)
+    with CLOCK.span(Phase.DRAWS):
+        materialised, placed = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options, typical)
     if draw.kind == inp.EDGE and not placed and not replay:
         return None
-    verdict = _run_layers(replace(prepared, materialised=materialised, draw_format=draw.format), atol, rtol,
+    draw_key = json.dumps(draw.to_dict(), sort_keys=True)
+    verdict = _run_layers(replace(prepared, materialised=materialised, draw_format=draw.format, draw_key=draw_key),
+                          atol, rtol,
                           draw.seed)
     verdict.draw = draw.to_dict()
     return verdict
@@ -735,10 +731,14 @@ def _run_layers(prepared: "_Prepared", atol: float, rtol: float, seed: int) -> V
 
 def _judge(prep: _Prepared, atol: float, rtol: float, seed: int) -> Verdict:
     """One comparison layer: forward, then backward when the forward agrees."""
-    forward = _forward(prep, atol, rtol)
-    if isinstance(forward, Verdict):
-        return forward
-    return _backward(prep, forward, seed)
+    torch_side = _TorchSide(prep)
+    try:
+        forward = _forward(prep, atol, rtol, torch_side)
+        if isinstance(forward, Verdict):
+            return forward
+        return _backward(prep, forward, seed, torch_side)
+    finally:
+        torch_side.flush()
 
 
 def _strict_sides(prep: _Prepared) -> _Prepared:
@@ -746,8 +746,10 @@ def _strict_sides(prep: _Prepared) -> _Prepared:
     spec = prep.spec
     return replace(
         prep,
-        torch_side=_keyword_side(spec.strict_torch, prep.sig) if spec.strict_torch else prep.torch_side,
-        paddle_side=_keyword_side(spec.strict_paddle, prep.sig) if spec.strict_paddle else prep.paddle_side,
+        torch_side=_keyword_side(spec.strict_torch, prep.sig, Phase.TORCH) if spec.strict_torch else prep.torch_side,
+        torch_layer="strict_torch" if spec.strict_torch else prep.torch_layer,
+        paddle_side=(_keyword_side(spec.strict_paddle, prep.sig, Phase.PADDLE) if spec.strict_paddle
+                     else prep.paddle_side),
     )
 
 
@@ -783,7 +785,7 @@ def _prepare(config: str, device: str) -> _Prepared | Verdict:
         return Verdict("unsupported", api=call.api,
                        message=f"cannot read Paddle's signature of {call.api} ({exc}); the spec needs signature=")
     if paddle_fn is None:
-        paddle_side = _keyword_side(spec.paddle, sig)
+        paddle_side = _keyword_side(spec.paddle, sig, Phase.PADDLE)
     else:
         paddle_side = _signature_side(paddle_fn, sig)
     try:
@@ -796,22 +798,22 @@ def _prepare(config: str, device: str) -> _Prepared | Verdict:
         call=call, spec=spec, sig=sig, parsed=parsed,
         materialised={},
         want_grad=spec.backward and not spec.random and not _is_inplace(call.api),
-        paddle_side=paddle_side, torch_side=_keyword_side(spec.torch, sig),
-        share_inputs=_shares_inputs(call.api, parsed),
+        paddle_side=paddle_side, torch_side=_keyword_side(spec.torch, sig, Phase.TORCH),
+        share_inputs=_shares_inputs(call.api, parsed), config=config,
     )
 
 
-def _keyword_side(fn: Callable, sig: inspect.Signature) -> Callable:
+def _keyword_side(fn: Callable, sig: inspect.Signature, phase: Phase) -> Callable:
     """A reference or spec-supplied Paddle side: called with keyword arguments."""
-    return lambda values: _CLOCK.call(fn, **_reference_kwargs(values, sig))
+    return lambda values: CLOCK.call(phase, fn, **_reference_kwargs(values, sig))
 
 
 def _signature_side(fn: Callable, sig: inspect.Signature) -> Callable:
     """Paddle's own API: positional parameters passed positionally (builtins take no kwargs)."""
-    return lambda values: _CLOCK.call(_call_with_signature, fn, sig, values)
+    return lambda values: CLOCK.call(Phase.PADDLE, _call_with_signature, fn, sig, values)
 
 
-def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
+def _forward(prep: _Prepared, atol: float, rtol: float, torch_side: "_TorchSide") -> _Forward | Verdict:
     """Run both sides and compare their outputs.
 
     Returns the final Verdict when the forward step decides it (an error on either side, a
@@ -819,7 +821,8 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
     backward step needs.
     """
     spec, api = prep.spec, prep.call.api
-    p_values, p_leaves = _convert(prep.materialised, _to_paddle, prep.want_grad, prep.share_inputs)
+    with CLOCK.span(Phase.CONVERT):
+        p_values, p_leaves = _convert(prep.materialised, _to_paddle, prep.want_grad, prep.share_inputs)
     try:
         p_raw = prep.paddle_side(p_values)
         if spec.outputs is not None:
@@ -834,17 +837,14 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
             message += f"{BOTH_REJECT}{_short(texc)[:200]})"
         return Verdict("paddle_error", direction="forward", api=api, message=message)
 
-    t_values, t_leaves = _convert(prep.materialised, _to_torch, prep.want_grad)
     try:
-        t_raw = prep.torch_side(t_values)
-        if spec.outputs is not None:
-            t_raw = spec.outputs(t_raw)
-    except Exception as exc:
-        return Verdict("torch_error", direction="forward", api=api, message=_short(exc))
+        outs_t = torch_side.forward()
+    except TorchRaised as exc:
+        return Verdict("torch_error", direction="forward", api=api, message=exc.message)
 
-    p_flat, t_flat = _flatten_outputs(p_raw), _flatten_outputs(t_raw)
-    outs_p = [_paddle_out(v) for v in p_flat]
-    outs_t = [_torch_out(v) for v in t_flat]
+    p_flat = _flatten_outputs(p_raw)
+    with CLOCK.span(Phase.CONVERT):
+        outs_p = [_paddle_out(v) for v in p_flat]
     _capture(outs_p, outs_t)
     f_atol, f_rtol = (0.0, 0.0) if prep.bitwise else _tolerance(spec, outs_t, prep.materialised, atol, rtol)
 
@@ -858,53 +858,51 @@ def _forward(prep: _Prepared, atol: float, rtol: float) -> _Forward | Verdict:
         return Verdict("pass" if ok else "accuracy_error", direction=None if ok else "forward",
                        statistical=True, api=api, message=message, atol=f_atol, rtol=f_rtol)
 
-    forward = compare_outputs(outs_p, outs_t, f_atol, f_rtol, "forward")
+    with CLOCK.span(Phase.COMPARE):
+        forward = compare_outputs(outs_p, outs_t, f_atol, f_rtol, "forward")
     forward.api, forward.atol, forward.rtol = api, f_atol, f_rtol
     if not forward.ok:
         return forward
     if not prep.want_grad or not p_leaves.tensors:
         forward.message = "forward agrees" + ("" if prep.want_grad else " (backward not compared for this API)")
         return forward
-    return _Forward(forward, p_flat, t_flat, p_leaves, t_leaves)
+    return _Forward(forward, p_flat, p_leaves)
 
 
-def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
+def _backward(prep: _Prepared, fwd: _Forward, seed: int, torch_side: "_TorchSide") -> Verdict:
     """Feed the same random output-gradient to both sides and compare the input gradients.
 
     The backward tolerance is the forward one (the output dtype's).
     """
-    paddle, torch = frameworks()
+    paddle, _ = frameworks()
     api, forward = prep.call.api, fwd.verdict
-    p_leaves, t_leaves = fwd.p_leaves, fwd.t_leaves
-    pairs, grad_notes = _grad_outputs(fwd.p_flat, fwd.t_flat)
+    p_leaves = fwd.p_leaves
+    pairs, grad_notes = torch_side.grad_pairs(fwd.p_flat)
     note = f" [{'; '.join(grad_notes)}]" if grad_notes else ""
     if not pairs:
         forward.message = "forward agrees; backward not compared: no output differentiable on both sides" + note
         return forward
-    if len(p_leaves.tensors) != len(t_leaves.tensors):
+    if len(p_leaves.tensors) != torch_side.leaf_count:
         forward.message = "backward not compared: the sides have different differentiable inputs"
         return forward
-    grads_np = [_random_grad(tuple(t.shape), dtype_name(t.dtype), seed, i, prep.draw_format) for i, _, t in pairs]
+    grads_np = [_random_grad(t.array.shape, t.dtype, seed, i, prep.draw_format) for i, _, t in pairs]
     try:
         g_p = [_as_dtype(_paddle_tensor(g, True), p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
-        p_grads = _CLOCK.call(paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors, grad_outputs=g_p,
-                              allow_unused=True)
+        p_grads = CLOCK.call(Phase.BACKWARD, paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors,
+                             grad_outputs=g_p, allow_unused=True)
     except Exception as exc:
         return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
     try:
-        # no copy, though the array is reused by the next draw of the same seed: torch accumulates into a gradient
-        # in place only when nothing else references it (InputBuffer: use_count 1), and g_t does until it returns
-        g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, (_, _, t) in zip(grads_np, pairs)]
-        t_grads = _CLOCK.call(torch.autograd.grad, [t for _, _, t in pairs], t_leaves.tensors, grad_outputs=g_t,
-                                      allow_unused=True)
-    except Exception as exc:
-        return Verdict("torch_error", direction="backward", api=api, message=_short(exc))
+        gt_outs = torch_side.grads([i for i, _, _ in pairs], grads_np, seed)
+    except TorchRaised as exc:
+        return Verdict("torch_error", direction="backward", api=api, message=exc.message)
 
-    gp_outs = [_grad_out(gp, leaf, _paddle_out) for leaf, gp in zip(p_leaves.tensors, p_grads)]
-    gt_outs = [_grad_out(gt, leaf, _torch_out) for leaf, gt in zip(t_leaves.tensors, t_grads)]
+    with CLOCK.span(Phase.CONVERT):
+        gp_outs = [_grad_out(gp, leaf, _paddle_out) for leaf, gp in zip(p_leaves.tensors, p_grads)]
     _capture(gp_outs, gt_outs)
-    backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
-                               labels=[f"grad {label}" for label in p_leaves.labels])
+    with CLOCK.span(Phase.COMPARE):
+        backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
+                                   labels=[f"grad {label}" for label in p_leaves.labels])
     backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol
     both = merge_exactness((forward.exact, forward.max_ulp), (backward.exact, backward.max_ulp))
     forward.exact, forward.max_ulp = backward.exact, backward.max_ulp = both
@@ -915,6 +913,188 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int) -> Verdict:
         return forward
     backward.message += note
     return backward
+
+
+class TorchRaised(Exception):
+    """Torch's side raised (live, or as the cache recorded it): ``message`` is the verdict's torch_error text."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class _TorchSide:
+    """Torch's half of one comparison layer: its forward outputs and the gradients the backward asks for, computed
+    here or read from the Torch result cache (``apitester.torch_cache``, on in a release matrix's workers). A
+    cached forward has no autograd graph: a backward the entry does not hold runs Torch's forward again first.
+
+    Not cached: random APIs (their check reads fresh samples), configs whose inputs an API may write into (in-place,
+    out=: a Torch run changes what the next layer reads), and a run that captures bits for the stability reading
+    (a cached second run would always read "stable")."""
+
+    def __init__(self, prep: _Prepared):
+        self.prep = prep
+        cache = torch_cache.active()
+        usable = prep.share_inputs and not prep.spec.random and _CAPTURED is None and bool(prep.draw_key)
+        self.cache = cache if usable else None
+        self.key = self.cache.key(_cache_parts(prep)) if self.cache is not None else ""
+        self.entry: torch_cache.Entry | None = None  # what the outputs are read from
+        self.cached: torch_cache.Entry | None = None  # a hit being verified against a fresh run
+        self.flat: list | None = None  # the live outputs (with their graph), when Torch ran here
+        self.leaves: _Leaves | None = None
+        self.dirty = False
+
+    # ---------------------------------------------------------------- forward
+
+    def forward(self) -> list[Out]:
+        if self.cache is not None:
+            with CLOCK.span(Phase.TORCH_CACHE):
+                entry = self.cache.get(self.key)
+            if entry is not None and not self.cache.should_verify():
+                self.entry = entry
+                if entry.error is not None:
+                    raise TorchRaised(entry.error)
+                return self.outs()
+            self.cached = entry
+        try:
+            self._run_live()
+        except TorchRaised as exc:
+            self._settle(torch_cache.Entry([], [], [], [], error=exc.message))
+            raise
+        self._settle(self._live_entry())
+        return self.outs()
+
+    def _run_live(self) -> None:
+        prep = self.prep
+        with CLOCK.span(Phase.CONVERT):
+            values, self.leaves = _convert(prep.materialised, _to_torch, prep.want_grad)
+        try:
+            raw = prep.torch_side(values)
+            if prep.spec.outputs is not None:
+                raw = prep.spec.outputs(raw)
+        except Exception as exc:
+            raise TorchRaised(_short(exc)) from exc
+        self.flat = _flatten_outputs(raw)
+
+    def _live_entry(self) -> torch_cache.Entry:
+        _, torch = frameworks()
+        with CLOCK.span(Phase.CONVERT):
+            outs = [_torch_out(v) for v in self.flat]
+        return torch_cache.Entry(
+            arrays=[o.array for o in outs], dtypes=[o.dtype for o in outs], tensors=[o.is_tensor for o in outs],
+            differentiable=[isinstance(t, torch.Tensor) and t.requires_grad and dtype_name(t.dtype) in FLOATING
+                            for t in self.flat],
+            leaves=list(self.leaves.labels), leaf_shapes=[list(t.shape) for t in self.leaves.tensors],
+            leaf_dtypes=[dtype_name(t.dtype) for t in self.leaves.tensors])
+
+    def _settle(self, fresh: torch_cache.Entry) -> None:
+        """The fresh result is the one used; against a hit being verified it is checked bit for bit."""
+        if self.cached is not None:
+            same = _same_results(self.cached, fresh)
+            self.cache.count(torch_cache.CacheEvent.VERIFIED if same else torch_cache.CacheEvent.MISMATCH)
+            if not same:
+                self.cache.drop(self.key)
+            fresh.grads = dict(self.cached.grads) if same else {}
+        self.entry = fresh
+        self.dirty = self.cache is not None and (self.cached is None or not _same_results(self.cached, fresh))
+
+    def outs(self) -> list[Out]:
+        e = self.entry
+        return [Out(a, d, t) for a, d, t in zip(e.arrays, e.dtypes, e.tensors)]
+
+    # ---------------------------------------------------------------- backward
+
+    @property
+    def leaf_count(self) -> int:
+        return len(self.entry.leaves)
+
+    def grad_pairs(self, p_flat: list) -> tuple[list, list[str]]:
+        """(index, Paddle output, Torch output as an Out) of the outputs that carry gradients on both sides."""
+        paddle, _ = frameworks()
+        outs, pairs, notes = self.outs(), [], []
+        for i, (p, t_grad) in enumerate(zip(p_flat, self.entry.differentiable)):
+            p_grad = isinstance(p, paddle.Tensor) and not p.stop_gradient and dtype_name(p.dtype) in FLOATING
+            if t_grad and p_grad:
+                pairs.append((i, p, outs[i]))
+            elif t_grad != p_grad:
+                notes.append(f"output {i} is differentiable only in {'torch' if t_grad else 'paddle'}")
+        return pairs, notes
+
+    def grads(self, indices: list[int], grads_np: list[np.ndarray], seed: int) -> list[Out]:
+        gkey = json.dumps([indices, seed, self.prep.draw_format])
+        held = self.entry.grads.get(gkey)
+        if held is not None and self.flat is None:  # a cached forward and its cached gradients
+            if held.get("error") is not None:
+                raise TorchRaised(held["error"])
+            return [Out(a, d, True) for a, d in zip(held["arrays"], held["dtypes"])]
+        if self.flat is None:  # the entry has no such backward: Torch's forward again, for its graph
+            self._run_live()
+        try:
+            outs = self._live_grads(indices, grads_np)
+        except TorchRaised as exc:
+            self._keep_grads(gkey, {"arrays": [], "dtypes": [], "error": exc.message})
+            raise
+        self._keep_grads(gkey, {"arrays": [o.array for o in outs], "dtypes": [o.dtype for o in outs], "error": None})
+        return outs
+
+    def _live_grads(self, indices: list[int], grads_np: list[np.ndarray]) -> list[Out]:
+        _, torch = frameworks()
+        targets = [self.flat[i] for i in indices]
+        try:
+            # no copy, though the array is reused by the next draw of the same seed: torch accumulates into a
+            # gradient in place only when nothing else references it (InputBuffer: use_count 1), and g_t does until
+            # it returns
+            g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, t in zip(grads_np, targets)]
+            t_grads = CLOCK.call(Phase.BACKWARD, torch.autograd.grad, targets, self.leaves.tensors,
+                                 grad_outputs=g_t, allow_unused=True)
+        except Exception as exc:
+            raise TorchRaised(_short(exc)) from exc
+        with CLOCK.span(Phase.CONVERT):
+            return [_grad_out(gt, leaf, _torch_out) for leaf, gt in zip(self.leaves.tensors, t_grads)]
+
+    def _keep_grads(self, gkey: str, grads: dict) -> None:
+        if self.cache is None:
+            return
+        old = self.cached.grads.get(gkey) if self.cached is not None else None
+        if old is not None and not _same_grads(old, grads):
+            self.cache.count(torch_cache.CacheEvent.MISMATCH)
+            self.cache.drop(self.key)
+        self.entry.grads[gkey] = grads
+        self.dirty = self.dirty or old is None or not _same_grads(old, grads)
+
+    def flush(self) -> None:
+        if self.dirty and self.entry is not None:
+            with CLOCK.span(Phase.TORCH_CACHE):
+                self.cache.put(self.key, self.entry)
+            self.dirty = False
+
+
+def _cache_parts(prep: _Prepared) -> dict:
+    """What Torch's result for this comparison depends on (apitester.torch_cache)."""
+    _, torch = frameworks()
+    return {"config": prep.config, "draw": prep.draw_key, "layer": prep.torch_layer, "grad": prep.want_grad,
+            "device": _torch_device(), "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "numpy": np.__version__}
+
+
+def _same_arrays(a: list, b: list) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if (x is None) != (y is None):
+            return False
+        if x is not None and (x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes()):
+            return False
+    return True
+
+
+def _same_results(a: torch_cache.Entry, b: torch_cache.Entry) -> bool:
+    return (a.error == b.error and a.dtypes == b.dtypes and a.differentiable == b.differentiable
+            and a.leaves == b.leaves and _same_arrays(a.arrays, b.arrays))
+
+
+def _same_grads(a: dict, b: dict) -> bool:
+    return a.get("error") == b.get("error") and a["dtypes"] == b["dtypes"] and _same_arrays(a["arrays"], b["arrays"])
 
 
 def _as_dtype(tensor, dtype):

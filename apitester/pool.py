@@ -1,8 +1,8 @@
 """Persistent worker processes that run configs in isolation (no Django here).
 
 Each worker is a separate Python process that imports paddle and torch once, then runs
-configs one after another through ``apitester.readings.run_with_readings`` (``execute.run_config`` with the
-stability and closer readings of a config that is not exact).  The parent never
+configs one after another through ``apitester.readings.run_with_readings`` (``execute.run_config``, with the
+stability and closer readings of a config that is not exact when the pool was asked for them).  The parent never
 runs paddle itself, so what a config does to its process stays in that process:
 
 * a config that kills its worker (segfault, abort, illegal instruction, ``os._exit``) is
@@ -312,6 +312,7 @@ class WorkerPool:
         address_space_limit: bool = True,
         paddle_flags: dict[str, str] | None = None,
         readings_per_group: int = 0,
+        readings: bool = False,
     ):
         self.workers = max(1, workers or os.cpu_count() or 1)
         cores = os.cpu_count() or 1
@@ -328,9 +329,14 @@ class WorkerPool:
         # Paddle flags (apitester.paddle_flags): in each worker's environment before it imports Paddle, which reads
         # FLAGS_* from there; the worker reports the values paddle.get_flags then gives (info["paddle_flags"]).
         self.paddle_flags = dict(sorted((paddle_flags or {}).items()))
-        # The readings of a config that is not exact (apitester.readings) for at most this many configs of each API x
-        # dtypes group per worker and per ``readings_token`` (a run: set it before each run; 0 = every config).
+        # The readings of a config that is not exact (apitester.readings), only when asked for (``readings``: a run
+        # started with --readings; issue #43), for at most this many configs of each API x dtypes group per worker
+        # and per ``readings_token`` (a run: set both before each run; 0 = every config).
+        self.readings = readings
         self.readings_per_group = readings_per_group
+        # The Torch result cache's directory and bound (apitester.torch_cache; None: off), per run like the readings:
+        # a release matrix's lanes share Torch's results across Paddle builds.
+        self.torch_cache: dict | None = None
         self.readings_token = ""
         self.startup_timeout = startup_timeout
         # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
@@ -559,7 +565,9 @@ class WorkerPool:
         try:
             deadline = time.monotonic() + self.time_budget.for_elements(config_elements(job.config))
             line = (json.dumps({"config": job.config, "device": self.device, "atol": self.atol, "rtol": self.rtol,
-                                "seed": self.seed, "readings": [self.readings_per_group, self.readings_token]})
+                                "seed": self.seed,
+                                "readings": [self.readings_per_group, self.readings_token] if self.readings else None,
+                                "torch_cache": self.torch_cache})
                     + "\n").encode()
         except Exception as exc:
             return self._runner_error(job, "sending the config to a worker", exc)
@@ -805,6 +813,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     except Exception:
         pass
     from . import specs
+    from . import torch_cache
     from .readings import Quota, run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
@@ -819,13 +828,17 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     for line in jobs:
         request = json.loads(line)
         started = time.perf_counter()
-        per_group, token = request.get("readings") or (0, "")
+        cache = request.get("torch_cache") or {}
+        torch_cache.use(cache.get("dir"), max_bytes=int(cache.get("max_bytes") or 2 << 30))
+        asked = request.get("readings")  # [per group, token] when the run asked for the readings, else None
+        per_group, token = asked or (0, "")
         if token not in quotas:
             quotas.clear()
             quotas[token] = Quota(per_group)
         try:
             verdict = run_with_readings(request["config"], device=request["device"], atol=request["atol"],
-                                        rtol=request["rtol"], seed=request["seed"], quota=quotas[token]).to_dict()
+                                        rtol=request["rtol"], seed=request["seed"], readings=asked is not None,
+                                        quota=quotas[token]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
             verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
         seconds = time.perf_counter() - started

@@ -9,7 +9,10 @@
   sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
   config over it gets ``closer`` None and ``closer_skipped`` saying so.
 
-The worker pool and ``python -m apitester`` run every config through it; the diagnosis and the shrink call
+Both readings are asked for (``readings=True``: ``python -m apitester --readings``, a run started with
+``--readings`` or from the alignment page); without them a verdict costs what it did before the readings (issue
+#43: on every inexact config the re-run and the oracle made a whole-set verdict about four times slower). The
+worker pool and ``python -m apitester`` run every config through it; the diagnosis and the shrink call
 ``execute.run_config`` (they read the oracle themselves).
 """
 from __future__ import annotations
@@ -21,6 +24,7 @@ from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
 from .oracle import oracle_for
+from .phases import Phase
 from .vocab import NoOracle, Reading
 
 # The oracle runs each side twice more (at the config's dtypes and at float64) on inputs upcast to float64:
@@ -63,10 +67,22 @@ class Quota:
         self.taken[key] = self.taken.get(key, 0) + 1
 
 
-def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_BYTES, quota: Quota | None = None,
-                      **options) -> Verdict:
-    """``execute.run_config(config, **options)`` with the stability and closer readings (never raises); with a
-    ``quota``, only while the config's group has readings left."""
+# What an inexact verdict says when nobody asked for its readings (docs/verdicts.md "Readings: only when asked").
+NOT_ASKED = ("readings not asked for: the stability re-run and who is closer run with --readings "
+             "(python -m apitester --readings, manage.py retest --readings)")
+
+
+def run_with_readings(config: str, *, readings: bool = True, closer_max_bytes: int = CLOSER_MAX_INPUT_BYTES,
+                      quota: Quota | None = None, **options) -> Verdict:
+    """``execute.run_config(config, **options)``, with the stability and closer readings when ``readings`` (never
+    raises); with a ``quota``, only while the config's group has readings left. Without ``readings`` the verdict
+    costs what a verdict did before the readings existed: the 1e-2 verdict and the exact rule's ``exact`` /
+    ``max_ulp``, an inexact one saying its readings were not asked for (``closer_skipped``)."""
+    if not readings:
+        verdict = ex.run_config(config, **options)
+        if verdict.strict_exact is False:
+            verdict.closer_skipped = NOT_ASKED
+        return verdict
     if quota is not None and not quota.allows(config):
         verdict = ex.run_config(config, **options)
         if verdict.strict_exact is False:
@@ -86,7 +102,9 @@ def run_with_readings(config: str, *, closer_max_bytes: int = CLOSER_MAX_INPUT_B
         verdict.closer_skipped = f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}"
     spent = time.perf_counter() - start
     verdict.seconds += spent
-    verdict.readings_seconds = spent
+    # the stability re-run (inside run_config's seconds) and the oracle (after it) are both the readings' time
+    verdict.phases[str(Phase.READINGS)] = round(verdict.phases.get(str(Phase.READINGS), 0.0) + spent, 4)
+    verdict.readings_seconds = verdict.phases[str(Phase.READINGS)]
     return verdict
 
 
@@ -147,4 +165,4 @@ def _distance(reading: dict) -> float:
     return max(decode_float(reading["paddle"]["rmse"]), decode_float(reading["torch"]["rmse"])) / floor
 
 
-__all__ = ["CLOSER_MAX_INPUT_BYTES", "run_with_readings", "input_bytes"]
+__all__ = ["CLOSER_MAX_INPUT_BYTES", "NOT_ASKED", "run_with_readings", "input_bytes"]

@@ -298,6 +298,10 @@ RUNNER_SHARD_SIZE = max(1, _env_int("RUNNER_SHARD_SIZE", 25))
 # configs of each API x input-dtypes group per worker and run (0: every config). The first few of a group answer
 # for it; the rest would double a whole-set run (475 minimum/maximum configs at ~15 s of float64 oracle each).
 RUNNER_READINGS_PER_GROUP = _env_int("RUNNER_READINGS_PER_GROUP", 3)
+# Torch's results kept on disk per (config, draw, Torch build) and reused by every Paddle release of a release matrix
+# or bisection (apitester.torch_cache; "" turns it off): at most TORCH_CACHE_MAX_MB, least recently read out first.
+TORCH_CACHE_DIR = os.environ.get("TORCH_CACHE_DIR", str(BASE_DIR / "var" / "torch-cache"))
+TORCH_CACHE_MAX_MB = max(1, _env_int("TORCH_CACHE_MAX_MB", 4096))
 
 # --- Diagnosis (services/diagnoses.py, docs/diagnosis.md) -------------------------------------
 # Configs a task gets diagnosed per request (one per kind of failure first), and the seconds one engine process

@@ -241,6 +241,10 @@ class TestRun(models.Model):
     # checked against the release's Paddle before the run was queued (apitester.paddle_flags): every verdict of the
     # run was given with them (store_result refuses one whose worker read other values).
     paddle_flags = models.JSONField(default=dict, blank=True)
+    # The run asked for the readings of every config that is not exact (the stability re-run and who is closer to a
+    # float64 oracle: `retest --readings`, the alignment page's button). Off by default: a verdict then costs what it
+    # did before the readings existed (issue #43); its inexact verdicts say the readings were not asked for.
+    readings = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -322,6 +326,10 @@ class ConfigResult(models.Model):
     seconds = models.FloatField(default=0.0)
     # Of ``seconds``: the time inside Paddle's and Torch's own calls (the engine's overhead is the rest).
     framework_seconds = models.FloatField(default=0.0)
+    # Where the verdict's seconds went (apitester.phases: draws, convert, paddle, torch, backward, compare, exact,
+    # torch_cache, readings, other) and what the Torch result cache did ({"hit": n, ...}; {} when it was off).
+    phases = models.JSONField(default=dict, blank=True)
+    torch_cache = models.JSONField(default=dict, blank=True)
     diff_map = models.JSONField(null=True, blank=True)
     # The build that produced this verdict, as the worker reported it (paddle.version.full_version / commit).
     paddle_version = models.CharField(max_length=50, blank=True, default="")

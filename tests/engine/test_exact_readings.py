@@ -90,7 +90,7 @@ def test_over_the_input_bound_the_reading_is_skipped_and_says_why():
 
 
 def test_the_cli_json_carries_the_readings_and_they_survive_the_round_trip():
-    result = run("--json", "--api_config", INTERPOLATE)
+    result = run("--json", "--readings", "--api_config", INTERPOLATE)
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["stable"] is True and data["nondeterministic"] == ""
     assert data["closer"] == "paddle_off" and data["closer_code"] == ""
@@ -117,3 +117,26 @@ def test_a_quota_gives_the_readings_to_the_first_configs_of_each_group_only():
     # exact configs never use the quota
     assert Quota.group('paddle.add(Tensor([2],"float32"), Tensor([2],"float16"), )') == ("paddle.add", "float16",
                                                                                           "float32")
+
+
+def test_without_readings_a_verdict_keeps_its_exact_fields_and_says_the_readings_were_not_asked_for():
+    """Issue #43: the readings cost about three times the verdict; off unless asked, with the same status, exact and
+    max_ulp as the verdict that reads them, and an inexact verdict saying how to ask."""
+    from apitester.readings import NOT_ASKED
+
+    asked = run_with_readings(INTERPOLATE)
+    plain = run_with_readings(INTERPOLATE, readings=False)
+    assert (plain.status, plain.exact, plain.max_ulp, plain.draws) == (asked.status, asked.exact, asked.max_ulp,
+                                                                      asked.draws)
+    assert (plain.stable, plain.closer, plain.inexact_draw, plain.readings_seconds) == (None, None, None, 0.0)
+    assert plain.closer_skipped == NOT_ASKED and "--readings" in plain.closer_skipped
+    assert "readings" not in plain.phases and asked.phases["readings"] == asked.readings_seconds > 0
+    exact = run_with_readings('apitester_test.double(Tensor([8],"float32"), )', readings=False)
+    assert exact.exact is True and exact.closer_skipped == ""  # nothing to read: nothing said
+
+
+def test_the_cli_reads_no_readings_unless_asked():
+    data = json.loads(run("--json", "--api_config", INTERPOLATE).stdout.strip().splitlines()[-1])
+    assert data["exact"] is False and data["max_ulp"] > 0
+    assert data["stable"] is None and data["closer"] is None and "not asked for" in data["closer_skipped"]
+    assert set(data["phases"]) >= {"draws", "paddle", "torch", "backward", "compare", "exact", "other"}

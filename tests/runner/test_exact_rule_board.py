@@ -26,7 +26,7 @@ def board_run(monkeypatch):
     make_task(7, "paddle.nn.functional.interpolate", [INTERPOLATE])
     make_task(8, "apitester_test.noisy_paddle", [NOISY])
     make_task(9, "paddle.maximum", [EXACT])
-    run = create_run("tasks", tasks=[7, 8, 9], lane="cpu")
+    run = create_run("tasks", tasks=[7, 8, 9], lane="cpu", readings=True)  # the readings are asked for
     execute_run(run.pk, workers=1, options=FAST)
     return run
 

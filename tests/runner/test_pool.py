@@ -123,7 +123,7 @@ def test_a_warm_pool_is_reused_by_the_next_block_with_the_same_options_and_close
         with warm_pool(1, 2, env=env) as again:
             assert again is pool and {w.proc.pid for w in again._workers} == pids  # no new start
             second = {r.key: r for r in again.run([("a", PASSING[0]), ("b", PASSING[1])])}
-        timing = ("seconds", "framework_seconds", "readings_seconds")
+        timing = ("seconds", "framework_seconds", "readings_seconds", "phases")
         assert ({k: {f: v for f, v in r.verdict.items() if f not in timing} for k, r in first.items()}
                 == {k: {f: v for f, v in r.verdict.items() if f not in timing} for k, r in second.items()})
         # other options (another seed: another pool) past keep=1: the least recently used one is closed

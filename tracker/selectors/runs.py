@@ -279,6 +279,30 @@ def run_summary(run: TestRun) -> dict:
     }
 
 
+def run_profile(run: TestRun) -> dict:
+    """Where a run's worker time went: seconds per engine phase summed over its verdicts (apitester.phases; a matrix
+    run: over its lanes'), the Torch result cache's events, and whether the run read the readings. Verdicts stored
+    before phases were recorded count in ``configs`` only."""
+    results = ConfigResult.objects.filter(Q(run=run) | Q(run__parent=run)) if run.pk else ConfigResult.objects.none()
+    seconds: dict[str, float] = {}
+    cache: dict[str, int] = {}
+    configs = profiled = 0
+    for phases, events in results.values_list("phases", "torch_cache").iterator(chunk_size=2000):
+        configs += 1
+        if isinstance(phases, dict) and phases:
+            profiled += 1
+            for name, value in phases.items():
+                if isinstance(value, (int, float)):
+                    seconds[name] = seconds.get(name, 0.0) + float(value)
+        if isinstance(events, dict):
+            for name, value in events.items():
+                if isinstance(value, int):
+                    cache[name] = cache.get(name, 0) + value
+    ordered = dict(sorted(((k, round(v, 2)) for k, v in seconds.items()), key=lambda item: -item[1]))
+    return {"configs": configs, "profiled": profiled, "seconds": ordered, "torch_cache": cache,
+            "readings": run.readings}
+
+
 def _matrix_eta(summaries: list[dict]) -> dict:
     """A matrix run's time left: its running lanes' estimates summed (a lane not started yet has none: unknown)."""
     running = [item for item in summaries if item["state"] == TestRun.State.RUNNING]

@@ -32,6 +32,7 @@ def run_detail(request, run_id):
         "run": run, "summary": run_selectors.run_summary(run), "status_filter": status,
         "results": run_selectors.run_results(run, status=status),
         "stale_known_failures": run_selectors.stale_known_failures(run),
+        "profile": run_selectors.run_profile(run),
     })
 
 
@@ -75,6 +76,8 @@ def start(request):
     releases = request.POST.get("releases", "").strip()
     # "FLAGS_x=1, ...": checked against the run's release(s) before anything is queued (services.runs)
     flags = request.POST.get("paddle_flags", "")
+    # the stability re-run and who is closer for every inexact config (the alignment page asks; off otherwise)
+    readings = bool(request.POST.get("readings"))
     try:
         if request.POST.get("on_cpu"):  # GPU tasks' configs on the CPU lane: CPU evidence, never a GPU verdict
             run = cpu_evidence_service.start_cpu_evidence_run(tasks, requested_by=request.user.get_username(),
@@ -84,10 +87,11 @@ def start(request):
             run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
                                                api=request.POST.get("api") or None, lane=lane,
                                                requested_by=request.user.get_username(), mode=mode,
-                                               paddle_flags=flags)
+                                               paddle_flags=flags, readings=readings)
         else:
             run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
-                                        requested_by=request.user.get_username(), paddle_flags=flags)
+                                        requested_by=request.user.get_username(), paddle_flags=flags,
+                                        readings=readings)
     except run_service.RunError as exc:
         messages.error(request, str(exc))
         return params.redirect_back(request)

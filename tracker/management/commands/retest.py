@@ -69,6 +69,10 @@ class Command(BaseCommand):
                             help="Paddle flags the run's workers run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 "
                                  "(comma- or space-separated); refused before anything is queued when malformed or "
                                  "when the run's release does not define a flag")
+        parser.add_argument("--readings", action="store_true",
+                            help="also read, for every config that is not exact, run-to-run stability and who is "
+                                 "closer to a float64 oracle (up to RUNNER_READINGS_PER_GROUP configs per API and "
+                                 "dtypes); off by default, as they cost about three times the verdict")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -81,6 +85,9 @@ class Command(BaseCommand):
         if options["paddle_flags"] and (options["first_start"] or options["resume"] or options["run"]):
             raise CommandError("--paddle-flags sets a new run's flags: an existing run keeps the flags it was "
                                "queued with")
+        if options["readings"] and (options["first_start"] or options["resume"] or options["run"] or options["on_cpu"]):
+            raise CommandError("--readings asks a new CPU-task run for the readings: an existing run keeps what it "
+                               "was queued with, and CPU evidence of GPU tasks has no exact rule to read")
         if options["first_start"]:
             return self._first_start()
         if options["resume"]:
@@ -97,7 +104,8 @@ class Command(BaseCommand):
         if options["releases"]:
             return self._follow_matrix(run, options)
         flags = f", Paddle flags {run.paddle_flags_text}" if run.paddle_flags else ""
-        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}")
+        readings = ", with the readings (stability, who is closer)" if run.readings else ""
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}{readings}")
         self.stdout.flush()
         if options["inline"]:
             return self._inline(run.pk, options)
@@ -153,10 +161,10 @@ class Command(BaseCommand):
                 make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
                 mode = run_service.FULL if options["full"] else run_service.BISECT
                 return make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
-                            paddle_flags=options["paddle_flags"], **kwargs)
+                            paddle_flags=options["paddle_flags"], readings=options["readings"], **kwargs)
             make = run_service.create_run if options["inline"] else run_service.start_run
             return make(kind, lane=options["lane"], requested_by="retest command",
-                        paddle_flags=options["paddle_flags"], **kwargs)
+                        paddle_flags=options["paddle_flags"], readings=options["readings"], **kwargs)
         except run_service.RunError as exc:
             raise CommandError(str(exc))
 

@@ -10,12 +10,14 @@ from .scope import RunError, check_paddle_flags, check_release, resolve_scope
 
 def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = Lane.CPU, requested_by: str = "",
                release: str = "", parent: TestRun | None = None, configs: list[int] | None = None,
-               extra_scope: dict | None = None, paddle_flags=None, flags_checked: bool = False) -> TestRun:
+               extra_scope: dict | None = None, paddle_flags=None, flags_checked: bool = False,
+               readings: bool = False) -> TestRun:
     """``configs``: only these FailingConfig ids of the scope (a bisection probe lane), else all of them;
     ``extra_scope``: more keys of the run's scope (the first start's ``diagnose_after``).
     ``paddle_flags``: the Paddle flags its workers run with (a ``NAME=VALUE, ...`` string or a dict), refused
     (RunError) before anything is created when malformed or not defined by the release's Paddle;
-    ``flags_checked``: already checked for this release (a matrix run's lanes)."""
+    ``flags_checked``: already checked for this release (a matrix run's lanes); ``readings``: every config that is
+    not exact also gets its stability and who-is-closer readings (apitester.readings; off by default)."""
     release = check_release(release)
     flags = dict(paddle_flags or {}) if flags_checked else check_paddle_flags(paddle_flags, [release])
     chosen = resolve_scope(kind, tasks=tasks, api=api, lane=lane)
@@ -29,13 +31,15 @@ def create_run(kind: str, *, tasks=None, api: str | None = None, lane: str = Lan
     if configs is not None:
         scope["configs"] = sorted(configs)
     run = TestRun.objects.create(scope=scope, lane=lane, total=total, requested_by=requested_by, release=release,
-                                 parent=parent, paddle_flags=flags)
+                                 parent=parent, paddle_flags=flags, readings=readings)
     shards.ensure_shards(run)  # planned once, by the requester's RUNNER_SHARD_SIZE, before any executor sees it
     return run
 
 
-def start_run(kind: str, *, tasks=None, api=None, lane=Lane.CPU, requested_by="", paddle_flags=None) -> TestRun:
+def start_run(kind: str, *, tasks=None, api=None, lane=Lane.CPU, requested_by="", paddle_flags=None,
+              readings: bool = False) -> TestRun:
     """Create and enqueue for the lane's qcluster."""
-    run = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, paddle_flags=paddle_flags)
+    run = create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, paddle_flags=paddle_flags,
+                     readings=readings)
     enqueue_run(run)
     return run

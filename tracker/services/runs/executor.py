@@ -60,6 +60,14 @@ def pool_options() -> dict:
     }
 
 
+def torch_cache_for(run: TestRun) -> dict | None:
+    """The Torch result cache a run's workers use: a release matrix's lanes (and bisection probes) share Torch's results
+    across Paddle builds; a single run has nothing to share them with (apitester.torch_cache)."""
+    if not run.parent_id or not settings.TORCH_CACHE_DIR:
+        return None
+    return {"dir": settings.TORCH_CACHE_DIR, "max_bytes": settings.TORCH_CACHE_MAX_MB << 20}
+
+
 def executor_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -188,6 +196,8 @@ def _execute(run: TestRun, me: str, report: ExecutionReport, started: float, wor
              fan_out: bool) -> ExecutionReport:
     with warm_pool(settings.RUNNER_WARM_POOLS, workers or runner_workers(), device=run.lane, **opts) as pool:
         pool.readings_token = f"run {run.pk}"  # the readings' quota is per run (apitester.readings.Quota)
+        pool.readings = run.readings  # asked for by the run (retest --readings, the alignment page), else none
+        pool.torch_cache = torch_cache_for(run)
         # Its first ready worker's build; check_build refuses a build other than the run's release.
         info = pool.wait_ready()
         if _declined(run, info, pool.build) or _flags_not_taken(run, pool.build):

@@ -7,6 +7,8 @@ import math
 from django.db import DataError, IntegrityError, transaction
 
 from apitester.inputs import Draw
+from apitester.phases import Phase
+from apitester.torch_cache import CacheEvent
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match
 
@@ -30,6 +32,19 @@ def _seconds(value) -> float:
     """A duration a worker reported: a finite number ≥ 0, else 0 (it is a figure, never a reason to lose the
     verdict)."""
     return max(_float(value) or 0.0, 0.0)
+
+
+PHASE_NAMES = frozenset(str(p) for p in Phase)
+CACHE_EVENTS = frozenset(str(e) for e in CacheEvent)
+
+
+def _figures(value, names: frozenset, number) -> dict:
+    """A verdict's per-phase seconds or cache counts: the known names with a number each, nothing else (a worker's
+    dict is a figure, never a reason to lose the verdict)."""
+    if not isinstance(value, dict):
+        return {}
+    kept = {key: number(value[key]) for key in names if key in value}
+    return {key: figure for key, figure in kept.items() if figure is not None}
 
 
 def _diff_map(verdict: dict) -> dict | None:
@@ -140,6 +155,8 @@ def _result_fields(verdict: dict, seconds) -> dict:
         total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
         message=str(message)[:5000], seconds=_seconds(seconds),
         framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
+        phases=_figures(verdict.get("phases"), PHASE_NAMES, _seconds),
+        torch_cache=_figures(verdict.get("torch_cache"), CACHE_EVENTS, bigint_or_none),
         draw=_draw_text(verdict.get("draw")), **_layers(verdict), **_exact_readings(verdict),
     )
 
