@@ -138,8 +138,9 @@ class Verdict:
     torch_rmse: float | None = None
     closer_skipped: str = ""
     readings_seconds: float = 0.0
-    # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, backward, compare,
-    # exact, torch_cache, readings, other), exclusive seconds each; the profile benchmarks/perf_guard.py prints.
+    # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, paddle_backward,
+    # torch_backward, compare, exact, torch_cache, readings, other), exclusive seconds each; the profile
+    # benchmarks/perf_guard.py prints.
     phases: dict = field(default_factory=dict)
     # What the Torch result cache did for this config (apitester.torch_cache.CacheEvent -> count; {} when off): on
     # in a release matrix's workers, where every Paddle build reads Torch's result of the same config and draw.

@@ -888,7 +888,7 @@ def _backward(prep: _Prepared, fwd: _Forward, seed: int, torch_side: "_TorchSide
     grads_np = [_random_grad(t.array.shape, t.dtype, seed, i, prep.draw_format) for i, _, t in pairs]
     try:
         g_p = [_as_dtype(_paddle_tensor(g, True), p.dtype) for g, (_, p, _) in zip(grads_np, pairs)]
-        p_grads = CLOCK.call(Phase.BACKWARD, paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors,
+        p_grads = CLOCK.call(Phase.PADDLE_BACKWARD, paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors,
                              grad_outputs=g_p, allow_unused=True)
     except Exception as exc:
         return Verdict("paddle_error", direction="backward", api=api, message=_short(exc))
@@ -943,6 +943,7 @@ class _TorchSide:
         self.flat: list | None = None  # the live outputs (with their graph), when Torch ran here
         self.leaves: _Leaves | None = None
         self.dirty = False
+        self.live_seconds = 0.0  # Torch's own time in this process (what a kept entry saves the next release)
 
     # ---------------------------------------------------------------- forward
 
@@ -959,7 +960,7 @@ class _TorchSide:
         try:
             self._run_live()
         except TorchRaised as exc:
-            self._settle(torch_cache.Entry([], [], [], [], error=exc.message))
+            self._settle(torch_cache.Entry([], [], [], [], error=exc.message, seconds=self.live_seconds))
             raise
         self._settle(self._live_entry())
         return self.outs()
@@ -968,12 +969,15 @@ class _TorchSide:
         prep = self.prep
         with CLOCK.span(Phase.CONVERT):
             values, self.leaves = _convert(prep.materialised, _to_torch, prep.want_grad)
+        started = time.perf_counter()
         try:
             raw = prep.torch_side(values)
             if prep.spec.outputs is not None:
                 raw = prep.spec.outputs(raw)
         except Exception as exc:
             raise TorchRaised(_short(exc)) from exc
+        finally:
+            self.live_seconds += time.perf_counter() - started
         self.flat = _flatten_outputs(raw)
 
     def _live_entry(self) -> torch_cache.Entry:
@@ -985,7 +989,7 @@ class _TorchSide:
             differentiable=[isinstance(t, torch.Tensor) and t.requires_grad and dtype_name(t.dtype) in FLOATING
                             for t in self.flat],
             leaves=list(self.leaves.labels), leaf_shapes=[list(t.shape) for t in self.leaves.tensors],
-            leaf_dtypes=[dtype_name(t.dtype) for t in self.leaves.tensors])
+            leaf_dtypes=[dtype_name(t.dtype) for t in self.leaves.tensors], seconds=self.live_seconds)
 
     def _settle(self, fresh: torch_cache.Entry) -> None:
         """The fresh result is the one used; against a hit being verified it is checked bit for bit."""
@@ -1045,8 +1049,10 @@ class _TorchSide:
             # gradient in place only when nothing else references it (InputBuffer: use_count 1), and g_t does until
             # it returns
             g_t = [torch.from_numpy(g).to(t.dtype).to(t.device) for g, t in zip(grads_np, targets)]
-            t_grads = CLOCK.call(Phase.BACKWARD, torch.autograd.grad, targets, self.leaves.tensors,
+            started = time.perf_counter()
+            t_grads = CLOCK.call(Phase.TORCH_BACKWARD, torch.autograd.grad, targets, self.leaves.tensors,
                                  grad_outputs=g_t, allow_unused=True)
+            self.entry.seconds += time.perf_counter() - started
         except Exception as exc:
             raise TorchRaised(_short(exc)) from exc
         with CLOCK.span(Phase.CONVERT):

@@ -21,7 +21,8 @@ class Phase(StrEnum):
     CONVERT = "convert"  # numpy inputs -> Paddle and Torch tensors, outputs -> numpy
     PADDLE = "paddle"  # Paddle's forward call (plain and adapted layers, every draw)
     TORCH = "torch"  # the reference's forward call
-    BACKWARD = "backward"  # paddle.grad and torch.autograd.grad
+    PADDLE_BACKWARD = "paddle_backward"  # paddle.grad
+    TORCH_BACKWARD = "torch_backward"  # torch.autograd.grad
     COMPARE = "compare"  # the 1e-2 comparison, diff maps
     EXACT = "exact"  # the exact rule: exact / max_ulp on the outputs already computed
     TORCH_CACHE = "torch_cache"  # reading and writing the Torch result cache (apitester.torch_cache)
@@ -30,7 +31,7 @@ class Phase(StrEnum):
 
 
 # The phases that are Paddle's and Torch's own calls: ``Verdict.framework_seconds`` is their sum.
-FRAMEWORK_PHASES = (Phase.PADDLE, Phase.TORCH, Phase.BACKWARD)
+FRAMEWORK_PHASES = (Phase.PADDLE, Phase.TORCH, Phase.PADDLE_BACKWARD, Phase.TORCH_BACKWARD)
 
 
 class PhaseClock:

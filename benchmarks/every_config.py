@@ -75,7 +75,8 @@ def run_main(args) -> int:
     budget = TimeBudget(base=args.timeout, per_million_elements=args.time_per_melement, maximum=args.time_max)
     started, count = time.monotonic(), 0
     with WorkerPool(args.workers, threads_per_worker=1, memory_budget=default_memory_budget(2),
-                    time_budget=budget, python=args.python, readings_per_group=args.readings_per_group) as pool, open(args.out, "a", encoding="utf-8") as out:
+                    time_budget=budget, python=args.python, readings_per_group=args.readings_per_group,
+                    readings=args.readings) as pool, open(args.out, "a", encoding="utf-8") as out:
         print(f"workers: {pool.wait_ready()}", flush=True)
         for first in range(0, len(todo), BATCH):
             if deadline and time.monotonic() > deadline:
@@ -186,9 +187,11 @@ def main(argv=None) -> int:
     run.add_argument("--time-per-melement", type=float, default=TimeBudget.per_million_elements)
     run.add_argument("--time-max", type=float, default=TimeBudget.maximum)
     run.add_argument("--seed-file", type=Path, default=None)
+    run.add_argument("--readings", action="store_true",
+                     help="ask for the readings (stability, who is closer) of the configs that are not exact")
     run.add_argument("--readings-per-group", type=int, default=3,
-                     help="the readings of a non-exact config for at most this many configs of each API x dtypes "
-                          "group per worker (RUNNER_READINGS_PER_GROUP's default; 0: every config)")
+                     help="with --readings: for at most this many configs of each API x dtypes group per worker "
+                          "(RUNNER_READINGS_PER_GROUP's default; 0: every config)")
     report = sub.add_parser("report")
     report.add_argument("first")
     report.add_argument("second", nargs="?")

@@ -13,6 +13,10 @@ side's wall seconds and their ratio, the configs whose status, ``exact`` or ``ma
 (where the baseline has them), and this checkout's seconds per phase (apitester.phases). ``--readings``: a third
 run of this checkout with the readings asked for, after the pair (their cost on the same configs).
 
+    .venv/bin/python benchmarks/perf_guard.py --compare A.jsonl B.jsonl
+
+compares two such runs: the verdict fields, and the readings (stable, closer, RMSEs) of the configs both read.
+
 CI does not run this (it times things); docs/measurements.md keeps its figures with the machine.
 """
 from __future__ import annotations
@@ -57,11 +61,15 @@ def load(path: Path) -> dict[str, dict]:
     return {row["config"]: row for row in map(json.loads, path.read_text().splitlines()) if row}
 
 
-def differences(base: dict[str, dict], head: dict[str, dict]) -> list[str]:
+VERDICT_FIELDS = ("status", "exact", "max_ulp")
+READING_FIELDS = ("stable", "nondeterministic", "closer", "closer_code", "closer_output", "paddle_rmse", "torch_rmse")
+
+
+def differences(base: dict[str, dict], head: dict[str, dict], names=VERDICT_FIELDS) -> list[str]:
     lines = []
     for config in sorted(base.keys() & head.keys()):
         b, h = base[config], head[config]
-        fields = [f for f in ("status", "exact", "max_ulp") if f in b and b.get(f) != h.get(f)]
+        fields = [f for f in names if f in b and b.get(f) != h.get(f)]
         if fields:
             lines.append(f"  {', '.join(f'{f} {b.get(f)} -> {h.get(f)}' for f in fields)}: {config[:140]}")
     return lines
@@ -76,7 +84,27 @@ def phase_profile(rows: dict[str, dict]) -> str:
     return ", ".join(f"{name} {s:.1f} s ({100 * s / max(total, 1e-9):.0f} %)" for name, s in seconds.most_common())
 
 
+def compare(first: Path, second: Path) -> int:
+    """Two runs' JSON lines (coverage --jsonl) compared: the verdict fields, and the readings where both have them."""
+    a, b = load(first), load(second)
+    both = a.keys() & b.keys()
+    verdicts = differences(a, b)
+    read = {c for c in both if a[c].get("closer") is not None and b[c].get("closer") is not None}
+    readings = differences({c: a[c] for c in read}, {c: b[c] for c in read}, READING_FIELDS)
+    print(f"{len(both)} configs in both; status / exact / max_ulp differ on {len(verdicts)}")
+    print("\n".join(verdicts[:40]))
+    print(f"{len(read)} configs with a closer reading in both; stability / closer / RMSE differ on {len(readings)}")
+    print("\n".join(readings[:40]))
+    for name, rows in ((first, a), (second, b)):
+        print(f"{name}: Σ seconds {sum(r['seconds'] for r in rows.values()):.1f}, Σ framework "
+              f"{sum(r.get('framework_seconds') or 0 for r in rows.values()):.1f}, Σ readings "
+              f"{sum(float(r.get('readings_seconds') or 0) for r in rows.values()):.1f}")
+    return 1 if verdicts or readings else 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--compare"]:
+        return compare(Path(sys.argv[2]), Path(sys.argv[3]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default="288efb9", help="the commit to compare with (default 288efb9, the "
                         "engine before the exact rule's readings)")

@@ -139,4 +139,5 @@ def test_the_cli_reads_no_readings_unless_asked():
     data = json.loads(run("--json", "--api_config", INTERPOLATE).stdout.strip().splitlines()[-1])
     assert data["exact"] is False and data["max_ulp"] > 0
     assert data["stable"] is None and data["closer"] is None and "not asked for" in data["closer_skipped"]
-    assert set(data["phases"]) >= {"draws", "paddle", "torch", "backward", "compare", "exact", "other"}
+    assert set(data["phases"]) >= {"draws", "paddle", "torch", "paddle_backward", "torch_backward", "compare",
+                                 "exact", "other"}

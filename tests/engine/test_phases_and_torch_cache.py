@@ -29,7 +29,10 @@ def _verdict_fields(verdict) -> dict:
 
 
 @pytest.fixture
-def cache(tmp_path):
+def cache(tmp_path, monkeypatch):
+    # every entry kept, however cheap Torch was (these configs take Torch well under a millisecond)
+    monkeypatch.setattr(torch_cache, "KEEP_FLOOR_SECONDS", 0.0)
+    monkeypatch.setattr(torch_cache, "READ_BYTES_PER_SECOND", float("inf"))
     made = torch_cache.use(tmp_path / "torch-cache", verify_every=1000)
     yield made
     torch_cache.use(None)
@@ -103,7 +106,7 @@ def test_another_torch_version_is_another_entry(cache, monkeypatch):
 
 def test_a_corrupted_entry_is_recomputed_never_trusted(cache):
     clean = run_config(EIGH)
-    entries = sorted(cache.root.glob("*/*.npz"))
+    entries = sorted(cache.root.glob("*/*.entry"))
     assert entries
     for path in entries:  # a flipped byte inside the values of every entry, and one truncated
         data = bytearray(path.read_bytes())
@@ -113,6 +116,9 @@ def test_a_corrupted_entry_is_recomputed_never_trusted(cache):
         data[at + values.nbytes // 2] ^= 0x01
         path.write_bytes(bytes(data))
     entries[0].write_bytes(entries[0].read_bytes()[:40])
+    header = bytearray(entries[1].read_bytes())  # and a changed byte inside another's header
+    header[30] ^= 0x01
+    entries[1].write_bytes(bytes(header))
     cache.hits = 1
     again = run_config(EIGH)
     assert again.torch_cache.get("corrupt", 0) == len(entries) and "hit" not in again.torch_cache
@@ -124,7 +130,7 @@ def test_a_corrupted_entry_is_recomputed_never_trusted(cache):
 
 def test_a_mismatching_entry_is_dropped_and_the_fresh_result_used(cache):
     clean = run_config(SUM)
-    for path in cache.root.glob("*/*.npz"):
+    for path in cache.root.glob("*/*.entry"):
         entry = torch_cache._decode(path.read_bytes())
         entry.arrays = [np.asarray(a, dtype=a.dtype) + np.asarray(1, dtype=a.dtype) for a in entry.arrays]
         path.write_bytes(torch_cache._encode(entry))  # a well-formed entry with other bits
@@ -138,22 +144,37 @@ def test_the_cache_stays_within_its_bound(tmp_path):
     cache = torch_cache.TorchCache(tmp_path, max_bytes=64 << 10)
     for i in range(40):
         entry = torch_cache.Entry(arrays=[np.full(1024, i, dtype=np.float32)], dtypes=["float32"], tensors=[True],
-                                  differentiable=[False])
+                                  differentiable=[False], seconds=1.0)
         cache.put(cache.key({"i": i}), entry)
         os.utime(cache._path(cache.key({"i": i})), (i, i))  # written one after another
     assert cache.size() <= 64 << 10
     assert cache.get(cache.key({"i": 39})) is not None  # the newest kept, the oldest gone
     assert cache.get(cache.key({"i": 0})) is None
     big = torch_cache.Entry(arrays=[np.zeros(1 << 16, dtype=np.float32)], dtypes=["float32"], tensors=[True],
-                            differentiable=[False])
+                            differentiable=[False], seconds=1.0)
     cache.put("ab" + "0" * 62, big)  # over an eighth of the bound: not kept
     assert cache.get("ab" + "0" * 62) is None
+
+
+def test_an_entry_cheaper_to_recompute_than_to_read_is_not_kept(tmp_path):
+    cache = torch_cache.use(tmp_path / "cheap", verify_every=1000)
+    try:
+        verdict = run_config(SUM)  # Torch sums 5,120 float16 in microseconds: cheaper than a read
+    finally:
+        torch_cache.use(None)
+    assert verdict.torch_cache.get("miss", 0) >= 1 and "stored" not in verdict.torch_cache
+    assert list(cache.root.glob("*/*.entry")) == []
+    slow = torch_cache.Entry(arrays=[np.zeros(10, dtype=np.float32)], dtypes=["float32"], tensors=[True],
+                             differentiable=[False], seconds=0.5)
+    assert torch_cache.worth_keeping(slow) and not torch_cache.worth_keeping(
+        torch_cache.Entry(arrays=[np.zeros(1 << 22, dtype=np.float32)], dtypes=["float32"], tensors=[True],
+                          differentiable=[False], seconds=0.002))
 
 
 def test_random_apis_and_in_place_apis_are_never_cached(cache):
     verdict = run_config('paddle.Tensor.fill_diagonal_(Tensor([4, 4],"float32"), 1.0, )')
     assert verdict.torch_cache == {}
-    assert list(cache.root.glob("*/*.npz")) == []
+    assert list(cache.root.glob("*/*.entry")) == []
 
 
 def test_an_entry_key_names_what_the_result_depends_on():
