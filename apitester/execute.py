@@ -689,8 +689,7 @@ def _run_draw(prepared: "_Prepared", draw: inp.Draw, options: inp.EdgeOptions, a
         return None
     draw_key = json.dumps(draw.to_dict(), sort_keys=True)
     verdict = _run_layers(replace(prepared, materialised=materialised, draw_format=draw.format, draw_key=draw_key),
-                          atol, rtol,
-                          draw.seed)
+                          atol, rtol, draw.seed)
     verdict.draw = draw.to_dict()
     return verdict
 
