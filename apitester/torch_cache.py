@@ -32,11 +32,12 @@ import os
 import tempfile
 import zlib
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from .vocab import CacheEvent
 
 FORMAT = 2  # of an entry file; another format is another key
 
@@ -49,15 +50,6 @@ READ_BYTES_PER_SECOND = 1.5e9
 
 def worth_keeping(entry: "Entry") -> bool:
     return entry.seconds >= KEEP_FLOOR_SECONDS + entry.nbytes() / READ_BYTES_PER_SECOND
-
-
-class CacheEvent(StrEnum):
-    HIT = "hit"
-    MISS = "miss"
-    VERIFIED = "verified"  # a hit recomputed, the same bits
-    MISMATCH = "mismatch"  # a hit recomputed, other bits: the entry dropped, the fresh result used
-    CORRUPT = "corrupt"  # an entry that could not be read back whole: deleted, recomputed
-    STORED = "stored"
 
 
 @dataclass

@@ -194,3 +194,14 @@ class AdaptationKind(StrEnum):
 
 # Kinds that change no result and may stay silent; every other kind is shown in every verdict of the spec.
 SILENT_ADAPTATIONS = frozenset({AdaptationKind.ARGUMENT_MAPPING, AdaptationKind.LAYOUT})
+
+
+class CacheEvent(StrEnum):
+    """What the Torch result cache did for a verdict (apitester.torch_cache; ``Verdict.torch_cache`` counts them)."""
+
+    HIT = "hit"
+    MISS = "miss"
+    VERIFIED = "verified"  # a hit recomputed, the same bits
+    MISMATCH = "mismatch"  # a hit recomputed, other bits: the entry dropped, the fresh result used
+    CORRUPT = "corrupt"  # an entry that could not be read back whole: deleted, recomputed
+    STORED = "stored"

@@ -8,7 +8,7 @@ from django.db import DataError, IntegrityError, transaction
 
 from apitester.inputs import Draw
 from apitester.phases import Phase
-from apitester.torch_cache import CacheEvent
+from apitester.vocab import CacheEvent
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match
 
