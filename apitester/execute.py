@@ -992,6 +992,7 @@ class _TorchSide:
 
     def _settle(self, fresh: torch_cache.Entry) -> None:
         """The fresh result is the one used; against a hit being verified it is checked bit for bit."""
+        same = False
         if self.cached is not None:
             same = _same_results(self.cached, fresh)
             self.cache.count(torch_cache.CacheEvent.VERIFIED if same else torch_cache.CacheEvent.MISMATCH)
@@ -999,7 +1000,7 @@ class _TorchSide:
                 self.cache.drop(self.key)
             fresh.grads = dict(self.cached.grads) if same else {}
         self.entry = fresh
-        self.dirty = self.cache is not None and (self.cached is None or not _same_results(self.cached, fresh))
+        self.dirty = self.cache is not None and not same
 
     def outs(self) -> list[Out]:
         e = self.entry
@@ -1088,9 +1089,18 @@ def _same_arrays(a: list, b: list) -> bool:
     for x, y in zip(a, b):
         if (x is None) != (y is None):
             return False
-        if x is not None and (x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes()):
+        if x is not None and (x.dtype != y.dtype or x.shape != y.shape or not _same_bits(x, y)):
             return False
     return True
+
+
+def _same_bits(x: np.ndarray, y: np.ndarray) -> bool:
+    """Equal bytes (NaN payloads and -0.0 included), without copying contiguous arrays."""
+    if x.dtype.hasobject:
+        return bool(np.array_equal(x, y))
+    bx = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+    by = np.ascontiguousarray(y).reshape(-1).view(np.uint8)
+    return bool(np.array_equal(bx, by))
 
 
 def _same_results(a: torch_cache.Entry, b: torch_cache.Entry) -> bool:

@@ -57,6 +57,19 @@ def finish(proc: subprocess.Popen, started: float) -> float:
     return time.perf_counter() - started
 
 
+def finish_both(pair: list[tuple[subprocess.Popen, float]]) -> list[float]:
+    """Each process's own wall time: polled, so the one that ends first is not charged the other's remainder."""
+    ended: dict[int, float] = {}
+    while len(ended) < len(pair):
+        for i, (proc, started) in enumerate(pair):
+            if i not in ended and proc.poll() is not None:
+                if proc.returncode != 0:
+                    raise SystemExit(f"{proc.args} exited {proc.returncode}")
+                ended[i] = time.perf_counter() - started
+        time.sleep(0.05)
+    return [ended[i] for i in range(len(pair))]
+
+
 def load(path: Path) -> dict[str, dict]:
     return {row["config"]: row for row in map(json.loads, path.read_text().splitlines()) if row}
 
@@ -127,7 +140,7 @@ def main() -> int:
         print(f"{len(configs)} configs (at most {args.sample} per API, <= {args.max_input_mib} MiB of inputs), "
               f"{os.cpu_count()} cores; baseline {args.baseline} and this checkout side by side, one process each")
         pair = [start(baseline, sample, out / "baseline.jsonl"), start(REPO, sample, out / "head.jsonl")]
-        base_s, head_s = (finish(*p) for p in pair)
+        base_s, head_s = finish_both(pair)
         base, head = load(out / "baseline.jsonl"), load(out / "head.jsonl")
         print(f"baseline {args.baseline}: {base_s:.1f} s; this checkout: {head_s:.1f} s; "
               f"ratio {head_s / base_s:.3f} (this checkout / baseline)")

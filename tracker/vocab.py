@@ -21,6 +21,7 @@ from apitester.vocab import (  # noqa: F401  (the board's statuses and classes, 
     RUNNER_FAILURES,
     TORCH_SUSPECT,
     AdaptationKind,
+    CacheEvent,
     NoOracle,
     Reading,
     Rule,
@@ -31,6 +32,12 @@ from apitester.vocab import (  # noqa: F401  (the board's statuses and classes, 
     rule_of,
     status_class,
 )
+from apitester.phases import Phase
+
+# What a stored verdict's ``phases`` and ``torch_cache`` may name (the engine's vocabularies, as plain strings): the
+# keys the store keeps and the run page sums.
+PHASE_NAMES = tuple(str(p) for p in Phase)
+CACHE_EVENTS = tuple(str(e) for e in CacheEvent)
 
 
 class EventKind(StrEnum):

@@ -14,8 +14,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apitester import known as known_failures
-from apitester.phases import Phase
-from apitester.vocab import CacheEvent
 from apitester.known import describe as describe_stale
 from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
 
@@ -26,10 +24,12 @@ from ..vocab import (
     ACTIVE_RUN_STATES,
     AdaptationKind,
     BY_DESIGN,
+    CACHE_EVENTS,
     DIFFERS_FROM_TORCH,
     FAILING,
     NO_VERDICT,
     PASSING,
+    PHASE_NAMES,
     TORCH_SUSPECT,
     Lane,
     Status,
@@ -282,10 +282,6 @@ def run_summary(run: TestRun) -> dict:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         **_tasks_field(run),
     }
-
-
-PHASE_NAMES = tuple(str(p) for p in Phase)
-CACHE_EVENTS = tuple(str(e) for e in CacheEvent)
 
 
 def run_profile(run: TestRun) -> dict:

@@ -7,13 +7,11 @@ import math
 from django.db import DataError, IntegrityError, transaction
 
 from apitester.inputs import Draw
-from apitester.phases import Phase
-from apitester.vocab import CacheEvent
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match
 
 from ...models import ConfigResult, FailingConfig, TestRun
-from ...vocab import Status
+from ...vocab import CACHE_EVENTS, PHASE_NAMES, Status
 from .. import paddle_envs
 
 
@@ -34,11 +32,7 @@ def _seconds(value) -> float:
     return max(_float(value) or 0.0, 0.0)
 
 
-PHASE_NAMES = frozenset(str(p) for p in Phase)
-CACHE_EVENTS = frozenset(str(e) for e in CacheEvent)
-
-
-def _figures(value, names: frozenset, number) -> dict:
+def _figures(value, names: tuple[str, ...], number) -> dict:
     """A verdict's per-phase seconds or cache counts: the known names with a number each, nothing else (a worker's
     dict is a figure, never a reason to lose the verdict)."""
     if not isinstance(value, dict):
