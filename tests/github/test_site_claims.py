@@ -277,3 +277,36 @@ def test_a_github_that_hangs_or_breaks_keeps_the_claim_and_tells_the_user_to_pas
     why = "is not JSON" if fault == "not-json" else "cannot reach GitHub"
     assert "Posting the comment on GitHub failed" in page and why in page
     assert "paste this comment" in page and "【报名】: 12" in page and "(for @" not in page
+
+
+# --- the claim panel is a selector the task page's view calls (issue 42) -------------------------
+
+def test_the_claim_panel_is_read_by_a_selector_and_the_partial_runs_no_query(with_login, settings, rf):
+    from django.db import connection
+    from django.template.loader import render_to_string
+    from django.test.utils import CaptureQueriesContext
+
+    from tracker.models import Task
+    from tracker.selectors.claims import task_claim_state
+
+    settings.GITHUB_TOKEN = ""
+    with_login.post("/github/tasks/12/claim")
+    user = get_user_model().objects.get(socialaccount__provider="github")
+    task = Task.objects.get(number=12)
+    pasted = with_login.session["github_comment_to_paste"]
+    state = task_claim_state(task, user, pasted)
+    assert (state.signed_in, state.login, state.can_withdraw, state.can_claim) == (True, "ooooo-create", True, False)
+    assert state.claim == Claim.objects.get(task=task, withdrawn_at__isnull=True)
+    assert state.comment_to_paste == "【报名】: 12" and state.posted_claim_comment == "【报名】: 12 (for @ooooo-create)"
+    # The note of a comment to paste belongs to its own task's page only; an anonymous viewer has no claim.
+    other = Task.objects.exclude(number=12).first()
+    assert task_claim_state(other, user, pasted).comment_to_paste == ""
+    anonymous = task_claim_state(task, type("Anonymous", (), {"is_authenticated": False})(), pasted)
+    assert (anonymous.signed_in, anonymous.claim, anonymous.comment_to_paste) == (False, None, "")
+    request = rf.get("/tasks/12")
+    request.user = user
+    with CaptureQueriesContext(connection) as queries:
+        html = render_to_string("tracker/partials/task_claim.html", {"task": task, "claim_state": state,
+                                                                     "request": request})
+    assert [q["sql"] for q in queries.captured_queries] == []
+    assert 'class="withdraw"' in html and "【报名】: 12" in html

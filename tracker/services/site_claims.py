@@ -24,7 +24,8 @@ from django.utils.translation import gettext as _
 from ..github.client import GitHubError, client_from_settings, parse_issue_ref
 from ..github.logins import is_github_login
 from ..selectors.accounts import proven_github_login
-from ..models import Claim, Contributor, IssueComment, Source, Task
+from ..selectors.claims import claim_comment, tracking_issue_url, withdraw_comment
+from ..models import Contributor, IssueComment, Source, Task
 from ..vocab import EventKind
 from .claim_rules import claim_task, contributor_for, parse_github_time, remember_site_account_login, withdraw_claim
 from .events import record_event
@@ -40,15 +41,6 @@ class SiteOutcome:
     comment_to_paste: str = ""  # shown when the site could not post the comment itself
     issue_url: str = ""
     posted_url: str = ""
-
-
-def claim_comment(number: int, for_login: str = "") -> str:
-    """The claim comment; `for_login` when the site's account posts it for someone."""
-    return f"【报名】: {number}" + (f" (for @{for_login})" if for_login else "")
-
-
-def withdraw_comment(number: int, for_login: str = "") -> str:
-    return f"【取消报名】: {number}" + (f" (for @{for_login})" if for_login else "")
 
 
 @dataclass
@@ -89,11 +81,6 @@ def site_contributor(user) -> Contributor | None:
             contributor.user = user
             contributor.save(update_fields=["user"])
     return contributor
-
-
-def tracking_issue_url() -> str:
-    repo, number = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
-    return f"https://github.com/{repo}/issues/{number}"
 
 
 def _post_or_paste(outcome: SiteOutcome, kind: str, actor: str, task: Task) -> SiteOutcome:
@@ -156,13 +143,6 @@ def withdraw_on_site(user, task: Task) -> SiteOutcome:
         return SiteOutcome(False, _("You have no claim on task %(number)s.") % {"number": task.number}, task.number)
     outcome = SiteOutcome(True, _("You withdrew from task %(number)s.") % {"number": task.number}, task.number)
     return _post_or_paste(outcome, "withdraw", contributor.login, task)
-
-
-def active_claim_of(user, task: Task) -> Claim | None:
-    login = proven_github_login(user)
-    if not login:
-        return None
-    return Claim.objects.filter(task=task, contributor__login__iexact=login, withdrawn_at__isnull=True).first()
 
 
 def _link_contributor(request, user, **kwargs):

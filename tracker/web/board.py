@@ -17,6 +17,7 @@ from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
 from ..selectors import charts as chart_selectors
+from ..selectors import claims as claim_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
@@ -131,6 +132,9 @@ def task_page(request, number: int):
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
             "exact_summary": alignment_selectors.task_exact_summary(task),
             "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
+            # The claim panel for this viewer (a shared anonymous copy only ever shows the signed-out state).
+            "claim_state": claim_selectors.task_claim_state(
+                task, request.user, getattr(request, "session", {}).get("github_comment_to_paste")),
             **extra,
         })
 
