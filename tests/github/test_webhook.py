@@ -204,3 +204,27 @@ def test_deeply_nested_json_is_400_and_changes_nothing(client, board, raw, conte
     assert response.status_code == 400
     assert response.json()["error"] == "malformed JSON payload: nested too deeply"
     assert nothing_stored()
+
+
+def test_the_service_says_what_became_of_a_delivery_and_the_view_chooses_the_status(client, board):
+    """services.webhook_deliveries answers a DeliveryOutcome, never an HTTP code; web/github.py maps each to one."""
+    from tracker.services.webhook_deliveries import DeliveryOutcome, DeliveryResult, handle_delivery
+    from tracker.web.github import WEBHOOK_STATUS
+
+    assert set(WEBHOOK_STATUS) == set(DeliveryOutcome)
+    seen = [handle_delivery("ping", "d-ping", {"zen": "Keep it logically awesome."}),
+            handle_delivery("issue_comment", "d-claim", claim_event()),
+            handle_delivery("issue_comment", "d-claim", claim_event()),
+            handle_delivery("watch", "d-watch", {"action": "started"})]
+    assert all(isinstance(result, DeliveryResult) for result in seen)
+    assert [r.outcome for r in seen] == [DeliveryOutcome.PING, DeliveryOutcome.APPLIED, DeliveryOutcome.DUPLICATE,
+                                         DeliveryOutcome.IGNORED]
+    assert seen[1].answer["delivery"] == "d-claim" and seen[1].answer["changes"] >= 1
+    assert seen[2].answer == {"duplicate": True, "delivery": "d-claim"}
+    assert seen[3].answer == {"delivery": "d-watch", "ignored": "event 'watch'"}
+    # Over HTTP the same outcomes answer as they always did.
+    statuses = [deliver(client, event, payload, delivery=f"h-{n}").status_code for n, (event, payload) in enumerate(
+        [("ping", {"zen": "z"}), ("issue_comment", claim_event(comment_id=2874700002, body="【报名】: 13")),
+         ("watch", {"action": "started"})])]
+    assert statuses == [200, 200, 202]
+    assert deliver(client, "ping", {"zen": "z"}, delivery="h-0").status_code == 200  # a redelivery

@@ -6,8 +6,14 @@ commit changes nothing. The transaction only writes: the comment is read (parsed
 whether its author is the site's account), and a pull request tying the stored state re-read from GitHub,
 before it opens, so a slow GitHub or a long comment never holds the database's write lock that every
 other delivery waits for.
+
+The service says what became of a delivery (`DeliveryResult`: a `DeliveryOutcome` and the JSON answer);
+the webhook view (web/github.py) chooses the HTTP status for it.
 """
 from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
@@ -17,6 +23,28 @@ from ..github.webhook import COMMENT_ACTIONS, PR_ACTIONS, BadDelivery, check_sha
 from ..models import WebhookDelivery
 from .claims import CommentReading, apply_comment, delete_comment, read_comment
 from .pull_requests import apply_pull_request, reread_on_tie
+
+
+class DeliveryOutcome(enum.Enum):
+    PING = "ping"  # GitHub's hello when the hook is set up
+    APPLIED = "applied"  # a comment or pull request read and applied (it may have changed nothing)
+    IGNORED = "ignored"  # an event, action, issue or repository the board does not follow
+    DUPLICATE = "duplicate"  # a redelivery of an id already applied: nothing done again
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    outcome: DeliveryOutcome
+    answer: dict  # the JSON body GitHub's delivery log shows
+
+
+def _ignored(why: str) -> DeliveryResult:
+    return DeliveryResult(DeliveryOutcome.IGNORED, {"ignored": why})
+
+
+def _duplicate(delivery_id: str) -> DeliveryResult:
+    return DeliveryResult(DeliveryOutcome.DUPLICATE, {"duplicate": True, "delivery": delivery_id})
+
 
 def _is_tracking_issue(payload: dict) -> bool:
     repo, number = parse_issue_ref(settings.GITHUB_TRACKING_ISSUE)
@@ -50,15 +78,15 @@ def _board_repository(payload: dict) -> tuple[str | None, str]:
     return named[0], ""
 
 
-def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | dict | None) -> tuple[int, dict]:
+def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReading | dict | None) -> DeliveryResult:
     action = payload.get("action", "")
     if event == "ping":
-        return 200, {"ok": True, "event": "ping", "zen": payload.get("zen", "")}
+        return DeliveryResult(DeliveryOutcome.PING, {"ok": True, "event": "ping", "zen": payload.get("zen", "")})
     if event == "issue_comment":
         if action not in COMMENT_ACTIONS:
-            return 202, {"ignored": f"issue_comment action {action!r}"}
+            return _ignored(f"issue_comment action {action!r}")
         if not _is_tracking_issue(payload):
-            return 202, {"ignored": "comment on another issue"}
+            return _ignored("comment on another issue")
         comment = payload.get("comment")
         if not isinstance(comment, dict) or "id" not in comment:
             raise ValueError("issue_comment payload without comment.id")
@@ -66,27 +94,28 @@ def _dispatch(event: str, delivery_id: str, payload: dict, reading: CommentReadi
             result = delete_comment(comment, delivery_id=delivery_id)
         else:
             result = apply_comment(comment, delivery_id=delivery_id, reading=reading, creation=action == "created")
-        return 200, {"event": event, "action": action, **result.as_dict()}
+        return DeliveryResult(DeliveryOutcome.APPLIED, {"event": event, "action": action, **result.as_dict()})
     if event == "pull_request":
         if action not in PR_ACTIONS:
-            return 202, {"ignored": f"pull_request action {action!r}"}
+            return _ignored(f"pull_request action {action!r}")
         pull = payload.get("pull_request")
         if not isinstance(pull, dict) or "number" not in pull:
             raise ValueError("pull_request payload without pull_request.number")
         repo, ignored = _board_repository(payload)
         if ignored:
-            return 202, {"ignored": ignored}
+            return _ignored(ignored)
         # A delivery tying the stored state applies GitHub's PR as re-read (the newest fact) when there is one.
         result = apply_pull_request(reading or pull, repo=repo, delivery_id=delivery_id, current=reading is not None)
-        return 200, {"event": event, "action": action, **result.as_dict()}
-    return 202, {"ignored": f"event {event!r}"}
+        return DeliveryResult(DeliveryOutcome.APPLIED, {"event": event, "action": action, **result.as_dict()})
+    return _ignored(f"event {event!r}")
 
 
-def handle_delivery(event: str, delivery_id: str, payload: dict) -> tuple[int, dict]:
-    """Apply one verified delivery; returns (HTTP status, JSON answer)."""
+def handle_delivery(event: str, delivery_id: str, payload: dict) -> DeliveryResult:
+    """Apply one verified delivery; what became of it, with the JSON answer (BadDelivery: a malformed one,
+    of which nothing is stored)."""
     check_shape(event, payload)
     if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():  # a redelivery: no need to read it
-        return 200, {"duplicate": True, "delivery": delivery_id}
+        return _duplicate(delivery_id)
     try:
         reading = _read_first(event, payload)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
@@ -95,20 +124,21 @@ def handle_delivery(event: str, delivery_id: str, payload: dict) -> tuple[int, d
         with transaction.atomic():
             # Checked again under the write lock: the same id may have committed meanwhile.
             if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():
-                return 200, {"duplicate": True, "delivery": delivery_id}
+                return _duplicate(delivery_id)
             record = WebhookDelivery.objects.create(delivery_id=delivery_id, event=event,
                                                     action=str(payload.get("action", ""))[:50])
             try:
-                status, answer = _dispatch(event, delivery_id, payload, reading)
+                result = _dispatch(event, delivery_id, payload, reading)
             except (KeyError, TypeError, ValueError, AttributeError, DataError) as error:
                 # Raised inside the transaction: everything this delivery wrote is rolled back.
                 raise BadDelivery(str(error)) from error
+            answer = result.answer
             record.outcome = (answer.get("ignored") or answer.get("skipped") or
                               f"{answer.get('changes', 0)} change(s)")[:200]
             record.save(update_fields=["outcome"])
-            return status, {"delivery": delivery_id, **answer}
+            return DeliveryResult(result.outcome, {"delivery": delivery_id, **answer})
     except IntegrityError:
         # The same delivery committed concurrently: it is applied once.
         if WebhookDelivery.objects.filter(delivery_id=delivery_id).exists():
-            return 200, {"duplicate": True, "delivery": delivery_id}
+            return _duplicate(delivery_id)
         raise

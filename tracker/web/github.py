@@ -17,11 +17,15 @@ from . import params
 from ..models import Task
 from ..services import site_claims
 from ..github.webhook import BadDelivery, header_problem, signature_is_valid
-from ..services.webhook_deliveries import handle_delivery
+from ..services.webhook_deliveries import DeliveryOutcome, handle_delivery
 
 # GitHub caps webhook payloads at 25 MB, but the events the board reads are a few kB: a larger body is
 # refused before it is read or hashed.
 WEBHOOK_MAX_BYTES = 1024 * 1024
+# What became of a delivery → the HTTP status GitHub's delivery log shows: 202 for what the board does not
+# follow (accepted, nothing to do), 200 for everything it read (a redelivery included).
+WEBHOOK_STATUS = {DeliveryOutcome.PING: 200, DeliveryOutcome.APPLIED: 200, DeliveryOutcome.DUPLICATE: 200,
+                  DeliveryOutcome.IGNORED: 202}
 
 
 @csrf_exempt
@@ -59,10 +63,10 @@ def webhook(request):
     if not isinstance(payload, dict):
         return JsonResponse({"error": "malformed payload: expected a JSON object"}, status=400)
     try:
-        status, answer = handle_delivery(event, delivery_id, payload)
+        result = handle_delivery(event, delivery_id, payload)
     except BadDelivery as error:
         return JsonResponse({"error": f"malformed {event} payload: {error}"}, status=400)
-    return JsonResponse(answer, status=status, json_dumps_params={"ensure_ascii": False})
+    return JsonResponse(result.answer, status=WEBHOOK_STATUS[result.outcome], json_dumps_params={"ensure_ascii": False})
 
 
 # The site's claim buttons: the URL's action → the service that applies it for the signed-in user.
