@@ -11,8 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from apitester.reports import reports_dir
-from tracker.github.client import check_api_url
+from config.token_urls import check_api_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -211,8 +210,10 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # --- PaddleAPITest report data --------------------------------------------------------------
-# Third-party PaddleAPITest data, read at run time (never copied into the repository); one definition.
-PADDLEAPITEST_REPORTS = str(reports_dir())
+# Third-party PaddleAPITest data, read at run time (never copied into the repository). Empty: where the engine
+# looks for it on its own (apitester.reports.reports_dir; the board asks through
+# tracker.selectors.reported.reports_root, so the default is defined once, in the engine).
+PADDLEAPITEST_REPORTS = os.environ.get("PADDLEAPITEST_REPORTS", "")
 
 # --- Background work (django-q2) ------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -5,11 +5,12 @@ import pytest
 from django.conf import settings
 
 from tracker.models import Claim, Contributor, Event, FailingConfig, PullRequest, Task
+from tracker.selectors.reported import reports_root
 
 REPO = Path(settings.BASE_DIR)
 SEED_CANDIDATES = [REPO.parent / "shared" / "seed" / "000_75df1ea3bdaae918.txt", Path("/work/shared/seed/000_75df1ea3bdaae918.txt")]
 SEED = next((p for p in SEED_CANDIDATES if p.is_file()), SEED_CANDIDATES[0])
-REPORTS = Path(settings.PADDLEAPITEST_REPORTS)
+REPORTS = reports_root()
 FIXTURE = REPO / "fixtures" / "board.json"
 
 

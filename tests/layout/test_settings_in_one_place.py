@@ -32,8 +32,9 @@ ALLOWED = {
     "apitester/execute.py:frameworks":
         "process environment for Paddle itself: GLOG_minloglevel quiets its C++ logging before it is imported",
     "apitester/reports.py:reports_dir":
-        "the Django-free engine's knob (no Django settings there): config/settings.py reads it through this "
-        "function (PADDLEAPITEST_REPORTS), so it is still defined once",
+        "the Django-free engine's knob (no Django settings there): the board's setting PADDLEAPITEST_REPORTS reads "
+        "the same variable, and falls back to this function when it is empty (tracker.selectors.reported."
+        "reports_root), so the default is defined once",
     "apitester/specs/__init__.py:_load":
         "the Django-free engine's knob: extra spec modules (APITESTER_EXTRA_SPECS) that pool workers, "
         "started by the engine or the board, import like their parent",

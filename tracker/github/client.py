@@ -28,32 +28,11 @@ import urllib.request
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
+# The rule for where the token may go is shared with the settings' start-up check (one definition).
+from config.token_urls import check_api_url, url_origin
+
 # Possessive: a header of thousands of "<" (a hostile API's Link) is read in linear time.
 _LINK = re.compile(r'<(?P<url>[^<>]++)>\s*+;\s*+rel="(?P<rel>[^"]++)"')
-LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def url_origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port) with the scheme's default port filled in; hosts compare case-insensitively."""
-    parts = urllib.parse.urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:  # a port that is not a number: matches no origin
-        port = -1
-    return scheme, (parts.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
-
-
-def check_api_url(url: str, name: str = "GITHUB_API_URL") -> str:
-    """`url` when the token may be sent to it: https, or http on a loopback host; ValueError otherwise."""
-    scheme, host, _ = url_origin(url or "")
-    if not host or scheme not in _DEFAULT_PORTS:
-        raise ValueError(f"{name}={url!r} is not an http(s) URL with a host, e.g. https://api.github.com")
-    if scheme != "https" and host not in LOOPBACK_HOSTS:
-        raise ValueError(f"{name}={url!r} must use https: the GitHub token would cross the network in clear "
-                         f"(plain http is allowed only for a loopback stand-in: {', '.join(sorted(LOOPBACK_HOSTS))})")
-    return url
 
 
 class GitHubError(Exception):

@@ -8,13 +8,23 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.utils.translation import gettext as _
 
+from apitester.reports import reports_dir
+
 from ..models import ReportedDiff, Task
 from ..vocab import FAILING, PASSING, Kernel
+
+def reports_root() -> Path:
+    """Where the board reads PaddleAPITest's reports: settings.PADDLEAPITEST_REPORTS, or when it is empty the
+    engine's own default (apitester.reports.reports_dir: the default is defined once, in the engine)."""
+    return Path(settings.PADDLEAPITEST_REPORTS) if settings.PADDLEAPITEST_REPORTS else reports_dir()
+
 
 # /api/tasks/<n>?configs_page=N: a task holds up to ~3,000 configs, each with a few reported diffs.
 API_CONFIGS_PER_PAGE = 100

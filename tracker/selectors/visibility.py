@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import PurePath
 
-from django.conf import settings
+from .reported import reports_root
 
 SITE_USER_PREFIX = "user:"
 # How a path under the reports root is shown: the setting's name, then the path inside it.
@@ -53,7 +53,7 @@ def shown_run_summary(summary: dict, *, staff: bool) -> dict:
 def reports_relative(path: str) -> str:
     """`PADDLEAPITEST_REPORTS/<path inside it>` for a path under the reports root; for any other absolute
     path only its last part (the server's directories are nobody's business)."""
-    root = PurePath(os.path.normpath(settings.PADDLEAPITEST_REPORTS))
+    root = PurePath(os.path.normpath(reports_root()))
     target = PurePath(os.path.normpath(path))
     try:
         inside = target.relative_to(root)

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from tracker.models import Claim, Contributor, Event, PullRequest, Task
+from tracker.selectors.reported import reports_root
 
 FIXTURE = Path(settings.BASE_DIR) / "fixtures" / "board.json"
 
@@ -18,7 +19,7 @@ class Command(BaseCommand):
     help = "Load the board fixture into an empty database and import the PaddleAPITest reports when present."
 
     def add_arguments(self, parser):
-        parser.add_argument("--reports", default=None, help="reports directory (default: settings.PADDLEAPITEST_REPORTS)")
+        parser.add_argument("--reports", default=None, help="reports directory (default: env PADDLEAPITEST_REPORTS, else the engine's default)")
         parser.add_argument("--fixture", default=str(FIXTURE))
 
     def handle(self, *args, reports=None, fixture=str(FIXTURE), **options):
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         else:
             call_command("loaddata", fixture, verbosity=0)
             self.stdout.write(f"loaded {Task.objects.count()} tasks from {fixture}")
-        reports_dir = Path(reports or settings.PADDLEAPITEST_REPORTS)
+        reports_dir = Path(reports or reports_root())
         if reports_dir.is_dir():
             call_command("import_reports", str(reports_dir), stdout=self.stdout, stderr=self.stderr)
         else:

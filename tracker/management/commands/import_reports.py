@@ -1,8 +1,8 @@
 """`python manage.py import_reports [DIR]` — attach PaddleAPITest's failing configs to the board's tasks, then
 store what the reports' logs say about each of them (`--no-logs` skips the logs, `--logs-only` reads only them)."""
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from tracker.selectors.reported import reports_root
 from tracker.services.report_import import import_reports
 from tracker.services.reported_diffs import import_reported_diffs
 
@@ -12,14 +12,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("dir", nargs="?", default=None,
-                            help="reports directory (default: settings.PADDLEAPITEST_REPORTS / env PADDLEAPITEST_REPORTS)")
+                            help="reports directory (default: env PADDLEAPITEST_REPORTS, else the engine's default)")
         logs = parser.add_mutually_exclusive_group()
         logs.add_argument("--no-logs", action="store_true", help="do not read the error_log.log files")
         logs.add_argument("--logs-only", action="store_true",
                           help="only read the error_log.log files (the reported diffs of configs already imported)")
 
     def handle(self, *args, dir=None, no_logs=False, logs_only=False, **options):
-        root = dir or settings.PADDLEAPITEST_REPORTS
+        root = dir or reports_root()
         try:
             if not logs_only:
                 self._report_configs(import_reports(root))
