@@ -164,3 +164,40 @@ def test_every_import_of_our_packages_names_a_module_or_a_name_in_one():
                         and not sub.is_dir():
                     missing.append((name, node.lineno, f"{module}.{alias.name}"))
     assert missing == []
+
+
+def http_codes_in(source: str) -> list[tuple[int, str]]:
+    """(line, what) of every HTTP answer a module spells: an import of django.http or django.shortcuts, and a
+    returned tuple led by a status code (`return 202, {...}`)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[:2] in (["django", "http"],
+                                                                                   ["django", "shortcuts"]):
+            found.append((node.lineno, f"imports {node.module}"))
+        elif (isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and node.value.elts
+              and isinstance(node.value.elts[0], ast.Constant) and type(node.value.elts[0].value) is int
+              and 100 <= node.value.elts[0].value <= 599):
+            found.append((node.lineno, f"returns status {node.value.elts[0].value}"))
+    return sorted(found)
+
+
+def test_services_answer_in_their_own_terms_never_in_http():
+    """A service says what became of a request (e.g. services.webhook_deliveries.DeliveryOutcome); the view chooses
+    the HTTP status (web/github.py's WEBHOOK_STATUS)."""
+    offending = []
+    for path in source_files():
+        name = module_name(path)
+        if name.startswith("tracker.services"):
+            offending += [(name, *found) for found in http_codes_in(path.read_text(encoding="utf-8"))]
+    assert offending == []
+
+
+def test_the_http_scan_catches_a_planted_status():
+    planted = ("from django.http import JsonResponse\n"
+               "def handle(event):\n"
+               "    if event == 'ping':\n"
+               "        return 200, {'ok': True}\n"
+               "    return 'ignored', {}\n")
+    assert http_codes_in(planted) == [(1, "imports django.http"), (4, "returns status 200")]
