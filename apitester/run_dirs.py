@@ -74,9 +74,9 @@ LOG_NAME = "log_inorder.log"
 
 _CASE_BEGIN_RE = re.compile(r"^>>> CASE (?P<id>[0-9a-f]{12}) \| (?P<rest>.*)$")
 _CASE_END_RE = re.compile(r"^<<< CASE (?P<id>[0-9a-f]{12}) \| (?P<outcome>[A-Z_]+)(?: \| (?P<ms>\d+) ms)?\s*$")
-_RUN_BEGIN_RE = re.compile(r"^>>> TEST RUN \| (?P<when>\d{4}-\d{2}-\d{2} [\d:.]+) \| Paddle (?P<paddle>\S+)")
+_RUN_BEGIN_RE = re.compile(r"^>>> TEST RUN \| (?P<when>\d{4}-\d{2}-\d{2} [\d:.]+)(?: \| Paddle (?P<paddle>\S+))?")
 _OPTION_RE = re.compile(r"^\s+--(?P<name>atol|rtol|test_cpu|gpu_ids): (?P<value>\S+)\s*$")
-_BEGIN_2025_RE = re.compile(r"^(?P<when>\d{4}-\d{2}-\d{2} [\d:.]+) (?:GPU (?P<gpu>\d+) \d+ )?test begin: (?P<config>.+)$")
+_BEGIN_2025_RE = re.compile(r"^(?P<when>\d{4}-\d{2}-\d{2} [\d:.]+) (?:GPU \d+ \d+ )?test begin: (?P<config>.+)$")
 _DATE_FIELD_RE = re.compile(r"^\d{4}-\d{2}-\d{2} [\d:.]+$")
 
 
@@ -284,7 +284,7 @@ def _header_line(log: RunLog, line: str) -> bool:
     run = _RUN_BEGIN_RE.match(line)
     if run:
         log.run_started = log.run_started or _when(run.group("when"))
-        log.paddle_version = log.paddle_version or run.group("paddle")
+        log.paddle_version = log.paddle_version or run.group("paddle") or ""
         return True
     option = _OPTION_RE.match(line)
     if option:
@@ -334,9 +334,8 @@ def read_run_log(path: Path, malformed: list[MalformedLine]) -> RunLog:
         old = _BEGIN_2025_RE.match(line)
         if old:
             log.cases += 1
+            # Its `GPU <id>` names the worker's slot, printed by CPU runs too: not the device tested.
             log.run_started = log.run_started or _when(old.group("when"))
-            if old.group("gpu") is not None:
-                log.gpus.add(old.group("gpu"))
             log.by_config.setdefault(old.group("config").strip(), ("", lineno, None, old.group("when")))
     if open_case:
         log.unfinished += 1

@@ -85,7 +85,7 @@ def test_2025_reader_maps_the_old_names_and_reads_test_begin_lines(tmp_path):
     assert run.configs[MEAN].result_class == "config_convert"
     assert {k: v["final"] for k, v in run.per_class().items()} == {
         "paddle_crash": 1, "paddle_accuracy": 1, "config_convert": 1, "pass": 1}
-    assert run.log.cases == 2 and run.log.gpus == {"1"} and str(run.log.run_started) == "2025-06-01 10:00:00.123000"
+    assert run.log.cases == 2 and run.log.gpus == set() and str(run.log.run_started) == "2025-06-01 10:00:00.123000"
     assert class_of_file("api_config_paddle_bitwise_knows_gpu3.txt") == ("paddle_bitwise_knows", "2026")
     assert class_of_file("api_config_accuracy_diff.txt") == ("accuracy_diff", "2025")
 
@@ -156,7 +156,7 @@ def test_command_says_what_it_read_per_class(tmp_path, capsys):
     make_task(1, api="paddle.add")
     call_command("import_reports", str(run_2025(tmp_path / "r")), "--kernel", "cpu")
     out = capsys.readouterr().out
-    assert "(2025 class names; GPU 1, 2025-06-01 from the log; tolerance not stated in the log)" in out
+    assert "(2025 class names; CPU, 2025-06-01 from the log; tolerance not stated in the log)" in out
     assert "  paddle_crash: 1 lines read, 1 configs found, 1 final" in out
     assert "  paddle_accuracy: 2 lines read, 2 configs found, 1 final" in out
     assert f"in 2 classes, counted once as paddle_crash: paddle_crash, paddle_accuracy — {ADD}" in out
