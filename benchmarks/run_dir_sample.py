@@ -19,8 +19,8 @@ inputs (the engine's estimate). A config the log reports twice (an accuracy erro
 files, as a run that classified it twice would leave it.
 
     .venv/bin/python benchmarks/run_dir_sample.py build --out /tmp/i47/test_log
-    .venv/bin/python -m apitester --api_config_file=/tmp/i47/test_log/checkpoint.txt --test_cpu=True --json > ours.jsonl
-    .venv/bin/python benchmarks/run_dir_sample.py compare /tmp/i47/test_log ours.jsonl
+    .venv/bin/python -m apitester coverage /tmp/i47/test_log/checkpoint.txt --workers 1 --threads 1 --quiet --jsonl ours.jsonl
+    .venv/bin/python benchmarks/run_dir_sample.py compare /tmp/i47/test_log ours.jsonl [--earlier ours300.jsonl]
 
 `compare` prints the per-class counts (apitester.run_dirs, the importer's reader) and every config whose final
 class and this board's verdict differ, with why (our status, its class and its message).
@@ -96,32 +96,48 @@ def build(out: Path, per_class: int, max_mib: int, vocabulary: str) -> None:
           f"from {len(failures)} result lines of {SOURCE_LOG} -> {out}")
 
 
-def why(klass: str, verdict: dict) -> str:
-    status = verdict["status"]
-    group = status_class(status)
-    message = (verdict.get("message") or "").splitlines()[0][:140] if verdict.get("message") else ""
-    if group == "passing":
-        reason = "passes here: fixed since the report, or within this board's tolerance rule"
-    elif group == "failing":
-        reason = f"fails here too, as {status} (another kind of failure than the class)"
-    elif group == "no_verdict":
-        reason = "no verdict here: an engine gap, not evidence either way"
-    elif group == "by_design":
-        reason = "a documented difference here (Paddle's own documentation)"
-    else:
-        reason = "the evidence here points at Torch"
-    return f"{status} — {reason}" + (f"; {message}" if message else "")
-
-
-def compare(run_dir: Path, jsonl: Path) -> None:
-    run = read_run_dir(run_dir)
-    if run.malformed:
-        raise SystemExit("\n".join(str(m) for m in run.malformed))
-    ours = {}
+def _load(jsonl: Path) -> dict[str, dict]:
+    rows = {}
     for line in jsonl.read_text().splitlines():
         if line.strip().startswith("{"):
             row = json.loads(line)
-            ours[row["config"]] = row
+            rows[row["config"]] = row
+    return rows
+
+
+def _agrees(klass: str, verdict: dict | None) -> bool | None:
+    return None if verdict is None else verdict["status"] in AGREES.get(klass, set())
+
+
+def why(klass: str, verdict: dict, earlier: dict | None, earlier_name: str) -> str:
+    """Why the class and our verdict differ, from our status's class and (with an earlier release's run) whether
+    that release agreed with the class."""
+    status, group = verdict["status"], status_class(verdict["status"])
+    message = (verdict.get("message") or "").strip().splitlines()
+    said = f"; {message[0][:140]}" if message else ""
+    before = ""
+    if earlier is not None:
+        before = (f"; on Paddle {earlier_name}: {earlier['status']}"
+                  + (" (agrees with the class: changed between the releases)" if _agrees(klass, earlier) else ""))
+    if group == "passing":
+        reason = "passes here under this board's rule"
+    elif group == "failing":
+        reason = "fails here too, as another kind of failure than the class"
+    elif group == "no_verdict":
+        reason = "no verdict here: an engine gap, not evidence either way"
+    elif group == "by_design":
+        reason = "a difference Paddle documents"
+    else:
+        reason = "the evidence here points at Torch"
+    return f"{status}: {reason}{before}{said}"
+
+
+def compare(run_dir: Path, jsonl: Path, earlier_jsonl: Path | None, earlier_name: str) -> None:
+    run = read_run_dir(run_dir)
+    if run.malformed:
+        raise SystemExit("\n".join(str(m) for m in run.malformed))
+    ours = _load(jsonl)
+    earlier = _load(earlier_jsonl) if earlier_jsonl else {}
     print(f"{len(run.configs)} configs, {run.vocabulary} class names; per class (lines / found / final):")
     for name, counts in run.per_class().items():
         print(f"  {name}: {counts['lines']} / {counts['found']} / {counts['final']}")
@@ -131,15 +147,23 @@ def compare(run_dir: Path, jsonl: Path) -> None:
         verdict = ours.get(config)
         if verdict is None:
             missing += 1
-            continue
-        if verdict["status"] in AGREES.get(item.result_class, set()):
+        elif _agrees(item.result_class, verdict):
             agree[item.result_class] += 1
         else:
             differ.append((item.result_class, config, verdict))
     print(f"agree: {dict(agree)}; differ: {len(differ)}; without a verdict of ours: {missing}")
-    print("by our status:", dict(Counter((k, v["status"]) for k, _, v in differ)))
+    print("differ by (class, our status):", dict(Counter((k, v["status"]) for k, _, v in differ)))
+    if earlier:
+        agreed_before = sum(bool(_agrees(k, earlier.get(c))) for k, c, _ in differ)
+        print(f"of those, agreeing with the class on Paddle {earlier_name}: {agreed_before}")
+        print(f"agree on Paddle {earlier_name}: "
+              f"{sum(bool(_agrees(i.result_class, earlier.get(c))) for c, i in run.configs.items())} of {len(run.configs)}")
+    groups = Counter((k, c.split("(", 1)[0], v["status"], (earlier.get(c) or {}).get("status", "-")) for k, c, v in differ)
+    print(f"grouped by (class, API, our status, on Paddle {earlier_name or '-'}):")
+    for (klass, api, status, before), count in sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][1])):
+        print(f"  {klass} | {api} | {status} | {before} | {count}")
     for klass, config, verdict in sorted(differ, key=lambda d: (d[0], d[2]["status"], d[1])):
-        print(f"- [{klass} / {CLASS_GROUPS[klass]}] {config}\n    {why(klass, verdict)}")
+        print(f"- [{klass} / {CLASS_GROUPS[klass]}] {config}\n    {why(klass, verdict, earlier.get(config), earlier_name)}")
 
 
 def main() -> None:
@@ -154,11 +178,13 @@ def main() -> None:
     c = sub.add_parser("compare")
     c.add_argument("run_dir", type=Path)
     c.add_argument("jsonl", type=Path)
+    c.add_argument("--earlier", type=Path, default=None, help="the same configs' verdicts on an earlier release")
+    c.add_argument("--earlier-name", default="3.0.0")
     args = parser.parse_args()
     if args.command == "build":
         build(args.out, args.per_class, args.max_input_mib, args.vocabulary)
     else:
-        compare(args.run_dir, args.jsonl)
+        compare(args.run_dir, args.jsonl, args.earlier, args.earlier_name)
 
 
 if __name__ == "__main__":

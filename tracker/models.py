@@ -542,7 +542,7 @@ class ExternalRun(models.Model):
     source = models.CharField(max_length=500)  # the directory as given to the command
     fingerprint = models.CharField(max_length=64, unique=True)  # sha256 of the class files read: same run, same row
     kernel = models.CharField(max_length=3, choices=Kernel.choices)  # the tasks its configs were attached to
-    device = models.CharField(max_length=40)  # what the run's log says it ran on ("GPU 0, 1", "CPU"), else the kernel
+    device = models.CharField(max_length=100)  # what the run's log says it ran on ("GPU 0, 1", "CPU"), else the kernel
     run_date = models.DateField(null=True, blank=True)
     date_from = models.CharField(max_length=20, blank=True, default="")  # "log" | "files" (the class files' times)
     paddle_version = models.CharField(max_length=50, blank=True, default="")

@@ -97,7 +97,7 @@ def _run_label(root: Path, reading: RunDirectory, kernel: str) -> dict:
         run_date = dt.datetime.fromtimestamp(newest, dt.timezone.utc).date() if newest else None
         date_from = "files" if newest else ""
     rules = [f"{name}={value}" for name, value in (("atol", log.atol), ("rtol", log.rtol)) if value]
-    return {"device": device, "run_date": run_date, "date_from": date_from, "paddle_version": log.paddle_version,
+    return {"device": device[:100], "run_date": run_date, "date_from": date_from, "paddle_version": log.paddle_version,
             "tolerance": ", ".join(rules)}
 
 
@@ -168,7 +168,7 @@ def _store(result: RunDirImportResult, fingerprint: str, when) -> None:
     to_add, to_record = _plan(result, tasks)
     label = _run_label(reading.root, reading, result.kernel)
     run = ExternalRun.objects.create(
-        source=str(reading.root), fingerprint=fingerprint, kernel=result.kernel, vocabulary=reading.vocabulary,
+        source=str(reading.root)[-500:], fingerprint=fingerprint, kernel=result.kernel, vocabulary=reading.vocabulary,
         per_class=reading.per_class(), summary=_summary(reading), imported_at=when, **label)
     FailingConfig.objects.bulk_create([FailingConfig(
         task=task, config=rc.config, config_hash=digest, origin_file=f"{reading.root.name}/{rc.file}",
