@@ -178,3 +178,15 @@ def test_task_page_shows_the_runs_outcome_labelled_as_paddleapitests(tmp_path, c
     assert label in panel and klass in panel and "atol=0.01, rtol=0.001" in panel
     assert "paddle_accuracy" in panel
     assert panel.count('<code class="config">') == 2  # ADD and ADD_BF16: the task's two configs of the run
+
+
+def test_mixed_names_an_unknown_class_and_the_known_bitwise_list(tmp_path):
+    root = write_run(tmp_path / "mixed", {
+        "api_config_accuracy_diff_gpu1.txt": [ADD],  # 2025's bitwise class, with an id suffix
+        "api_config_paddle_bitwise_knows.txt": [ADD, SUM],  # 2026's known list: a bitwise failure still beats it
+        "api_config_something_new.txt": [MEAN],
+    })
+    run = read_run_dir(root)
+    assert run.vocabulary == "mixed" and run.not_read == ["api_config_something_new.txt"]
+    assert (run.configs[ADD].result_class, run.configs[ADD].classes) == ("paddle_bitwise", ["paddle_bitwise", "paddle_bitwise_knows"])
+    assert run.configs[SUM].result_class == "paddle_bitwise_knows" and MEAN not in run.configs
