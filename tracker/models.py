@@ -532,3 +532,52 @@ class ReportedDiff(models.Model):
 
     def __str__(self):
         return f"{self.device} {self.report_date} {self.kind} {self.failing_config_id}"
+
+
+class ExternalRun(models.Model):
+    """One PaddleAPITest run directory imported (`import_reports DIR --kernel cpu|gpu`): where it ran and by
+    which rule it compared — the label every one of its results carries. Its outcomes are PaddleAPITest's,
+    stored apart from this board's runs (TestRun/ConfigResult) and never counted as their verdicts."""
+
+    source = models.CharField(max_length=500)  # the directory as given to the command
+    fingerprint = models.CharField(max_length=64, unique=True)  # sha256 of the class files read: same run, same row
+    kernel = models.CharField(max_length=3, choices=Kernel.choices)  # the tasks its configs were attached to
+    device = models.CharField(max_length=100)  # what the run's log says it ran on ("GPU 0, 1", "CPU"), else the kernel
+    run_date = models.DateField(null=True, blank=True)
+    date_from = models.CharField(max_length=20, blank=True, default="")  # "log" | "files" (the class files' times)
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    tolerance = models.CharField(max_length=200, blank=True, default="")  # e.g. "atol=0.01, rtol=0.01"; "" = not stated
+    vocabulary = models.CharField(max_length=10)  # 2025 | 2026 | mixed | unknown
+    per_class = models.JSONField(default=dict)  # class → {lines, found, final}
+    summary = models.JSONField(default=dict)  # checkpointed, unclassified, in two classes, files not read, log cases
+    imported_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-run_date", "-imported_at"]
+
+    def __str__(self):
+        return f"PaddleAPITest {self.device} {self.run_date} ({self.source})"
+
+
+class ExternalResult(models.Model):
+    """PaddleAPITest's own outcome for one config of a task in one imported run: its final result class (2026
+    name), every class the run put the config in, and what its log said. Shown labelled as PaddleAPITest's."""
+
+    run = models.ForeignKey(ExternalRun, on_delete=models.CASCADE, related_name="results")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="external_results")
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="external_results")
+    result_class = models.CharField(max_length=30, db_index=True)  # apitester.run_dirs.CLASS_PRECEDENCE
+    written_class = models.CharField(max_length=30)  # as the run's file named it (2025 or 2026 vocabulary)
+    classes = models.JSONField(default=list)  # every class the run put it in, final first
+    class_file = models.CharField(max_length=300)
+    class_line = models.PositiveIntegerField()
+    log_outcome = models.CharField(max_length=20, blank=True, default="")  # the case end marker's PASS/FAIL/…
+    log_line = models.PositiveIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-run__run_date", "failing_config_id"]
+        constraints = [models.UniqueConstraint(fields=["run", "failing_config"], name="unique_external_result")]
+
+    def __str__(self):
+        return f"{self.result_class} {self.failing_config_id} (PaddleAPITest run {self.run_id})"

@@ -21,6 +21,7 @@ from ..selectors import claims as claim_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
 from ..selectors import releases as release_selectors
+from ..selectors import external as external_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import summary as summary_selectors
@@ -130,6 +131,7 @@ def task_page(request, number: int):
             "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
             "diagnosis": diagnosis_selectors.task_diagnosis(task),
             "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
+            "external_runs": external_selectors.task_external_runs(task),  # PaddleAPITest's, labelled
             "exact_summary": alignment_selectors.task_exact_summary(task),
             "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
             # The claim panel for this viewer (a shared anonymous copy only ever shows the signed-out state).
