@@ -149,10 +149,7 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
     if says.held:
         return _record_held(delivery, says, again=held_before)
     tasks = _tasks_named(says, previous)
-    contributor = _claimant(says, tasks)
-    if contributor is not None:
-        _claim_and_withdraw(delivery, says, contributor, tasks)
-        _withdraw_dropped_claims(delivery, says, contributor, tasks, previous)
+    _apply_claims(delivery, says, tasks, previous)
     _record_errors(delivery, says, tasks)
     result.changes += len(result.claimed) + len(result.withdrawn)
     return result
@@ -260,6 +257,14 @@ def _record_held(delivery: _CommentDelivery, says: _CommentSays, *, again: bool)
                  actor=login, message=f"comment by @{login} held: {says.held}",
                  data={**delivery.data, "errors": says.errors}, when=delivery.updated)
     return result
+
+
+def _apply_claims(delivery: _CommentDelivery, says: _CommentSays, tasks: dict[int, Task], previous: set[int]) -> None:
+    """The comment's claims and withdrawals, and the withdrawal of what an edit dropped, for its claimant (if any)."""
+    contributor = _claimant(says, tasks)
+    if contributor is not None:
+        _claim_and_withdraw(delivery, says, contributor, tasks)
+        _withdraw_dropped_claims(delivery, says, contributor, tasks, previous)
 
 
 def _claimant(says: _CommentSays, tasks: dict[int, Task]) -> Contributor | None:
