@@ -60,3 +60,10 @@ def test_the_webhook_answer_says_what_the_comment_did_not_take(client, board):
     assert list(Claim.objects.values_list("task__number", flat=True)) == [21]
     recorded = Event.objects.get(kind="comment_errors")
     assert [e["code"] for e in recorded.data["errors"]] == ["range_word", "digit_after_number"]
+
+
+def test_a_withdrawal_in_words_withdraws_nothing_and_says_so():
+    parse = parse_comment("【取消报名】: 7到9", max_task=183)
+    assert parse.withdraw == [] and parse.claim == []
+    [error] = parse.errors
+    assert error.code == "range_word" and "this line withdraws nothing" in error.message

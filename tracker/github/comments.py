@@ -264,7 +264,7 @@ def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) 
         if too_long or unread is None or unread[0] != Unread.DIGIT_AFTER_NUMBER:
             return [] if too_long else None
     if unread is not None:
-        _report_unread(reading, line_no, unread, items)
+        _report_unread(reading, line_no, unread, items, kind)
         if unread[0] == Unread.RANGE_WORD:
             return []
     for_login = _FOR_LOGIN.match(text, end)
@@ -275,14 +275,14 @@ def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) 
     return numbers
 
 
-def _report_unread(reading: _Reading, line_no: int, unread, items) -> None:
+def _report_unread(reading: _Reading, line_no: int, unread, items, kind: str) -> None:
     """The error saying why the numbers after a list were not read, at the column of what stopped it."""
     why, column, what, after = unread
     if why == Unread.RANGE_WORD:
         first, gap = items[-1].end, " " if what.isascii() and what.isalpha() else ""
         code, message = CommentErrorCode.RANGE_WORD, (
             f"“{first}{gap}{what}{gap}{after}” is a range or a choice in words, which the claim format does not have: this "
-            f"line claims nothing (write {first}-{after} for the range, {first}、{after} for both tasks, or the "
+            f"line {'claims' if kind == 'claim' else 'withdraws'} nothing (write {first}-{after} for the range, {first}、{after} for both tasks, or the "
             "one you take)")
     elif why == Unread.DIGIT_AFTER_NUMBER:
         code, message = CommentErrorCode.DIGIT_AFTER_NUMBER, (
