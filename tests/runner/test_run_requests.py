@@ -121,3 +121,8 @@ def test_the_plan_counts_a_bisecting_matrix_by_its_first_round(large_gpu_task):
     with pytest.raises(RunError, match="bound a CPU-evidence run"):
         run_requests.plan_run(run_requests.RunRequest(kind="task", tasks=(5,), smallest=1))
     assert not TestRun.objects.exists()
+
+
+def test_an_empty_board_says_so_instead_of_a_range(client, staff):
+    response = client.post("/runs/start", {"scope": "task", "task": "5", "lane": "cpu", "next": "/"}, follow=True)
+    assert "The board has no tasks yet" in response.content.decode() and not TestRun.objects.exists()

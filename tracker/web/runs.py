@@ -71,7 +71,9 @@ CONFIRM_RANGE = (1, 10**9)
 def task_numbers(values) -> list[int]:
     """The task numbers a staff form names: ASCII digits, within the board's own numbers (params.BadNumber)."""
     values = [v for v in values if v.strip()]
-    span = board_selectors.task_number_span() or (1, 1)
+    span = board_selectors.task_number_span() if values else (1, 1)
+    if span is None:
+        raise params.BadNumber(_("The board has no tasks yet (is it imported?)."))
     return [params.ascii_int(v, what=_("Task number"), lowest=span[0], highest=span[1]) for v in values]
 
 
