@@ -299,6 +299,9 @@ RUNNER_SHARD_SIZE = max(1, _env_int("RUNNER_SHARD_SIZE", 25))
 # configs of each API x input-dtypes group per worker and run (0: every config). The first few of a group answer
 # for it; the rest would double a whole-set run (475 minimum/maximum configs at ~15 s of float64 oracle each).
 RUNNER_READINGS_PER_GROUP = _env_int("RUNNER_READINGS_PER_GROUP", 3)
+# A run started from the web (services/run_requests.py) of more than RUN_CONFIRM_ABOVE config runs is not queued on
+# the first click: a page states the number and asks for a confirmation (or a bound). `retest` is its own confirmation.
+RUN_CONFIRM_ABOVE = max(0, _env_int("RUN_CONFIRM_ABOVE", 1000))
 # Torch's results kept on disk per (config, draw, Torch build) and reused by every Paddle release of a release matrix
 # or bisection (apitester.torch_cache; "" turns it off): at most TORCH_CACHE_MAX_MB, least recently read out first.
 TORCH_CACHE_DIR = os.environ.get("TORCH_CACHE_DIR", str(BASE_DIR / "var" / "torch-cache"))

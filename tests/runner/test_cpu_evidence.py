@@ -123,7 +123,7 @@ def test_retest_on_cpu_command_and_staff_form_queue_cpu_lane_runs(client):
     assert response["Location"] == f"/runs/{second.pk}" and second.scope["kind"] == "cpu_evidence"
     assert "GPU tasks on the CPU lane (evidence, not a GPU verdict)" in client.get(f"/runs/{second.pk}").content.decode()
     # Bad input says why and queues nothing: an unknown task, a number no column holds, a CPU task.
-    for number, why in (("999", "no task No.999 on the board"), ("9" * 30, "no such task on the board"),
+    for number, why in (("999", "999 is out of range: from 133 to 133"), ("9" * 30, "is out of range: from 133 to 133"),
                         ("7", "No.7 is a CPU task")):
         if number == "7":
             make_task(7, "paddle.clip", PASSING[1:2])

@@ -79,11 +79,11 @@ def test_task_partial_shows_latest_verdicts_with_diff_numbers():
     html = render_to_string("tracker/partials/task_runs.html", panels, request=request)
     assert "still failing 1 of 2" in html
     assert "accuracy_error (backward)" in html and "1.50509" in html and "1/1" in html
-    assert "Re-test on the CPU lane" in html and 'value="9"' in html
+    assert "Re-test 2 configs on the CPU lane" in html and 'value="9"' in html  # the size, stated before queuing
 
     request.user = User.objects.create_user("visitor")
     html = render_to_string("tracker/partials/task_runs.html", panels, request=request)
-    assert "still failing 1 of 2" in html and "Re-test on the CPU lane" not in html
+    assert "still failing 1 of 2" in html and "on the CPU lane</button>" not in html
 
     board = render_to_string("tracker/partials/board_actions.html", {"run_actions": board_run_actions()},
                              request=request)
@@ -111,13 +111,16 @@ def test_start_never_redirects_to_another_site(client, staff, next_url):
 HUGE_TASK = "9" * 25  # past every database's integer column (SQLite raised OverflowError: a 500)
 
 
-OUT_OF_RANGE = "on the board: task numbers go from 1 to"
+# The board's own numbers (one task, No.5), never the column's 1 to 9223372036854775807.
+OUT_OF_RANGE = "is out of range: from 5 to 5."
+NOT_ASCII = "is not a whole number written with the digits 0–9."
 
 
 @pytest.mark.parametrize("numbers, expected", [
-    ([HUGE_TASK], OUT_OF_RANGE), (["5", HUGE_TASK], OUT_OF_RANGE), (["-" + HUGE_TASK], OUT_OF_RANGE),
-    (["0"], OUT_OF_RANGE),
-    (["9" * 5000], "Task numbers must be integers"),  # past int()'s 4,300-digit limit
+    ([HUGE_TASK], OUT_OF_RANGE), (["5", HUGE_TASK], OUT_OF_RANGE), (["-" + HUGE_TASK], NOT_ASCII),
+    (["0"], OUT_OF_RANGE), (["6"], OUT_OF_RANGE),
+    (["9" * 5000], OUT_OF_RANGE),  # past int()'s 4,300-digit limit: counted, never read
+    (["٥"], NOT_ASCII), (["５"], NOT_ASCII), (["1_0"], NOT_ASCII), (["5.0"], NOT_ASCII), (["²"], NOT_ASCII),
 ])
 def test_an_out_of_range_task_number_on_the_staff_form_is_a_form_error(client, staff, numbers, expected):
     make_task(5, "paddle.clip", PASSING[:1])
@@ -136,7 +139,7 @@ def test_retest_command_names_an_out_of_range_task_or_run_without_a_traceback():
     from django.core.management import CommandError, call_command
 
     make_task(5, "paddle.clip", PASSING[:1])
-    with pytest.raises(CommandError, match=r"^no task No\.9{23} on the board: task numbers go from 1 to \d+$"):
+    with pytest.raises(CommandError, match=r"^no task No\.9{23} on the board: the board's tasks go from No\.5 to No\.5$"):
         call_command("retest", "--task", "9" * 23)
     with pytest.raises(CommandError, match=r"^no run 9{23}$"):
         call_command("retest", "--run", "9" * 23, "--inline")

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .numbers import NumberTooLong, TooManyNumbers, normalize_digits, scan_number_list, unread_separator
+from .numbers import NumberTooLong, TooManyNumbers, Unread, normalize_digits, scan_number_list, unread_after
 
 MAX_RANGE_LENGTH = 50
 # Abuse limits that bound the work for one comment (65,536 characters of anyone's text): a comment with
@@ -48,6 +48,8 @@ class CommentErrorCode(StrEnum):
     TOO_MANY_LINES = "too_many_lines"      # more than MAX_MARKER_LINES claim lines
     TOO_MANY_NUMBERS = "too_many_numbers"  # more than MAX_NUMBERS task numbers
     UNKNOWN_SEPARATOR = "unknown_separator"  # a mark after a list that is followed by more numbers: not read
+    RANGE_WORD = "range_word"              # "7到9", "13..14", "15 or 16": a range or choice in words, the line gives nothing
+    DIGIT_AFTER_NUMBER = "digit_after_number"  # "4①", "5²": a number followed by another digit is no number
     SITE_ACCOUNT_UNKNOWN = "site_account_unknown"  # a "(for @x)" comment held: GitHub could not say who the site is
 
 
@@ -251,23 +253,46 @@ def _apply(reading: _Reading, kind: str, numbers: list[int]) -> None:
 
 
 def _read_list(reading: _Reading, text: str, pos: int, line_no: int, kind: str) -> list[int] | None:
-    """Numbers of the list at `pos`, with errors recorded; None when there is no number at all."""
+    """Numbers of the list at `pos`, with errors recorded; None when there is no number at all. What stops the list
+    with more numbers after it is reported (`_report_unread`); a range or alternative word makes the line give
+    nothing."""
     items, end = _scan(reading, text, pos, line_no)
+    unread = unread_after(text, end)
     if not items:
         last = reading.errors[-1] if reading.errors else None
         too_long = last is not None and last.code == CommentErrorCode.NUMBER_TOO_LONG and last.line == line_no
-        return [] if too_long else None
-    if (column := unread_separator(text, end)) is not None:
-        reading.errors.append(CommentError(
-            line_no, column + 1, CommentErrorCode.UNKNOWN_SEPARATOR,
-            f"“{text[column]}” does not separate task numbers: the numbers after it were not read "
-            f"(separate them with 、 or , and write ranges as 3-5)"))
+        if too_long or unread is None or unread[0] != Unread.DIGIT_AFTER_NUMBER:
+            return [] if too_long else None
+    if unread is not None:
+        _report_unread(reading, line_no, unread, items, kind)
+        if unread[0] == Unread.RANGE_WORD:
+            return []
     for_login = _FOR_LOGIN.match(text, end)
     reading.for_logins.append(for_login.group("login") if for_login else "")
     numbers: list[int] = []
     for item in items:
         numbers += _item_numbers(reading, item, line_no, kind)
     return numbers
+
+
+def _report_unread(reading: _Reading, line_no: int, unread, items, kind: str) -> None:
+    """The error saying why the numbers after a list were not read, at the column of what stopped it."""
+    why, column, what, after = unread
+    if why == Unread.RANGE_WORD:
+        first, gap = items[-1].end, " " if what.isascii() and what.isalpha() else ""
+        code, message = CommentErrorCode.RANGE_WORD, (
+            f"“{first}{gap}{what}{gap}{after}” is a range or a choice in words, which the claim format does not have: this "
+            f"line {'claims' if kind == 'claim' else 'withdraws'} nothing (write {first}-{after} for the range, {first}、{after} for both tasks, or the "
+            "one you take)")
+    elif why == Unread.DIGIT_AFTER_NUMBER:
+        code, message = CommentErrorCode.DIGIT_AFTER_NUMBER, (
+            f"“{what}” is no task number (a number followed by a digit other than 0-9): it and what follows it "
+            "were not read (write task numbers with the digits 0-9)")
+    else:
+        code, message = CommentErrorCode.UNKNOWN_SEPARATOR, (
+            f"“{what}” does not separate task numbers: the numbers after it were not read "
+            f"(separate them with 、 or , and write ranges as 3-5)")
+    reading.errors.append(CommentError(line_no, column + 1, code, message))
 
 
 def _scan(reading: _Reading, text: str, pos: int, line_no: int):

@@ -13,7 +13,9 @@ reader anything or raise where nobody catches it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from enum import StrEnum
 
 # Full-width digits (common in Chinese input mode) read as ASCII digits.
 FULL_WIDTH_PAIRS = tuple(zip("０１２３４５６７８９", "0123456789"))
@@ -24,8 +26,9 @@ FULL_WIDTH_PAIRS = tuple(zip("０１２３４５６７８９", "0123456789"))
 # Digits are ASCII only ([0-9], full-width ones normalized to it first): Python's `\d` and int() take every
 # Unicode digit (Arabic-Indic ٣, Devanagari ३, mathematical bold 𝟑…), which the docs never promised. A
 # number followed by any other digit (`12٣`) is not a number at all.
+# The range part is possessive too: `3-5٣` is no item at all (5٣ is no number), never the 3 before it.
 _ITEM = re.compile(
-    r"(?:No\.?+\s*+)?(?P<a>[0-9]++)(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?(?P<b>[0-9]++))?(?![\dA-Za-z])",
+    r"(?:No\.?+\s*+)?(?P<a>[0-9]++)(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?(?P<b>[0-9]++))?+(?![\dA-Za-z])",
     re.IGNORECASE,
 )
 # Separators between items; "and" only as a word. Spaces alone also separate.
@@ -33,6 +36,15 @@ _SEPARATOR = re.compile(r"(?:\s*+(?:[、,，;；&]|\band\b|和|及)\s*+|\s++)+",
 _SPACES = re.compile(r"\s*+")
 # After a list: one mark that is not a separator (not a letter, space or opening bracket), then a number —
 # `10～12—13`, `3/4`: the numbers after it would be silently dropped; the caller reports it instead.
+# After a list: a word or mark that makes a range or an alternative of the number before it and the one after it
+# — `7到9`, `11至12`, `13..14`, `15 or 16`, `17或18`. The tracking issue writes ranges `3-5` and lists `1、2`
+# only; read as a list stop, these would claim the first number alone. The caller reports them instead.
+_RANGE_WORD = re.compile(r"[ \t]*+(?P<word>到|至|\.{2,}+|…++|或者|或是|或|or(?![A-Za-z]))[ \t]*+(?:No\.?+[ \t]*+)?+(?P<after>[0-9]{1,4}+)",
+                         re.IGNORECASE)
+# After a list: (a separator and) a number or range that a digit other than 0-9 follows (`4①`, `5²`, `6⁷`, `3-5٣`):
+# no number at all, so the list stopped before it.
+_NUMBER_THEN = re.compile(r"(?:\s*+(?:[、,，;；&]|\band\b|和|及)?+\s*+)(?P<number>(?:No\.?+\s*+)?+[0-9]++"
+                          r"(?:\s*+[-~～–—−－﹣]\s*+(?:No\.?+\s*+)?+[0-9]++)?+)", re.IGNORECASE)
 _UNREAD_SEPARATOR = re.compile(r"[ \t]*+(?P<mark>[^\w\s(（【\[［〔〖<])[ \t]*+(?:No\.?+[ \t]*+)?+[0-9]", re.IGNORECASE)
 
 
@@ -77,6 +89,32 @@ def normalize_digits(text: str) -> str:
     return text
 
 
+def _other_digit(char: str) -> bool:
+    """A digit (or any numeric character: ①, ², ⅻ, ½) other than 0-9: it makes the number before it no number."""
+    return bool(char) and not char.isascii() and unicodedata.category(char).startswith("N")
+
+
+class Unread(StrEnum):
+    """Why a number list stopped with more numbers after it (`unread_after`)."""
+
+    RANGE_WORD = "range_word"  # `7到9`, `15 or 16`: a range or an alternative the format does not have
+    DIGIT_AFTER_NUMBER = "digit_after_number"  # `4①`: a number followed by another kind of digit is no number
+    SEPARATOR = "separator"  # `10～12—13`: a mark that is not a separator
+
+
+def unread_after(text: str, end: int) -> tuple[Unread, int, str, str] | None:
+    """Why the numbers after a list (ending at `end`) were not read — (reason, 0-based column, the text it is
+    about, the number after a range word) — or None when nothing number-like follows it."""
+    if match := _RANGE_WORD.match(text, end):
+        return Unread.RANGE_WORD, match.start("word"), match.group("word"), match.group("after")
+    match = _NUMBER_THEN.match(text, end)
+    if match and _other_digit(text[match.end():match.end() + 1]):
+        return Unread.DIGIT_AFTER_NUMBER, match.start("number"), match.group("number") + text[match.end()], ""
+    if (column := unread_separator(text, end)) is not None:
+        return Unread.SEPARATOR, column, text[column], ""
+    return None
+
+
 def unread_separator(text: str, end: int) -> int | None:
     """The 0-based column of a mark right after a number list (at `end`) that separates it from more
     numbers but is not a separator the reader knows (`—` in `10～12—13`), or None."""
@@ -101,6 +139,8 @@ def scan_number_list(text: str, pos: int = 0, max_items: int | None = None) -> t
             break
         if max_items is not None and len(items) >= max_items:
             raise TooManyNumbers(match.start(), max_items)
+        if _other_digit(text[match.end():match.end() + 1]):
+            break  # `4①`, `5²`: a number followed by another digit is no number (unread_after says so)
         for group in ("a", "b"):
             digits = match.group(group)
             if digits is not None and len(digits) > MAX_DIGITS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, Max, Min, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext as _
 
@@ -167,6 +167,12 @@ def _task_number(text: str) -> int | None:
     if digits.isascii() and digits.isdecimal() and len(digits) <= MAX_TASK_NUMBER_DIGITS:
         return int(digits)
     return None
+
+
+def task_number_span() -> tuple[int, int] | None:
+    """(lowest, highest) task number on the board, None when it has no task: the range a staff form names."""
+    span = Task.objects.aggregate(lowest=Min("number"), highest=Max("number"))
+    return None if span["lowest"] is None else (span["lowest"], span["highest"])
 
 
 def board_totals() -> dict:

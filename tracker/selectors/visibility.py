@@ -2,7 +2,8 @@
 run list and the JSON API.
 
 A site claim's `source_ref` is `user:<site user name>`, a run's `requested_by` and a cancelled run's
-message name a staff account: a name is half of a password guess, so only staff see them. A report import's `source_ref` is the
+message name a staff account: a name is half of a password guess, so only staff see them; the worker host a run
+ran on likewise (a map of the deployment). A report import's `source_ref` is the
 directory it read: shown relative to the reports root (PADDLEAPITEST_REPORTS), never the server's path.
 """
 from __future__ import annotations
@@ -43,10 +44,17 @@ def shown_run_message(message: str, *, staff: bool) -> str:
     return message
 
 
+def shown_host(host: str, *, staff: bool) -> str:
+    """The worker host that ran a run, for staff only: a host name maps the deployment for an attacker."""
+    return host if staff else ""
+
+
 def shown_run_summary(summary: dict, *, staff: bool) -> dict:
-    """GET /api/runs/<id>'s body (selectors.runs.run_summary) with its and its lanes' messages shown."""
+    """GET /api/runs/<id>'s body (selectors.runs.run_summary) with its and its lanes' messages and hosts shown (the
+    `host` key stays, empty for visitors: scripts read it)."""
     lanes = [shown_run_summary(lane, staff=staff) for lane in summary.get("lanes") or []]
     return {**summary, "message": shown_run_message(summary.get("message") or "", staff=staff),
+            **({"host": shown_host(summary["host"] or "", staff=staff)} if "host" in summary else {}),
             **({"lanes": lanes} if "lanes" in summary else {})}
 
 

@@ -27,6 +27,7 @@ from ..github.logins import login_problem
 from ..models import Claim, ClaimStatus, Contributor, Kernel, PullRequest, Source, Task
 from ..vocab import EventKind
 from .events import record_event
+from .pull_requests import find_pull_request
 from .status import advance_claim_status, refresh_task_status
 from .tracking_summary import TrackingSummary, import_summary
 
@@ -491,16 +492,16 @@ def _update_listed_claim(applying: _RowImport, claim: Claim, person: Person, con
 def _link_prs(applying: _RowImport, task: Task, authors: dict[PRRef, str]) -> None:
     """Every PR of the row is linked to the task, its author set when the whole board gives exactly one. PRs
     missing from the row stay linked: PR links also come from PR titles, which the board import can't judge."""
-    linked = {(pr.repo, pr.number) for pr in task.pull_requests.all()}
+    linked = {(pr.repo.lower(), pr.number) for pr in task.pull_requests.all()}  # GitHub's names ignore case
     for pr in applying.row.prs:
-        pull, _ = PullRequest.objects.get_or_create(repo=pr.repo, number=pr.number)
+        pull = find_pull_request(pr.repo, pr.number) or PullRequest.objects.create(repo=pr.repo, number=pr.number)
         author_login = authors.get(pr)
         if author_login and pull.author_id is None:
             pull.author = _contributor(author_login, applying.contributors)
             pull.save(update_fields=["author"])
             applying.change(EventKind.PR_AUTHOR, f"{pr.repo}#{pr.number} by @{author_login}",
                             {"repo": pr.repo, "number": pr.number, "login": author_login})
-        if (pr.repo, pr.number) not in linked:
+        if (pr.repo.lower(), pr.number) not in linked:
             pull.tasks.add(task)
             applying.change(EventKind.PR_LINKED, f"{pr.repo}#{pr.number}",
                             {"repo": pr.repo, "number": pr.number, "url": pr.url})

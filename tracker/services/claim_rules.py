@@ -81,9 +81,14 @@ def is_site_account(login: str) -> bool:
 
 
 def contributor_for(login: str) -> Contributor:
-    """GitHub logins are case-insensitive: `Co63oc` and `co63oc` are one person."""
-    existing = Contributor.objects.filter(login__iexact=login).first()
-    return existing or Contributor.objects.create(login=login)
+    """GitHub logins are case-insensitive: `Co63oc` and `co63oc` are one person. Created on the first claim or PR
+    only (`existing_contributor` for any other lookup): a commenter who claims nothing is no contributor."""
+    return existing_contributor(login) or Contributor.objects.create(login=login)
+
+
+def existing_contributor(login: str) -> Contributor | None:
+    """The Contributor of this login (any case), or None: never creates one."""
+    return Contributor.objects.filter(login__iexact=login).first() if login else None
 
 
 # --- single claim operations (shared by comments, PRs and the site) ---------------------------

@@ -24,7 +24,7 @@ from ..github.client import GitHubError
 from ..github.comments import REJECTING_CODES, CommentErrorCode, CommentParse, parse_comment
 from ..models import Contributor, IssueComment, Source, Task
 from ..vocab import EventKind
-from .claim_rules import (ApplyResult, claim_task, claims_backed_elsewhere, contributor_for,
+from .claim_rules import (ApplyResult, claim_task, claims_backed_elsewhere, contributor_for, existing_contributor,
                           is_site_account, parse_github_time, withdraw_claim)
 from .conflicts import retry_on_conflict
 from .events import record_event
@@ -148,10 +148,8 @@ def apply_comment(comment: dict, *, delivery_id: str = "", source_ref: str = "",
         return _record_rejection(delivery, says)
     if says.held:
         return _record_held(delivery, says, again=held_before)
-    contributor = contributor_for(says.credited)
     tasks = _tasks_named(says, previous)
-    _claim_and_withdraw(delivery, says, contributor, tasks)
-    _withdraw_dropped_claims(delivery, says, contributor, tasks, previous)
+    _apply_claims(delivery, says, tasks, previous)
     _record_errors(delivery, says, tasks)
     result.changes += len(result.claimed) + len(result.withdrawn)
     return result
@@ -261,6 +259,23 @@ def _record_held(delivery: _CommentDelivery, says: _CommentSays, *, again: bool)
     return result
 
 
+def _apply_claims(delivery: _CommentDelivery, says: _CommentSays, tasks: dict[int, Task], previous: set[int]) -> None:
+    """The comment's claims and withdrawals, and the withdrawal of what an edit dropped, for its claimant (if any)."""
+    contributor = _claimant(says, tasks)
+    if contributor is not None:
+        _claim_and_withdraw(delivery, says, contributor, tasks)
+        _withdraw_dropped_claims(delivery, says, contributor, tasks, previous)
+
+
+def _claimant(says: _CommentSays, tasks: dict[int, Task]) -> Contributor | None:
+    """Whom the comment's claims go to: created only when it claims a task that can be claimed; otherwise the
+    person's existing Contributor (their withdrawals, the claims an edit dropped), or None — a commenter who claims
+    nothing (a thank-you, a question, a claim of a locked task) does not become a contributor."""
+    if any(tasks.get(n) is not None and not tasks[n].locked for n in says.claim):
+        return contributor_for(says.credited)
+    return existing_contributor(says.credited)
+
+
 def _tasks_named(says: _CommentSays, previous: set[int]) -> dict[int, Task]:
     """{number: task} of the tasks the comment names now, named before, or was refused (locked)."""
     refused = {n for error in says.errors if error["code"] == CommentErrorCode.LOCKED for n in error["numbers"]}
@@ -339,7 +354,9 @@ def delete_comment(comment: dict, *, delivery_id: str = "") -> ApplyResult:
     person = stored.on_behalf_of or stored.author
     if not person or (not stored.on_behalf_of and is_bot_account(stored.author)):
         return result
-    contributor = contributor_for(person)
+    contributor = existing_contributor(person)
+    if contributor is None:  # it claimed nothing that was applied: nothing to withdraw, nobody to create
+        return result
     data = {"comment_id": comment_id, **({"delivery": delivery_id} if delivery_id else {})}
     now = timezone.now()
     for task in Task.objects.filter(number__in=previous):

@@ -23,7 +23,7 @@ from ..vocab import Kernel, Lane, ScopeKind
 from . import shards
 from .queue import enqueue_run
 from .runs import RunError, check_paddle_flags, check_release, resolve_scope
-from .runs.scope import task_number_range
+from .runs.scope import board_numbers_text, task_number_range
 
 SCOPE_KIND = ScopeKind.CPU_EVIDENCE
 LANE = Lane.CPU
@@ -36,11 +36,11 @@ def _tasks_by_number(numbers) -> list[Task]:
         raise RunError("name at least one task number")
     lowest, highest = task_number_range()
     if not all(lowest <= n <= highest for n in numbers):  # the database could not even compare such a number
-        raise RunError(f"no such task on the board: task numbers go from {lowest} to {highest}")
+        raise RunError(f"no such task on the board: {board_numbers_text()}")
     found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
     missing = [n for n in numbers if n not in found]
     if missing:
-        raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
+        raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board: {board_numbers_text()}")
     return [found[n] for n in numbers]
 
 

@@ -65,7 +65,8 @@ def diagnose_command(result: ConfigResult) -> list[str]:
     command = [sys.executable, "-m", "apitester", "diagnose", "--json"]
     if result.draw:
         command += ["--draw", result.draw]
-    return command + [result.failing_config.config]
+    # "--": the config is the positional argument whatever it starts with (a config "--max-trials=1" is a config)
+    return command + ["--", result.failing_config.config]
 
 
 def run_engine(result: ConfigResult) -> dict:

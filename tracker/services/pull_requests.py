@@ -47,16 +47,28 @@ _REPO_FROM_URL = re.compile(r"github\.com/(?P<repo>[^/]+/[^/]+)/(?:pull|issues)/
 _REPO_FROM_API_URL = re.compile(r"/repos/(?P<repo>[^/]+/[^/]+?)/?$")
 
 
+def _as_github_spells_it(repo: str | None, payload: dict) -> str | None:
+    """The repository of a PR as GitHub spells it (the payload's base repo, API or page URL): GitHub's names are
+    case-insensitive, so `repo` (a configured or typed name) in another case is the same repository and is stored in
+    GitHub's spelling; a `repo` naming another repository than the payload keeps the caller's word."""
+    named = ((payload.get("base") or {}).get("repo") or {}).get("full_name")
+    for key, pattern in (("repository_url", _REPO_FROM_API_URL), ("html_url", _REPO_FROM_URL)):
+        if not named and isinstance(payload.get(key), str) and (match := pattern.search(payload[key])):
+            named = match.group("repo")
+    if repo and not (named and named.lower() == repo.lower()):
+        return repo
+    return named or repo
+
+
+def find_pull_request(repo: str, number: int, *, for_update: bool = False) -> PullRequest | None:
+    """The stored PR of this repository, in any case (`paddlepaddle/paddle#1` is `PaddlePaddle/Paddle#1`)."""
+    rows = PullRequest.objects.select_for_update() if for_update else PullRequest.objects
+    return rows.filter(repo__iexact=repo, number=number).order_by("id").first()
+
+
 def normalize_pull_request(payload: dict, repo: str | None = None) -> dict:
     """One shape for a webhook `pull_request`, a REST pull and a search-API issue item."""
-    if not repo:
-        repo = ((payload.get("base") or {}).get("repo") or {}).get("full_name")
-    if not repo and payload.get("repository_url"):
-        match = _REPO_FROM_API_URL.search(payload["repository_url"])
-        repo = match and match.group("repo")
-    if not repo and payload.get("html_url"):
-        match = _REPO_FROM_URL.search(payload["html_url"])
-        repo = match and match.group("repo")
+    repo = _as_github_spells_it(repo, payload)
     if not repo:
         raise ValueError(f"pull request #{payload.get('number')}: cannot tell its repository")
     merged_at = payload.get("merged_at") or (payload.get("pull_request") or {}).get("merged_at")
@@ -117,7 +129,7 @@ def reread_on_tie(payload: dict, repo: str | None = None) -> dict | None:
     when it does not, or GitHub cannot be asked (then the tie rule decides). Writes nothing: call it before
     the delivery's transaction, so a slow GitHub never holds the write lock."""
     info = normalize_pull_request(payload, repo)
-    if not _ties(PullRequest.objects.filter(repo=info["repo"], number=info["number"]).first(), info):
+    if not _ties(find_pull_request(info["repo"], info["number"]), info):
         return None
     try:
         fresh = client_from_settings(max_wait=5.0).get_pull_request(info["repo"], info["number"])
@@ -143,7 +155,7 @@ def apply_pull_request(payload: dict, *, repo: str | None = None, delivery_id: s
         data={"pr": f"{info['repo']}#{info['number']}", **({"delivery": delivery_id} if delivery_id else {})})
     if delivery.parsed.error:
         return _reject_title(delivery)
-    pr = PullRequest.objects.select_for_update().filter(repo=info["repo"], number=info["number"]).first()
+    pr = find_pull_request(info["repo"], info["number"], for_update=True)
     if pr is None and not delivery.parsed.tasks:
         delivery.result.skipped = "title names no task of this board"
         return delivery.result
@@ -198,8 +210,8 @@ def _save_pull_request(delivery: _Delivery, pr: PullRequest | None, author):
     if created:
         pr = PullRequest(repo=info["repo"], number=info["number"])
     old_state = pr.state
-    fields = {
-        "title": info["title"], "author": author or pr.author, "state": info["state"], "part": parsed.part,
+    fields = {  # the repository as GitHub spells it: a row stored from a typed name in another case takes it
+        "repo": info["repo"], "title": info["title"], "author": author or pr.author, "state": info["state"], "part": parsed.part,
         "created_at": info["created_at"] or pr.created_at, "merged_at": info["merged_at"],
         "closed_at": info["closed_at"], "github_updated_at": delivery.when or pr.github_updated_at,
     }

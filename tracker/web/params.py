@@ -6,6 +6,7 @@ page shows a note (through the messages framework, rendered by base.html in the 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from urllib.parse import urlsplit
@@ -21,6 +22,28 @@ SHOWN_CHARS = 40
 
 def shown(value: str) -> str:
     return value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
+
+
+class BadNumber(ValueError):
+    """A staff form's number that is not one: not ASCII digits, or outside the range the form takes."""
+
+
+# ASCII digits only: int() also takes "١٢", "１２", "1_000" and " 12 ", which no staff form means to accept.
+_ASCII_INT = re.compile(r"[0-9]+")
+
+
+def ascii_int(value: str, *, what: str, lowest: int, highest: int) -> int:
+    """`value` as a whole number written with the digits 0–9, from `lowest` to `highest`; BadNumber saying which
+    field (`what`), the value (shortened) and the range otherwise. The digits are counted before int() reads them:
+    a 5,000-digit value costs nothing."""
+    text = value.strip()
+    if not _ASCII_INT.fullmatch(text):
+        raise BadNumber(_("%(what)s: %(value)r is not a whole number written with the digits 0–9.")
+                        % {"what": what, "value": shown(value)})
+    if len(text.lstrip("0")) > len(str(highest)) or not lowest <= int(text) <= highest:
+        raise BadNumber(_("%(what)s: %(value)s is out of range: from %(lowest)s to %(highest)s.")
+                        % {"what": what, "value": shown(text), "lowest": lowest, "highest": highest})
+    return int(text)
 
 
 def choice(request, name: str, allowed: Iterable[str], default: str = "") -> str:

@@ -9,10 +9,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import params
 from ..models import TestRun
+from ..selectors import board as board_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import visibility
 from ..services import cpu_evidence as cpu_evidence_service
 from ..services import diagnoses as diagnosis_service
+from ..services import run_requests
 from ..services import runs as run_service
 from ..vocab import FAILING, NO_VERDICT, PASSING
 
@@ -60,39 +62,65 @@ def cancel(request, run_id):
     return redirect("runs:detail", run_id=run.pk)
 
 
+# The bounds a staff form takes (retest's --smallest and --max-elements): ASCII numbers in these ranges.
+SMALLEST_RANGE = (1, 100_000)
+MAX_ELEMENTS_RANGE = (0, 10**12)
+CONFIRM_RANGE = (1, 10**9)
+
+
+def task_numbers(values) -> list[int]:
+    """The task numbers a staff form names: ASCII digits, within the board's own numbers (params.BadNumber)."""
+    values = [v for v in values if v.strip()]
+    span = board_selectors.task_number_span() if values else (1, 1)
+    if span is None:
+        raise params.BadNumber(_("The board has no tasks yet (is it imported?)."))
+    return [params.ascii_int(v, what=_("Task number"), lowest=span[0], highest=span[1]) for v in values]
+
+
+def _optional_int(request, name: str, what: str, bounds: tuple[int, int]) -> int | None:
+    value = request.POST.get(name, "")
+    return params.ascii_int(value, what=what, lowest=bounds[0], highest=bounds[1]) if value.strip() else None
+
+
+def _run_request(request) -> run_requests.RunRequest:
+    """The form's request: its numbers ASCII and in range (params.BadNumber), its releases checked (RunError)."""
+    post = request.POST
+    releases = post.get("releases", "").strip()  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless full
+    return run_requests.RunRequest(
+        kind=post.get("scope", ""), tasks=tuple(task_numbers(post.getlist("task"))), api=post.get("api") or None,
+        lane=post.get("lane", TestRun.Lane.CPU), on_cpu=bool(post.get("on_cpu")),
+        releases=tuple(run_service.parse_releases(releases)) if releases else (),
+        mode=run_service.FULL if post.get("mode") == run_service.FULL else run_service.BISECT,
+        # "FLAGS_x=1, ...": checked against the run's release(s) before anything is queued (services.runs)
+        paddle_flags=post.get("paddle_flags", ""),
+        # the stability re-run and who is closer for every inexact config (the alignment page asks; off otherwise)
+        readings=bool(post.get("readings")),
+        smallest=_optional_int(request, "smallest", _("Smallest configs per task"), SMALLEST_RANGE),
+        max_elements=_optional_int(request, "max_elements", _("Input elements at most"), MAX_ELEMENTS_RANGE),
+        requested_by=request.user.get_username())
+
+
+def _confirmation_page(request, plan: run_requests.RunPlan):
+    """The run's size stated before anything is queued: confirm that number, or (CPU evidence) bound the run."""
+    fields = [(name, value) for name, values in request.POST.lists() for value in values
+              if name not in ("csrfmiddlewaretoken", "confirm")]
+    return render(request, "tracker/runs/confirm_start.html", {
+        "plan": plan, "fields": fields, "limit": settings.RUN_CONFIRM_ABOVE,
+        "unbounded_fields": [(n, v) for n, v in fields if n not in ("smallest", "max_elements")],
+        "back": params.back_target(request)})
+
+
 @staff_member_required
 @require_POST
 def start(request):
-    kind = request.POST.get("scope", "")
-    lane = request.POST.get("lane", TestRun.Lane.CPU)
-    numbers = [n for n in request.POST.getlist("task") if n.strip()]
+    """Start a run through services.run_requests: one of more than RUN_CONFIRM_ABOVE config runs first shows its size
+    and waits for a confirmation of that number (the form's `confirm`)."""
     try:
-        tasks = [int(n) for n in numbers]
-    except ValueError:
-        tasks = None
-    if tasks is None:
-        messages.error(request, _("Task numbers must be integers: %(v)s") % {"v": ", ".join(map(params.shown, numbers))})
-        return params.redirect_back(request)
-    releases = request.POST.get("releases", "").strip()
-    # "FLAGS_x=1, ...": checked against the run's release(s) before anything is queued (services.runs)
-    flags = request.POST.get("paddle_flags", "")
-    # the stability re-run and who is closer for every inexact config (the alignment page asks; off otherwise)
-    readings = bool(request.POST.get("readings"))
-    try:
-        if request.POST.get("on_cpu"):  # GPU tasks' configs on the CPU lane: CPU evidence, never a GPU verdict
-            run = cpu_evidence_service.start_cpu_evidence_run(tasks, requested_by=request.user.get_username(),
-                                                              paddle_flags=flags)
-        elif releases:  # "all" or "3.0.0,3.3.1": one matrix run, bisecting unless mode=full
-            mode = run_service.FULL if request.POST.get("mode") == run_service.FULL else run_service.BISECT
-            run = run_service.start_matrix_run(kind, releases=run_service.parse_releases(releases), tasks=tasks,
-                                               api=request.POST.get("api") or None, lane=lane,
-                                               requested_by=request.user.get_username(), mode=mode,
-                                               paddle_flags=flags, readings=readings)
-        else:
-            run = run_service.start_run(kind, tasks=tasks, api=request.POST.get("api") or None, lane=lane,
-                                        requested_by=request.user.get_username(), paddle_flags=flags,
-                                        readings=readings)
-    except run_service.RunError as exc:
+        confirmed = _optional_int(request, "confirm", _("Confirmed size"), CONFIRM_RANGE)
+        run = run_requests.start_requested_run(_run_request(request), confirmed=confirmed)
+    except run_requests.ConfirmationNeeded as need:
+        return _confirmation_page(request, need.plan)
+    except (params.BadNumber, run_service.RunError) as exc:
         messages.error(request, str(exc))
         return params.redirect_back(request)
     if run.paddle_flags:
@@ -108,12 +136,11 @@ def start(request):
 def diagnose(request):
     """Queue the diagnosis of a task, an API's tasks or every CPU task (diagnoses run on the CPU lane)."""
     try:
-        numbers = [int(n) for n in request.POST.getlist("task") if n.strip()]
-        tasks = cpu_evidence_service.diagnosable_tasks(request.POST.get("scope", ""), tasks=numbers,
+        tasks = cpu_evidence_service.diagnosable_tasks(request.POST.get("scope", ""),
+                                                       tasks=task_numbers(request.POST.getlist("task")),
                                                        api=request.POST.get("api") or None)
-    except ValueError as exc:  # RunError, or a task number that is not an integer
-        messages.error(request, str(exc) if isinstance(exc, run_service.RunError)
-                       else _("Task numbers must be integers."))
+    except (params.BadNumber, run_service.RunError) as exc:
+        messages.error(request, str(exc))
         return params.redirect_back(request)
     diagnosis_service.start_diagnosis(tasks)
     messages.success(request, _("Diagnosis of %(n)s tasks queued: the failing configs of each, up to %(k)s per task.")

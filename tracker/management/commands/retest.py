@@ -11,6 +11,7 @@ from tracker.selectors.runs import run_summary
 from tracker.services import cpu_evidence as cpu_evidence_service
 from tracker.services import first_start
 from tracker.tasks import follow_up_finished_run
+from tracker.services import run_requests
 from tracker.services import runs as run_service
 from tracker.vocab import RunState, ScopeKind
 
@@ -152,21 +153,29 @@ class Command(BaseCommand):
             return ScopeKind.ALL_OPEN, {}
         raise CommandError("say what to re-test: --task N [N ...], --api NAME or --all")
 
+    def _request(self, options, **overrides) -> run_requests.RunRequest:
+        """The run asked for, as services.run_requests takes it from the web views too."""
+        return run_requests.RunRequest(
+            paddle_flags=options["paddle_flags"], readings=options["readings"], requested_by="retest command",
+            lane=options["lane"], **overrides)
+
+    def _start(self, request: run_requests.RunRequest, options) -> TestRun:
+        """Start it: the command line is its own confirmation; --inline creates it for this process to execute."""
+        try:
+            return run_requests.start_requested_run(request, confirmed=True, queue=not options["inline"])
+        except run_service.RunError as exc:
+            raise CommandError(str(exc))
+
     def _create(self, options) -> TestRun:
         """The new run: a release matrix with --releases; queued, or only created when --inline executes it here."""
         kind, kwargs = self._scope(options)
         try:
-            if options["releases"]:
-                releases = run_service.parse_releases(options["releases"])
-                make = run_service.create_matrix_run if options["inline"] else run_service.start_matrix_run
-                mode = run_service.FULL if options["full"] else run_service.BISECT
-                return make(kind, releases=releases, lane=options["lane"], requested_by="retest command", mode=mode,
-                            paddle_flags=options["paddle_flags"], readings=options["readings"], **kwargs)
-            make = run_service.create_run if options["inline"] else run_service.start_run
-            return make(kind, lane=options["lane"], requested_by="retest command",
-                        paddle_flags=options["paddle_flags"], readings=options["readings"], **kwargs)
+            releases = tuple(run_service.parse_releases(options["releases"])) if options["releases"] else ()
         except run_service.RunError as exc:
             raise CommandError(str(exc))
+        mode = run_service.FULL if options["full"] else run_service.BISECT
+        return self._start(self._request(options, kind=kind, tasks=tuple(kwargs.get("tasks") or ()),
+                                         api=kwargs.get("api"), releases=releases, mode=mode), options)
 
     def _follow_matrix(self, run: TestRun, options):
         """A matrix run's lanes; with --inline each is executed here, with --wait the progress is shown."""
@@ -193,15 +202,9 @@ class Command(BaseCommand):
         if not (options["task"] or options["all"]):
             raise CommandError("say which GPU tasks to re-test on the CPU lane: --task N [N ...] or --all")
         numbers = options["task"] or cpu_evidence_service.all_gpu_task_numbers()
-        make = (cpu_evidence_service.create_cpu_evidence_run if options["inline"]
-                else cpu_evidence_service.start_cpu_evidence_run)
         bound, smallest = options["max_elements"], options["smallest"]
-        try:
-            configs, scope = cpu_evidence_service.bounded_configs(numbers, max_elements=bound, smallest=smallest)
-            run = make(numbers, requested_by="retest command", release=options["release"], configs=configs,
-                       extra_scope=scope, paddle_flags=options["paddle_flags"])
-        except run_service.RunError as exc:
-            raise CommandError(str(exc))
+        run = self._start(self._request(options, on_cpu=True, tasks=tuple(numbers), release=options["release"],
+                                        max_elements=bound, smallest=smallest), options)
         within = ((f" (each task's {smallest} smallest configs)" if smallest is not None else "")
                   + (f" (the configs of at most {bound} input elements)" if bound is not None else ""))
         self.stdout.write(f"run {run.pk}: {run.total} configs of {len(run.scope['tasks'])} GPU tasks on the cpu lane"

@@ -8,6 +8,7 @@ from apitester.paddle_flags import FlagError, check_flags, parse_flags
 
 from ...models import Task, TaskStatus, TestRun
 from ...vocab import Lane, ScopeKind
+from ...selectors.board import task_number_span
 from ...selectors.runs import advertised_releases
 from .. import paddle_envs
 
@@ -32,6 +33,14 @@ def task_number_range() -> tuple[int, int]:
     return max(1, lowest or 0), highest if highest is not None else 2**63 - 1
 
 
+def board_numbers_text() -> str:
+    """The task numbers this board really has, for an error message ("No.1 to No.183"; not the column's range)."""
+    span = task_number_span()
+    if span is None:
+        return "the board has no tasks yet (is it imported?)"
+    return f"the board's tasks go from No.{span[0]} to No.{span[1]}"
+
+
 def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = Lane.CPU) -> list[Task]:
     """The tasks a scope names, checked against the lane (a CPU task's configs run on the cpu lane)."""
     if lane not in LANES:
@@ -49,13 +58,13 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
             # The database can't even compare such a number (SQLite: OverflowError): no task has it.
             shown = str(out_of_range[0])
             shown = shown if len(shown) <= 30 else f"{shown[:12]}…({len(shown)} digits)"
-            raise RunError(f"no task No.{shown} on the board: task numbers go from {lowest} to {highest}")
+            raise RunError(f"no task No.{shown} on the board: {board_numbers_text()}")
         if kind == ScopeKind.TASK and len(numbers) != 1:
             raise RunError("scope 'task' takes exactly one task number")
         found = {t.number: t for t in Task.objects.filter(number__in=numbers)}
         missing = [n for n in numbers if n not in found]
         if missing:
-            raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board")
+            raise RunError(f"no task No.{', No.'.join(map(str, missing))} on the board: {board_numbers_text()}")
         wrong = [found[n] for n in numbers if found[n].kernel != kernel]
         if wrong:
             raise RunError(
