@@ -130,6 +130,7 @@ class ScopeKind(models.TextChoices):
 class VerificationKind(StrEnum):
     """What a task's newest verdicts on its lane say about its fix (selectors.runs.Verification)."""
     VERIFIED = "verified"            # every config's strict layer passes: fix verified
+    FLAKY = "flaky"                  # every newest verdict passes, but some config's results disagree between runs
     FAILING = "failing"              # some config still fails (the verdict blames Paddle)
     PARTLY_TESTED = "partly_tested"  # none fails, but some configs are not re-tested yet
     BY_DESIGN = "by_design"          # every config differs from Torch by design (documented differences)
