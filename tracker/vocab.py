@@ -177,6 +177,13 @@ class Advice(StrEnum):
     EXACT = "exact"                                  # every config exact: nothing to align
 
 
+class Decision(StrEnum):
+    """The maintainer's decision for one API x dtype (selectors.alignment.DECISIONS, from its Advice)."""
+    KEEP_PADDLE = "keep_paddle"  # Paddle closer to float64, or already exact: keep Paddle's kernel
+    ALIGN_TORCH = "align_torch"  # Torch closer, or both equally close: align Paddle to Torch
+    UNDECIDED = "undecided"      # Paddle nondeterministic, or no float64 reading yet
+
+
 class WaitingReason(models.TextChoices):
     """What a queued or running run waits for (TestRun.waiting), written with the message that says it in words.
 
