@@ -106,15 +106,22 @@ def _report() -> None:
     for release in alignment.alignment_releases():
         rows = alignment.alignment_table(release)
         decisions = Counter(row.decision for row in rows)
-        print(f"\nPaddle {release}: {len(rows)} API × dtype rows; decisions "
+        print(f"\nPaddle {release}: {len(rows)} API × dtype rows of {sum(r.configs for r in rows)} configs; decisions "
               + ", ".join(f"{d} {n}" for d, n in sorted(decisions.items())))
+        for decision in sorted(decisions):
+            backing = [r for r in rows if r.decision == decision]
+            reasons = Counter(r.advice for r in backing)
+            print(f"  {decision}: {len(backing)} rows, {sum(r.configs for r in backing)} configs "
+                  f"({sum(r.exact for r in backing)} exact, {sum(r.read_configs for r in backing)} inexact with a "
+                  f"float64 reading, {sum(r.not_read for r in backing)} inexact unread); why: "
+                  + ", ".join(f"{a} {n}" for a, n in reasons.most_common()))
         print("| API | dtype | configs | exact | dULP 0/1/2–3/>3 | Paddle off / Torch off (read) | decision | why |")
         print("|---|---|---|---|---|---|---|---|")
         for row in rows:
             hist = "/".join(str(row.ulp_histogram[b]) for b in alignment.ULP_BINS)
             print(f"| `{row.api}` | {row.dtype} | {row.configs} | {row.exact} | {hist} | "
                   f"{row.closer['paddle_off']} / {row.closer['torch_off']} ({row.read_configs}) | {row.decision} | "
-                  f"{row.reason} |")
+                  f"{row.advice} |")
     scores = flakiness.config_flakiness()
     repeated = [s for s in scores.values() if s.results > 1]
     flaky = sorted((s for s in repeated if s.flaky), key=lambda s: -s.score)

@@ -87,3 +87,13 @@ def test_the_decision_table_in_the_api_and_on_the_page(client):
 def test_compact_keeps_a_distance_short():
     assert [compact(v) for v in (None, 0, 7, 9999, 12345, 1234567890, 0.0123, 2.5e-07)] == [
         "–", "0", "7", "9999", "1.2e4", "1.2e9", "0.0123", "2.5e-07"]
+
+
+def test_a_later_run_without_readings_keeps_the_last_reading_on_the_release(client):
+    board({"paddle.keep": [reading(2, "torch_off")]})
+    board({"paddle.keep": [{"status": "pass", "exact": False, "max_ulp": 2}]})  # a plain re-run: no readings
+    (row,) = alignment_table("3.3.1", api="paddle.keep")
+    assert (row.decision, row.read_configs, row.readings, row.not_read) == ("keep_paddle", 1, 1, 0)
+    (config,) = client.get("/api/v1/alignment?api=paddle.keep").json()["rows"][0]["config_rows"]
+    first, second = TestRun.objects.order_by("id")
+    assert (config["run"], config["reading_run"], config["closer"]) == (second.pk, first.pk, "torch_off")

@@ -143,6 +143,10 @@ ROW_COLUMNS = ("id", "failing_config_id", "draw", "failing_config__config", "tas
                "torch_rmse", "run_id")
 
 
+READING_COLUMNS = ("stable", "nondeterministic", "closer", "closer_code", "closer_output", "closer_skipped",
+                   "paddle_rmse", "torch_rmse")
+
+
 def alignment_releases() -> list[str]:
     """Releases with an exact reading, newest first."""
     found = set(ConfigResult.objects.filter(exact__isnull=False).values_list("paddle_version", flat=True).distinct())
@@ -157,13 +161,22 @@ def newest_results(release: str) -> list[dict]:
             .order_by("run_id").values_list(*ROW_COLUMNS))
     newest: dict[int, dict] = {}
     readings: dict[int, int] = {}  # config -> results with a float64 reading (each one draw read in one run)
+    last_read: dict[int, dict] = {}  # config -> its newest result with readings
     for values in rows:
         row = dict(zip(ROW_COLUMNS, values))
         if row["run__lane"] == lane_of(row["task__kernel"]):
             newest[row["failing_config_id"]] = row
             readings[row["failing_config_id"]] = readings.get(row["failing_config_id"], 0) + bool(row["closer"])
+            if row["closer"] or row["stable"] is not None:
+                last_read[row["failing_config_id"]] = row
     for config_id, row in newest.items():
         row["readings"] = readings[config_id]
+        # A later run without the readings (they are asked for, not routine) keeps the last ones taken on this
+        # release: the same build and inputs, so who is closer has not changed; "reading_run" says where from.
+        read = last_read.get(config_id)
+        row["reading_run"] = read["run_id"] if read else None
+        if read is not None and read is not row and row["exact"] is False:
+            row.update({name: read[name] for name in READING_COLUMNS})
     return list(newest.values())
 
 
@@ -223,7 +236,7 @@ def config_dict(row: dict) -> dict:
             "nondeterministic": row["nondeterministic"], "closer": row["closer"] or None,
             "closer_code": row["closer_code"], "closer_output": row["closer_output"],
             "closer_skipped": row["closer_skipped"], "paddle_rmse": row["paddle_rmse"], "torch_rmse": row["torch_rmse"],
-            "run": row["run_id"], "result": row["id"]}
+            "run": row["run_id"], "result": row["id"], "reading_run": row["reading_run"]}
 
 
 SENTENCES = {
