@@ -24,16 +24,19 @@ def documented_fields(doc: Path = DOC) -> dict[str, dict[str, bool]]:
     return endpoints
 
 
-def field_paths(value, maps=frozenset(), prefix: str = "") -> set[str]:
-    """Every field path in a JSON value; an object at a path listed in ``maps`` (without its ``{}``) is a map."""
+def field_paths(value, maps=frozenset(), prefix: str = "", objects: set | None = None) -> set[str]:
+    """Every field path in a JSON value; an object at a path listed in ``maps`` (without its ``{}``) is a map.
+    ``objects`` collects the paths whose value is an object (not null), whose fields are then expected."""
     found: set[str] = set()
     if isinstance(value, dict):
+        if objects is not None:
+            objects.add(prefix)
         for key, item in value.items():
             path = f"{prefix}{{}}" if prefix in maps else (f"{prefix}.{key}" if prefix else key)
             found.add(path)
-            found |= field_paths(item, maps, path)
+            found |= field_paths(item, maps, path, objects)
     elif isinstance(value, list):
         for item in value:
             found.add(f"{prefix}[]")
-            found |= field_paths(item, maps, f"{prefix}[]")
+            found |= field_paths(item, maps, f"{prefix}[]", objects)
     return found
