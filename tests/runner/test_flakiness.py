@@ -25,17 +25,17 @@ def test_wilson_lower_bound_matches_the_published_values():
         wilson_lower_bound(3, 2)
 
 
-def _run(task_numbers, release="", version="3.3.1", lane="cpu"):
+def _run(task_numbers, release="", version="3.3.1", lane="cpu", commit=""):
     return TestRun.objects.create(scope={"kind": "tasks", "tasks": task_numbers}, lane=lane, release=release,
-                                  paddle_version=version, total=1, state="done", finished_at=timezone.now())
+                                  paddle_version=version, paddle_commit=commit, total=1, state="done",
+                                  finished_at=timezone.now())
 
 
 @pytest.mark.django_db
 def test_repeated_results_of_one_build_score_and_block_fix_verified(client):
-    steady, wobbly, mended = 'paddle.abs(Tensor([3],"float32"), )', 'paddle.abs(Tensor([4],"float32"), )', \
-        'paddle.abs(Tensor([5],"float32"), )'
+    steady, wobbly, mended, nightly = (f'paddle.abs(Tensor([{n}],"float32"), )' for n in (3, 4, 5, 6))
     task = make_task(3, "paddle.abs", [steady, wobbly])
-    other = make_task(4, "paddle.abs", [mended])
+    other = make_task(4, "paddle.abs", [mended, nightly])
     config = {c.config: c for c in task.failing_configs.all()} | {c.config: c for c in other.failing_configs.all()}
     # three runs on the main build (a re-run, another host's run, a run with other threads: each one result)
     for verdict in (FAIL, PASS, PASS):  # the first is no fix; each later pass comes with a disagreeing result
@@ -43,17 +43,22 @@ def test_repeated_results_of_one_build_score_and_block_fix_verified(client):
         store_result(run, config[steady], PASS, 0.1)
         store_result(run, config[wobbly], verdict, 0.1)
         record_run_outcomes(run)
-    # another build is not a repeat: failing on Paddle 3.0.0 and passing on the main build is a fix, not a flake
+    # another build is not a repeat: failing on Paddle 3.0.0 and passing on the main build is a fix, not a flake;
+    # so is a nightly of the same version with another commit
     store_result(_run([4], release="3.0.0", version="3.0.0"), config[mended], FAIL, 0.1)
     store_result(_run([4]), config[mended], PASS, 0.1)
+    store_result(_run([4], commit="aaa"), config[nightly], FAIL, 0.1)
+    store_result(_run([4], commit="bbb"), config[nightly], PASS, 0.1)
 
     scores = config_flakiness()
-    flake = scores[(config[wobbly].pk, "cpu", "3.3.1")]
+    flake = scores[(config[wobbly].pk, "cpu", "3.3.1", "")]
     assert (flake.results, flake.disagreeing, flake.usual) == (3, 1, "passing")
     assert flake.score == pytest.approx(wilson_lower_bound(1, 3)) and flake.flaky
-    assert not scores[(config[steady].pk, "cpu", "3.3.1")].flaky
-    assert not scores[(config[mended].pk, "cpu", "3.3.1")].flaky
-    assert not scores[(config[mended].pk, "cpu", "3.0.0")].flaky
+    assert not scores[(config[steady].pk, "cpu", "3.3.1", "")].flaky
+    assert not scores[(config[mended].pk, "cpu", "3.3.1", "")].flaky
+    assert not scores[(config[mended].pk, "cpu", "3.0.0", "")].flaky
+    assert not scores[(config[nightly].pk, "cpu", "3.3.1", "aaa")].flaky
+    assert not scores[(config[nightly].pk, "cpu", "3.3.1", "bbb")].flaky
 
     verification = task_verification(task)
     assert verification.kind == "flaky" and verification.flaky == 1

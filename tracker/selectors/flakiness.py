@@ -1,6 +1,6 @@
 """Flakiness (issue #47; docs/board.md#flaky-configs): one config's repeated results on one Paddle build disagree.
 
-Every result of a config in a lane on one build (re-runs, other hosts, other thread counts: each stored verdict is
+Every result of a config in a lane on one build (Paddle version and commit; re-runs, other hosts, other thread counts: each stored verdict is
 one observation) is read as its class (passing, failing, no verdict, … — tracker.bisection.outcome, what a release
 bisection compares). The config's usual outcome is its most frequent class; the disagreeing results are the others.
 The flakiness score is the Wilson lower bound (95 %) of the disagreeing share, the ranking PyTorch's HUD uses for
@@ -40,6 +40,7 @@ class Flakiness:
     task_id: int
     lane: str
     release: str                                       # the build's Paddle version (the run's)
+    commit: str = ""                                   # and its commit: a nightly with a fix is another build
     outcomes: Counter = field(default_factory=Counter)  # class -> results
     statuses: Counter = field(default_factory=Counter)  # status -> results
 
@@ -72,29 +73,29 @@ class Flakiness:
     def as_dict(self) -> dict:
         return {"results": self.results, "disagreeing": self.disagreeing, "score": round(self.score, 4),
                 "usual": self.usual, "outcomes": dict(self.outcomes), "statuses": dict(self.statuses),
-                "release": self.release, "lane": self.lane}
+                "release": self.release, "commit": self.commit, "lane": self.lane}
 
 
-def config_flakiness(*, task_ids=None, results=None) -> dict[tuple[int, str, str], Flakiness]:
-    """(config id, lane, release) -> its Flakiness, over every stored result (of these tasks; ``results``: a
+def config_flakiness(*, task_ids=None, results=None) -> dict[tuple[int, str, str, str], Flakiness]:
+    """(config id, lane, release, commit) -> its Flakiness, over every stored result (of these tasks; ``results``: a
     ConfigResult queryset to read instead, e.g. the main release's only). One grouped query: a row per
     (config, lane, release, status), whatever the number of runs."""
     qs = ConfigResult.objects.all() if results is None else results
     if task_ids is not None:
         qs = qs.filter(task_id__in=list(task_ids))
-    rows = qs.values("failing_config_id", "task_id", "run__lane", "run__paddle_version", "status").annotate(
-        n=Count("id")).order_by()
-    found: dict[tuple[int, str, str], Flakiness] = {}
+    rows = qs.values("failing_config_id", "task_id", "run__lane", "run__paddle_version", "run__paddle_commit",
+                     "status").annotate(n=Count("id")).order_by()
+    found: dict[tuple[int, str, str, str], Flakiness] = {}
     for row in rows:
-        key = (row["failing_config_id"], row["run__lane"], row["run__paddle_version"])
-        item = found.setdefault(key, Flakiness(key[0], row["task_id"], key[1], key[2]))
+        key = (row["failing_config_id"], row["run__lane"], row["run__paddle_version"], row["run__paddle_commit"])
+        item = found.setdefault(key, Flakiness(key[0], row["task_id"], key[1], key[2], key[3]))
         item.outcomes[outcome(row["status"])] += row["n"]
         item.statuses[row["status"]] += row["n"]
     return found
 
 
 def flaky_configs(*, task_ids=None, results=None, own_lane: dict[int, str] | None = None) -> list[Flakiness]:
-    """The flaky (config, lane, release)s, highest score first; ``own_lane`` (task id -> its lane) keeps each task's
+    """The flaky (config, lane, build)s, highest score first; ``own_lane`` (task id -> its lane) keeps each task's
     own lane only."""
     found = [f for f in config_flakiness(task_ids=task_ids, results=results).values() if f.flaky]
     if own_lane is not None:

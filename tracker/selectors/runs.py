@@ -425,7 +425,7 @@ def task_verification(task: Task, lane: str | None = None) -> Verification:
     latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
     scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
     flaky = sum(1 for config_id, r in newest.items()
-                if (found := scores.get((config_id, lane, r.run.paddle_version))) and found.flaky)
+                if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit))) and found.flaky)
     return _verification(total, latest, flaky)
 
 
@@ -444,6 +444,7 @@ def verifications_in_own_lane() -> dict[int, Verification]:
         return {}
     kernel_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
+    commits = dict(TestRun.objects.filter(paddle_commit__gt="").values_list("id", "paddle_commit"))
     latest: dict[int, list[tuple]] = {}
     flaky: Counter = Counter()
     scores = config_flakiness(results=ConfigResult.objects.filter(main_release_q()))
@@ -452,7 +453,7 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     for config_id, task_id, run_id, lane, status, adaptations in rows:
         if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
             latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
-            found = scores.get((config_id, lane, versions.get(run_id, "")))
+            found = scores.get((config_id, lane, versions.get(run_id, ""), commits.get(run_id, "")))
             flaky[task_id] += bool(found and found.flaky)
     totals = dict(
         FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
