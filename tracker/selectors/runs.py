@@ -423,10 +423,17 @@ def task_verification(task: Task, lane: str | None = None) -> Verification:
     total = FailingConfig.objects.filter(task=task).count()
     newest = latest_results(lane=lane, task=task)
     latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
-    scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
-    flaky = sum(1 for config_id, r in newest.items()
-                if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit))) and found.flaky)
+    flaky = 0
+    if _all_pass(latest):  # flakiness only matters where a fix would read verified
+        scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
+        flaky = sum(1 for config_id, r in newest.items()
+                    if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit)))
+                    and found.flaky)
     return _verification(total, latest, flaky)
+
+
+def _all_pass(latest: list[tuple]) -> bool:
+    return bool(latest) and all(status == Status.PASS for status, *_rest in latest)
 
 
 def verifications_in_own_lane() -> dict[int, Verification]:
@@ -446,15 +453,18 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
     commits = dict(TestRun.objects.filter(paddle_commit__gt="").values_list("id", "paddle_commit"))
     latest: dict[int, list[tuple]] = {}
-    flaky: Counter = Counter()
-    scores = config_flakiness(results=ConfigResult.objects.filter(main_release_q()))
+    builds: dict[int, list[tuple]] = {}  # task id -> (config, lane, version, commit) of each newest verdict
     rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
         "failing_config_id", "task_id", "run_id", "run__lane", "status", "adaptations")
     for config_id, task_id, run_id, lane, status, adaptations in rows:
         if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
             latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
-            found = scores.get((config_id, lane, versions.get(run_id, ""), commits.get(run_id, "")))
-            flaky[task_id] += bool(found and found.flaky)
+            builds.setdefault(task_id, []).append((config_id, lane, versions.get(run_id, ""), commits.get(run_id, "")))
+    # flakiness only matters where a fix would read verified: read it for those tasks only
+    passing = [task_id for task_id, items in latest.items() if _all_pass(items)]
+    scores = config_flakiness(task_ids=passing, results=ConfigResult.objects.filter(main_release_q())) if passing else {}
+    flaky = Counter({task_id: sum(1 for key in builds[task_id] if (found := scores.get(key)) and found.flaky)
+                     for task_id in passing})
     totals = dict(
         FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
     )
