@@ -60,5 +60,10 @@ def test_decision_table_and_run_page_fit_1440_px(live_server, browser, language)
         page.goto(f"{live_server.url}/runs/{run.pk}")
         assert_fits(page, "#run-results")
         assert page.locator("#run-results tbody tr").count() == 12
+        # a matrix run: its lanes' table, one line each however many statuses a lane counts
+        matrix = TestRun.objects.create(scope={"kind": "tasks"}, lane="cpu", release="matrix", state="done", total=12)
+        TestRun.objects.filter(pk=run.pk).update(parent=matrix)
+        page.goto(f"{live_server.url}/runs/{matrix.pk}")
+        assert_fits(page, "#release-lanes")
     finally:
         context.close()
