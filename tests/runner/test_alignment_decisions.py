@@ -85,8 +85,8 @@ def test_the_decision_table_in_the_api_and_on_the_page(client):
 
 
 def test_compact_keeps_a_distance_short():
-    assert [compact(v) for v in (None, 0, 7, 9999, 12345, 1234567890, 0.0123, 2.5e-07)] == [
-        "–", "0", "7", "9999", "1.2e4", "1.2e9", "0.0123", "2.5e-07"]
+    assert [compact(v) for v in (None, 0, 7, 9999, 12345, 1234567890, 0.0123, 2.5e-07, 651.234, float("inf"))] == [
+        "–", "0", "7", "9999", "1.2e4", "1.2e9", "0.0123", "2.5e-07", "651", "inf"]
 
 
 def test_a_later_run_without_readings_keeps_the_last_reading_on_the_release(client):

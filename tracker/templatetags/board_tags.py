@@ -1,4 +1,6 @@
 """Template helpers of the board: sortable column links, page links, labels."""
+import math
+
 from django import template
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
@@ -96,6 +98,8 @@ def compact(value) -> str:
     if value is None or value == "":
         return "–"
     number = float(value)
+    if not math.isfinite(number):
+        return str(number)  # "inf", "-inf", "nan": a ratio whose denominator is 0
     if number == int(number) and abs(number) < 10_000:
         return str(int(number))
     if abs(number) < 10_000:
