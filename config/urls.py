@@ -30,6 +30,7 @@ urlpatterns = [
     # password login above keeps /accounts/login/ for staff accounts.
     path("accounts/", include("allauth.urls")),
     path("github/", include("tracker.web.urls_github")),
+    path("api/v1/", include("tracker.web.urls_api_v1")),
     path("", include("tracker.web.urls_runs")),
     path("", include("tracker.web.urls_charts")),
     path("", include("tracker.web.urls")),

@@ -98,6 +98,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/runner/test_shards.py",  # 30 s
     "tests/runner/test_first_verdicts.py",  # 29 s
     "tests/runner/test_requeue_limit.py",  # 27 s
+    "tests/runner/test_flakiness.py",  # 20-95 s on the loaded 2-core host (two runs, a fresh worker pool each)
     "tests/qa/test_site_walk.py",  # 24 s
     "tests/hardening/test_first_sight_race.py",  # 23 s
     "tests/engine/test_conventions.py",  # 25 s

@@ -130,6 +130,7 @@ class ScopeKind(models.TextChoices):
 class VerificationKind(StrEnum):
     """What a task's newest verdicts on its lane say about its fix (selectors.runs.Verification)."""
     VERIFIED = "verified"            # every config's strict layer passes: fix verified
+    FLAKY = "flaky"                  # every newest verdict passes, but some config's results disagree between runs
     FAILING = "failing"              # some config still fails (the verdict blames Paddle)
     PARTLY_TESTED = "partly_tested"  # none fails, but some configs are not re-tested yet
     BY_DESIGN = "by_design"          # every config differs from Torch by design (documented differences)
@@ -174,6 +175,13 @@ class Advice(StrEnum):
     ALIGN_FOR_CONSISTENCY = "align_for_consistency"  # equally close: align for consistency
     NOT_READ = "not_read"                            # not exact, but no float64 reading says who is closer
     EXACT = "exact"                                  # every config exact: nothing to align
+
+
+class Decision(StrEnum):
+    """The maintainer's decision for one API x dtype (selectors.alignment.DECISIONS, from its Advice)."""
+    KEEP_PADDLE = "keep_paddle"  # Paddle closer to float64, or already exact: keep Paddle's kernel
+    ALIGN_TORCH = "align_torch"  # Torch closer, or both equally close: align Paddle to Torch
+    UNDECIDED = "undecided"      # Paddle nondeterministic, or no float64 reading yet
 
 
 class WaitingReason(models.TextChoices):

@@ -2,7 +2,7 @@
 
 They stand for the ways a real Paddle kernel misbehaves inside a worker: it kills the
 process, never returns, needs more memory than the worker has, dies once and then works,
-regresses, or crashes on one Paddle release only.
+regresses, answers differently from run to run (flaky), or crashes on one Paddle release only.
 """
 import os
 import signal
@@ -35,6 +35,22 @@ def _regressing(x, marker):
     return x + 1 if os.path.exists(marker) else x
 
 
+# counter file -> the turn this worker process took (one per process: every call of a run answers alike)
+_FLAKY_TURNS: dict[str, int] = {}
+
+
+def _flaky(x, counter):
+    # Stands for a kernel whose answer changes from run to run (a race, uninitialised memory): each worker process
+    # takes the next turn from the counter file at its first call and keeps it; odd turns are wrong by 1. A run
+    # with one fresh worker process is one turn, so the verdict alternates pass, fail, pass, ... run to run.
+    if counter not in _FLAKY_TURNS:
+        turn = int(open(counter).read() or 0) if os.path.exists(counter) else 0
+        with open(counter, "w") as f:
+            f.write(str(turn + 1))
+        _FLAKY_TURNS[counter] = turn
+    return x + 1 if _FLAKY_TURNS[counter] % 2 else x
+
+
 def _slow(x, seconds):
     time.sleep(seconds)
     return x
@@ -43,6 +59,8 @@ def _slow(x, seconds):
 register(
     Spec(api="paddle.testonly.regressing", torch=lambda x, marker: x, paddle=_regressing,
          signature=lambda x, marker: None, backward=False),
+    Spec(api="paddle.testonly.flaky", torch=lambda x, counter: x, paddle=_flaky, signature=lambda x, counter: None,
+         backward=False),
     Spec(api="paddle.testonly.slow", torch=lambda x, seconds: x, paddle=_slow, signature=lambda x, seconds: None,
          backward=False),
 )

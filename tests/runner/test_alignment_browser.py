@@ -36,9 +36,11 @@ def test_the_alignment_page_sorts_links_to_configs_and_switches_release(live_ser
     assert [rows.nth(i).get_attribute("data-api") for i in range(3)] == [
         "apitester_test.noisy_paddle", "paddle.maximum", "paddle.nn.functional.interpolate"]
     bilinear = page.locator('#alignment tr[data-api="paddle.nn.functional.interpolate"]')
-    assert "Torch is closer: align Paddle" in bilinear.locator("td.advice").text_content()
-    assert page.locator('#alignment tr[data-api="apitester_test.noisy_paddle"] td.advice').text_content() == \
-        "Paddle is nondeterministic here: fix that first"
+    assert bilinear.locator("td.advice").get_attribute("title") == "Torch is closer: align Paddle"
+    assert bilinear.locator("td.decision").text_content() == "align to Torch"
+    noisy = page.locator('#alignment tr[data-api="apitester_test.noisy_paddle"] td.advice')
+    assert noisy.get_attribute("title") == "Paddle is nondeterministic here: fix that first"
+    assert noisy.text_content() == "undecided"
 
     page.click('#alignment th a[data-sort="max_ulp"]')  # descending first
     page.wait_for_url("**sort=-max_ulp**")

@@ -80,7 +80,8 @@ def test_the_runner_stores_the_readings_and_every_page_shows_them(board_run, cli
     assert rows[("paddle.maximum", "float32")]["advice"] == "exact"
     assert data["totals"] == {"configs": 3, "exact": 1, "within_tolerance": 2, "failing": 0,
                               "advice": {"fix_nondeterminism": 1, "keep_paddle": 0, "align_paddle": 1,
-                                         "align_for_consistency": 0, "not_read": 0, "exact": 1}}
+                                         "align_for_consistency": 0, "not_read": 0, "exact": 1},
+                              "decision": {"keep_paddle": 1, "align_torch": 1, "undecided": 1}}
     by_ulp = [r["api"] for r in client.get("/api/alignment?sort=-max_ulp").json()["rows"]]
     assert by_ulp[-1] == "paddle.maximum" and by_ulp == sorted(
         by_ulp, key=lambda api: -next(r["max_ulp"] for r in data["rows"] if r["api"] == api))

@@ -20,7 +20,7 @@ from apitester.config import api_name
 
 from .. import bisection
 from ..models import ConfigResult, Task
-from ..vocab import Advice, ExactKind, FixedInKind, Reading, Rule, Side, Status, lane_of, rule_of
+from ..vocab import Advice, Decision, ExactKind, FixedInKind, Reading, Rule, Side, Status, lane_of, rule_of
 from .releases import ReleaseGrid, fixed_in, release_grids
 
 # ----------------------------------------------------------------------------- per task: exact on a of n, exact from
@@ -137,10 +137,14 @@ def config_dtype(config: str) -> str:
     return (floating or found or ["-"])[0]
 
 
-ROW_COLUMNS = ("id", "failing_config_id", "failing_config__config", "task__number", "task__kernel", "run__lane",
+ROW_COLUMNS = ("id", "failing_config_id", "draw", "failing_config__config", "task__number", "task__kernel", "run__lane",
                "paddle_version", "run__paddle_version", "status", "strict_status", "exact", "max_ulp", "stable",
                "nondeterministic", "closer", "closer_code", "closer_output", "closer_skipped", "paddle_rmse",
                "torch_rmse", "run_id")
+
+
+READING_COLUMNS = ("stable", "nondeterministic", "closer", "closer_code", "closer_output", "closer_skipped",
+                   "paddle_rmse", "torch_rmse")
 
 
 def alignment_releases() -> list[str]:
@@ -156,11 +160,33 @@ def newest_results(release: str) -> list[dict]:
     rows = (ConfigResult.objects.filter(Q(paddle_version=release) | Q(paddle_version="", run__paddle_version=release))
             .order_by("run_id").values_list(*ROW_COLUMNS))
     newest: dict[int, dict] = {}
+    readings: dict[int, int] = {}  # config -> results with a float64 reading (each one draw read in one run)
+    last_read: dict[int, dict] = {}  # config -> its newest result with readings
     for values in rows:
         row = dict(zip(ROW_COLUMNS, values))
         if row["run__lane"] == lane_of(row["task__kernel"]):
             newest[row["failing_config_id"]] = row
+            readings[row["failing_config_id"]] = readings.get(row["failing_config_id"], 0) + bool(row["closer"])
+            if row["closer"] or row["stable"] is not None:
+                last_read[row["failing_config_id"]] = row
+    for config_id, row in newest.items():
+        row["readings"] = readings[config_id]
+        # A later run without the readings (they are asked for, not routine) keeps the last ones taken on this
+        # release: the same build and inputs, so who is closer has not changed; "reading_run" says where from.
+        read = last_read.get(config_id)
+        row["reading_run"] = read["run_id"] if read else None
+        if read is not None and read is not row and row["exact"] is False:
+            row.update({name: read[name] for name in READING_COLUMNS})
     return list(newest.values())
+
+
+# The dULP histogram's bins: a config's largest distance in units in the last place between Paddle and Torch.
+ULP_BINS = ("0", "1", "2-3", ">3")
+NOT_MEASURED = "not_measured"
+
+
+def ulp_bin(ulp: int) -> str:
+    return "0" if ulp <= 0 else "1" if ulp == 1 else "2-3" if ulp <= 3 else ">3"
 
 
 @dataclass
@@ -182,6 +208,16 @@ class AlignmentRow:
     rmse_ratio: float | None = None  # paddle_rmse / torch_rmse; None without a reading, inf when Torch's is 0
     advice: str = ""
     sentence: str = ""
+    # the maintainer's decision (docs/board.md#the-alignment-decision): keep_paddle / align_torch / undecided, the
+    # advice it follows from, and its evidence beside the counts above
+    decision: str = ""
+    decision_text: str = ""
+    exact_share: float = 0.0          # exact / configs
+    ulp_histogram: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ULP_BINS, 0))
+    read_configs: int = 0             # inexact configs whose newest verdict has a float64 reading
+    readings: int = 0                 # float64 readings of this row's configs over every run on the release
+    thread_sensitivity: str = NOT_MEASURED  # does the verdict change with the thread count (no such axis yet)
+    torch_sensitivity: str = NOT_MEASURED   # does it change with the Torch build (no such axis yet)
     rows: list[dict] = field(default_factory=list, repr=False)
 
     def as_dict(self, configs: bool = False) -> dict:
@@ -200,7 +236,7 @@ def config_dict(row: dict) -> dict:
             "nondeterministic": row["nondeterministic"], "closer": row["closer"] or None,
             "closer_code": row["closer_code"], "closer_output": row["closer_output"],
             "closer_skipped": row["closer_skipped"], "paddle_rmse": row["paddle_rmse"], "torch_rmse": row["torch_rmse"],
-            "run": row["run_id"], "result": row["id"]}
+            "run": row["run_id"], "result": row["id"], "reading_run": row["reading_run"]}
 
 
 SENTENCES = {
@@ -230,8 +266,25 @@ def advice(row: AlignmentRow) -> Advice:
     return Advice.NOT_READ
 
 
+DECISIONS = {
+    # advice -> decision: Paddle closer or already exact keeps its kernel; Torch closer, or both as close (align for
+    # consistency: no accuracy lost), aligns to Torch; nondeterminism first, or no reading yet, decides nothing.
+    Advice.KEEP_PADDLE: Decision.KEEP_PADDLE, Advice.EXACT: Decision.KEEP_PADDLE,
+    Advice.ALIGN_PADDLE: Decision.ALIGN_TORCH, Advice.ALIGN_FOR_CONSISTENCY: Decision.ALIGN_TORCH,
+    Advice.FIX_NONDETERMINISM: Decision.UNDECIDED, Advice.NOT_READ: Decision.UNDECIDED,
+}
+DECISION_TEXTS = {
+    Decision.KEEP_PADDLE: lambda: _("keep Paddle's kernel"),
+    Decision.ALIGN_TORCH: lambda: _("align to Torch"),
+    Decision.UNDECIDED: lambda: _("undecided"),
+}
+
+
 def _add(group: AlignmentRow, row: dict) -> None:
     group.configs += 1
+    group.readings += row.get("readings", 0)
+    if row["max_ulp"] is not None:
+        group.ulp_histogram[ulp_bin(row["max_ulp"])] += 1
     group.rows.append(row)
     if row["task__number"] not in group.tasks:
         group.tasks.append(row["task__number"])
@@ -242,6 +295,7 @@ def _add(group: AlignmentRow, row: dict) -> None:
     if row["exact"] is False:
         if row["closer"]:
             group.closer[row["closer"]] = group.closer.get(row["closer"], 0) + 1
+            group.read_configs += 1
         else:
             group.not_read += 1
         if row["nondeterministic"]:
@@ -261,6 +315,9 @@ def _finish(group: AlignmentRow) -> AlignmentRow:
                             else (float("inf") if group.paddle_rmse else 1.0))
     group.advice = advice(group).value
     group.sentence = SENTENCES[Advice(group.advice)]()
+    group.decision = DECISIONS[Advice(group.advice)].value
+    group.decision_text = DECISION_TEXTS[Decision(group.decision)]()
+    group.exact_share = round(group.exact / group.configs, 4) if group.configs else 0.0
     group.rows.sort(key=lambda row: (-(row["max_ulp"] or 0), row["failing_config_id"]))
     return group
 
@@ -271,6 +328,7 @@ SORTS = {
     "median_ulp": lambda r: r.median_ulp or 0, "max_ulp": lambda r: r.max_ulp or 0,
     "paddle_off": lambda r: r.closer[Reading.PADDLE_OFF], "torch_off": lambda r: r.closer[Reading.TORCH_OFF],
     "rmse_ratio": lambda r: -1 if r.rmse_ratio is None else r.rmse_ratio, "advice": lambda r: r.advice,
+    "decision": lambda r: r.decision, "exact_share": lambda r: r.exact_share, "read_configs": lambda r: r.read_configs,
 }
 
 
@@ -294,4 +352,5 @@ def alignment_table(release: str, sort: str = "api", api: str = "", dtype: str =
 def alignment_totals(rows: list[AlignmentRow]) -> dict:
     return {"configs": sum(r.configs for r in rows), "exact": sum(r.exact for r in rows),
             "within_tolerance": sum(r.within_tolerance for r in rows), "failing": sum(r.failing for r in rows),
-            "advice": {a.value: sum(1 for r in rows if r.advice == a) for a in Advice}}
+            "advice": {a.value: sum(1 for r in rows if r.advice == a) for a in Advice},
+            "decision": {d.value: sum(1 for r in rows if r.decision == d) for d in Decision}}

@@ -1,6 +1,7 @@
 """Read paths for runs: progress, latest verdict per config, verification per task and lane, regressions."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
@@ -20,6 +21,7 @@ from apitester.pool import TimeBudget, config_elements, default_memory_budget, e
 from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
 from .envs import main_version
+from .flakiness import config_flakiness, flaky_rows
 from ..vocab import (
     ACTIVE_RUN_STATES,
     AdaptationKind,
@@ -356,6 +358,7 @@ class Verification:
     by_design: int = 0      # documented differences (strict fails, Paddle's documented behaviour agrees)
     torch_suspect: int = 0  # strict fails, and the engine's evidence points at Torch
     reasons: tuple = ()     # the documented differences' reasons
+    flaky: int = 0          # configs whose results on this build disagree between runs (selectors.flakiness)
 
     @property
     def differs_from_torch(self) -> bool:
@@ -367,9 +370,10 @@ def _by_design_reasons(adaptations) -> list[str]:
     return [a.get("reason", "") for a in adaptations or [] if a.get("kind") == AdaptationKind.DOCUMENTED_SEMANTICS]
 
 
-def _verification(total: int, latest: list[tuple]) -> Verification:
+def _verification(total: int, latest: list[tuple], flaky: int = 0) -> Verification:
     """The verdict on a task from the newest (status, run id, paddle version, adaptations) of each
-    re-tested config.  "Fix verified" needs every config's strict layer to pass (status ``pass``)."""
+    re-tested config.  "Fix verified" needs every config's strict layer to pass (status ``pass``) and no config
+    flaky (``flaky``: the configs whose results on their newest build disagree, selectors.flakiness)."""
     if not latest:
         return Verification(VerificationKind.UNTESTED, _("not re-tested yet"), total=total)
     failing = sum(1 for status, *_rest in latest if status in FAILING)
@@ -406,6 +410,10 @@ def _verification(total: int, latest: list[tuple]) -> Verification:
             "n": gaps, "b": total}
         return Verification(VerificationKind.ENGINE_GAP, text, 0, total, gaps, version)
     # here every config is `pass`: its strict layer passed
+    if flaky:
+        text = _("fix not verified: %(n)d of %(b)d configs are flaky (their results disagree between runs)") % {
+            "n": flaky, "b": total}
+        return Verification(VerificationKind.FLAKY, text, 0, total, 0, version, flaky=flaky)
     return Verification(VerificationKind.VERIFIED, _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
@@ -413,9 +421,19 @@ def task_verification(task: Task, lane: str | None = None) -> Verification:
     """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
     lane = lane or task.lane
     total = FailingConfig.objects.filter(task=task).count()
-    latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations)
-              for r in latest_results(lane=lane, task=task).values()]
-    return _verification(total, latest)
+    newest = latest_results(lane=lane, task=task)
+    latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
+    flaky = 0
+    if _all_pass(latest):  # flakiness only matters where a fix would read verified
+        scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
+        flaky = sum(1 for config_id, r in newest.items()
+                    if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit)))
+                    and found.flaky)
+    return _verification(total, latest, flaky)
+
+
+def _all_pass(latest: list[tuple]) -> bool:
+    return bool(latest) and all(status == Status.PASS for status, *_rest in latest)
 
 
 def verifications_in_own_lane() -> dict[int, Verification]:
@@ -433,16 +451,24 @@ def verifications_in_own_lane() -> dict[int, Verification]:
         return {}
     kernel_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
     versions = dict(TestRun.objects.values_list("id", "paddle_version"))
+    commits = dict(TestRun.objects.filter(paddle_commit__gt="").values_list("id", "paddle_commit"))
     latest: dict[int, list[tuple]] = {}
+    builds: dict[int, list[tuple]] = {}  # task id -> (config, lane, version, commit) of each newest verdict
     rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
         "failing_config_id", "task_id", "run_id", "run__lane", "status", "adaptations")
     for config_id, task_id, run_id, lane, status, adaptations in rows:
         if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
             latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
+            builds.setdefault(task_id, []).append((config_id, lane, versions.get(run_id, ""), commits.get(run_id, "")))
+    # flakiness only matters where a fix would read verified: read it for those tasks only
+    passing = [task_id for task_id, items in latest.items() if _all_pass(items)]
+    scores = config_flakiness(task_ids=passing, results=ConfigResult.objects.filter(main_release_q())) if passing else {}
+    flaky = Counter({task_id: sum(1 for key in builds[task_id] if (found := scores.get(key)) and found.flaky)
+                     for task_id in passing})
     totals = dict(
         FailingConfig.objects.filter(task_id__in=latest).values("task_id").annotate(n=Count("id")).values_list("task_id", "n")
     )
-    return {task_id: _verification(totals.get(task_id, 0), items) for task_id, items in latest.items()}
+    return {task_id: _verification(totals.get(task_id, 0), items, flaky[task_id]) for task_id, items in latest.items()}
 
 
 def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) -> dict:
@@ -578,6 +604,7 @@ def task_runs_panel(task: Task) -> dict:
         "verification": task_verification(task, lane),
         "latest": task_latest_verdicts(task, lane),
         "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
+        "flaky": flaky_rows(task_ids=[task.id], lane=lane),
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}
                         for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)

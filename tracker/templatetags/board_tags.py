@@ -1,4 +1,6 @@
 """Template helpers of the board: sortable column links, page links, labels."""
+import math
+
 from django import template
 from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
@@ -87,3 +89,20 @@ def shown_run_message(context, message: str) -> str:
 def _viewer_is_staff(context) -> bool:
     request = context.get("request")
     return bool(request is not None and request.user.is_staff)
+
+
+@register.filter
+def compact(value) -> str:
+    """A count or distance in at most 6 characters: 999 stays, 1234 is "1234", 12345 is "1.2e4", 1234567890 is
+    "1.2e9" (a ULP distance of a wrong result is a 10-digit integer: a row keeps one line); None is "–"."""
+    if value is None or value == "":
+        return "–"
+    number = float(value)
+    if not math.isfinite(number):
+        return str(number)  # "inf", "-inf", "nan": a ratio whose denominator is 0
+    if number == int(number) and abs(number) < 10_000:
+        return str(int(number))
+    if abs(number) < 10_000:
+        return f"{number:.3g}"
+    mantissa, exponent = f"{number:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"

@@ -16,17 +16,37 @@ def _sorts() -> list[str]:
     return [key for name in selectors.SORTS for key in (name, "-" + name)]
 
 
-def _headers(release: str, sort: str) -> list[tuple[str, str, str]]:
-    """(column, label, the link that sorts by it: descending first, ascending when it already is)."""
-    labels = {"api": _("API"), "dtype": _("dtype"), "configs": _("configs"), "exact": _("exact"),
-              "within_tolerance": _("within tolerance"), "failing": _("failing"), "median_ulp": _("median ULP"),
-              "max_ulp": _("max ULP"), "paddle_off": _("Paddle off"), "torch_off": _("Torch off"),
-              "rmse_ratio": _("RMSE Paddle ÷ Torch"), "advice": _("what to do")}
+# The decision table's columns, in order: (key, sortable). A row is one line at 1,440 px (docs/board.md).
+COLUMNS = (("api", True), ("dtype", True), ("configs", True), ("exact_share", True), ("ulp:0", False),
+           ("ulp:1", False), ("ulp:2-3", False), ("ulp:>3", False), ("max_ulp", True), ("paddle_off", True),
+           ("torch_off", True), ("read_configs", True), ("rmse_ratio", True), ("threads", False), ("torch", False),
+           ("decision", True))
+
+
+def _headers(release: str, sort: str) -> list[tuple[str, str, str, str]]:
+    """(column, label, its tooltip, the link that sorts by it — "" when it does not sort: descending first,
+    ascending when it already is)."""
+    labels = {"api": _("API"), "dtype": _("dtype"), "configs": _("configs"), "exact_share": _("exact"),
+              "ulp:0": "0", "ulp:1": "1", "ulp:2-3": "2–3", "ulp:>3": ">3", "max_ulp": _("max ULP"),
+              "paddle_off": _("Paddle off"), "torch_off": _("Torch off"), "read_configs": _("read"),
+              "rmse_ratio": _("RMSE P÷T"), "threads": _("threads"), "torch": _("Torch"), "decision": _("decision")}
+    tips = {"exact_share": _("share of the configs that are exact (atol = rtol = 0)"),
+            "ulp:0": _("configs whose largest distance between Paddle and Torch is 0 ULP"),
+            "ulp:1": _("configs 1 ULP apart"), "ulp:2-3": _("configs 2 to 3 ULP apart"),
+            "ulp:>3": _("configs more than 3 ULP apart"),
+            "paddle_off": _("inexact configs the float64 oracle reads Paddle off (Torch is closer)"),
+            "torch_off": _("inexact configs the float64 oracle reads Torch off (Paddle is closer)"),
+            "read_configs": _("inexact configs with a float64 reading / readings over every run (draws read)"),
+            "rmse_ratio": _("sum of Paddle's RMSEs to float64 over the sum of Torch's"),
+            "threads": _("does the verdict change with the thread count"),
+            "torch": _("does the verdict change with the Torch build"),
+            "decision": _("keep Paddle's kernel, align to Torch, or undecided: the rule is in docs/board.md")}
     out = []
-    for key in selectors.SORTS:
-        following = key if sort == "-" + key else "-" + key
+    for key, sortable in COLUMNS:
         mark = " ▼" if sort == "-" + key else " ▲" if sort == key else ""
-        out.append((key, labels[key] + mark, "?" + urlencode({"release": release, "sort": following})))
+        following = key if sort == "-" + key else "-" + key
+        url = "?" + urlencode({"release": release, "sort": following}) if sortable else ""
+        out.append((key, labels[key] + mark, tips.get(key, ""), url))
     return out
 
 

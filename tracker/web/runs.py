@@ -1,4 +1,5 @@
-"""Run pages: list, detail with live progress, cancel, start (staff), regressions, GET /api/runs/<id>."""
+"""Run pages: list, detail with live progress, cancel, start (staff), regressions, flaky configs, GET /api/runs/<id>,
+GET /api/flaky."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from . import params
 from ..models import TestRun
 from ..selectors import board as board_selectors
+from ..selectors import flakiness
 from ..selectors import runs as run_selectors
 from ..selectors import visibility
 from ..services import cpu_evidence as cpu_evidence_service
@@ -49,6 +51,24 @@ def regression_list(request):
     lane = params.choice(request, "lane", TestRun.Lane.values) or None
     return render(request, "tracker/runs/regressions.html",
                   {"regressions": run_selectors.regressions(lane=lane), "lane": lane})
+
+
+@require_GET
+def flaky_list(request):
+    lane = params.choice(request, "lane", TestRun.Lane.values) or None
+    return render(request, "tracker/runs/flaky.html", {"rows": flakiness.flaky_rows(lane=lane), "lane": lane})
+
+
+@require_GET
+def api_flaky(request):
+    lane = request.GET.get("lane", "")
+    if lane and lane not in TestRun.Lane.values:
+        return JsonResponse({"errors": [f"lane={params.shown(lane)!r}: use one of {', '.join(TestRun.Lane.values)}"]},
+                            status=400)
+    rows = flakiness.flaky_rows(lane=lane or None)
+    return JsonResponse({"count": len(rows), "configs": [
+        {"task": row.task_number, "api": row.api, "config": row.config, **row.flakiness.as_dict()} for row in rows]},
+        json_dumps_params={"ensure_ascii": False})
 
 
 @staff_member_required

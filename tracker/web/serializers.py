@@ -101,7 +101,7 @@ def task_verdicts(task: Task, lane: str | None = None) -> dict:
         "lane": lane,
         "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
                          "documented_differences": v.by_design, "torch_suspect": v.torch_suspect,
-                         "reasons": list(v.reasons), "paddle_version": v.paddle_version},
+                         "reasons": list(v.reasons), "paddle_version": v.paddle_version, "flaky": v.flaky},
         "latest_verdicts": [result(r) for r in latest["rows"]],
         "latest_verdicts_hidden": latest["hidden"],
     }
