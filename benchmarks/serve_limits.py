@@ -88,6 +88,13 @@ class Tricklers(SlowClients):
 
     refused = 0
 
+    def __enter__(self) -> "Tricklers":
+        with ThreadPoolExecutor(64) as pool:  # a connection the server does not accept costs its 1 s timeout
+            self._sockets = list(pool.map(lambda _: self._open(), range(self.count)))
+        self._thread = threading.Thread(target=self._trickle, daemon=True)
+        self._thread.start()
+        return self
+
 
 def log_lines(server: Served) -> int:
     server.log.flush()
