@@ -162,7 +162,8 @@ class GuardedProtocol(ASGIProtocol):
 
     def _arm_keepalive_timer(self):
         # Idle between two requests: the next head is due (gunicorn's keep-alive timeout is usually shorter).
-        self.worker.guard.sending(self, "head")
+        if not self._closed:
+            self.worker.guard.sending(self, "head")
         super()._arm_keepalive_timer()
 
     def connection_lost(self, exc):
