@@ -45,6 +45,19 @@ def connection_bound(configured: int, descriptor_limit: int) -> int:
     return max(16, min(configured, descriptor_limit - DESCRIPTOR_RESERVE))
 
 
+def raise_descriptor_limit() -> int:
+    """This process's descriptor limit, its soft limit raised to the hard one first (as nginx's
+    worker_rlimit_nofile or Go's runtime do): a soft limit of 1024 under a hard one of 524,288 is common."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
 class ThrottledLog:
     """Counts occurrences of each kind of event and logs one line per kind at most every `interval` seconds."""
 
@@ -54,16 +67,29 @@ class ThrottledLog:
         self.first: dict[str, float] = {}  # when the first occurrence not yet logged happened
         self.last: dict[str, float] = {}  # when the kind was last logged
 
+        self.what: dict[str, str] = {}
+
     def count(self, kind: str, what: str) -> None:
         now = self.clock()
         if not self.pending[kind]:
             self.first[kind] = now
         self.pending[kind] += 1
+        self.what[kind] = what
         if kind not in self.last or now - self.last[kind] >= self.interval:
-            self.log.warning("%s (%d times in %.0f s; logged at most once every %.0f s)",
-                             what, self.pending[kind], now - self.first[kind], self.interval)
-            self.pending[kind] = 0
-            self.last[kind] = now
+            self._write(kind, now)
+
+    def flush(self) -> None:
+        """Log the kinds counted since their last line once the interval has passed, even if none happens again."""
+        now = self.clock()
+        for kind, pending in self.pending.items():
+            if pending and now - self.last[kind] >= self.interval:
+                self._write(kind, now)
+
+    def _write(self, kind: str, now: float) -> None:
+        self.log.warning("%s (%d times in %.0f s; logged at most once every %.0f s)",
+                         self.what[kind], self.pending[kind], now - self.first[kind], self.interval)
+        self.pending[kind] = 0
+        self.last[kind] = now
 
 
 class ConnectionGuard:
@@ -194,9 +220,8 @@ class BoardASGIWorker(ASGIWorker):
         super().load_wsgi()  # imports config.asgi, which sets Django up: its settings are readable from here on
         from django.conf import settings
 
-        descriptors = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        bound = connection_bound(settings.WEB_MAX_CONNECTIONS,
-                                 descriptors if descriptors != resource.RLIM_INFINITY else 1 << 20)
+        descriptors = raise_descriptor_limit()
+        bound = connection_bound(settings.WEB_MAX_CONNECTIONS, descriptors)
         self.guard = ConnectionGuard(self, head_seconds=settings.WEB_HEADER_SECONDS, max_connections=bound)
         self.accept_failures = ThrottledLog(self.log)
         self.log.info("at most %d connections (descriptor limit %d), request heads within %g s",
@@ -209,6 +234,8 @@ class BoardASGIWorker(ASGIWorker):
 
     def _sweep(self):
         self.guard.sweep()
+        self.guard.throttled.flush()
+        self.accept_failures.flush()
         self.loop.call_later(1.0, self._sweep)
 
     def handle_loop_exception(self, loop, context):

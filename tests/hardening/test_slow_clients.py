@@ -247,3 +247,10 @@ def test_the_throttled_log_counts_what_it_does_not_log():
     assert records == ["a connection closed (1 times in 0 s; logged at most once every 60 s)",
                        "a connection closed (60 times in 59 s; logged at most once every 60 s)",
                        "a connection closed (60 times in 59 s; logged at most once every 60 s)"]
+    # Nothing more happens: the 9 counted since the last line are logged once the interval has passed, then nothing.
+    now[0] = 179.0
+    throttled.flush()
+    now[0] = 180.0
+    throttled.flush()
+    throttled.flush()
+    assert records[3:] == ["a connection closed (9 times in 59 s; logged at most once every 60 s)"]
