@@ -13,10 +13,9 @@ their headers held sockets until the process ran out of file descriptors, and th
   through its clients.
 - A client that goes away before its request is complete is logged as 499 (nginx's "client closed request"), not
   as the 500 gunicorn logs for an application that sent no response.
-- Should descriptors run out anyway (accept fails with EMFILE or ENFILE: asyncio accepts up to 100 connections a
-  go, several goes before the worker sees any of them), the worker keeps a tenth fewer connections from then on,
-  closing the oldest waiting ones; asyncio stops accepting for a second. The failure is logged once per
-  `LOG_INTERVAL` seconds with how often it happened, and so are the connections this worker closed.
+- Should descriptors run out anyway (accept fails with EMFILE or ENFILE), asyncio still stops accepting for a
+  second each time; the failure is logged once per `LOG_INTERVAL` seconds with how often it happened, and so are
+  the connections this worker closed.
 
 Only HTTP/1 connections are tracked: the site speaks nothing else (no TLS here, so no HTTP/2; no h2c, no
 websockets).
@@ -126,16 +125,6 @@ class ConnectionGuard:
         self.throttled.count("evicted", "a connection still sending its request closed to make room: this worker "
                                         f"had {self.max_connections} open")
         return True
-
-    def shrink(self) -> None:
-        """Descriptors ran out anyway (asyncio accepts up to 100 connections a go, several goes before the worker
-        sees them): keep a tenth fewer connections from now on, and close the oldest waiting ones down to that."""
-        self.max_connections = max(16, int(min(self.max_connections, self.worker.nr_conns) * 0.9))
-        excess = self.worker.nr_conns - self.max_connections
-        while excess > 0 and self.waiting:
-            oldest, _ = self.waiting.popitem(last=False)
-            oldest.close_quietly()
-            excess -= 1
 
     def sweep(self) -> None:
         """Close the connections whose request head is overdue (run every second by the worker)."""
@@ -254,8 +243,6 @@ class BoardASGIWorker(ASGIWorker):
         logs it."""
         if context.get("message") == ACCEPT_OUT_OF_RESOURCES:
             error = context.get("exception")
-            self.guard.shrink()
-            self.accept_failures.count("accept", f"accept failed: {error} (asyncio tries again a second later); "
-                                                 f"now at most {self.guard.max_connections} connections")
+            self.accept_failures.count("accept", f"accept failed: {error} (asyncio tries again a second later)")
         else:
             loop.default_exception_handler(context)

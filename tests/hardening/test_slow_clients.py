@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import types
 from pathlib import Path
 
 import pytest
@@ -188,12 +187,10 @@ def test_a_client_that_leaves_mid_body_is_logged_as_a_client_disconnect(served):
 ACCEPTING_SERVER = textwrap.dedent("""
     import asyncio, logging, os, resource, sys, types
     sys.path.insert(0, {repo!r})
-    from config.worker import BoardASGIWorker, ConnectionGuard, ThrottledLog
+    from config.worker import BoardASGIWorker, ThrottledLog
 
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
-    log = logging.getLogger("worker")
-    worker = types.SimpleNamespace(log=log, nr_conns=5, accept_failures=ThrottledLog(log, interval=1.0))
-    worker.guard = ConnectionGuard(worker, head_seconds=10, max_connections=100)
+    worker = types.SimpleNamespace(accept_failures=ThrottledLog(logging.getLogger("worker"), interval=1.0))
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -232,7 +229,6 @@ def test_accept_failures_at_the_descriptor_limit_are_logged_once_per_interval(tm
     assert all(line.startswith("accept failed: [Errno 24] Too many open files") for line in throttled), throttled
     counted = sum(int(line.rsplit("(", 1)[1].split()[0]) for line in throttled)
     assert counted > len(throttled), throttled
-    assert "; now at most 16 connections" in throttled[0]  # the bound lowered to 90 % of the open ones, 16 at least
 
 
 def test_the_throttled_log_counts_what_it_does_not_log():
@@ -258,22 +254,3 @@ def test_the_throttled_log_counts_what_it_does_not_log():
     throttled.flush()
     throttled.flush()
     assert records[3:] == ["a connection closed (9 times in 59 s; logged at most once every 60 s)"]
-
-
-def test_running_out_of_descriptors_lowers_the_bound_and_closes_the_oldest_waiting():
-    from config.worker import ConnectionGuard
-
-    class Waiting:
-        closed = False
-
-        def close_quietly(self):
-            self.closed = True
-
-    worker = types.SimpleNamespace(log=logging.getLogger("shrink-test"), nr_conns=50)
-    guard = ConnectionGuard(worker, head_seconds=10, max_connections=1000)
-    connections = [Waiting() for _ in range(50)]
-    for connection in connections:
-        guard.sending(connection, "head")
-    guard.shrink()
-    assert guard.max_connections == 45
-    assert [connection.closed for connection in connections] == [True] * 5 + [False] * 45
