@@ -31,18 +31,19 @@ from gunicorn.workers import gasgi
 from gunicorn.workers.gasgi import ASGIWorker
 
 LOG_INTERVAL = 60.0  # seconds between two log lines about the same kind of trouble
-# Descriptors kept free below the limit: asyncio accepts up to 100 connections in one go before any of them reaches
-# connection_made (where the bound is enforced), and the process itself holds some 40 (modules, database
-# connections of its threads, log files, static files being sent).
+# Descriptors kept free below the limit: asyncio accepts up to 100 connections in one go, and several goes, before
+# any of them reaches connection_made (where the bound is enforced); the process itself holds some 40 (modules,
+# database connections of its threads, log files, static files being sent). At least 160, at least half the limit
+# (1,000 tricklers at `ulimit -n 512` still saw 130 connections accepted beyond the bound at once).
 DESCRIPTOR_RESERVE = 160
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that closed the connection before the answer
 ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"  # asyncio's message (selector_events.py)
 
 
 def connection_bound(configured: int, descriptor_limit: int) -> int:
-    """The connections one worker keeps open: `configured`, lowered to stay `DESCRIPTOR_RESERVE` below the
-    process's descriptor limit (at least 16)."""
-    return max(16, min(configured, descriptor_limit - DESCRIPTOR_RESERVE))
+    """The connections one worker keeps open: `configured`, lowered to keep `DESCRIPTOR_RESERVE` or half the
+    process's descriptor limit free, whichever is more (at least 16)."""
+    return max(16, min(configured, descriptor_limit - max(DESCRIPTOR_RESERVE, descriptor_limit // 2)))
 
 
 def raise_descriptor_limit() -> int:

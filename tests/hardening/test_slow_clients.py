@@ -254,3 +254,18 @@ def test_the_throttled_log_counts_what_it_does_not_log():
     throttled.flush()
     throttled.flush()
     assert records[3:] == ["a connection closed (9 times in 59 s; logged at most once every 60 s)"]
+
+
+def test_the_connection_bound_keeps_half_the_descriptors_free_and_the_soft_limit_is_raised():
+    from config.worker import connection_bound
+
+    assert [connection_bound(1000, limit) for limit in (100, 256, 512, 1024, 4096, 524_288)] == \
+        [16, 96, 256, 512, 1000, 1000]
+    assert connection_bound(40, 20_000) == 40
+    # The worker raises its soft descriptor limit to the hard one first: 256 under 4096 becomes 4096.
+    raised = subprocess.run(
+        [sys.executable, "-c", "import resource; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 4096)); "
+         "from config.worker import raise_descriptor_limit; "
+         "print(raise_descriptor_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0])"],
+        cwd=REPO, capture_output=True, text=True, check=True)
+    assert raised.stdout.split() == ["4096", "4096"], raised
