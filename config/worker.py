@@ -9,8 +9,9 @@ their headers held sockets until the process ran out of file descriptors, and th
 - At most `max_connections` connections, kept below the descriptor limit: a connection beyond that evicts the
   oldest connection that is still sending its request (head or body) or idle between two requests; if every
   connection is running a request, the new one is answered 503 and closed. A visitor sends its request at once, so
-  it is never the oldest such connection: tricklers cannot lock visitors out, and the process never reaches EMFILE
-  through its clients.
+  it is never the oldest such connection: tricklers cannot lock visitors out. At a descriptor limit of 1024 or more
+  the process does not run out through its clients; at 512 or less, asyncio's accepts can still run ahead of the
+  bound (docs/measurements.md, #45).
 - A client that goes away before its request is complete is logged as 499 (nginx's "client closed request"), not
   as the 500 gunicorn logs for an application that sent no response.
 - Should descriptors run out anyway (accept fails with EMFILE or ENFILE), asyncio still stops accepting for a
@@ -33,8 +34,8 @@ from gunicorn.workers.gasgi import ASGIWorker
 LOG_INTERVAL = 60.0  # seconds between two log lines about the same kind of trouble
 # Descriptors kept free below the limit: asyncio accepts up to 100 connections in one go, and several goes, before
 # any of them reaches connection_made (where the bound is enforced); the process itself holds some 40 (modules,
-# database connections of its threads, log files, static files being sent). At least 160, at least half the limit
-# (1,000 tricklers at `ulimit -n 512` still saw 130 connections accepted beyond the bound at once).
+# database connections of its threads, log files, static files being sent). At least 160, at least half the limit:
+# with 160 alone, 1,000 tricklers at `ulimit -n 512` still made 747 accepts a minute fail; with half, 96.
 DESCRIPTOR_RESERVE = 160
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that closed the connection before the answer
 ACCEPT_OUT_OF_RESOURCES = "socket.accept() out of system resource"  # asyncio's message (selector_events.py)
