@@ -118,7 +118,7 @@ def tricklers(server: Served, args) -> None:
     print("log tail:", *tail, sep="\n  ")
 
 
-def send_almost_whole_body(port: int, hold: threading.Event) -> tuple[socket.socket | None, str]:
+def send_almost_whole_body(port: int) -> tuple[socket.socket | None, str]:
     sock = socket.create_connection(("127.0.0.1", port), timeout=60)
     head = (f"POST /github/webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n"
             f"Content-Type: application/json\r\nX-GitHub-Event: ping\r\nContent-Length: {BODY_BYTES}\r\n\r\n")
@@ -137,10 +137,9 @@ def send_almost_whole_body(port: int, hold: threading.Event) -> tuple[socket.soc
 def bodies(server: Served, args) -> None:
     master = server.process.pid
     idle = workers_rss_mib(master)
-    hold = threading.Event()
     started = time.monotonic()
     with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(lambda _: send_almost_whole_body(server.port, hold), range(args.count)))
+        results = list(pool.map(lambda _: send_almost_whole_body(server.port), range(args.count)))
     sent_seconds = time.monotonic() - started
     time.sleep(1.0)
     loaded = workers_rss_mib(master)
