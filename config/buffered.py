@@ -7,6 +7,11 @@ past `max_body` bytes with 413, or past `body_seconds` with 408), and only a com
 application, in a fixed pool of `threads` threads — so the database connections stay one per thread and are
 kept between requests (`CONN_MAX_AGE`) as under gthread. The response is collected in the thread, then written
 by the loop: a client that reads slowly does not hold a thread either.
+
+All bodies the front holds, from their first byte until their application call ends, total at most
+`pending_bytes` in a worker: a body that would go past that is refused with 503 (each body is bounded by `max_body`,
+but 200 clients each holding an incomplete 2.5 MB body held 610 MB). A client that goes away before its body is in
+gets no answer (config/worker.py logs it as 499, a client disconnect).
 """
 from __future__ import annotations
 
@@ -20,17 +25,21 @@ from asgiref.wsgi import WsgiToAsgiInstance
 class Refused(Exception):
     """A request answered by the front itself, before the application sees it."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, headers: tuple = ()):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = list(headers)
 
 
 class BufferedWSGI:
-    def __init__(self, wsgi_application, *, threads: int, max_body: int, body_seconds: float):
+    def __init__(self, wsgi_application, *, threads: int, max_body: int, body_seconds: float,
+                 pending_bytes: int = 32 * 2**20):
         self.wsgi_application = wsgi_application
         self.max_body = max_body
         self.body_seconds = body_seconds
+        self.pending_bytes = pending_bytes
+        self.pending = 0  # bytes of all bodies held now (one event loop: no lock needed)
         self.executor = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="wsgi")
 
     async def __call__(self, scope, receive, send):
@@ -51,37 +60,57 @@ class BufferedWSGI:
                 return
 
     async def _http(self, scope, receive, send):
+        held = [0]  # bytes of this request's body counted in self.pending
         try:
-            body = await self._read_body(scope, receive)
-        except Refused as refused:
-            await _send_response(send, refused.status, [("Content-Type", "text/plain; charset=utf-8")],
-                                 [refused.message.encode()])
-            return
-        if body is None:
-            return  # the client went away before its body was in
-        loop = asyncio.get_running_loop()
-        status, headers, chunks = await loop.run_in_executor(self.executor, self._run_application, scope, body)
+            try:
+                body = await self._read_body(scope, receive, held)
+            except Refused as refused:
+                await _send_response(send, refused.status,
+                                     [("Content-Type", "text/plain; charset=utf-8"), *refused.headers],
+                                     [refused.message.encode()])
+                return
+            if body is None:
+                # The client went away before its body was in (gunicorn drops this answer), or gunicorn stopped
+                # waiting for the body (after WEB_TIMEOUT, when that is shorter than body_seconds).
+                await _send_response(send, 408, [("Content-Type", "text/plain; charset=utf-8")],
+                                     [b"request body not received"])
+                return
+            loop = asyncio.get_running_loop()
+            status, headers, chunks = await loop.run_in_executor(self.executor, self._run_application, scope, body)
+            del body
+        finally:
+            self.pending -= held[0]
         # A HEAD answer keeps its headers (Content-Length included) and sends no body (RFC 9110).
         await _send_response(send, status, headers, [] if scope["method"] == "HEAD" else chunks)
 
-    async def _read_body(self, scope, receive) -> bytes | None:
+    async def _read_body(self, scope, receive, held: list[int]) -> bytes | None:
+        """The whole body, or None if the client went away first; `held[0]` counts its bytes in `self.pending`."""
         declared = _declared_length(scope)
         if declared is not None and declared > self.max_body:
             raise Refused(413, f"request body larger than {self.max_body} bytes")
-        body = bytearray()
+        chunks = []
         try:
             async with asyncio.timeout(self.body_seconds):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
                         return None
-                    body += message.get("body", b"")
-                    if len(body) > self.max_body:
-                        raise Refused(413, f"request body larger than {self.max_body} bytes")
+                    chunk = message.get("body", b"")
+                    self._hold(held, len(chunk))
+                    chunks.append(chunk)
                     if not message.get("more_body", False):
-                        return bytes(body)
+                        return b"".join(chunks)
         except TimeoutError:
             raise Refused(408, f"request body not received within {self.body_seconds:g} s") from None
+
+    def _hold(self, held: list[int], size: int) -> None:
+        if held[0] + size > self.max_body:
+            raise Refused(413, f"request body larger than {self.max_body} bytes")
+        if self.pending + size > self.pending_bytes:
+            raise Refused(503, "too many request bodies pending on this server: try again in a few seconds",
+                          [("Retry-After", "5")])
+        held[0] += size
+        self.pending += size
 
     def _run_application(self, scope, body: bytes):
         """In a pool thread: the WSGI call, its whole response, and its close() (Django's request_finished, which

@@ -145,13 +145,19 @@ WSGI_APPLICATION = "config.wsgi.application"
 # before the WSGI application sees it (config/buffered.py), so slow clients hold no thread. WEB_THREADS threads
 # per worker run the application; a body larger than WEB_MAX_BODY_BYTES is refused with 413 (Django's own cap on
 # a request body it reads, DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MB by default), one not complete within
-# WEB_BODY_SECONDS with 408.
+# WEB_BODY_SECONDS with 408. All bodies a worker holds before their application call ends total at most
+# WEB_PENDING_BODY_BYTES: a body that would go past it is refused with 503 (issue #45: 200 incomplete bodies held
+# 610 MB). The worker (config/worker.py) closes a connection whose request head is not complete within
+# WEB_HEADER_SECONDS (408) and keeps at most WEB_MAX_CONNECTIONS connections, fewer if the descriptor limit needs.
 # scripts/serve.sh refuses to start on a missing SQLite file (migrate would create an empty board) unless this
 # is a new site (manage.py check_database_file).
 WEB_CREATE_DATABASE = _env_bool("WEB_CREATE_DATABASE", False)
 WEB_THREADS = max(1, _env_int("WEB_THREADS", 4))
 WEB_MAX_BODY_BYTES = _env_int("WEB_MAX_BODY_BYTES", 2_621_440)
 WEB_BODY_SECONDS = _env_float("WEB_BODY_SECONDS", 30)
+WEB_PENDING_BODY_BYTES = _env_int("WEB_PENDING_BODY_BYTES", 32 * 2**20)
+WEB_HEADER_SECONDS = _env_float("WEB_HEADER_SECONDS", 10)
+WEB_MAX_CONNECTIONS = max(1, _env_int("WEB_MAX_CONNECTIONS", 1000))
 
 DATABASES = {
     "default": dj_database_url.config(

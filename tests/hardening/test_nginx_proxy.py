@@ -1,8 +1,11 @@
 """The documented proxy, for real: nginx with deploy/nginx/board-proxy.conf included verbatim, in front of
 scripts/serve.sh. Other requests answer within 1 s while clients trickle headers and bodies; a client that trickles
-its headers is dropped after client_header_timeout; a chunked, signed webhook arrives whole.
+its headers is dropped after client_header_timeout; a chunked, signed webhook arrives whole; a burst from one
+address beyond the per-address limit is refused with 429 while other addresses and paced requests pass; the Server
+header names no nginx version.
 
 nginx is a Debian package that scripts/test.sh installs; without it the test fails, naming that."""
+import http.client
 import json
 import os
 import select
@@ -11,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -20,6 +24,7 @@ from .slow_clients import SlowClients, ping_chunked, probe
 
 SECRET = "nginx-proxy-secret"
 SNIPPET = REPO / "deploy" / "nginx" / "board-proxy.conf"
+LIMITS = REPO / "deploy" / "nginx" / "board-limits.conf"
 
 
 def nginx_config(workdir, port: int, upstream: int) -> str:
@@ -37,6 +42,7 @@ http {{
     access_log off;
     client_body_temp_path {temp['body']}; proxy_temp_path {temp['proxy']}; fastcgi_temp_path {temp['fastcgi']};
     uwsgi_temp_path {temp['uwsgi']}; scgi_temp_path {temp['scgi']};
+    include {LIMITS};
     upstream board {{ server 127.0.0.1:{upstream}; keepalive 16; }}
     server {{
         listen 127.0.0.1:{port};
@@ -84,7 +90,8 @@ def proxied(tmp_path_factory):
 def test_other_requests_answer_within_a_second_through_nginx_while_clients_trickle(proxied):
     with SlowClients(proxied, "headers", 16, interval=0.5), SlowClients(proxied, "body", 16, interval=0.5):
         time.sleep(1.0)
-        latencies = probe(proxied, 20)
+        # Another visitor: the per-address limits hold the tricklers' address, not everyone's.
+        latencies = probe(proxied, 20, source="127.0.0.2")
     assert max(latencies) < 1.0, latencies
 
 
@@ -111,3 +118,51 @@ def test_a_chunked_signed_webhook_arrives_whole_through_nginx(proxied):
     status, answer = ping_chunked(proxied, SECRET, "Design for failure.", "nginx-1")
     assert status == 200, answer
     assert json.loads(answer)["zen"] == "Design for failure."
+
+
+def get(port: int, path: str, source: str) -> tuple[int, dict, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, dict(response.headers), response.read()
+    finally:
+        connection.close()
+
+
+def test_a_burst_from_one_address_is_refused_while_other_addresses_pass(proxied):
+    """board-proxy.conf: per address 5 requests a second with bursts of 30, and 8 in progress at a time. 120
+    requests from one address, 24 at a time: some pass, the rest get a short 429 (from either limit); another
+    address is served meanwhile, and the bursting address is served again once it paces itself."""
+    with ThreadPoolExecutor(24) as pool:
+        burst = list(pool.map(lambda _: get(proxied, "/api/tasks", "127.0.0.3"), range(120)))
+    statuses = [status for status, _, _ in burst]
+    assert set(statuses) == {200, 429}, statuses
+    assert statuses.count(200) >= 8 and statuses.count(429) >= 120 - 31 - 30, statuses  # 30 s at 5/s at most
+    refused = next((headers, body) for status, headers, body in burst if status == 429)
+    assert refused[1] == b"Too many requests from your address: wait a few seconds.\n"
+    assert refused[0]["Retry-After"] == "5"
+    # Normal use from another address passes, and so does the burster's next request a second later.
+    assert get(proxied, "/tasks/1", "127.0.0.4")[0] in (200, 404)
+    assert [get(proxied, "/api/tasks", "127.0.0.4")[0] for _ in range(5)] == [200] * 5
+    time.sleep(1.0)
+    assert get(proxied, "/api/tasks", "127.0.0.3")[0] == 200
+
+
+def test_static_files_are_not_rate_limited(proxied):
+    """A page loads several static files at once: /static/ is outside the per-address request limit."""
+    with ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(lambda _: get(proxied, "/static/missing.js", "127.0.0.5")[0], range(60)))
+    assert 429 not in statuses, statuses
+
+
+def test_the_server_header_names_no_nginx_version(proxied):
+    for path in ("/api/tasks", "/static/missing.js"):
+        _, headers, _ = get(proxied, path, "127.0.0.6")
+        assert headers["Server"] == "nginx", headers
+    # nginx's own error page (a request head nginx refuses) names no version either.
+    with socket.create_connection(("127.0.0.1", proxied), timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n")
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400") and b"Server: nginx\r\n" in answer, answer
+    assert b"nginx/" not in answer, answer
