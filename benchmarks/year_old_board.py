@@ -184,6 +184,179 @@ def fill(name: str, weeks: int, n_releases: int) -> dict:
     return info
 
 
+# ----------------------------------------------------------------------------- the measurement
+
+
+def public_pages() -> dict[str, tuple[str, int | None]]:
+    """name -> (path, the task whose data the page shows, None for the whole board)."""
+    from django.db.models import Count
+
+    from tracker.models import ConfigResult, Contributor, Task, TestRun
+    from tracker.vocab import Kernel
+
+    def largest(kernel):
+        return (Task.objects.filter(kernel=kernel).annotate(n=Count("failing_configs")).order_by("-n")
+                .values_list("id", "number").first())
+
+    cpu_id, cpu = largest(Kernel.CPU)
+    gpu_id, gpu = largest(Kernel.GPU)
+    run = TestRun.objects.filter(release="", lane="cpu").order_by("-id").values_list("id", flat=True).first()
+    login = Contributor.objects.order_by("login").values_list("login", flat=True).first()
+    result = ConfigResult.objects.filter(task_id=cpu_id).order_by("-id").values_list("id", flat=True).first()
+    return {
+        "board": ("/", None), "board_filtered": ("/?kernel=CPU&open=1&sort=-number", None),
+        "api_tasks": ("/api/tasks", None),
+        "task_cpu": (f"/tasks/{cpu}", cpu_id), "task_cpu_unknown_param": (f"/tasks/{cpu}?x=1", cpu_id),
+        "task_gpu": (f"/tasks/{gpu}", gpu_id),
+        "api_task_cpu": (f"/api/tasks/{cpu}", cpu_id), "api_task_gpu": (f"/api/tasks/{gpu}", gpu_id),
+        "alignment": ("/alignment", None), "api_alignment": ("/api/alignment", None),
+        "charts_overview": ("/charts/overview", None), "charts_heatmap": ("/charts/heatmap", None),
+        "charts_releases": ("/charts/releases", None), "charts_contributors": ("/charts/contributors", None),
+        "charts_transitions": ("/charts/pass-fail-transitions", None), "regressions": ("/regressions", None),
+        "runs": ("/runs", None), "run": (f"/runs/{run}", None), "api_run": (f"/api/runs/{run}", None),
+        "contributor": (f"/contributors/{login}", None),
+        "diff": (f"/tasks/{cpu}/results/{result}/diff", cpu_id),
+    }
+
+
+def change_data(task_id: int | None, n: int) -> None:
+    """A data change every page shows: a new contributor (the board's version) and an event on the task (its
+    page's version) — what a claim does, without GitHub."""
+    from django.utils import timezone
+
+    from tracker.models import Contributor, Event
+
+    Contributor.objects.create(login=f"year-old-board-{os.getpid()}-{n}")
+    if task_id is not None:
+        Event.objects.create(task_id=task_id, kind="note", source="admin", message=f"benchmark change {n}",
+                             created=timezone.now())
+
+
+def _client(port: int, path: str, requests: int, timeout: float, start) -> list[tuple[float, int]]:
+    """One keep-alive client: [(ms, status)]; status 0 = no answer within `timeout` (the client gives up)."""
+    import http.client
+
+    out = []
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    start.wait()
+    for _ in range(requests):
+        began = time.perf_counter()
+        try:
+            connection.request("GET", path, headers={"X-Forwarded-Proto": "https", "Accept-Encoding": "gzip"})
+            response = connection.getresponse()
+            response.read()
+            out.append(((time.perf_counter() - began) * 1000, response.status))
+        except (OSError, http.client.HTTPException):
+            out.append(((time.perf_counter() - began) * 1000, 0))
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.close()
+    return out
+
+
+def _client_process(port: int, path: str, threads: int, requests: int, timeout: float) -> list[tuple[float, int]]:
+    import threading
+
+    start = threading.Barrier(threads)
+    found: list = []
+    lock = threading.Lock()
+
+    def run():
+        mine = _client(port, path, requests, timeout, start)
+        with lock:
+            found.extend(mine)
+
+    workers = [threading.Thread(target=run) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return found
+
+
+def hammer(pool, port: int, path: str, clients: int, requests: int, timeout: float, processes: int) -> dict:
+    """`clients` clients at once (over `processes` client processes: one interpreter would serialise them),
+    each making `requests` requests."""
+    parts = pool.starmap(_client_process, [(port, path, clients // processes, requests, timeout)] * processes)
+    rows = sorted(x for part in parts for x in part)
+    ms = [m for m, _status in rows]
+    return {"p50": ms[len(ms) // 2], "p95": ms[max(0, int(len(ms) * 0.95) - 1)], "max": ms[-1], "n": len(ms),
+            "5xx": sum(1 for _m, s in rows if s >= 500), "timeouts": sum(1 for _m, s in rows if s == 0),
+            "statuses": sorted({s for _m, s in rows})}
+
+
+def start_nginx(workdir: Path, upstream: int):
+    import shutil
+    import socket
+    import subprocess
+
+    from tests.hardening.servers import free_port
+    from tests.hardening.test_nginx_proxy import nginx_config
+
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    port = free_port()
+    (workdir / "nginx.conf").write_text(nginx_config(workdir, port, upstream).replace("keepalive 16;", "keepalive 64;"))
+    process = subprocess.Popen([nginx, "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-e",
+                                str(workdir / "error.log")], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, port
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError((workdir / "error.log").read_text())
+            time.sleep(0.2)
+
+
+def measure(name: str, args) -> int:
+    import multiprocessing
+    import signal
+    import tempfile
+
+    from tests.hardening.servers import Served
+
+    pages = public_pages()
+    if args.pages:
+        pages = {k: v for k, v in pages.items() if k in args.pages.split(",")}
+    workdir = Path(tempfile.mkdtemp(prefix="year-old-board-"))
+    server = Served(workdir, database_url=database_url(name), workers=args.workers, threads=args.threads,
+                    extra_env={"DB_CONN_MAX_AGE": "60", "DJANGO_SECURE_SSL_REDIRECT": "0"} if args.nginx else None)
+    nginx = None
+    processes = 4
+    try:
+        server.wait_ready()
+        port = server.port
+        if args.nginx:
+            nginx, port = start_nginx(workdir, server.port)
+        print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads"
+              f"{', behind nginx (deploy/nginx/board-proxy.conf)' if args.nginx else ''}; load average before: "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{'page':26s} {'clients':>7s} {'round':5s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'n':>5s} "
+              f"{'5xx':>4s} {'t/o':>4s} statuses", flush=True)
+        failures, n = 0, 0
+        with multiprocessing.Pool(processes) as pool:
+            for clients in [int(c) for c in args.clients.split(",")]:
+                for page, (path, task_id) in pages.items():
+                    n += 1
+                    change_data(task_id, n)
+                    cold = hammer(pool, port, path, clients, 1, args.timeout, processes)
+                    warm = hammer(pool, port, path, clients, args.warm_requests, args.timeout, processes)
+                    for label, row in (("cold", cold), ("warm", warm)):
+                        print(f"{page:26s} {clients:7d} {label:5s} {row['p50']:8.1f} {row['p95']:8.1f} "
+                              f"{row['max']:8.1f} {row['n']:5d} {row['5xx']:4d} {row['timeouts']:4d} "
+                              f"{row['statuses']}", flush=True)
+                        failures += bool(row["5xx"] or row["timeouts"])
+        print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores, shared with other jobs)")
+        return 1 if failures else 0
+    finally:
+        if nginx is not None and nginx.poll() is None:
+            os.killpg(nginx.pid, signal.SIGTERM)
+            nginx.wait(timeout=20)
+        server.stop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weeks", type=int, default=52)
@@ -211,8 +384,6 @@ def main() -> int:
                   f"(ANALYZE {info['analyze_seconds']:.0f} s)", flush=True)
         if args.fill_only:
             return 0
-        from benchmarks.year_old_measure import measure
-
         return measure(name, args)
     finally:
         if not (args.keep or args.database):

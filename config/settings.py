@@ -118,6 +118,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A visitor's GET past WEB_READ_SECONDS is a 503 (statement_timeout on PostgreSQL), not a page computed on for
+    # a client that left; below DatabaseUnavailableMiddleware, so its 503 names the time, not an unavailable database.
+    "tracker.web.budget.BoundedReadsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -153,6 +156,10 @@ WEB_CREATE_DATABASE = _env_bool("WEB_CREATE_DATABASE", False)
 WEB_THREADS = max(1, _env_int("WEB_THREADS", 4))
 WEB_MAX_BODY_BYTES = _env_int("WEB_MAX_BODY_BYTES", 2_621_440)
 WEB_BODY_SECONDS = _env_float("WEB_BODY_SECONDS", 30)
+# A visitor's GET/HEAD (not staff's) that takes longer is answered 503 "took too long" (tracker/web/budget.py): on
+# PostgreSQL its statements run under this statement_timeout, and every query first checks the time left. Below
+# gunicorn's WEB_TIMEOUT (60 s) and a proxy's read timeout (nginx: 60 s by default). 0 turns the bound off.
+WEB_READ_SECONDS = _env_float("WEB_READ_SECONDS", 10)
 
 DATABASES = {
     "default": dj_database_url.config(

@@ -6,8 +6,8 @@ from datetime import timedelta
 from functools import lru_cache
 
 from django.conf import settings
-from django.db.models import (BooleanField, Case, Count, ExpressionWrapper, F, FloatField, IntegerField, Max, Q, Sum,
-                              When)
+from django.db.models import (BooleanField, Case, Count, ExpressionWrapper, F, FloatField, IntegerField, Max, OuterRef, Q,
+                              Subquery, Sum, When)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -329,20 +329,39 @@ def main_release_q(prefix: str = "run__") -> Q:
 
 
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
-    """failing_config_id -> its newest ConfigResult in the lane."""
+    """failing_config_id -> its newest ConfigResult in the lane (main environment).
+
+    Only the newest result of each config is read, whatever the history: a year of weekly runs holds ~400
+    results per config, and reading them all to keep one made a task page cost seconds. The database picks it
+    per config (the (failing_config, run) index, newest first); the page's selectors get this dict passed down
+    (`task_latest`) instead of reading it again.
+    """
+    newest = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, failing_config_id=OuterRef("pk"))
+              .order_by("-run_id").values("pk")[:1])
+    configs = FailingConfig.objects.all()
+    if task is not None:
+        configs = configs.filter(task=task)
+    if config_ids is not None:
+        configs = configs.filter(id__in=list(config_ids))
     # Large JSON nobody here reads is deferred: a bounded run lists its config ids in its scope (16,116 for the GPU
     # tasks' CPU evidence up to 1e5 elements), a one_hot verdict's diff map is ~60 KB; decoding both once per result
     # made the task page of No.178 (2,993 verdicts) take 100 s. A caller that reads one loads it on access.
-    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane).select_related("run", "task", "failing_config")
-          .defer("diff_map", "run__scope", "failing_config__origins"))
-    if task is not None:
-        qs = qs.filter(task=task)
-    if config_ids is not None:
-        qs = qs.filter(failing_config_id__in=list(config_ids))
-    latest: dict[int, ConfigResult] = {}
-    for result in qs.order_by("failing_config_id", "-run_id"):
-        latest.setdefault(result.failing_config_id, result)
-    return latest
+    qs = (ConfigResult.objects.filter(pk__in=configs.annotate(newest=Subquery(newest)).values("newest"))
+          .select_related("run", "task", "failing_config").defer("diff_map", "run__scope", "failing_config__origins")
+          .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
+    return {result.failing_config_id: result for result in qs.order_by("failing_config_id")}
+
+
+@dataclass
+class TaskLatest:
+    """A task's newest verdict per config, read once per request and passed to every panel that needs it."""
+    own: dict[int, ConfigResult]  # in the task's own lane (its verdicts)
+    cpu: dict[int, ConfigResult]  # in the cpu lane (a GPU task's CPU evidence and diagnoses; `own` for a CPU task)
+
+
+def task_latest(task: Task) -> TaskLatest:
+    own = latest_results(lane=task.lane, task=task)
+    return TaskLatest(own=own, cpu=own if task.lane == Lane.CPU else latest_results(lane=Lane.CPU, task=task))
 
 
 @dataclass
@@ -409,12 +428,13 @@ def _verification(total: int, latest: list[tuple]) -> Verification:
     return Verification(VerificationKind.VERIFIED, _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
-def task_verification(task: Task, lane: str | None = None) -> Verification:
-    """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
+def task_verification(task: Task, lane: str | None = None, latest: dict | None = None) -> Verification:
+    """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default);
+    `latest`: that lane's latest_results when the caller read them already."""
     lane = lane or task.lane
     total = FailingConfig.objects.filter(task=task).count()
     latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations)
-              for r in latest_results(lane=lane, task=task).values()]
+              for r in (latest if latest is not None else latest_results(lane=lane, task=task)).values()]
     return _verification(total, latest)
 
 
@@ -445,19 +465,16 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     return {task_id: _verification(totals.get(task_id, 0), items) for task_id, items in latest.items()}
 
 
-def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) -> dict:
+def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200, latest: dict | None = None) -> dict:
     """The newest verdict of each re-tested config of a task in a lane, failing ones first.
 
     Only re-tested configs are listed (a task can have 15 000 configs, nearly all untested), at most
     `limit` of them; the counts say what is left out. Diff maps are not loaded, only whether one exists.
+    `latest`: that lane's latest_results when the caller read them already.
     """
     lane = lane or task.lane
-    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, task=task).select_related("run", "failing_config")
-          .defer("diff_map")
-          .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
-    latest: dict[int, ConfigResult] = {}
-    for result in qs.order_by("failing_config_id", "-run_id"):
-        latest.setdefault(result.failing_config_id, result)
+    if latest is None:
+        latest = latest_results(lane=lane, task=task)
 
     def rank(result: ConfigResult):
         group = 2 if result.status == Status.PASS else (1 if result.status in GAP_STATUSES else 0)
@@ -570,13 +587,14 @@ def run_results(run: TestRun, status: str | None = None, limit: int = 500):
 # ----------------------------------------------------------------------------- page panels
 
 
-def task_runs_panel(task: Task) -> dict:
+def task_runs_panel(task: Task, latest: TaskLatest | None = None) -> dict:
     """What the task page's re-test panel shows, for the task's own lane."""
     lane = task.lane
+    own = latest.own if latest is not None else latest_results(lane=lane, task=task)
     return {
         "lane": lane,
-        "verification": task_verification(task, lane),
-        "latest": task_latest_verdicts(task, lane),
+        "verification": task_verification(task, lane, own),
+        "latest": task_latest_verdicts(task, lane, latest=own),
         "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -17,10 +18,42 @@ from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
 from django.utils.http import parse_etags
 
+from . import budget
+
 # Rendered fragments live this long at most; a data change replaces them at once (new version, new key).
 PAGE_CACHE_SECONDS = 600
 # Keyed by data version, so each process's own copy is right: process memory (settings.CACHES "pages").
 page_cache = caches["pages"]
+
+
+_computing: dict[str, threading.Lock] = {}
+_computing_guard = threading.Lock()
+
+
+def cached(key: str, compute):
+    """page_cache[key], computed by `compute()` when missing — by one thread of the process at a time: clients
+    arriving together at a page whose data just changed wait for one computation instead of each running it
+    (16 threads computing the same page share the same cores and all finish late). The wait is bounded by the
+    request's read budget (budget.ReadTimeExceeded: a 503)."""
+    value = page_cache.get(key)
+    if value is not None:
+        return value
+    with _computing_guard:
+        lock = _computing.setdefault(key, threading.Lock())
+    left = budget.remaining()
+    if not lock.acquire(timeout=-1 if left is None else max(left, 0)):
+        raise budget.ReadTimeExceeded("waiting for another request's rendering of the same page")
+    try:
+        value = page_cache.get(key)
+        if value is None:
+            value = compute()
+            page_cache.set(key, value, PAGE_CACHE_SECONDS)
+        return value
+    finally:
+        lock.release()
+        with _computing_guard:
+            if _computing.get(key) is lock and not lock.locked():
+                del _computing[key]
 
 
 def page_etag(request, page: str, version: str, language: str) -> str | None:
@@ -67,8 +100,5 @@ def shared_page(request, key: str, render_page):
     """
     if request.user.is_authenticated or len(get_messages(request)):
         return None
-    html = page_cache.get(key)
-    if html is None:
-        html = render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode()
-        page_cache.set(key, html, PAGE_CACHE_SECONDS)
+    html = cached(key, lambda: render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode())
     return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))
