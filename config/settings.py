@@ -139,6 +139,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # a page rendered once for every anonymous visitor gets a placeholder CSRF token (tracker.web.conditional)
+                "tracker.web.conditional.shared_csrf_token",
             ],
         },
     },

@@ -351,13 +351,19 @@ def pr_refs_by_task(task_ids=None) -> dict[int, list[str]]:
     return {task_id: [ref for _unmerged, ref in sorted(pairs)] for task_id, pairs in refs.items()}
 
 
+# The task page draws this many configs of the grid (a task may have 15,000; drawing 457 x 8 cells took seconds);
+# the answer above it reads every row, and /api/tasks/<n> lists them all.
+GRID_ROWS_SHOWN = 60
+
+
 def task_releases_panel(task: Task) -> dict:
     """What the task page's per-release panel and /api/tasks/<n> show: the grid, the "fixed in" answer, the merged
-    PRs."""
+    PRs; `shown_rows` the rows the page draws, `hidden_rows` how many it leaves to the API."""
     grid = _task_grid(task)
     answer = release_answers({task.id: grid})[task.id]
     releases, rows = _rows(grid)
     return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer), "grid": grid,
+            "shown_rows": rows[:GRID_ROWS_SHOWN], "hidden_rows": max(0, len(rows) - GRID_ROWS_SHOWN),
             "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 

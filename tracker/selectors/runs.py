@@ -6,8 +6,8 @@ from datetime import timedelta
 from functools import lru_cache
 
 from django.conf import settings
-from django.db.models import (BooleanField, Case, Count, ExpressionWrapper, F, FloatField, IntegerField, Max, OuterRef, Q,
-                              Subquery, Sum, When)
+from django.db.models import (BooleanField, Case, Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, Max,
+                              OuterRef, Q, Subquery, Sum, When)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -328,6 +328,11 @@ def main_release_q(prefix: str = "run__") -> Q:
     return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
 
 
+# A verdict's JSON columns that only a listed row shows (decoding them for each of a large task's newest verdicts
+# was most of its page's time).
+ROW_JSON = ("phases", "torch_cache", "worst_index", "known_failure", "comparison")
+
+
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
     """failing_config_id -> its newest ConfigResult in the lane (main environment).
 
@@ -336,7 +341,12 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
     per config (the (failing_config, run) index, newest first); the page's selectors get this dict passed down
     (`task_latest`) instead of reading it again.
     """
-    newest = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, failing_config_id=OuterRef("pk"))
+    # The lane's runs on the main environment first (hundreds): the per-config probe then walks only the
+    # (failing_config, run) index, newest run first, with no join (joined, PostgreSQL walked every run per config).
+    run_ids = list(TestRun.objects.filter(main_release_q(""), lane=lane).values_list("id", flat=True))
+    if not run_ids:
+        return {}
+    newest = (ConfigResult.objects.filter(run_id__in=run_ids, failing_config_id=OuterRef("pk"))
               .order_by("-run_id").values("pk")[:1])
     configs = FailingConfig.objects.all()
     if task is not None:
@@ -346,10 +356,27 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
     # Large JSON nobody here reads is deferred: a bounded run lists its config ids in its scope (16,116 for the GPU
     # tasks' CPU evidence up to 1e5 elements), a one_hot verdict's diff map is ~60 KB; decoding both once per result
     # made the task page of No.178 (2,993 verdicts) take 100 s. A caller that reads one loads it on access.
-    qs = (ConfigResult.objects.filter(pk__in=configs.annotate(newest=Subquery(newest)).values("newest"))
-          .select_related("run", "task", "failing_config").defer("diff_map", "run__scope", "failing_config__origins")
+    # The ids first, as a list: given the subquery inline, PostgreSQL hashed the whole results table (10 s).
+    ids = [pk for pk in configs.annotate(newest=Subquery(newest)).values_list("newest", flat=True) if pk is not None]
+    # JSON no reader of every row needs is deferred (the rows a page lists are read again whole:
+    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows.
+    qs = (ConfigResult.objects.filter(pk__in=ids).select_related("failing_config")
+          .defer("diff_map", "failing_config__origins", *ROW_JSON)
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
-    return {result.failing_config_id: result for result in qs.order_by("failing_config_id")}
+    results = list(qs.order_by("failing_config_id"))
+    runs = TestRun.objects.defer("scope").in_bulk({r.run_id for r in results})
+    tasks = {task.pk: task} if task is not None else Task.objects.in_bulk({r.task_id for r in results})
+    for result in results:
+        result.run, result.task = runs[result.run_id], tasks[result.task_id]
+    return {result.failing_config_id: result for result in results}
+
+
+def _whole(results: list[ConfigResult]) -> list[ConfigResult]:
+    """The same results with every column but the diff map (one query), in the same order."""
+    whole = (ConfigResult.objects.select_related("run", "failing_config").defer("diff_map", "run__scope")
+             .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField()))
+             .in_bulk([r.pk for r in results]))
+    return [whole[r.pk] for r in results]
 
 
 @dataclass
@@ -482,7 +509,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200, 
 
     rows = sorted(latest.values(), key=rank)
     total = FailingConfig.objects.filter(task=task).count()
-    return {"rows": rows[:limit], "tested": len(rows), "hidden": max(0, len(rows) - limit),
+    return {"rows": _whole(rows[:limit]), "tested": len(rows), "hidden": max(0, len(rows) - limit),
             "untested": max(0, total - len(rows)), "total": total}
 
 
@@ -560,8 +587,10 @@ def regressions(*, lane: str | None = None, task: Task | None = None, run: TestR
 def task_failed_runs(task: Task, lane: str, limit: int = 3) -> list[TestRun]:
     """The task's runs on the lane that ended `failed` since its last finished (`done`) run, newest first:
     the task page says why they stopped (e.g. re-queued too often by the stale sweep)."""
+    # "has a result of the task" as one index probe per run (a join read each of the task's ~400,000 results of a year)
     last_done = (TestRun.objects.filter(lane=lane, state=TestRun.State.DONE, lanes__isnull=True)
-                 .filter(results__task=task).aggregate(Max("finished_at"))["finished_at__max"])
+                 .filter(Exists(ConfigResult.objects.filter(run=OuterRef("pk"), task=task)))
+                 .aggregate(Max("finished_at"))["finished_at__max"])
     failed = TestRun.objects.filter(lane=lane, state=TestRun.State.FAILED, lanes__isnull=True)
     if last_done is not None:
         failed = failed.filter(finished_at__gt=last_done)
