@@ -321,8 +321,11 @@ def measure(name: str, args) -> int:
     if args.pages:
         pages = {k: v for k, v in pages.items() if k in args.pages.split(",")}
     workdir = Path(tempfile.mkdtemp(prefix="year-old-board-"))
+    extra = {"DJANGO_SECURE_SSL_REDIRECT": "0"} if args.nginx else {}  # plain HTTP between nginx and the clients
+    if args.read_seconds:
+        extra["WEB_READ_SECONDS"] = args.read_seconds
     server = Served(workdir, database_url=database_url(name), workers=args.workers, threads=args.threads,
-                    extra_env={"DB_CONN_MAX_AGE": "60", "DJANGO_SECURE_SSL_REDIRECT": "0"} if args.nginx else None)
+                    extra_env=extra)
     nginx = None
     processes = 4
     try:
@@ -371,6 +374,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--nginx", action="store_true", help="through deploy/nginx/board-proxy.conf")
     parser.add_argument("--pages", default="", help="comma-separated subset of the page names")
+    parser.add_argument("--read-seconds", default="", help="WEB_READ_SECONDS for the server (default: the setting's)")
     args = parser.parse_args()
 
     name = args.database or create_database()

@@ -45,7 +45,7 @@ def board(request):
 
     def render_page(extra):
         return render(request, "tracker/board.html", {
-            "board": _board_data(key, filters), "filters": filters,
+            "board": _board_data(key, filters, version), "filters": filters,
             "kernels": Kernel.choices, "statuses": TaskStatus.choices, "exact_kinds": alignment_selectors.exact_kinds(),
             "run_actions": run_selectors.board_run_actions(), **extra,
         })
@@ -55,14 +55,16 @@ def board(request):
     return with_etag(response, etag)
 
 
-def _board_data(key: str, filters) -> dict:
-    board_data = cached(key, lambda: _read_board_data(filters))
+def _board_data(key: str, filters, version: str) -> dict:
+    board_data = cached(key, lambda: _read_board_data(filters, version))
     return {**board_data, "rows_html": mark_safe(board_data["rows_html"])}
 
 
-def _read_board_data(filters) -> dict:
+def _read_board_data(filters, version: str) -> dict:
     tasks = list(selectors.board_tasks(filters))
-    grids = release_selectors.release_grids()  # read once: the "fixed in" and the exact-rule columns
+    # Read once per data version, whatever the filters: the "fixed in" and the exact-rule columns (every task's
+    # newest verdict per config and release, seconds on a year-old board).
+    grids = cached("board-grids:" + version, release_selectors.release_grids)
     fixed_in = release_selectors.release_answers(grids)
     progress_run = run_selectors.active_run()
     progress = run_selectors.task_progress(progress_run) if progress_run else {}
