@@ -16,6 +16,7 @@ For each (page, clients, cold/warm): p50, p95, max, 5xx and timeouts (no answer 
     .venv/bin/python benchmarks/year_old_board.py [--weeks 52] [--releases 8] [--clients 16,64] [--nginx]
     .venv/bin/python benchmarks/year_old_board.py --keep --fill-only          # fill once, print the database name
     .venv/bin/python benchmarks/year_old_board.py --database NAME             # measure an already filled one
+    .venv/bin/python benchmarks/year_old_board.py --database NAME --in-process  # per request, no HTTP server
 """
 from __future__ import annotations
 
@@ -310,6 +311,36 @@ def start_nginx(workdir: Path, upstream: int):
             time.sleep(0.2)
 
 
+def in_process(args) -> int:
+    """Per request in this process (Django's test client, one client, no HTTP): cold = the page cache emptied,
+    warm = the median of 5 from the cache. What the server itself costs, without the queue of clients."""
+    import statistics
+
+    from django.core.cache import caches
+    from django.test import Client
+    from django.test.utils import override_settings
+
+    client = Client()
+    pages = public_pages()
+    if args.pages:
+        pages = {k: v for k, v in pages.items() if k in args.pages.split(",")}
+    print(f"{'page':26s} {'path':40s} status {'cold ms':>9s} {'warm ms':>8s}", flush=True)
+    with override_settings(WEB_READ_SECONDS=0):
+        for page, (path, _task) in pages.items():
+            caches["pages"].clear()
+            began = time.perf_counter()
+            status = client.get(path, secure=True).status_code
+            cold = (time.perf_counter() - began) * 1000
+            warm = []
+            for _ in range(5):
+                began = time.perf_counter()
+                client.get(path, secure=True)
+                warm.append((time.perf_counter() - began) * 1000)
+            print(f"{page:26s} {path:40s} {status:6d} {cold:9.0f} {statistics.median(warm):8.1f}", flush=True)
+    print(f"load average: {os.getloadavg()[0]:.1f} (2 cores, shared with other jobs)")
+    return 0
+
+
 def measure(name: str, args) -> int:
     import multiprocessing
     import signal
@@ -374,6 +405,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--nginx", action="store_true", help="through deploy/nginx/board-proxy.conf")
     parser.add_argument("--pages", default="", help="comma-separated subset of the page names")
+    parser.add_argument("--in-process", action="store_true", help="per request in this process, no HTTP server")
     parser.add_argument("--read-seconds", default="", help="WEB_READ_SECONDS for the server (default: the setting's)")
     args = parser.parse_args()
 
@@ -388,6 +420,8 @@ def main() -> int:
                   f"(ANALYZE {info['analyze_seconds']:.0f} s)", flush=True)
         if args.fill_only:
             return 0
+        if args.in_process:
+            return in_process(args)
         return measure(name, args)
     finally:
         if not (args.keep or args.database):
