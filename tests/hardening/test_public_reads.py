@@ -17,6 +17,7 @@ from tests.factories import make_task
 from tracker.models import ConfigResult, FailingConfig, TestRun
 from tracker.selectors.envs import main_version
 from tracker.web.budget import BoundedReadsMiddleware
+from tracker.web.conditional import CSRF_PLACEHOLDER
 
 pytestmark = pytest.mark.django_db
 
@@ -176,3 +177,13 @@ def test_a_postgresql_statement_timeout_is_the_same_503(rf):
     assert "took longer than the board allows" in response.content.decode()
     other = OperationalError("server closed the connection unexpectedly")
     assert BoundedReadsMiddleware(lambda request: None).process_exception(rf.get("/"), other) is None
+
+
+def test_a_page_with_a_note_is_answered_with_the_visitors_own_csrf_token(client, young):
+    """An ignored parameter's note makes the rendering the visitor's own (not cached), with a working token."""
+    client.get("/charts/heatmap")
+    response = client.get("/charts/heatmap?metric=bogus")
+    page = response.content.decode()
+    assert response.status_code == 200 and "Ignored metric=" in page
+    assert CSRF_PLACEHOLDER not in page and 'name="csrfmiddlewaretoken" value="' in page
+    assert "Ignored metric=" not in client.get("/charts/heatmap").content.decode()  # the note was not cached

@@ -149,8 +149,11 @@ def public_page(*names: str):
 
             try:
                 content, content_type = cached(key, render)
-            except _NotShared as not_shared:
-                return not_shared.response
+            except _NotShared as not_shared:  # rendered with the placeholder: the visitor's own token in its place
+                response = not_shared.response
+                if not response.streaming and CSRF_PLACEHOLDER.encode() in response.content:
+                    response.content = response.content.replace(CSRF_PLACEHOLDER.encode(), get_token(request).encode())
+                return response
             if CSRF_PLACEHOLDER in content:
                 content = content.replace(CSRF_PLACEHOLDER, get_token(request))
             return with_etag(HttpResponse(content, content_type=content_type), etag)
