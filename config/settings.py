@@ -117,6 +117,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A visitor's GET past WEB_READ_SECONDS is a 503 (statement_timeout on PostgreSQL), not a page computed on for
+    # a client that left; below DatabaseUnavailableMiddleware, so its 503 names the time, not an unavailable database.
+    "tracker.web.budget.BoundedReadsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -135,6 +138,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # a page rendered once for every anonymous visitor gets a placeholder CSRF token (tracker.web.conditional)
+                "tracker.web.conditional.shared_csrf_token",
             ],
         },
     },
@@ -158,6 +163,10 @@ WEB_BODY_SECONDS = _env_float("WEB_BODY_SECONDS", 30)
 WEB_PENDING_BODY_BYTES = _env_int("WEB_PENDING_BODY_BYTES", 32 * 2**20)
 WEB_HEADER_SECONDS = _env_float("WEB_HEADER_SECONDS", 10)
 WEB_MAX_CONNECTIONS = max(1, _env_int("WEB_MAX_CONNECTIONS", 1000))
+# A visitor's GET/HEAD (not staff's) that takes longer is answered 503 "took too long" (tracker/web/budget.py): on
+# PostgreSQL its statements run under this statement_timeout, and every query first checks the time left. Below
+# gunicorn's WEB_TIMEOUT (60 s) and a proxy's read timeout (nginx: 60 s by default). 0 turns the bound off.
+WEB_READ_SECONDS = _env_float("WEB_READ_SECONDS", 10)
 
 DATABASES = {
     "default": dj_database_url.config(

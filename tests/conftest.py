@@ -83,6 +83,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/deployment/test_shards_deployment.py",  # 92 s
     "tests/runner/test_diagnosis_board.py",  # 84 s
     "tests/runner/test_conventions_board.py",  # 60 s (a run, then a diagnosis process)
+    "tests/hardening/test_public_reads.py",  # 37 s at load 12 (two tasks' run histories, pages read cold)
     "tests/runner/test_shards_hosts.py",  # 83 s
     "tests/deployment/test_shared_deployment.py",  # 78 s
     "tests/engine/test_cli.py",  # 69 s

@@ -55,12 +55,13 @@ def test_board_lists_every_task_with_few_queries(fixture_board, client):
     assert response.status_code == 200
     html = response.content.decode()
     assert rows(html) == list(range(1, 184))
-    # no per-row queries (9 of them compute the data version; the 'fixed in' column three (the tasks' lanes, their
-    # results, and the bisecting matrices' release lists: selectors.releases.release_grids), the 'distinct
+    # no per-row queries (10 of them compute the data version; the 'fixed in' column four (the tasks' lanes, the
+    # newest verdict of each config per release, those verdicts, and the bisecting matrices' release lists:
+    # selectors.releases.release_grids), the 'distinct
     # failures' column and the runs-in-progress line one each, the run whose per-task progress the rows and the
     # panel show one each; the chips: whether GitHub told any PR state (two), the tracking issue's summary (one), the
     # verified fixes (two))
-    assert len(queries) <= 29, "\n".join(q["sql"][:120] for q in queries.captured_queries)
+    assert len(queries) <= 31, "\n".join(q["sql"][:120] for q in queries.captured_queries)
     with CaptureQueriesContext(connection) as cached_queries:
         again = client.get("/")
     # The second visitor gets the rows rendered for the first: only the data version is read.

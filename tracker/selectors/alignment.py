@@ -119,7 +119,10 @@ def exact_kinds() -> list[tuple[str, str]]:
             (ExactKind.NONE.value, _("no config exact"))]
 
 
-def task_exact_summary(task: Task) -> ExactAnswer | None:
+def task_exact_summary(task: Task, grid: ReleaseGrid | None = None) -> ExactAnswer | None:
+    """`grid`: the task's ReleaseGrid when the caller read it (releases.task_releases_panel's "grid")."""
+    if grid is not None:
+        return exact_answers({task.id: grid}).get(task.id)
     return exact_by_task([task.id]).get(task.id)
 
 

@@ -53,6 +53,9 @@ class BoardFilters:
     sort: str = "number"
     errors: list[str] = field(default_factory=list)
 
+    # The query parameters from_params reads (the board and /api/tasks read no other).
+    PARAMS = ("kernel", "status", "contributor", "q", "open", "fixed_upstream", "harness_fix", "exact", "sort")
+
     @classmethod
     def from_params(cls, params) -> "BoardFilters":
         """Read filters from a QueryDict; unknown values are collected in `errors` and ignored."""

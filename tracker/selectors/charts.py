@@ -261,8 +261,9 @@ def task_report_matrix() -> TaskRunMatrix:
 # --- one task: configs × runs, latest verdicts, diff maps ---------------------------------------
 
 def task_config_matrix(task: Task, max_configs: int = 150, max_runs: int = 20) -> dict:
-    runs = list(
-        TestRun.objects.filter(results__task=task).distinct().order_by("-created", "-id")[:max_runs]
+    runs = list(  # one index probe per run, not a join over the task's every result
+        TestRun.objects.filter(Exists(ConfigResult.objects.filter(run=OuterRef("pk"), task=task)))
+        .order_by("-created", "-id")[:max_runs]
         .values("id", "lane", "paddle_version", "created")
     )
     runs.reverse()

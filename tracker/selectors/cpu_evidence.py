@@ -71,11 +71,13 @@ class CpuEvidence:
         }
 
 
-def task_cpu_evidence(task: Task) -> CpuEvidence | None:
-    """The CPU evidence of a GPU task (None for a CPU task: its CPU verdicts are its own verdicts)."""
+def task_cpu_evidence(task: Task, latest: dict | None = None) -> CpuEvidence | None:
+    """The CPU evidence of a GPU task (None for a CPU task: its CPU verdicts are its own verdicts); `latest`: the
+    cpu lane's latest_results when the caller read them already (runs.task_latest)."""
     if task.kernel != Kernel.GPU:
         return None
-    latest = latest_results(lane=CPU_LANE, task=task)
+    if latest is None:
+        latest = latest_results(lane=CPU_LANE, task=task)
     evidence = CpuEvidence(configs=task.failing_configs.count(), tested=len(latest))
     versions = set()
     for result in sorted(latest.values(), key=lambda r: r.failing_config_id):

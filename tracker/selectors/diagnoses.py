@@ -22,10 +22,13 @@ from .runs import latest_results
 DIAGNOSABLE = FAILING - RUNNER_FAILURES
 
 
-def diagnosable_results(task: Task) -> list:
+def diagnosable_results(task: Task, latest_cpu: dict | None = None) -> list:
     """The task's newest CPU verdicts that fail strictly: what services/diagnoses.py diagnoses and what the
-    page counts as "failing configs" (diagnoses run on this host's main env, the CPU lane)."""
-    found = [r for r in latest_results(lane=Lane.CPU, task=task).values() if (r.strict_status or r.status) in DIAGNOSABLE]
+    page counts as "failing configs" (diagnoses run on this host's main env, the CPU lane); `latest_cpu`: the
+    cpu lane's latest_results when the caller read them already."""
+    if latest_cpu is None:
+        latest_cpu = latest_results(lane=Lane.CPU, task=task)
+    found = [r for r in latest_cpu.values() if (r.strict_status or r.status) in DIAGNOSABLE]
     if task.kernel == Kernel.GPU:  # a GPU-only op or dtype has no CPU kernel: nothing about the GPU failure to shrink
         found = [r for r in found if not kernel_not_registered(r.status, r.message)]
     return found
@@ -208,13 +211,13 @@ def _distinct(diagnoses: list[Diagnosis]) -> list[DistinctFailure]:
     return sorted(failures, key=lambda f: (-f.count, f.signature))
 
 
-def task_diagnosis(task: Task) -> TaskDiagnosis:
+def task_diagnosis(task: Task, latest_cpu: dict | None = None) -> TaskDiagnosis:
     diagnoses = latest_diagnoses([task.pk])
     if diagnoses:  # the representative's full JSON (oracle numbers, gradient check) is shown
         with_data = {d.pk: d.data for d in Diagnosis.objects.filter(pk__in=[d.pk for d in diagnoses]).only("data")}
         for d in diagnoses:
             d.data = with_data.get(d.pk) or {}
-    return TaskDiagnosis(failing=len(diagnosable_results(task)), diagnosed=len(diagnoses), distinct=_distinct(diagnoses),
+    return TaskDiagnosis(failing=len(diagnosable_results(task, latest_cpu)), diagnosed=len(diagnoses), distinct=_distinct(diagnoses),
                          errors=[d for d in diagnoses if d.state == Diagnosis.State.ERROR])
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
+from django.db.models import Max, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils.translation import gettext as _
 
 from apitester.builds import version_key
@@ -256,11 +258,13 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
     tasks = Task.objects.all() if task_ids is None else Task.objects.filter(id__in=list(task_ids))
     own = {task_id: (number, lane_of(kernel)) for task_id, number, kernel in tasks.values_list("id", "number", "kernel")}
     results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(own))
+    newest = _newest_cells(results)
     found: dict[int, dict[int, dict[str, Cell]]] = {}
     for task_id, lane, config_id, version, run_version, run_id, status, exact, *detail in (
-            results.values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id")):
+            results.filter(run_id__in={run_id for _config, run_id in newest})
+            .values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id")):
         release = version or run_version
-        if release and task_id in own and lane == own[task_id][1]:
+        if release and task_id in own and lane == own[task_id][1] and (config_id, run_id) in newest:
             max_abs, max_rel, commit, torch = detail or (None, None, "", "")
             found.setdefault(task_id, {}).setdefault(config_id, {})[release] = Cell(
                 status, max_abs, max_rel, run_id, commit, torch, exact=exact)
@@ -271,6 +275,18 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
                           key=version_key)
         grids[task_id] = ReleaseGrid(releases, {c: with_inferred(releases, row) for c, row in sorted(cells.items())})
     return grids
+
+
+def _newest_cells(results) -> set[tuple[int, int]]:
+    """(config id, run id) of the newest verdict of each config per release and lane: the only rows a grid shows.
+
+    The database groups (a year of weekly runs is ~400 verdicts per config, of which a grid shows one per release),
+    so only those rows are read and decoded."""
+    release = Coalesce(NullIf("paddle_version", Value("")), "run__paddle_version")
+    return {(config_id, run_id) for config_id, run_id in
+            results.order_by().values("failing_config_id", "run__lane").annotate(release=release)
+            .values("failing_config_id", "run__lane", "release").annotate(newest=Max("run_id"))
+            .values_list("failing_config_id", "newest")}
 
 
 def release_answers(grids: dict[int, ReleaseGrid]) -> dict[int, FixedIn]:
@@ -335,13 +351,19 @@ def pr_refs_by_task(task_ids=None) -> dict[int, list[str]]:
     return {task_id: [ref for _unmerged, ref in sorted(pairs)] for task_id, pairs in refs.items()}
 
 
+# The task page draws this many configs of the grid (a task may have 15,000; drawing 457 x 8 cells took seconds);
+# the answer above it reads every row, and /api/tasks/<n> lists them all.
+GRID_ROWS_SHOWN = 60
+
+
 def task_releases_panel(task: Task) -> dict:
     """What the task page's per-release panel and /api/tasks/<n> show: the grid, the "fixed in" answer, the merged
-    PRs."""
+    PRs; `shown_rows` the rows the page draws, `hidden_rows` how many it leaves to the API."""
     grid = _task_grid(task)
     answer = release_answers({task.id: grid})[task.id]
     releases, rows = _rows(grid)
-    return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer),
+    return {"releases": releases, "rows": rows, "answer": answer, "text": describe(answer), "grid": grid,
+            "shown_rows": rows[:GRID_ROWS_SHOWN], "hidden_rows": max(0, len(rows) - GRID_ROWS_SHOWN),
             "merged_prs": [pr for pr in task.pull_requests.all() if pr.merged_at]}
 
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 from functools import lru_cache
 
 from django.conf import settings
-from django.db.models import (BooleanField, Case, Count, ExpressionWrapper, F, FloatField, IntegerField, Max, Q, Sum,
-                              When)
+from django.db.models import (BooleanField, Case, Count, Exists, ExpressionWrapper, F, FloatField, IntegerField, Max,
+                              OuterRef, Q, Subquery, Sum, When)
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -330,21 +330,67 @@ def main_release_q(prefix: str = "run__") -> Q:
     return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
 
 
+# A verdict's JSON columns that only a listed row shows (decoding them for each of a large task's newest verdicts
+# was most of its page's time).
+ROW_JSON = ("phases", "torch_cache", "worst_index", "known_failure", "comparison")
+
+
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
-    """failing_config_id -> its newest ConfigResult in the lane."""
+    """failing_config_id -> its newest ConfigResult in the lane (main environment).
+
+    Only the newest result of each config is read, whatever the history: a year of weekly runs holds ~400
+    results per config, and reading them all to keep one made a task page cost seconds. The database picks it
+    per config (the (failing_config, run) index, newest first); the page's selectors get this dict passed down
+    (`task_latest`) instead of reading it again.
+    """
+    # The lane's runs on the main environment first (hundreds): the per-config probe then walks only the
+    # (failing_config, run) index, newest run first, with no join (joined, PostgreSQL walked every run per config).
+    run_ids = list(TestRun.objects.filter(main_release_q(""), lane=lane).values_list("id", flat=True))
+    if not run_ids:
+        return {}
+    newest = (ConfigResult.objects.filter(run_id__in=run_ids, failing_config_id=OuterRef("pk"))
+              .order_by("-run_id").values("pk")[:1])
+    configs = FailingConfig.objects.all()
+    if task is not None:
+        configs = configs.filter(task=task)
+    if config_ids is not None:
+        configs = configs.filter(id__in=list(config_ids))
     # Large JSON nobody here reads is deferred: a bounded run lists its config ids in its scope (16,116 for the GPU
     # tasks' CPU evidence up to 1e5 elements), a one_hot verdict's diff map is ~60 KB; decoding both once per result
     # made the task page of No.178 (2,993 verdicts) take 100 s. A caller that reads one loads it on access.
-    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane).select_related("run", "task", "failing_config")
-          .defer("diff_map", "run__scope", "failing_config__origins"))
-    if task is not None:
-        qs = qs.filter(task=task)
-    if config_ids is not None:
-        qs = qs.filter(failing_config_id__in=list(config_ids))
-    latest: dict[int, ConfigResult] = {}
-    for result in qs.order_by("failing_config_id", "-run_id"):
-        latest.setdefault(result.failing_config_id, result)
-    return latest
+    # The ids first, as a list: given the subquery inline, PostgreSQL hashed the whole results table (10 s).
+    ids = [pk for pk in configs.annotate(newest=Subquery(newest)).values_list("newest", flat=True) if pk is not None]
+    # JSON no reader of every row needs is deferred (the rows a page lists are read again whole:
+    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows.
+    qs = (ConfigResult.objects.filter(pk__in=ids).select_related("failing_config")
+          .defer("diff_map", "failing_config__origins", *ROW_JSON)
+          .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
+    results = list(qs.order_by("failing_config_id"))
+    runs = TestRun.objects.defer("scope").in_bulk({r.run_id for r in results})
+    tasks = {task.pk: task} if task is not None else Task.objects.in_bulk({r.task_id for r in results})
+    for result in results:
+        result.run, result.task = runs[result.run_id], tasks[result.task_id]
+    return {result.failing_config_id: result for result in results}
+
+
+def _whole(results: list[ConfigResult]) -> list[ConfigResult]:
+    """The same results with every column but the diff map (one query), in the same order."""
+    whole = (ConfigResult.objects.select_related("run", "failing_config").defer("diff_map", "run__scope")
+             .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField()))
+             .in_bulk([r.pk for r in results]))
+    return [whole[r.pk] for r in results]
+
+
+@dataclass
+class TaskLatest:
+    """A task's newest verdict per config, read once per request and passed to every panel that needs it."""
+    own: dict[int, ConfigResult]  # in the task's own lane (its verdicts)
+    cpu: dict[int, ConfigResult]  # in the cpu lane (a GPU task's CPU evidence and diagnoses; `own` for a CPU task)
+
+
+def task_latest(task: Task) -> TaskLatest:
+    own = latest_results(lane=task.lane, task=task)
+    return TaskLatest(own=own, cpu=own if task.lane == Lane.CPU else latest_results(lane=Lane.CPU, task=task))
 
 
 @dataclass
@@ -417,19 +463,20 @@ def _verification(total: int, latest: list[tuple], flaky: int = 0) -> Verificati
     return Verification(VerificationKind.VERIFIED, _("fix verified on Paddle %(v)s") % {"v": version}, 0, total, 0, version)
 
 
-def task_verification(task: Task, lane: str | None = None) -> Verification:
-    """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default)."""
+def task_verification(task: Task, lane: str | None = None, latest: dict | None = None) -> Verification:
+    """What the newest verdicts say about a task's fix on the lane (the task's own kernel by default);
+    `latest`: that lane's latest_results when the caller read them already."""
     lane = lane or task.lane
     total = FailingConfig.objects.filter(task=task).count()
-    newest = latest_results(lane=lane, task=task)
-    latest = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
-    flaky = 0
-    if _all_pass(latest):  # flakiness only matters where a fix would read verified
-        scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
-        flaky = sum(1 for config_id, r in newest.items()
-                    if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit)))
-                    and found.flaky)
-    return _verification(total, latest, flaky)
+    newest = latest if latest is not None else latest_results(lane=lane, task=task)
+    rows = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
+    # Read for every task (not only where a fix would read verified): one page costs the same queries
+    # whatever its verdicts say (tests/hardening/test_public_reads.py).
+    scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
+    flaky = sum(1 for config_id, r in newest.items()
+                if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit)))
+                and found.flaky)
+    return _verification(total, rows, flaky)
 
 
 def _all_pass(latest: list[tuple]) -> bool:
@@ -471,19 +518,16 @@ def verifications_in_own_lane() -> dict[int, Verification]:
     return {task_id: _verification(totals.get(task_id, 0), items, flaky[task_id]) for task_id, items in latest.items()}
 
 
-def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) -> dict:
+def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200, latest: dict | None = None) -> dict:
     """The newest verdict of each re-tested config of a task in a lane, failing ones first.
 
     Only re-tested configs are listed (a task can have 15 000 configs, nearly all untested), at most
     `limit` of them; the counts say what is left out. Diff maps are not loaded, only whether one exists.
+    `latest`: that lane's latest_results when the caller read them already.
     """
     lane = lane or task.lane
-    qs = (ConfigResult.objects.filter(main_release_q(), run__lane=lane, task=task).select_related("run", "failing_config")
-          .defer("diff_map")
-          .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
-    latest: dict[int, ConfigResult] = {}
-    for result in qs.order_by("failing_config_id", "-run_id"):
-        latest.setdefault(result.failing_config_id, result)
+    if latest is None:
+        latest = latest_results(lane=lane, task=task)
 
     def rank(result: ConfigResult):
         group = 2 if result.status == Status.PASS else (1 if result.status in GAP_STATUSES else 0)
@@ -491,7 +535,7 @@ def task_latest_verdicts(task: Task, lane: str | None = None, limit: int = 200) 
 
     rows = sorted(latest.values(), key=rank)
     total = FailingConfig.objects.filter(task=task).count()
-    return {"rows": rows[:limit], "tested": len(rows), "hidden": max(0, len(rows) - limit),
+    return {"rows": _whole(rows[:limit]), "tested": len(rows), "hidden": max(0, len(rows) - limit),
             "untested": max(0, total - len(rows)), "total": total}
 
 
@@ -569,8 +613,10 @@ def regressions(*, lane: str | None = None, task: Task | None = None, run: TestR
 def task_failed_runs(task: Task, lane: str, limit: int = 3) -> list[TestRun]:
     """The task's runs on the lane that ended `failed` since its last finished (`done`) run, newest first:
     the task page says why they stopped (e.g. re-queued too often by the stale sweep)."""
+    # "has a result of the task" as one index probe per run (a join read each of the task's ~400,000 results of a year)
     last_done = (TestRun.objects.filter(lane=lane, state=TestRun.State.DONE, lanes__isnull=True)
-                 .filter(results__task=task).aggregate(Max("finished_at"))["finished_at__max"])
+                 .filter(Exists(ConfigResult.objects.filter(run=OuterRef("pk"), task=task)))
+                 .aggregate(Max("finished_at"))["finished_at__max"])
     failed = TestRun.objects.filter(lane=lane, state=TestRun.State.FAILED, lanes__isnull=True)
     if last_done is not None:
         failed = failed.filter(finished_at__gt=last_done)
@@ -596,13 +642,14 @@ def run_results(run: TestRun, status: str | None = None, limit: int = 500):
 # ----------------------------------------------------------------------------- page panels
 
 
-def task_runs_panel(task: Task) -> dict:
+def task_runs_panel(task: Task, latest: TaskLatest | None = None) -> dict:
     """What the task page's re-test panel shows, for the task's own lane."""
     lane = task.lane
+    own = latest.own if latest is not None else latest_results(lane=lane, task=task)
     return {
         "lane": lane,
-        "verification": task_verification(task, lane),
-        "latest": task_latest_verdicts(task, lane),
+        "verification": task_verification(task, lane, own),
+        "latest": task_latest_verdicts(task, lane, latest=own),
         "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
         "flaky": flaky_rows(task_ids=[task.id], lane=lane),
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike

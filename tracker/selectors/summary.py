@@ -112,16 +112,17 @@ class TaskSummary:
 
 
 def task_summary(task: Task, *, releases_panel: dict | None = None, diagnosis=None, cpu_evidence=None,
-                 verification=None) -> TaskSummary:
-    """The card of one task (from `board.task_detail`). The page passes the panels it already read (the same
-    selectors' values); the API lets the card read them."""
+                 verification=None, latest: run_selectors.TaskLatest | None = None) -> TaskSummary:
+    """The card of one task (from `board.task_detail`). The page and the API pass the panels they already read
+    (the same selectors' values, `latest` the task's newest verdicts); whatever is not passed is read here."""
+    latest = latest or run_selectors.task_latest(task)
     releases_panel = releases_panel or release_selectors.task_releases_panel(task)
-    diagnosis = diagnosis or diagnosis_selectors.task_diagnosis(task)
+    diagnosis = diagnosis or diagnosis_selectors.task_diagnosis(task, latest.cpu)
     if cpu_evidence is None and task.kernel == Kernel.GPU:
-        cpu_evidence = cpu_evidence_selectors.task_cpu_evidence(task)
-    verification = verification or run_selectors.task_verification(task)
+        cpu_evidence = cpu_evidence_selectors.task_cpu_evidence(task, latest.cpu)
+    verification = verification or run_selectors.task_verification(task, latest=latest.own)
     representative = diagnosis.distinct[0].representative if diagnosis.distinct else None
-    result = _described_result(task, representative, releases_panel["rows"])
+    result = _described_result(task, representative, releases_panel["rows"], latest.own)
     diff, source, worst = _diff_sentence(task, result, representative, cpu_evidence)
     off, off_text, can_diagnose = _who_is_off(task, diagnosis, cpu_evidence)
     repro_config, repro_command, repro_script, repro_source = _repro(task, result, representative, cpu_evidence)
@@ -141,13 +142,13 @@ def task_summary(task: Task, *, releases_panel: dict | None = None, diagnosis=No
 # ----------------------------------------------------------------------------- the parts
 
 
-def _described_result(task: Task, representative, grid_rows) -> ConfigResult | None:
+def _described_result(task: Task, representative, grid_rows, latest_own: dict) -> ConfigResult | None:
     """The verdict the card describes: the diagnosed representative's; else the task's newest verdicts in its own
     lane on the main environment — a failing one with the fewest elements; else the newest failing cell of the
     per-release grid (a fixed task: what failed before the fix); else a documented difference or a Torch suspect."""
     if representative is not None and representative.result is not None:
         return representative.result
-    latest = list(run_selectors.latest_results(lane=task.lane, task=task).values())
+    latest = list(latest_own.values())
     failing = [r for r in latest if r.status in FAILING]
     if failing:
         return _smallest(failing)

@@ -16,7 +16,7 @@ def task_releases_panel(context, task, panel: dict):
     request = context.get("request")
     return {
         "task": task, **panel,
-        "figure_json": charts.figure_json(release_grid_figure(panel["releases"], panel["rows"])) if panel["rows"] else "",
+        "figure_json": charts.figure_json(release_grid_figure(panel["releases"], panel["shown_rows"])) if panel["rows"] else "",
         "is_staff": bool(request and request.user.is_staff), "request": request,
         "csrf_token": context.get("csrf_token"), "ScopeKind": ScopeKind,
     }

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from . import params
+from .conditional import public_page
 from ..selectors import alignment as selectors
 
 
@@ -51,6 +52,7 @@ def _headers(release: str, sort: str) -> list[tuple[str, str, str, str]]:
 
 
 @require_GET
+@public_page("release", "sort", "api", "dtype")
 def alignment_page(request):
     releases = selectors.alignment_releases()
     release = params.choice(request, "release", releases, releases[0] if releases else "")
@@ -64,6 +66,7 @@ def alignment_page(request):
 
 
 @require_GET
+@public_page("release", "sort", "api", "dtype")
 def api_alignment(request):
     releases = selectors.alignment_releases()
     release = request.GET.get("release", "") or (releases[0] if releases else "")

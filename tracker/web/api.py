@@ -1,19 +1,28 @@
-"""JSON read API: GET /api/tasks (same filters as the board) and GET /api/tasks/<number>."""
+"""JSON read API: GET /api/tasks (same filters as the board) and GET /api/tasks/<number>.
+
+Both bodies are cached per data version (selectors.versions: any change to what they show changes it) and the
+parameters they read; any other query parameter is dropped first (params.only), so it cannot bust the cache.
+"""
 import hashlib
 import json
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse, JsonResponse
+from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from . import serializers
-from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, with_etag
+from . import params, serializers
+from .conditional import cached, conditional_answer, page_etag, with_etag
 from ..models import Task
 from ..selectors import board as selectors
 from ..selectors import versions
 
+TASK_PARAMS = ("configs_page",)
+
 
 @require_GET
 def tasks(request):
+    params.only(request, selectors.BoardFilters.PARAMS)
     filters = selectors.BoardFilters.from_params(request.GET)
     if filters.errors:
         return JsonResponse({"errors": filters.errors}, status=400)
@@ -22,23 +31,35 @@ def tasks(request):
     if not_modified := conditional_answer(request, etag):
         return not_modified
     key = "api_tasks:" + hashlib.sha256(repr((version, filters.cache_key())).encode()).hexdigest()
-    body = page_cache.get(key)
-    if body is None:
-        rows = [serializers.task(task) for task in selectors.board_tasks(filters)]
-        body = json.dumps({"count": len(rows), "tasks": rows}, ensure_ascii=False)
-        page_cache.set(key, body, PAGE_CACHE_SECONDS)
+    body = cached(key, lambda: _tasks_body(filters))
     return with_etag(HttpResponse(body, content_type="application/json"), etag)
+
+
+def _tasks_body(filters) -> str:
+    rows = [serializers.task(task) for task in selectors.board_tasks(filters)]
+    return json.dumps({"count": len(rows), "tasks": rows}, ensure_ascii=False)
 
 
 @require_GET
 def task(request, number: int):
-    try:
-        task = selectors.task_detail(number)
-    except Task.DoesNotExist:
+    params.only(request, TASK_PARAMS)
+    task_id = Task.objects.filter(number=number).values_list("pk", flat=True).first()
+    if task_id is None:
         return JsonResponse({"errors": [f"no task No.{number}"]}, status=404)
     page = request.GET.get("configs_page", "1")
     # ASCII digits only ("²".isdigit() is True) and short (a 5,000-digit page would not even convert).
     if not (page.isascii() and page.isdigit() and len(page) <= 9) or int(page) < 1:
         return JsonResponse({"errors": [f"configs_page={page[:40]!r}: a page number (1, 2, …) is needed"]}, status=400)
-    data = serializers.task_detail(task, staff=request.user.is_staff, configs_page=int(page))
-    return JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    version, language, staff = versions.task_version(task_id), get_language(), request.user.is_staff
+    etag = page_etag(request, "api_task", version, language)
+    if not_modified := conditional_answer(request, etag):
+        return not_modified
+    # Staff see site user names (selectors.visibility): their body is another entry.
+    key = "api_task:" + hashlib.sha256(repr((version, language, staff, number, int(page))).encode()).hexdigest()
+    body = cached(key, lambda: _task_body(number, staff, int(page)))
+    return with_etag(HttpResponse(body, content_type="application/json"), etag)
+
+
+def _task_body(number: int, staff: bool, configs_page: int) -> str:
+    data = serializers.task_detail(selectors.task_detail(number), staff=staff, configs_page=configs_page)
+    return json.dumps(data, ensure_ascii=False, cls=DjangoJSONEncoder)

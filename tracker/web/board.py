@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from . import params
-from .conditional import PAGE_CACHE_SECONDS, conditional_answer, page_cache, page_etag, shared_page, with_etag
+from .conditional import cached, conditional_answer, page_etag, shared_page, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
@@ -28,9 +28,12 @@ from ..selectors import summary as summary_selectors
 from ..selectors import versions
 
 CONFIGS_PER_PAGE = 50
+# The task page reads these query parameters and no other (params.only drops the rest before the cache key).
+TASK_PARAMS = ("category", "gone", "page")
 
 
 def board(request):
+    params.only(request, selectors.BoardFilters.PARAMS)
     filters = selectors.BoardFilters.from_params(request.GET)
     version = versions.board_version()
     language = get_language()
@@ -44,7 +47,7 @@ def board(request):
 
     def render_page(extra):
         return render(request, "tracker/board.html", {
-            "board": _board_data(key, filters), "filters": filters,
+            "board": _board_data(key, filters, version), "filters": filters,
             "kernels": Kernel.choices, "statuses": TaskStatus.choices, "exact_kinds": alignment_selectors.exact_kinds(),
             "run_actions": run_selectors.board_run_actions(), **extra,
         })
@@ -54,47 +57,52 @@ def board(request):
     return with_etag(response, etag)
 
 
-def _board_data(key: str, filters) -> dict:
-    board_data = page_cache.get(key)
-    if board_data is None:
-        tasks = list(selectors.board_tasks(filters))
-        grids = release_selectors.release_grids()  # read once: the "fixed in" and the exact-rule columns
-        fixed_in = release_selectors.release_answers(grids)
-        progress_run = run_selectors.active_run()
-        progress = run_selectors.task_progress(progress_run) if progress_run else {}
-        distinct = diagnosis_selectors.distinct_failure_counts()
-        exact = alignment_selectors.exact_answers(grids)
-        for task in tasks:
-            task.fixed_in = fixed_in.get(task.id)
-            task.exact_answer = exact.get(task.id)
-            task.distinct_failures = distinct.get(task.id)
-            task.run_progress = progress.get(task.number)
-        totals = selectors.board_totals()
-        # Offline (GitHub never told the board a PR state) "completed" is unknown (None), not 0: the chip says so
-        # beside the tracking issue's own figures.
-        totals["completed_known"] = selectors.pr_states_known()
-        totals["status_rows"] = [(value, str(label), n if totals["completed_known"] or value != TaskStatus.COMPLETED else None)
-                                 for value, label, n in totals["status_rows"]]
-        totals["tracking_summary"] = selectors.tracking_summary()
-        totals.update(selectors.fix_counts(fixed_in))
-        board_data = {
-            "rows_html": render_to_string("tracker/partials/board_rows.html", {
-                "tasks": tasks,
-                "progress_run": progress_run,
-                # URL prefixes reversed once: ~600 {% url %} calls would be a third of the rows' render time.
-                "task_url": reverse("tracker:task", args=[0])[:-1],
-                "contributor_url": reverse("tracker:contributor", args=["_"])[:-1],
-            }),
-            "n_shown": len(tasks),
-            "totals": totals,
-            "report_import": selectors.latest_report_import(),
-            "contributors": list(Contributor.objects.order_by("login").values_list("login", flat=True)),
-        }
-        page_cache.set(key, board_data, PAGE_CACHE_SECONDS)
+def _board_data(key: str, filters, version: str) -> dict:
+    board_data = cached(key, lambda: _read_board_data(filters, version))
     return {**board_data, "rows_html": mark_safe(board_data["rows_html"])}
 
 
+def _read_board_data(filters, version: str) -> dict:
+    tasks = list(selectors.board_tasks(filters))
+    # Read once per data version, whatever the filters: the "fixed in" and the exact-rule columns (every task's
+    # newest verdict per config and release, seconds on a year-old board).
+    grids = cached("board-grids:" + version, release_selectors.release_grids)
+    fixed_in = release_selectors.release_answers(grids)
+    progress_run = run_selectors.active_run()
+    progress = run_selectors.task_progress(progress_run) if progress_run else {}
+    distinct = diagnosis_selectors.distinct_failure_counts()
+    exact = alignment_selectors.exact_answers(grids)
+    for task in tasks:
+        task.fixed_in = fixed_in.get(task.id)
+        task.exact_answer = exact.get(task.id)
+        task.distinct_failures = distinct.get(task.id)
+        task.run_progress = progress.get(task.number)
+    totals = selectors.board_totals()
+    # Offline (GitHub never told the board a PR state) "completed" is unknown (None), not 0: the chip says so
+    # beside the tracking issue's own figures.
+    totals["completed_known"] = selectors.pr_states_known()
+    totals["status_rows"] = [(value, str(label), n if totals["completed_known"] or value != TaskStatus.COMPLETED else None)
+                             for value, label, n in totals["status_rows"]]
+    totals["tracking_summary"] = selectors.tracking_summary()
+    totals.update(selectors.fix_counts(fixed_in))
+    board_data = {
+        "rows_html": render_to_string("tracker/partials/board_rows.html", {
+            "tasks": tasks,
+            "progress_run": progress_run,
+            # URL prefixes reversed once: ~600 {% url %} calls would be a third of the rows' render time.
+            "task_url": reverse("tracker:task", args=[0])[:-1],
+            "contributor_url": reverse("tracker:contributor", args=["_"])[:-1],
+        }),
+        "n_shown": len(tasks),
+        "totals": totals,
+        "report_import": selectors.latest_report_import(),
+        "contributors": list(Contributor.objects.order_by("login").values_list("login", flat=True)),
+    }
+    return board_data
+
+
 def task_page(request, number: int):
+    params.only(request, TASK_PARAMS)
     task_id = Task.objects.filter(number=number).values_list("pk", flat=True).first()
     if task_id is None:
         raise Http404(f"No task No.{number}")
@@ -117,6 +125,10 @@ def task_page(request, number: int):
             messages.warning(request, _("Ignored page=%(value)r: showing page %(number)s of %(pages)s.") % {
                 "value": params.shown(page), "number": configs.number, "pages": paginator.num_pages})
         releases_panel = release_selectors.task_releases_panel(task)
+        latest = run_selectors.task_latest(task)  # read once, passed to every panel that shows a newest verdict
+        diagnosis = diagnosis_selectors.task_diagnosis(task, latest.cpu)
+        cpu_evidence = cpu_evidence_selectors.task_cpu_evidence(task, latest.cpu)
+        runs_panel = run_selectors.task_runs_panel(task, latest)
         return render(request, "tracker/task.html", {
             "task": task,
             "configs": configs,
@@ -125,15 +137,17 @@ def task_page(request, number: int):
             "gone": gone,
             "events": selectors.task_events(task),
             # The runner's, the charts' and the releases' panels (drawn by their template tags).
-            "runs_panel": run_selectors.task_runs_panel(task),
+            "runs_panel": runs_panel,
             "task_matrix": chart_selectors.task_config_matrix(task),
             "releases_panel": releases_panel,
             "reproduction": reported_selectors.task_reproduction(task, releases_panel["rows"]),
-            "diagnosis": diagnosis_selectors.task_diagnosis(task),
-            "cpu_evidence": cpu_evidence_selectors.task_cpu_evidence(task),
+            "diagnosis": diagnosis,
+            "cpu_evidence": cpu_evidence,
             "external_runs": external_selectors.task_external_runs(task),  # PaddleAPITest's, labelled
-            "exact_summary": alignment_selectors.task_exact_summary(task),
-            "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
+            "exact_summary": alignment_selectors.task_exact_summary(task, releases_panel["grid"]),
+            "summary": summary_selectors.task_summary(  # the card (#summary)
+                task, releases_panel=releases_panel, diagnosis=diagnosis, cpu_evidence=cpu_evidence,
+                verification=runs_panel["verification"], latest=latest),
             # The claim panel for this viewer (a shared anonymous copy only ever shows the signed-out state).
             "claim_state": claim_selectors.task_claim_state(
                 task, request.user, getattr(request, "session", {}).get("github_comment_to_paste")),

@@ -9,12 +9,14 @@ from ..selectors import board as board_sel
 from ..selectors import charts as sel
 from ..selectors.releases import release_matrix
 from . import params
+from .conditional import public_page
 
 
 # The timeline shows every pass → fail transition; the table lists the newest ones (the page must stay fast).
 TRANSITION_TABLE_ROWS = 200
 
 
+@public_page()
 def overview(request):
     funnel = sel.funnel()
     burndown = sel.burndown_from_events()
@@ -38,6 +40,7 @@ def overview(request):
     })
 
 
+@public_page("metric")
 def heatmap(request):
     metric = params.choice(request, "metric", ["fraction", "log10rel", "reported"], default="fraction")
     matrix = sel.task_report_matrix() if metric == "reported" else sel.task_run_matrix()
@@ -50,6 +53,7 @@ def heatmap(request):
     })
 
 
+@public_page()
 def contributors(request):
     rows = sel.contributor_stats()
     return render(request, "charts/contributors.html", {
@@ -58,6 +62,7 @@ def contributors(request):
     })
 
 
+@public_page()
 def pass_fail_transitions(request):
     items = sel.pass_fail_transitions()
     return render(request, "charts/pass_fail_transitions.html", {
@@ -67,6 +72,7 @@ def pass_fail_transitions(request):
     })
 
 
+@public_page()
 def releases(request):
 
     matrix = release_matrix()

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from django.contrib import messages
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, QueryDict
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
@@ -55,6 +55,19 @@ def choice(request, name: str, allowed: Iterable[str], default: str = "") -> str
     messages.warning(request, _("Ignored %(name)s=%(value)r: use one of %(choices)s.") % {
         "name": name, "value": shown(value), "choices": ", ".join(allowed)})
     return default
+
+
+def only(request, names: Iterable[str]) -> None:
+    """Keep only the query parameters a view reads (`names`, in this order), dropping every other one from the
+    request before the view sees it: the page, its cache key and its ETag (all read `request.get_full_path()`)
+    are then the same for `?x=1`, `?utm_source=…` or any parameter nobody reads — such a parameter can neither
+    bust the page cache nor make the server compute the page again."""
+    kept = QueryDict(mutable=True)
+    for name in names:
+        if values := request.GET.getlist(name):
+            kept.setlist(name, values)
+    request.GET = kept
+    request.META["QUERY_STRING"] = kept.urlencode()
 
 
 def back_target(request, fallback: str = "/") -> str:

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from . import params
+from .conditional import public_page
 from ..models import TestRun
 from ..selectors import board as board_selectors
 from ..selectors import flakiness
@@ -22,12 +23,14 @@ from ..vocab import FAILING, NO_VERDICT, PASSING
 
 
 @require_GET
+@public_page()
 def run_list(request):
     runs = list(run_selectors.run_list())
     return render(request, "tracker/runs/run_list.html", {"runs": runs})
 
 
 @require_GET
+@public_page("status")
 def run_detail(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
     statuses = sorted(PASSING | FAILING | NO_VERDICT)
@@ -47,6 +50,7 @@ def api_run(request, run_id):
 
 
 @require_GET
+@public_page("lane")
 def regression_list(request):
     lane = params.choice(request, "lane", TestRun.Lane.values) or None
     return render(request, "tracker/runs/regressions.html",

@@ -92,11 +92,14 @@ def exact_rule(result: ConfigResult) -> dict:
             "torch_rmse": result.torch_rmse}
 
 
-def task_verdicts(task: Task, lane: str | None = None) -> dict:
-    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config."""
+def task_verdicts(task: Task, lane: str | None = None, latest_own: dict | None = None) -> dict:
+    """The re-test part of GET /api/tasks/<n>: the verification and the newest verdict per config (`latest_own`:
+    the lane's latest_results when the caller read them)."""
     lane = lane or task.lane
-    v = run_selectors.task_verification(task, lane)
-    latest = run_selectors.task_latest_verdicts(task, lane)
+    if latest_own is None:
+        latest_own = run_selectors.latest_results(lane=lane, task=task)
+    v = run_selectors.task_verification(task, lane, latest_own)
+    latest = run_selectors.task_latest_verdicts(task, lane, latest=latest_own)
     return {
         "lane": lane,
         "verification": {"kind": v.kind, "text": v.text, "failing": v.failing, "total": v.total, "gaps": v.gaps,
@@ -117,12 +120,15 @@ def task_detail(task_row: Task, *, staff: bool, configs_page: int = 1) -> dict:
     releases_panel = release_selectors.task_releases_panel(task_row)
     data["releases"] = release_grid(releases_panel)
     data["config_categories"] = {row["category"]: row["n"] for row in board_selectors.task_config_categories(task_row)}
-    data["retest"] = task_verdicts(task_row)
-    data["diagnosis"] = diagnosis_selectors.task_diagnosis(task_row).as_dict()
+    latest = run_selectors.task_latest(task_row)  # read once, passed to every part that shows a newest verdict
+    data["retest"] = task_verdicts(task_row, latest_own=latest.own)
+    diagnosis = diagnosis_selectors.task_diagnosis(task_row, latest.cpu)
+    data["diagnosis"] = diagnosis.as_dict()
     data["configs"] = reported_selectors.task_configs_reported(task_row, configs_page)
-    evidence = cpu_evidence_selectors.task_cpu_evidence(task_row)  # GPU tasks only: CPU evidence, not a verdict
+    evidence = cpu_evidence_selectors.task_cpu_evidence(task_row, latest.cpu)  # GPU tasks only: CPU evidence
     data["cpu_evidence"] = evidence.as_dict() if evidence else None
     reproduction = reported_selectors.task_reproduction(task_row, releases_panel["rows"])  # CPU tasks: reported vs re-tested
     data["reproduction"] = reproduction.as_dict() if reproduction else None
-    data["summary"] = summary_selectors.task_summary(task_row, releases_panel=releases_panel).as_dict()  # the task card
+    data["summary"] = summary_selectors.task_summary(  # the task card
+        task_row, releases_panel=releases_panel, diagnosis=diagnosis, cpu_evidence=evidence, latest=latest).as_dict()
     return data
