@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .inputs import Draw
-from .phases import CLOCK, Phase
+from .phases import Phase, PhaseClock
 from .vocab import AdaptationKind, Rule, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
@@ -612,8 +612,11 @@ def compare_outputs(
     rtol: float,
     direction: str = "forward",
     labels: Sequence[str] | None = None,
+    clock: PhaseClock | None = None,
 ) -> Verdict:
-    """Compare Paddle's outputs with Torch's; the first disagreement decides the status."""
+    """Compare Paddle's outputs with Torch's; the first disagreement decides the status. ``clock``: the trial's,
+    charged with the exact rule's seconds (none: not timed)."""
+    clock = clock if clock is not None else PhaseClock()
     if len(actual) != len(desired):
         return Verdict(Status.SHAPE_MISMATCH, direction=direction,
                        message=f"{direction}: paddle gave {len(actual)} outputs, torch gave {len(desired)}")
@@ -633,7 +636,7 @@ def compare_outputs(
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
-        with CLOCK.span(Phase.EXACT):
+        with clock.span(Phase.EXACT):
             exact = merge_exactness(exact, exactness(a, d))
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:

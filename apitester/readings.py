@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 
 from . import execute as ex
+from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
@@ -124,15 +125,15 @@ def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
         verdict.closer_skipped = (f"inputs of {size >> 20} MiB, over the oracle's bound of {limit >> 20} MiB "
                                   "(apitester.readings.CLOSER_MAX_INPUT_BYTES)")
         return
-    prepared = ex._prepare(verdict.config, device)  # the oracle runs on the verdict's device
-    if isinstance(prepared, Verdict):
-        verdict.closer_skipped = f"cannot prepare the config again: {prepared.message[:200]}"
+    try:
+        prepared = trial.prepare(verdict.config, device)  # the oracle runs on the verdict's device
+    except trial.NotRunnable as exc:
+        verdict.closer_skipped = f"cannot prepare the config again: {exc.verdict.message[:200]}"
         return
-    strict = ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+    strict = prepared.strict_layer()
     draw = inp.Draw.parse(verdict.inexact_draw)
-    options = inp.EdgeOptions(nan_inf=prepared.spec.nan_inf, overflow=prepared.spec.overflow,
-                              magnitudes=prepared.spec.magnitudes, extra=dict(prepared.spec.edges))
-    materialised, _ = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
+    # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
+    materialised = prepared.inputs_of(draw)
     oracle = oracle_for(strict, materialised, draw, grads=strict.want_grad)
     _apply(verdict, oracle)
 

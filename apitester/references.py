@@ -3,7 +3,7 @@
 A ``ref`` computes the API's documented semantics on the config's inputs upcast to float64 /
 complex128 (integer and bool arrays unchanged), at a precision above float64 where float64 is not
 enough, and returns float64 / complex128 arrays (or the API's integer/bool result), one per
-flattened output (``execute._flatten_outputs``).  It raises ``NotImplementedError`` for an argument
+flattened output (``trial.flatten_outputs``).  It raises ``NotImplementedError`` for an argument
 combination it does not cover: the oracle then simply does not use it.
 
 The helpers here evaluate elementwise in mpmath (``mp_apply``), sum exactly (``fsum`` / ``exact_mean``),

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import execute as ex
+from . import trial
 from . import inputs as inp
 from .compare import Verdict
 from .shrink import draw_inputs, prepare_strict
@@ -30,7 +30,7 @@ def draw_arguments(config: str, draw) -> dict:
     if isinstance(prepared, Verdict):
         raise ValueError(prepared.message)
     materialised = draw_inputs(prepared, inp.Draw.parse(draw))
-    return {k: ex._map_tensors(v, lambda t: (t.array, t.dtype)) for k, v in materialised.items()}
+    return {k: trial.map_tensors(v, lambda t: (t.array, t.dtype)) for k, v in materialised.items()}
 
 
 def _number(value) -> str:
@@ -83,7 +83,7 @@ def _arguments_source(config: str, draw: inp.Draw, materialised: dict) -> str:
 def _tensors(materialised: dict) -> list:
     found: list = []
     for value in materialised.values():
-        ex._map_tensors(value, lambda t: found.append(t) or t)
+        trial.map_tensors(value, lambda t: found.append(t) or t)
     return found
 
 
@@ -269,7 +269,7 @@ def as_numpy(value):
 
 
 def random_grad(shape, dtype, index):
-    """The engine's output-gradient (apitester.execute._random_grad): its generator, in draw format FORMAT."""
+    """The engine's output-gradient (apitester.trial.output_gradient): its generator, in draw format FORMAT."""
     rng = np.random.default_rng([SEED, zlib.crc32(b"grad_output"), index])
     held = "float32" if dtype == "bfloat16" else dtype
     arr = uniform_array(rng, -1.0, 1.0, shape, held, fmt=FORMAT)

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import execute as ex
+from . import trial
 from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
@@ -88,21 +89,24 @@ class Probe:
 
 
 def prepare_strict(config: str):
-    """``execute._prepare`` with the strict sides (the layer "fix verified" reads), or a Verdict."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
-        return prepared
-    return ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+    """``trial.prepare`` with the strict sides (the layer "fix verified" reads), or the Verdict of a config that
+    cannot be run."""
+    try:
+        return trial.prepare(config).strict_layer()
+    except trial.NotRunnable as exc:
+        return exc.verdict
+
+
+def _trial_or_none(config: str) -> trial.Trial | None:
+    try:
+        return trial.prepare(config)
+    except trial.NotRunnable:
+        return None
 
 
 def draw_inputs(prepared, draw: inp.Draw) -> dict:
-    """The materialised inputs of one draw, with the spec's edge options (as ``execute._run``)."""
-    spec = prepared.spec
-    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges),
-                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
-    materialised, _ = inp.materialise_draw(prepared.parsed, spec.domains, draw, options)
-    return materialised
+    """The materialised inputs of one draw, with the trial's edge options (the verdict's own)."""
+    return prepared.inputs_of(draw)
 
 
 def elements_of(config: str) -> int:
@@ -223,8 +227,8 @@ def candidates(call: Call, free_sizes: dict[str, int]) -> list[tuple[str, Call]]
 
 def _free_sizes(config: str) -> dict[str, int]:
     """The spec's free-size integer arguments of this config and their values (>1 only)."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
+    prepared = _trial_or_none(config)
+    if prepared is None:
         return {}
     found = {}
     for name in prepared.spec.free_sizes:
@@ -237,7 +241,7 @@ def _free_sizes(config: str) -> dict[str, int]:
 def _with_argument(call: Call, name: str, value: int) -> Call:
     if name in call.kwargs:
         return Call(call.api, call.args, {**call.kwargs, name: value})
-    prepared = ex._prepare(format_call(call), "cpu")
+    prepared = trial.prepare(format_call(call))
     position = list(prepared.sig.parameters).index(name)
     args = list(call.args)
     args[position] = value
@@ -324,17 +328,17 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.rejected += 1
                 continue
             result.trials += 1
-            trial = probe(text, draw)
-            if target.same_as(trial.failure):
-                return what, candidate, trial
+            tried = probe(text, draw)
+            if target.same_as(tried.failure):
+                return what, candidate, tried
     result.stopped = "fixpoint"
     return None
 
 
 def _shapes_disagree(config: str) -> str | None:
     """Why a candidate's tensor shapes break the spec's ``shapes_agree`` (never run), or None."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict) or prepared.spec.shapes_agree is None:
+    prepared = _trial_or_none(config)
+    if prepared is None or prepared.spec.shapes_agree is None:
         return None
     shapes = {name: value.shape for name, value in prepared.parsed.items() if isinstance(value, TensorSpec)}
     return prepared.spec.shapes_agree(**shapes)
@@ -362,8 +366,8 @@ def _call_cut(draw: inp.Draw, current: Call, bound_order: list[int]) -> list[tup
 def _bound_order(config: str) -> list[int] | None:
     """For each tensor in the order ``inputs.materialise`` walks the bound arguments, its index in the call's
     tensor order (``Call.tensors``); None when the config does not bind."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
+    prepared = _trial_or_none(config)
+    if prepared is None:
         return None
     position = {id(t): i for i, t in enumerate(prepared.call.tensors())}
     order = [position.get(id(t)) for t in inp.tensor_specs(prepared.parsed)]

@@ -179,6 +179,14 @@ class Side(StrEnum):
     BOTH = "both"
 
 
+class Device(StrEnum):
+    """Where a config runs: the engine's lanes (a task's ``device``, ``run_config(device=...)``). The Torch side of
+    the GPU lane runs on CUDA when torch has it (``trial.torch_device``)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+
+
 class AdaptationKind(StrEnum):
     """How a spec's reference departs from the plain Torch call at the config's dtypes (the strict reference,
     what PaddleAPITest checks): ``apitester.specs.base.Adaptation.kind``, each verdict's ``adaptations``."""

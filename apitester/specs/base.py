@@ -224,7 +224,7 @@ class Spec:
     # reference gets, every tensor a numpy array upcast like apitester.oracle.upcast (float ->
     # float64, complex -> complex128, integer/bool unchanged; scalars, lists, strings as the config
     # gives them); returns an array or a tuple/list of arrays in the order of the flattened outputs
-    # (execute._flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.
+    # (trial.flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.
     # The oracle uses it where the float64 pair is disputed, the config is float64, or a side is
     # non-finite (docs/diagnosis.md, "The independent reference"); helpers: apitester.references.
     ref: Callable[..., Any] | None = None

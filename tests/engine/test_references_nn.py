@@ -23,7 +23,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from apitester import execute as ex
+from apitester import trial
 from apitester import inputs as inp
 from apitester import oracle
 from apitester import references_nn as R
@@ -66,25 +66,24 @@ def _module(spec) -> str:
 def _run(config: str, *, high: bool = True, seed: int = 0):
     """(paddle outputs, torch outputs, ref outputs) of one typical draw: the sides on the float64
     upcast inputs (``high``) or at the config's dtypes, the ref on the upcast inputs."""
-    prep = ex._prepare(config, "cpu")
-    assert isinstance(prep, ex._Prepared), getattr(prep, "message", prep)
+    prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
     upcast = oracle.upcast(low)
     sides_on = upcast if high else low
-    paddle = oracle.run_side("paddle", prep, ex._copy_inputs(sides_on))
-    torch = oracle.run_side("torch", prep, ex._copy_inputs(sides_on))
+    paddle = oracle.run_side("paddle", prep, trial.copy_inputs(sides_on))
+    torch = oracle.run_side("torch", prep, trial.copy_inputs(sides_on))
     assert not paddle.error and not torch.error, (paddle.error, torch.error)
-    values = {k: ex._map_tensors(v, lambda t: t.array.copy()) for k, v in upcast.items()}
-    ref = prep.spec.ref(**ex._reference_kwargs(values, prep.sig))
+    values = {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in upcast.items()}
+    ref = prep.spec.ref(**trial.reference_kwargs(values, prep.sig))
     ref = [np.asarray(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
     return [o.array for o in paddle.outputs], [o.array for o in torch.outputs], ref
 
 
 def _inputs(config: str, seed: int = 0) -> dict:
     """The typical draw's inputs of ``config`` as numpy arrays, by Paddle parameter name (what _run uses)."""
-    prep = ex._prepare(config, "cpu")
+    prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
-    return {k: ex._map_tensors(v, lambda t: t.array.copy()) for k, v in oracle.upcast(low).items()}
+    return {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in oracle.upcast(low).items()}
 
 
 def _assert_close(actual, expected, rtol: float, what: str):
