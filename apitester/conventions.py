@@ -2,8 +2,8 @@
 
 A dtype, shape or error failure has no exact value to measure the sides against, but it is not a mystery
 either: "dtype int32 (Paddle) vs int64 (Torch)", "shape (n,) vs (n, 1)", "Paddle raises ValueError: … where
-Torch returns".  ``convention_of`` reads that off the strict layer of a verdict (its status and message, as
-``apitester.compare`` and ``apitester.execute`` write them) and ``convention_reading`` makes it the failing
+Torch returns".  ``convention_of`` reads that off the strict layer of a verdict: its status and its ``facts``
+(``Verdict.facts``, as ``apitester.compare`` and ``apitester.trial`` record them; no message is parsed back) and ``convention_reading`` makes it the failing
 output's reading (``Reading.CONVENTION``, docs/diagnosis.md) in place of ``no_oracle``.
 
 Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_convention`` takes each side's
@@ -17,17 +17,7 @@ as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
 
-import re
-
-from .vocab import ConventionKind, Reading, Status, TieRule
-
-BOTH_REJECT = " (torch rejects it too: "  # apitester.execute.BOTH_REJECT (not imported: execute loads paddle)
-_DTYPES = re.compile(r"dtype (\S+) \(paddle\) vs (\S+) \(torch\)")
-_SHAPES = re.compile(r"shape (\[[^\]]*\]) \(paddle\) vs (\[[^\]]*\]) \(torch\)")
-_COUNTS = re.compile(r"paddle gave (\d+) outputs, torch gave (\d+)")
-_NONE = re.compile(r"(paddle|torch) gave None, the other side a value")
-_ERROR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
-
+from .vocab import ConventionKind, Reading, Side, Status, TieRule
 
 def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
     """A shape with every size above 1 named by its value (the first size seen is n, then m, k, …), 1 kept:
@@ -44,71 +34,57 @@ def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def _parse_dims(text: str) -> list[int]:
-    return [int(p) for p in text.strip("[]").split(",") if p.strip()]
-
-
-def _error_type(message: str) -> str:
-    match = _ERROR_TYPE.match(message.strip())
-    return match.group(1) if match else "error"
-
-
-def _dtype(message: str) -> dict | None:
-    match = _DTYPES.search(message)
-    if not match:
+def _dtype(facts: dict) -> dict | None:
+    if "dtypes" not in facts:
         return None
-    paddle, torch = match.groups()
+    paddle, torch = facts["dtypes"]
     return {"kind": ConventionKind.DTYPE, "paddle": paddle, "torch": torch,
             "text": f"dtype: {paddle} (Paddle) vs {torch} (Torch)", "key": f"dtype: {paddle} vs {torch}"}
 
 
-def _shape(message: str) -> dict | None:
-    match = _SHAPES.search(message)
-    if match:
-        p_dims, t_dims = _parse_dims(match.group(1)), _parse_dims(match.group(2))
+def _shape(facts: dict) -> dict | None:
+    if "shapes" in facts:
+        p_dims, t_dims = (list(dims) for dims in facts["shapes"])
         names: dict[int, str] = {}
         p_sym, t_sym = symbolic_shape(p_dims, names), symbolic_shape(t_dims, names)
         return {"kind": ConventionKind.SHAPE, "paddle": str(p_dims), "torch": str(t_dims),
                 "text": f"shape {p_sym} (Paddle) vs {t_sym} (Torch)", "key": f"shape: {p_sym} vs {t_sym}"}
-    match = _COUNTS.search(message)
-    if match:
-        p, t = match.groups()
+    if "outputs" in facts:
+        p, t = facts["outputs"]
         return {"kind": ConventionKind.SHAPE, "paddle": f"{p} outputs", "torch": f"{t} outputs",
                 "text": f"{p} outputs (Paddle) vs {t} outputs (Torch)", "key": f"outputs: {p} vs {t}"}
-    match = _NONE.search(message)
-    if match:
-        none_side = match.group(1)
-        paddle, torch = ("None", "a value") if none_side == "paddle" else ("a value", "None")
+    if "none" in facts:
+        paddle, torch = ("None", "a value") if facts["none"] == Side.PADDLE else ("a value", "None")
         return {"kind": ConventionKind.SHAPE, "paddle": paddle, "torch": torch,
                 "text": f"{paddle} (Paddle) vs {torch} (Torch)", "key": f"output: {paddle} vs {torch}"}
     return None
 
 
-def _raises(side: str, message: str) -> dict:
-    error = message.strip()
-    kind = _error_type(error)
-    other = "Torch" if side == "paddle" else "Paddle"
+def _raises(side: str, error: str, kind: str) -> dict:
+    """``error``: the side's error as the verdict shows it; ``kind``: its exception's type."""
+    error = error.strip()
+    other = "Torch" if side == Side.PADDLE else "Paddle"
     raised, returned = f"raises {error}", "returns"
-    paddle, torch = (raised, returned) if side == "paddle" else (returned, raised)
-    return {"kind": ConventionKind.RAISES, "paddle": paddle, "torch": torch, "raises": side, "error": error,
-            "text": f"{'Paddle' if side == 'paddle' else 'Torch'} raises {error} where {other} returns",
+    paddle, torch = (raised, returned) if side == Side.PADDLE else (returned, raised)
+    return {"kind": ConventionKind.RAISES, "paddle": paddle, "torch": torch, "raises": str(side), "error": error,
+            "text": f"{'Paddle' if side == Side.PADDLE else 'Torch'} raises {error} where {other} returns",
             "key": f"raises: {kind} ({side}) vs returns ({other.lower()})"}
 
 
-def convention_of(status: str, message: str) -> dict | None:
-    """The convention a strict failure shows (``status`` and ``message`` of the verdict's strict layer), or None
-    when the failure is about values (accuracy_error), or both sides raise (an input outside the API)."""
-    message = message or ""
+def convention_of(layer: dict, error: str = "") -> dict | None:
+    """The convention a strict failure shows (``layer``: the verdict's strict layer, its status and facts), or
+    None when the failure is about values (accuracy_error), or both sides raise (an input outside the API).
+    ``error``: the raising side's error text to show (the layer's message by default)."""
+    status, facts = layer.get("status"), layer.get("facts") or {}
     if status == Status.DTYPE_MISMATCH:
-        return _dtype(message)
+        return _dtype(facts)
     if status == Status.SHAPE_MISMATCH:
-        return _shape(message)
-    if status == Status.PADDLE_ERROR:
-        if BOTH_REJECT in message:
-            return None
-        return _raises("paddle", message)
-    if status == Status.TORCH_ERROR:
-        return _raises("torch", message)
+        return _shape(facts)
+    if status == Status.PADDLE_ERROR and facts.get("both_reject"):
+        return None
+    if status in (Status.PADDLE_ERROR, Status.TORCH_ERROR):
+        side = Side.PADDLE if status == Status.PADDLE_ERROR else Side.TORCH
+        return _raises(side, error or layer.get("message") or "", facts.get("error_type") or "error")
     return None
 
 

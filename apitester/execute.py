@@ -34,7 +34,7 @@ from .compare import Out, Verdict, final_status, layer_of, merge_exactness
 from .config import ConfigSyntaxError, api_name, parse_config
 from .phases import Phase, PhaseClock
 from .specs import get_spec
-from .trial import (BOTH_REJECT, NotRunnable, Trial, copy_inputs, frameworks, gpu_available, judge, prepare,
+from .trial import (NotRunnable, Trial, copy_inputs, frameworks, gpu_available, judge, prepare,
                     resolve_paddle)
 from .vocab import Device, Side, Status
 
@@ -255,7 +255,7 @@ def _fails(verdict: Verdict) -> bool:
     """A later draw's verdict that blames Paddle (not: both sides reject its edge values)."""
     if verdict.status not in FAILING_DRAW:
         return False
-    return not (verdict.status == Status.PADDLE_ERROR and BOTH_REJECT in verdict.message)
+    return not (verdict.status == Status.PADDLE_ERROR and verdict.facts.get("both_reject"))
 
 
 def _run_draw(prepared: Trial, draw: inp.Draw, atol: float, rtol: float, replay: bool,

@@ -49,7 +49,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 from .builds import build_info
 from .paddle_flags import read_flags
-from .vocab import RAISED, Status
+from .vocab import RAISED, Device, Status
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -302,7 +302,7 @@ class WorkerPool:
         threads_per_worker: int | None = None,
         memory_budget: int | None = None,
         time_budget: TimeBudget | None = None,
-        device: str = "cpu",
+        device: Device | str = Device.CPU,
         atol: float = 1e-2,
         rtol: float = 1e-2,
         seed: int = 0,
@@ -342,7 +342,7 @@ class WorkerPool:
         # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
         self.python = python or sys.executable
         # RLIMIT_AS breaks the CUDA driver's large virtual reservations: only CPU workers get it.
-        self.address_space_limit = address_space_limit and device == "cpu"
+        self.address_space_limit = address_space_limit and device == Device.CPU
         self.address_space_allowance = address_space_allowance(self.memory_budget, self.workers)
         self._workers: list[_Worker] = []
         self._selector = selectors.DefaultSelector()

@@ -26,7 +26,7 @@ from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
 from .oracle import oracle_for
 from .phases import Phase
-from .vocab import NoOracle, Reading
+from .vocab import Device, NoOracle, Reading
 
 # The oracle runs each side twice more (at the config's dtypes and at float64) on inputs upcast to float64:
 # float16 inputs take four times their bytes again, and the four results are held at once. Past 64 MiB of input
@@ -97,7 +97,7 @@ def run_with_readings(config: str, *, readings: bool = True, closer_max_bytes: i
         quota.take(config)
     start = time.perf_counter()
     try:
-        _read_closer(verdict, closer_max_bytes, options.get("device", "cpu"))
+        _read_closer(verdict, closer_max_bytes, options.get("device", Device.CPU))
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         verdict.closer, verdict.closer_code = Reading.NO_ORACLE, NoOracle.SIDE_RAISED
         verdict.closer_skipped = f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}"

@@ -129,13 +129,13 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
-    convention = convention_of(strict["status"], strict.get("message") or verdict.message)
+    convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
         convention = _tie_convention(config, draw, verdict)
     if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
-    if status == Status.PADDLE_ERROR and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
+    if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
     failure = Failure(status, strict["direction"], strict["output"], str(name),
                       str(convention["key"]) if convention is not None else None)

@@ -36,7 +36,7 @@ from .config import Call, ConfigSyntaxError, TensorSpec, parse_config, walk
 from .phases import Phase, PhaseClock
 from .specs import get_spec
 from .specs.base import Spec, dtype_name
-from .vocab import Device, Status
+from .vocab import Device, Side, Status
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
@@ -94,7 +94,7 @@ def set_device(device: Device | str) -> str | None:
 
 
 # torch's names of the devices (torch.device types)
-TORCH_CPU, TORCH_CUDA = "cpu", "cuda"
+TORCH_CPU, TORCH_CUDA = str(Device.CPU), "cuda"  # Paddle's and torch's name of the CPU are one
 
 
 def torch_device() -> str:
@@ -326,12 +326,28 @@ def plain_out(value) -> Out:
 _HINT = re.compile(r"\s*\[Hint:.*?\]\s*|\s*\(at /[^)]*\)")
 
 
-def short_error(exc: BaseException) -> str:
-    """One clear line from a Paddle/Torch exception (C++ stacks and hints dropped)."""
-    # "SystemError: <built-in ...> returned a result with an exception set": the real
-    # error is the chained one.
+def _real_error(exc: BaseException) -> BaseException:
+    # "SystemError: <built-in ...> returned a result with an exception set": the real error is the chained one.
     while isinstance(exc, SystemError) and (exc.__cause__ or exc.__context__):
         exc = exc.__cause__ or exc.__context__
+    return exc
+
+
+def error_type(exc: BaseException) -> str:
+    """The type name ``short_error`` starts its line with (a verdict's ``facts["error_type"]``)."""
+    return type(_real_error(exc)).__name__
+
+
+def raised_facts(side: Side, exc: BaseException | None) -> dict:
+    facts = {"raised": str(side)}
+    if exc is not None:
+        facts["error_type"] = error_type(exc)
+    return facts
+
+
+def short_error(exc: BaseException) -> str:
+    """One clear line from a Paddle/Torch exception (C++ stacks and hints dropped)."""
+    exc = _real_error(exc)
     text = str(exc)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # Paddle's C++ errors: a "C++ Traceback" block, then "Error Message Summary:", then the error
@@ -610,19 +626,20 @@ def run_forward(prep: Trial, atol: float, rtol: float, torch_side: "TorchSide") 
         if spec.outputs is not None:
             p_raw = spec.outputs(p_raw)
     except Exception as exc:
-        message = short_error(exc)
+        message, facts = short_error(exc), raised_facts(Side.PADDLE, exc)
         # Does the reference accept this config?  Both rejecting it is worth knowing.
         try:
             t_values, _ = convert(prep.materialised, to_torch, False)
             prep.torch_side(t_values)
         except Exception as texc:
             message += f"{BOTH_REJECT}{short_error(texc)[:200]})"
-        return Verdict(Status.PADDLE_ERROR, direction="forward", api=api, message=message)
+            facts["both_reject"] = True
+        return Verdict(Status.PADDLE_ERROR, direction="forward", api=api, message=message, facts=facts)
 
     try:
         outs_t = torch_side.forward()
     except TorchRaised as exc:
-        return Verdict(Status.TORCH_ERROR, direction="forward", api=api, message=exc.message)
+        return Verdict(Status.TORCH_ERROR, direction="forward", api=api, message=exc.message, facts=exc.facts)
 
     p_flat = flatten_outputs(p_raw)
     with prep.clock.span(Phase.CONVERT):
@@ -673,11 +690,12 @@ def run_backward(prep: Trial, fwd: Forward, seed: int, torch_side: "TorchSide") 
         p_grads = prep.clock.call(Phase.PADDLE_BACKWARD, paddle.grad, [p for _, p, _ in pairs], p_leaves.tensors,
                              grad_outputs=g_p, allow_unused=True)
     except Exception as exc:
-        return Verdict(Status.PADDLE_ERROR, direction="backward", api=api, message=short_error(exc))
+        return Verdict(Status.PADDLE_ERROR, direction="backward", api=api, message=short_error(exc),
+                       facts=raised_facts(Side.PADDLE, exc))
     try:
         gt_outs = torch_side.grads([i for i, _, _ in pairs], grads_np, seed)
     except TorchRaised as exc:
-        return Verdict(Status.TORCH_ERROR, direction="backward", api=api, message=exc.message)
+        return Verdict(Status.TORCH_ERROR, direction="backward", api=api, message=exc.message, facts=exc.facts)
 
     with prep.clock.span(Phase.CONVERT):
         gp_outs = [grad_out(gp, leaf, paddle_out) for leaf, gp in zip(p_leaves.tensors, p_grads)]
@@ -698,11 +716,13 @@ def run_backward(prep: Trial, fwd: Forward, seed: int, torch_side: "TorchSide") 
 
 
 class TorchRaised(Exception):
-    """Torch's side raised (live, or as the cache recorded it): ``message`` is the verdict's torch_error text."""
+    """Torch's side raised (live, or as the cache recorded it): ``message`` is the verdict's torch_error text,
+    ``facts`` its facts (the exception's type when Torch raised here; a cached error keeps its text only)."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, cause: BaseException | None = None):
         super().__init__(message)
         self.message = message
+        self.facts = raised_facts(Side.TORCH, cause)
 
 
 class TorchSide:
@@ -757,7 +777,7 @@ class TorchSide:
             if prep.spec.outputs is not None:
                 raw = prep.spec.outputs(raw)
         except Exception as exc:
-            raise TorchRaised(short_error(exc)) from exc
+            raise TorchRaised(short_error(exc), exc) from exc
         finally:
             self.live_seconds += time.perf_counter() - started
         self.flat = flatten_outputs(raw)
@@ -837,7 +857,7 @@ class TorchSide:
                                  grad_outputs=g_t, allow_unused=True)
             self.entry.seconds += time.perf_counter() - started
         except Exception as exc:
-            raise TorchRaised(short_error(exc)) from exc
+            raise TorchRaised(short_error(exc), exc) from exc
         with self.prep.clock.span(Phase.CONVERT):
             return [grad_out(gt, leaf, torch_out) for leaf, gt in zip(self.leaves.tensors, t_grads)]
 

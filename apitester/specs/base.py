@@ -262,12 +262,12 @@ class Spec:
         return self.strict_torch is not None or self.strict_paddle is not None
 
 
-_REGISTRY: dict[str, Spec] = {}
-_PRIMARY: dict[str, Spec] = {}
+REGISTRY: dict[str, Spec] = {}
+PRIMARY: dict[str, Spec] = {}
 # The primary names this package's own modules registered: the engine's registry.  Test-only specs
 # (APITESTER_EXTRA_SPECS, or a test module importing tests.fake_specs) register beside them in the same
 # process; a registry walk that means "every API the engine serves" (specs.engine_specs) must not see them.
-_ENGINE: set[str] = set()
+ENGINE_APIS: set[str] = set()
 
 
 def register(*specs: Spec) -> None:
@@ -276,8 +276,8 @@ def register(*specs: Spec) -> None:
     engine = sys._getframe(1).f_globals.get("__name__", "").startswith(__name__.rsplit(".", 1)[0] + ".")
     for spec in specs:
         for name in spec.names:
-            if name in _REGISTRY:
-                raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {_REGISTRY[name].api})")
+            if name in REGISTRY:
+                raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {REGISTRY[name].api})")
         if spec.tolerances and spec.comparison is None:
             raise ValueError(f"{spec.api} sets tolerances {dict(spec.tolerances)} without a comparison= "
                              "note saying why (no silent widening)")
@@ -286,10 +286,10 @@ def register(*specs: Spec) -> None:
             raise ValueError(f"{spec.api} declares {', '.join(needs_strict)} but gives no strict_torch / "
                              "strict_paddle: the strict layer (the plain Torch call) cannot be computed")
         for name in spec.names:
-            _REGISTRY[name] = spec
-        _PRIMARY[spec.api] = spec
+            REGISTRY[name] = spec
+        PRIMARY[spec.api] = spec
         if engine:
-            _ENGINE.add(spec.api)
+            ENGINE_APIS.add(spec.api)
 
 
 # ---------------------------------------------------------------- torch helpers
