@@ -1,4 +1,4 @@
-"""The independent references (``Spec.ref``, apitester/references_nn.py) of the nn.functional, vision,
+"""The independent references (``Spec.ref``, beside their specs in apitester/specs/<family>.py) of the nn.functional, vision,
 indexing, fused and geometric specs, on real paddle 3.3.1 + torch 2.13 (CPU).
 
 1. Every CPU-board API whose spec lives in those modules declares a ``ref`` (gumbel_softmax excepted:
@@ -26,7 +26,10 @@ import pytest
 from apitester import trial
 from apitester import inputs as inp
 from apitester import oracle
-from apitester import references_nn as R
+import inspect
+from types import SimpleNamespace
+
+from apitester.specs import fused, geometric, indexing, nn_functional, vision
 from apitester.reports import TASK_NAME_ALIASES
 from apitester.specs import all_specs, get_spec
 from tests.engine_helpers.cpu_kernels import require_kernel
@@ -49,6 +52,11 @@ NO_REF_ANYWHERE = {
     "paddle.incubate.nn.functional.variable_length_memory_efficient_attention": _GPU_ONLY,
 }
 
+
+# The references by API name (``R.conv2d`` is nn_functional's ``_ref_conv2d``): each sits beside its family's specs.
+FAMILIES = (nn_functional, vision, indexing, fused, geometric)
+R = SimpleNamespace(**{name[len("_ref_"):]: value for family in FAMILIES for name, value in vars(family).items()
+                       if name.startswith("_ref_")})
 
 _SOURCES = {name: (Path(__file__).resolve().parents[2] / "apitester" / "specs" / f"{name}.py").read_text(encoding="utf-8")
             for name in MODULES}
@@ -115,12 +123,12 @@ def test_the_specs_without_a_ref_are_the_listed_ones():
     assert without == set(NO_REF_ANYWHERE)
 
 
-def test_references_live_in_references_nn_and_use_neither_framework():
-    source = Path(R.__file__).read_text(encoding="utf-8")
-    assert "import torch" not in source and "import paddle" not in source
+def test_references_live_beside_their_family_and_use_neither_framework():
     for api, spec in all_specs().items():
         if spec.ref is not None and _module(spec) in MODULES:
-            assert spec.ref.__module__ == R.__name__, api
+            assert spec.ref.__module__ == f"apitester.specs.{_module(spec)}", api
+            source = inspect.getsource(spec.ref)
+            assert not any(word in source for word in ("import torch", "import paddle", "load_torch", "load_functional")), api
 
 
 # ---------------------------------------------------------------- 2. agreement with both frameworks

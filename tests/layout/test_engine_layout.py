@@ -109,21 +109,58 @@ def test_statuses_and_devices_come_from_their_enums():
     assert found == []
 
 
+# Reading Paddle's own exception text (not a message the engine composed) for a kernel the device lacks.
+MESSAGE_READERS_ALLOWED = {("apitester.vocab", "kernel_not_registered")}
+
+
+def _is_message(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == "message"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "message"
+    if isinstance(node, ast.Subscript):
+        return getattr(node.slice, "value", None) == "message"
+    if isinstance(node, ast.BoolOp):  # strict.get("message") or verdict.message
+        return any(_is_message(v) for v in node.values)
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get":
+        return [getattr(a, "value", None) for a in node.args[:1]] == ["message"]
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "strip":  # message.strip()
+        return _is_message(node.func.value)
+    return False
+
+
 def message_parsing(path: Path) -> list[tuple[str, int]]:
-    """A regular expression applied to a verdict's ``message`` (or a search in it for a fact)."""
-    here, found = module_name(path), []
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("search", "match", "findall",
-                                                                              "fullmatch", "finditer"):
-            if any(isinstance(a, ast.Attribute) and a.attr == "message" for a in node.args):
-                found.append((here, node.lineno))
-            if any(isinstance(a, ast.Subscript) and getattr(a.slice, "value", None) == "message" for a in node.args):
-                found.append((here, node.lineno))
-    return found
+    """A regular expression applied to a verdict's message, or a marker constant looked for in it."""
+    here, found, tree = module_name(path), [], _tree(path)
+    allowed = [range(f.lineno, f.end_lineno + 1) for f in ast.walk(tree)
+               if isinstance(f, ast.FunctionDef) and (here, f.name) in MESSAGE_READERS_ALLOWED]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in REGEX_CALLS \
+                and any(_is_message(a) for a in node.args):
+            found.append((here, node.lineno))
+        marker = getattr(node, "left", None)
+        marker = getattr(marker, "id", None) or getattr(marker, "attr", "")
+        if (isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and marker.isupper()
+                and _is_message(node.comparators[0])):
+            found.append((here, node.lineno))
+    return sorted({hit for hit in found if not any(hit[1] in lines for lines in allowed)})
+
+
+REGEX_CALLS = ("search", "match", "findall", "fullmatch", "finditer")
 
 
 def test_no_verdict_message_is_parsed_back():
     assert [hit for path in engine_files() for hit in message_parsing(path)] == []
+
+
+def test_the_message_detector_sees_a_regex_and_a_marker(tmp_path):
+    probe = ENGINE / "_layout_probe_tmp.py"
+    probe.write_text("def f(v, strict):\n    A.search(v.message)\n    return MARK in (strict.get('message') or v.message)\n",
+                     encoding="utf-8")
+    try:
+        assert [line for _, line in message_parsing(probe)] == [2, 3]
+    finally:
+        probe.unlink()
 
 
 def test_references_sit_beside_their_family():
@@ -134,3 +171,23 @@ def test_references_sit_beside_their_family():
     imported = [_resolve(ENGINE / "specs" / "_helpers.py", n) for n in ast.walk(helpers)
                 if isinstance(n, ast.ImportFrom)]
     assert [m for m in imported if m.startswith("apitester") and "references" in m] == []
+
+
+def test_no_path_of_one_machine_in_the_engine():
+    # a workplace folder named by its absolute path only works on the machine it was written on
+    found = [(module_name(p), i) for p in engine_files()
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if '"/work/' in line]
+    assert found == []
+
+
+def test_the_reports_are_the_nearest_shared_folder_above_the_checkout(tmp_path, monkeypatch):
+    from apitester.reports import reports_dir
+
+    monkeypatch.delenv("PADDLEAPITEST_REPORTS", raising=False)
+    checkout = tmp_path / "place" / "worktrees" / "one"
+    checkout.mkdir(parents=True)
+    assert reports_dir(checkout) == tmp_path / "place" / "worktrees" / "shared" / "paddleapitest"  # none: beside
+    (tmp_path / "place" / "shared" / "paddleapitest").mkdir(parents=True)
+    assert reports_dir(checkout) == tmp_path / "place" / "shared" / "paddleapitest"
+    monkeypatch.setenv("PADDLEAPITEST_REPORTS", str(tmp_path / "elsewhere"))
+    assert reports_dir(checkout) == tmp_path / "elsewhere"
