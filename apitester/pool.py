@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 from .builds import build_info
+from .compare import Verdict
 from .paddle_flags import read_flags
 from .vocab import RAISED, Device, Status
 
@@ -233,8 +234,6 @@ def describe_mib(nbytes: int) -> str:
 
 def _pool_verdict(status: str, message: str, **extra) -> dict:
     """A verdict the pool makes itself, in the engine's Verdict.to_dict() shape."""
-    from .compare import Verdict
-
     verdict = Verdict(status, message=message).to_dict()
     verdict.update(extra)
     return verdict
@@ -615,6 +614,7 @@ class WorkerPool:
         verdict, seconds = message["verdict"], float(message["seconds"])
         if not isinstance(verdict, dict) or not isinstance(verdict.get("status"), str):
             raise ValueError("the verdict is not an object with a status")
+        verdict = Verdict.from_dict(verdict).to_dict()  # read back by the engine's own schema
         if worker.job is None:
             raise ValueError("a verdict from a worker that has no job")
         job, worker.job, worker.deadline = worker.job, None, math.inf
