@@ -10,14 +10,37 @@ Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_
 rounding choice at the inputs placed exactly on a tie (``apitester.specs.base.Ties``) and names each side's
 rule (``TieRule``).
 
-Every value is plain JSON: ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
-(the side that raises) and ``"error"`` (its message), for ``tie`` also ``"ties"`` (how many tied elements went
-different ways).  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
+A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serialised in one place
+(``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
+(the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
+``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``.  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
 as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from .vocab import ConventionKind, Reading, Side, Status, TieRule
+
+@dataclass(frozen=True)
+class Convention:
+    """Two behaviours that differ by convention, not by value: each side's, the sentence naming both (``text``)
+    and what distinct failures group by (``key``: sizes and error texts left out). ``details``: the kind's own
+    fields, in the order the JSON shows them (between ``torch`` and ``text``)."""
+
+    kind: ConventionKind
+    paddle: str
+    torch: str
+    text: str
+    key: str
+    details: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict:
+        """The JSON form every reading, diagnosis file and the board read (one definition)."""
+        return {"kind": self.kind, "paddle": self.paddle, "torch": self.torch, **dict(self.details),
+                "text": self.text, "key": self.key}
+
 
 def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
     """A shape with every size above 1 named by its value (the first size seen is n, then m, k, …), 1 kept:
@@ -34,44 +57,45 @@ def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def _dtype(facts: dict) -> dict | None:
+def _dtype(facts: dict) -> Convention | None:
     if "dtypes" not in facts:
         return None
     paddle, torch = facts["dtypes"]
-    return {"kind": ConventionKind.DTYPE, "paddle": paddle, "torch": torch,
-            "text": f"dtype: {paddle} (Paddle) vs {torch} (Torch)", "key": f"dtype: {paddle} vs {torch}"}
+    return Convention(ConventionKind.DTYPE, paddle, torch, text=f"dtype: {paddle} (Paddle) vs {torch} (Torch)",
+                      key=f"dtype: {paddle} vs {torch}")
 
 
-def _shape(facts: dict) -> dict | None:
+def _shape(facts: dict) -> Convention | None:
     if "shapes" in facts:
         p_dims, t_dims = (list(dims) for dims in facts["shapes"])
         names: dict[int, str] = {}
         p_sym, t_sym = symbolic_shape(p_dims, names), symbolic_shape(t_dims, names)
-        return {"kind": ConventionKind.SHAPE, "paddle": str(p_dims), "torch": str(t_dims),
-                "text": f"shape {p_sym} (Paddle) vs {t_sym} (Torch)", "key": f"shape: {p_sym} vs {t_sym}"}
+        return Convention(ConventionKind.SHAPE, str(p_dims), str(t_dims), text=f"shape {p_sym} (Paddle) vs {t_sym} (Torch)",
+                          key=f"shape: {p_sym} vs {t_sym}")
     if "outputs" in facts:
         p, t = facts["outputs"]
-        return {"kind": ConventionKind.SHAPE, "paddle": f"{p} outputs", "torch": f"{t} outputs",
-                "text": f"{p} outputs (Paddle) vs {t} outputs (Torch)", "key": f"outputs: {p} vs {t}"}
+        return Convention(ConventionKind.SHAPE, f"{p} outputs", f"{t} outputs",
+                          text=f"{p} outputs (Paddle) vs {t} outputs (Torch)", key=f"outputs: {p} vs {t}")
     if "none" in facts:
         paddle, torch = ("None", "a value") if facts["none"] == Side.PADDLE else ("a value", "None")
-        return {"kind": ConventionKind.SHAPE, "paddle": paddle, "torch": torch,
-                "text": f"{paddle} (Paddle) vs {torch} (Torch)", "key": f"output: {paddle} vs {torch}"}
+        return Convention(ConventionKind.SHAPE, paddle, torch, text=f"{paddle} (Paddle) vs {torch} (Torch)",
+                          key=f"output: {paddle} vs {torch}")
     return None
 
 
-def _raises(side: str, error: str, kind: str) -> dict:
+def _raises(side: str, error: str, kind: str) -> Convention:
     """``error``: the side's error as the verdict shows it; ``kind``: its exception's type."""
     error = error.strip()
     other = "Torch" if side == Side.PADDLE else "Paddle"
     raised, returned = f"raises {error}", "returns"
     paddle, torch = (raised, returned) if side == Side.PADDLE else (returned, raised)
-    return {"kind": ConventionKind.RAISES, "paddle": paddle, "torch": torch, "raises": str(side), "error": error,
-            "text": f"{'Paddle' if side == Side.PADDLE else 'Torch'} raises {error} where {other} returns",
-            "key": f"raises: {kind} ({side}) vs returns ({other.lower()})"}
+    return Convention(ConventionKind.RAISES, paddle, torch,
+                      text=f"{'Paddle' if side == Side.PADDLE else 'Torch'} raises {error} where {other} returns",
+                      key=f"raises: {kind} ({side}) vs returns ({other.lower()})",
+                      details=(("raises", str(side)), ("error", error)))
 
 
-def convention_of(layer: dict, error: str = "") -> dict | None:
+def convention_of(layer: dict, error: str = "") -> Convention | None:
     """The convention a strict failure shows (``layer``: the verdict's strict layer, its status and facts), or
     None when the failure is about values (accuracy_error), or both sides raise (an input outside the API).
     ``error``: the raising side's error text to show (the layer's message by default)."""
@@ -88,10 +112,10 @@ def convention_of(layer: dict, error: str = "") -> dict | None:
     return None
 
 
-def convention_reading(output: str | None, convention: dict) -> dict:
+def convention_reading(output: str | None, convention: Convention) -> dict:
     """The failing output's reading for a convention: names both behaviours, no oracle needed."""
-    return {"output": output or "", "reading": Reading.CONVENTION, "convention": dict(convention),
-            "reason": convention["text"]}
+    return {"output": output or "", "reading": Reading.CONVENTION, "convention": convention.to_dict(),
+            "reason": convention.text}
 
 
 # ---------------------------------------------------------------- ties
@@ -130,7 +154,7 @@ RULE_TEXT = {
 }
 
 
-def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]) -> dict | None:
+def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]) -> Convention | None:
     """The tie convention of two sides' choices at the same ties (None when they round every tie alike)."""
     differ = sum(1 for (_, p), (_, t) in zip(paddle, torch) if p != t)
     if not differ:
@@ -140,7 +164,8 @@ def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]
     if p_rule == t_rule:
         t_rule = tie_rule(torch, avoid=p_rule)
     p_text, t_text = RULE_TEXT[p_rule], RULE_TEXT[t_rule]
-    return {"kind": ConventionKind.TIE, "paddle": p_text, "torch": t_text, "paddle_rule": str(p_rule),
-            "torch_rule": str(t_rule), "ties": differ,
-            "text": f"ties: Paddle rounds {p_text}, Torch {t_text} ({differ} tied element{'s' if differ != 1 else ''})",
-            "key": f"tie: {p_rule} vs {t_rule}"}
+    return Convention(ConventionKind.TIE, p_text, t_text,
+                      text=f"ties: Paddle rounds {p_text}, Torch {t_text} ({differ} tied element"
+                           f"{'s' if differ != 1 else ''})",
+                      key=f"tie: {p_rule} vs {t_rule}",
+                      details=(("paddle_rule", str(p_rule)), ("torch_rule", str(t_rule)), ("ties", differ)))

@@ -13,6 +13,7 @@ import time
 from . import inputs as inp
 from .compare import Verdict, encode_float
 from .config import ConfigSyntaxError, parse_config
+from .conventions import Convention
 from .inputs import estimate_bytes
 from .oracle import gradient_check
 from .repro import repro_command, repro_script
@@ -139,9 +140,9 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
         paddle, torch = "a subgradient", "another subgradient"
     text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
             f"give a subgradient (between the one-sided derivatives): Paddle {paddle}{p_value}, Torch {torch}{t_value}")
-    convention = {"kind": ConventionKind.SUBGRADIENT, "paddle": paddle, "torch": torch,
-                  "kinks": kinks, "text": text, "key": f"subgradient: {paddle} vs {torch}"}
-    return {"output": output, "reading": Reading.CONVENTION, "convention": convention,
+    convention = Convention(ConventionKind.SUBGRADIENT, paddle, torch, text=text,
+                            key=f"subgradient: {paddle} vs {torch}", details=(("kinks", kinks),))
+    return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
 

@@ -26,7 +26,7 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, layer_of
 from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
-from .conventions import convention_of, convention_reading
+from .conventions import Convention, convention_of, convention_reading
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
 from .vocab import NoOracle, Reading, Status
@@ -138,11 +138,11 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
     failure = Failure(status, strict["direction"], strict["output"], str(name),
-                      str(convention["key"]) if convention is not None else None)
+                      convention.key if convention is not None else None)
     return Probe(config, verdict, oracle, reading, failure, elements, draw)
 
 
-def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
+def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> Convention | None:
     """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
     prepared = prepare_strict(config)
     if isinstance(prepared, Verdict) or prepared.spec.ties is None:

@@ -19,7 +19,7 @@ import numpy as np
 from . import trial
 from . import inputs as inp
 from .compare import Verdict, compare_outputs
-from .conventions import tie_convention
+from .conventions import Convention, tie_convention
 from .oracle import run_side
 from .vocab import Status
 
@@ -92,7 +92,7 @@ def _ties_alone(prepared, materialised: dict, param: str, tied, verdict: Verdict
     return compare_outputs(p_run.outputs, t_run.outputs, atol, rtol).status == Status.PASS
 
 
-def tie_convention_of(prepared, materialised: dict, verdict: Verdict) -> dict | None:
+def tie_convention_of(prepared, materialised: dict, verdict: Verdict) -> Convention | None:
     """The tie convention of a failing forward draw (``materialised``, the strict layer ``prepared``) of a spec
     with ``ties`` (module docstring), or None."""
     if verdict.strict_status != Status.ACCURACY_ERROR or (verdict.strict or {}).get("direction", verdict.direction) != "forward":
