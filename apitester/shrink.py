@@ -32,7 +32,7 @@ from .ties import tie_convention_of
 from .vocab import NoOracle, Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
-VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
+VALUE_FAILURES = frozenset({Status.ACCURACY_ERROR, Status.DTYPE_MISMATCH})
 # The oracle runs both sides twice more at float64: above this many input elements a probe's
 # reading is left out (``Reading.NO_ORACLE``, "too large") and shrinking adopts the reading of the
 # first kept step under it (see ``Failure.same_as``).
@@ -119,19 +119,21 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     strict = verdict.strict or layer_of(verdict)
     elements = elements_of(config)
     oracle = {"readings": [], "no_oracle": None, "reason": ""}
+    # the strict layer's Trial, prepared once for the oracle and the tie reading
+    prepared = prepare_strict(config) if strict["status"] in VALUE_FAILURES else None
     if strict["status"] in VALUE_FAILURES:
         if elements > ORACLE_MAX_ELEMENTS:
             oracle = {"readings": [], "no_oracle": TOO_LARGE,
                       "reason": f"{elements} input elements, over the oracle's {ORACLE_MAX_ELEMENTS}"}
         else:
-            oracle = _oracle(config, draw, strict["direction"] == "backward")
+            oracle = _oracle(prepared, draw, strict["direction"] == "backward")
     reading = reading_of(oracle, strict["output"])
     name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
     convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
-        convention = _tie_convention(config, draw, verdict)
+        convention = _tie_convention(prepared, draw, verdict)
     if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
@@ -142,9 +144,8 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     return Probe(config, verdict, oracle, reading, failure, elements, draw)
 
 
-def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> Convention | None:
+def _tie_convention(prepared: "trial.Trial | Verdict", draw: inp.Draw, verdict: Verdict) -> Convention | None:
     """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
-    prepared = prepare_strict(config)
     if isinstance(prepared, Verdict) or prepared.spec.ties is None:
         return None
     try:
@@ -153,8 +154,7 @@ def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> Convention
         return None
 
 
-def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:
-    prepared = prepare_strict(config)
+def _oracle(prepared: "trial.Trial | Verdict", draw: inp.Draw, grads: bool) -> dict:
     if isinstance(prepared, Verdict):
         return {"readings": [], "no_oracle": "not_numeric", "reason": prepared.message[:300]}
     try:
