@@ -252,7 +252,7 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
 def diagnosis_main(command: str, argv: list[str]) -> int:
     """``shrink`` and ``diagnose``: exit 1 when a failure was diagnosed, 0 when there is none, 2 on usage."""
     args = _diagnosis_parser(command).parse_args(argv)
-    from .diagnose import diagnose_config, render_text
+    from .diagnosis.diagnose import diagnose_config, render_text
 
     diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
                                 max_seconds=args.max_seconds)

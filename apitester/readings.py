@@ -4,7 +4,7 @@
 
 * **stability** (``execute``'s ``stability=True``): the inexact draw run a second time on identical inputs,
   each side's bits compared with the first run's -> ``stable``, ``nondeterministic``;
-* **who is closer**: the float64 oracle (``apitester.oracle.oracle_for``) on that draw's inputs, its reading
+* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on that draw's inputs, its reading
   of the worst output -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``) and both
   sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
   config over it gets ``closer`` None and ``closer_skipped`` saying so.
@@ -24,7 +24,7 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .oracle import oracle_for
+from .diagnosis.oracle import oracle_for
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
 

@@ -136,7 +136,7 @@ class KnownFailure:
 class Ties:
     """An API that rounds one argument's values to a grid or an integer (nearest sampling, round, an index
     computed from a value): the edge draw places values exactly on the ties of that rounding, and a
-    difference there is read as a convention naming both rounding rules (``apitester.ties``).
+    difference there is read as a convention naming both rounding rules (``apitester.diagnosis.ties``).
 
     ``param``: the argument rounded.  ``coordinate(values, args) -> array``: the coordinate each element is
     rounded to an integer at (same shape; increasing in the value; ``args`` the bound parsed arguments,
@@ -212,7 +212,7 @@ class Spec:
     # PaddleAPITest (Comparison); required when ``tolerances`` is set.
     comparison: Comparison | None = None
     # Integer arguments that are free sizes, tied to no input's shape (one_hot's num_classes):
-    # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.shrink).
+    # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.diagnosis.shrink).
     free_sizes: tuple[str, ...] = ()
     # How the tensor arguments' shapes must relate (rnnt_loss: labels [B, U] beside logits [B, T, U+1, V]):
     # ``shapes_agree(**{param: shape})`` returns why they do not, or None.  Shrinking never runs a candidate
@@ -221,7 +221,7 @@ class Spec:
     shapes_agree: Callable[..., str | None] | None = None
     # An independent reference (OpInfo's ``ref``): the API's documented semantics in NumPy / SciPy /
     # mpmath, never torch or paddle.  Called as ``ref(**args)`` with the keyword arguments the torch
-    # reference gets, every tensor a numpy array upcast like apitester.oracle.upcast (float ->
+    # reference gets, every tensor a numpy array upcast like apitester.diagnosis.oracle.upcast (float ->
     # float64, complex -> complex128, integer/bool unchanged; scalars, lists, strings as the config
     # gives them); returns an array or a tuple/list of arrays in the order of the flattened outputs
     # (trial.flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from diagnosis_helpers import EXTRA  # noqa: F401  (registers the apitester_diag.* specs)
-from apitester import oracle as orc
+from apitester.diagnosis import oracle as orc
 from apitester import references as refs
 from apitester.compare import Verdict
 from apitester.config import ConfigSyntaxError, parse_config
-from apitester.diagnose import diagnose_config
+from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
-from apitester.oracle import check_reference, oracle_for
-from apitester.shrink import draw_inputs, prepare_strict
+from apitester.diagnosis.oracle import check_reference, oracle_for
+from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
 from apitester.vocab import NoOracle, Reading, ReadingSource
 

@@ -25,7 +25,7 @@ import pytest
 
 from apitester import trial
 from apitester import inputs as inp
-from apitester import oracle
+from apitester.diagnosis import oracle
 import inspect
 from types import SimpleNamespace
 

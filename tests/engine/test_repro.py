@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from diagnosis_helpers import MUL_FP16, subprocess_env
-from apitester.diagnose import diagnose_config
-from apitester.repro import LITERAL_MAX_ELEMENTS, repro_script
+from apitester.diagnosis.diagnose import diagnose_config
+from apitester.diagnosis.repro import LITERAL_MAX_ELEMENTS, repro_script
 
 
 def run_script(source: str, tmp_path):

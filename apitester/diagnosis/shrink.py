@@ -21,15 +21,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import execute as ex
-from . import trial
-from . import inputs as inp
-from .compare import Verdict, layer_of
-from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
+from .. import execute as ex
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict, layer_of
+from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
 from .conventions import Convention, convention_of, convention_reading
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
-from .vocab import NoOracle, Reading, Status
+from ..vocab import NoOracle, Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
 VALUE_FAILURES = frozenset({Status.ACCURACY_ERROR, Status.DTYPE_MISMATCH})
@@ -57,7 +57,7 @@ class Failure:
     direction: str | None
     output: str | None
     reading: str
-    convention: str | None = None  # a convention reading's key (apitester.conventions): the same convention
+    convention: str | None = None  # a convention reading's key (apitester.diagnosis.conventions): the same convention
 
     def same_as(self, other: "Failure") -> bool:
         """Equal, except that a target read ``too_large`` (no oracle at its size) matches any reading."""
@@ -134,7 +134,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
         convention = _tie_convention(prepared, draw, verdict)
-    if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
+    if convention is not None:  # not a value error: both behaviours named (apitester.diagnosis.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
@@ -145,7 +145,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
 
 
 def _tie_convention(prepared: "trial.Trial | Verdict", draw: inp.Draw, verdict: Verdict) -> Convention | None:
-    """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
+    """The tie convention (apitester.diagnosis.ties) of a spec that declares ``ties``; None otherwise."""
     if isinstance(prepared, Verdict) or prepared.spec.ties is None:
         return None
     try:
@@ -328,9 +328,9 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.rejected += 1
                 continue
             result.trials += 1
-            tried = probe(text, draw)
-            if target.same_as(tried.failure):
-                return what, candidate, tried
+            attempt = probe(text, draw)
+            if target.same_as(attempt.failure):
+                return what, candidate, attempt
     result.stopped = "fixpoint"
     return None
 

@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from . import trial
-from . import inputs as inp
-from .compare import Verdict
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict
 from .shrink import draw_inputs, prepare_strict
 
 LITERAL_MAX_ELEMENTS = 1024
@@ -76,7 +76,7 @@ def _arguments_source(config: str, draw: inp.Draw, materialised: dict) -> str:
         body = ",\n".join(f"    {k!r}: {_literal(v)}" for k, v in materialised.items())
         return "ARGS = {\n" + body + ",\n}\n"
     return ("# the inputs are too many for literals: apitester draws them (deterministic: config + draw)\n"
-            "from apitester.repro import draw_arguments\n"
+            "from apitester.diagnosis.repro import draw_arguments\n"
             f"ARGS = wrap(draw_arguments(CONFIG, {str(draw)!r}))\n")
 
 

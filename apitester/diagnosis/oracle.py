@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import trial
-from . import inputs as inp
-from .compare import Out, encode_float
-from .specs.base import dtype_name
-from .vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
+from .. import trial
+from .. import inputs as inp
+from ..compare import Out, encode_float
+from ..specs.base import dtype_name
+from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 
 # ---------------------------------------------------------------- the rules and their constants
 

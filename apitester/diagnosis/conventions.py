@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .vocab import ConventionKind, Reading, Side, Status, TieRule
+from ..vocab import ConventionKind, Reading, Side, Status, TieRule
 
 @dataclass(frozen=True)
 class Convention:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import trial
-from . import inputs as inp
-from .compare import Verdict, compare_outputs
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict, compare_outputs
 from .conventions import Convention, tie_convention
 from .oracle import run_side
-from .vocab import Status
+from ..vocab import Status
 
 # At most this many ties are read one by one (two runs of each side per tie at most).
 MAX_TIES_READ = 32
