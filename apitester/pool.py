@@ -614,7 +614,9 @@ class WorkerPool:
         verdict, seconds = message["verdict"], float(message["seconds"])
         if not isinstance(verdict, dict) or not isinstance(verdict.get("status"), str):
             raise ValueError("the verdict is not an object with a status")
-        verdict = Verdict.from_dict(verdict).to_dict()  # read back by the engine's own schema
+        # read back by the engine's own schema (Verdict.from_dict); the pool's own keys a worker adds beside it (a
+        # crash answer's "signal") are kept
+        verdict = {**verdict, **Verdict.from_dict(verdict).to_dict()}
         if worker.job is None:
             raise ValueError("a verdict from a worker that has no job")
         job, worker.job, worker.deadline = worker.job, None, math.inf
