@@ -6,7 +6,7 @@ import math
 
 from django.db import DataError, IntegrityError, transaction
 
-from apitester.compare import Verdict, encode_float
+from apitester.compare import FLOAT_FIELDS, Verdict, decode_float, encode_float
 from apitester.inputs import Draw
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match
@@ -133,11 +133,23 @@ def bigint_or_none(value):
     return number if _BIGINT[0] <= number <= _BIGINT[1] else None
 
 
+def _figures_readable(data: dict) -> dict:
+    """The verdict with each float figure the engine could not decode ("abc" where seconds go) left out: a figure is
+    never a reason to lose the verdict."""
+    kept = dict(data)
+    for key in FLOAT_FIELDS:
+        try:
+            decode_float(kept.get(key))
+        except (TypeError, ValueError):
+            kept.pop(key)
+    return kept
+
+
 def _result_fields(data: dict, seconds) -> dict:
     """ConfigResult fields of one verdict (the engine's, or a pool-made one of the same shape), read with the
     engine's own ``Verdict.from_dict``; what is checked here is what a column holds (finite floats, 64-bit
     integers, lengths)."""
-    verdict = Verdict.from_dict(data)
+    verdict = Verdict.from_dict(_figures_readable(data))
     message = verdict.message or ""
     extras = []
     for key in ("max_abs", "max_rel"):
