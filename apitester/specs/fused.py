@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..inputs import precondition
 from ..vocab import AdaptationKind
 from .base import Adaptation, Comparison, Spec, low_precision, maps_arguments, register
