@@ -38,7 +38,7 @@ import sys
 from collections import Counter
 
 from .inputs import Draw
-from .vocab import Status
+from .vocab import Device, Status
 
 
 def _draw(text: str) -> Draw:
@@ -75,7 +75,7 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--api_config", action="append", default=[], help="one config string (repeatable)")
     p.add_argument("--api_config_file", action="append", default=[], help="a file with one config per line")
     p.add_argument("--test_cpu", type=_bool, default=None, help="run on the CPU (default when Paddle has no CUDA)")
-    p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="device lane (overrides --test_cpu)")
+    p.add_argument("--device", choices=tuple(Device), type=Device, default=None, help="device lane (overrides --test_cpu)")
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--seed", "--random_seed", dest="seed", type=int, default=0,
@@ -103,11 +103,9 @@ def _run_parser() -> argparse.ArgumentParser:
 def _device(args) -> str:
     if args.device:
         return args.device
-    if args.test_cpu is True:
-        return "cpu"
     if args.test_cpu is False:
-        return "gpu"
-    return "cpu"
+        return Device.GPU
+    return Device.CPU
 
 
 def _read_configs(paths: list[str]) -> list[str]:
@@ -254,7 +252,7 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
 def diagnosis_main(command: str, argv: list[str]) -> int:
     """``shrink`` and ``diagnose``: exit 1 when a failure was diagnosed, 0 when there is none, 2 on usage."""
     args = _diagnosis_parser(command).parse_args(argv)
-    from .diagnose import diagnose_config, render_text
+    from .diagnosis.diagnose import diagnose_config, render_text
 
     diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
                                 max_seconds=args.max_seconds)

@@ -18,19 +18,21 @@ from typing import Sequence
 import numpy as np
 
 from .inputs import Draw
-from .phases import CLOCK, Phase
-from .vocab import AdaptationKind, Rule, Status, rule_of  # noqa: F401  (Rule re-exported)
+from .phases import Phase, PhaseClock
+from .vocab import AdaptationKind, Rule, Side, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
 
 # Fields of one comparison layer (the strict one and, where a spec adapts, the adapted one).
-LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message", "exact", "max_ulp")
+LAYER_FIELDS = ("status", "direction", "max_abs", "max_rel", "mismatched", "output", "message", "exact", "max_ulp",
+                "facts")
 
 
 def layer_of(verdict: "Verdict") -> dict:
     """The layer summary of a comparison's verdict (floats JSON-safe)."""
     layer = {key: getattr(verdict, key) for key in LAYER_FIELDS}
+    layer["facts"] = dict(verdict.facts)
     for key in ("max_abs", "max_rel"):
         layer[key] = encode_float(layer[key])
     return layer
@@ -138,6 +140,11 @@ class Verdict:
     torch_rmse: float | None = None
     closer_skipped: str = ""
     readings_seconds: float = 0.0
+    # What a failure that is not about values is, as facts (never read back out of ``message``; FACT_KEYS):
+    # "dtypes" [paddle, torch] (dtype_mismatch), "shapes" [[paddle dims], [torch dims]], "outputs" [paddle count,
+    # torch count], "none" the side that gave None (shape_mismatch), "raised" the side that raised and "error_type"
+    # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares.
+    facts: dict = field(default_factory=dict)
     # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, paddle_backward,
     # torch_backward, compare, exact, torch_cache, readings, other), exclusive seconds each; the profile
     # benchmarks/perf_guard.py prints.
@@ -612,10 +619,13 @@ def compare_outputs(
     rtol: float,
     direction: str = "forward",
     labels: Sequence[str] | None = None,
+    clock: PhaseClock | None = None,
 ) -> Verdict:
-    """Compare Paddle's outputs with Torch's; the first disagreement decides the status."""
+    """Compare Paddle's outputs with Torch's; the first disagreement decides the status. ``clock``: the trial's,
+    charged with the exact rule's seconds (none: not timed)."""
+    clock = clock if clock is not None else PhaseClock()
     if len(actual) != len(desired):
-        return Verdict(Status.SHAPE_MISMATCH, direction=direction,
+        return Verdict(Status.SHAPE_MISMATCH, direction=direction, facts={"outputs": [len(actual), len(desired)]},
                        message=f"{direction}: paddle gave {len(actual)} outputs, torch gave {len(desired)}")
     mismatched = total = 0
     max_abs = max_rel = 0.0
@@ -626,14 +636,16 @@ def compare_outputs(
         if a.array is None and d.array is None:
             continue
         if a.array is None or d.array is None:
-            which = "paddle" if a.array is None else "torch"
+            which = Side.PADDLE if a.array is None else Side.TORCH
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
+                           facts={"none": str(which)},
                            message=f"{direction} {label}: {which} gave None, the other side a value")
         if a.array.shape != d.array.shape:
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
+                           facts={"shapes": [list(a.array.shape), list(d.array.shape)]},
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
-        with CLOCK.span(Phase.EXACT):
+        with clock.span(Phase.EXACT):
             exact = merge_exactness(exact, exactness(a, d))
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
@@ -642,7 +654,7 @@ def compare_outputs(
             text = f"{direction} {label}: dtype {a.dtype} (paddle) vs {d.dtype} (torch)"
             text += "; values " + ("agree" if diff.ok else f"also differ at {diff.mismatched}/{diff.total}")
             return _with_diff(Verdict(Status.DTYPE_MISMATCH, direction=direction, output=label, message=text,
-                                      exact=False), diff)
+                                      exact=False, facts={"dtypes": [a.dtype, d.dtype]}), diff)
         if not diff.ok:
             verdict = Verdict(Status.ACCURACY_ERROR, direction=direction, output=label,
                               message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array),

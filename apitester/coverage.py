@@ -40,7 +40,7 @@ from .known import describe as describe_stale
 from .known import stale_known_failures
 from .pool import CRASH, FLAKY_CRASH, MEMORY_FACTOR, TimeBudget, WorkerPool
 from .reports import TASK_NAME_ALIASES, iter_config_lines
-from .vocab import NO_VERDICT, RUNNER_FAILURES, Status
+from .vocab import NO_VERDICT, RUNNER_FAILURES, Device, Status
 
 # Coverage's counts, read from apitester.vocab's one classification: a config reaches a verdict when the
 # engine judged it (pass, a Paddle failure of the comparison, a documented difference, a Torch suspect);
@@ -109,7 +109,7 @@ def collect_configs(paths: list[str], only: set[str] | None, sample: int | None,
 
 
 def run_many(per_api: dict[str, list[str]], *, workers: int, memory_budget: int | None, time_budget: TimeBudget,
-             device: str = "cpu", atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
+             device: Device | str = Device.CPU, atol: float = 1e-2, rtol: float = 1e-2, seed: int = 0,
              threads: int | None = None, progress=None, on_pool=None, readings: bool = False):
     """Run every config through a WorkerPool (``memory_budget`` None: the pool derives it from the host);
     yields verdict dicts (with ``config``, ``api``, ``seconds`` and ``attempts``) in completion order.
@@ -151,7 +151,7 @@ def coverage_main(argv: list[str]) -> int:
     p.add_argument("--budget-gib", type=float, default=None,
                    help=f"skip configs whose estimated peak ({MEMORY_FACTOR}x input bytes) exceeds this many GiB "
                         "(default: 60 %% of the memory available shared by the workers)")
-    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    p.add_argument("--device", choices=tuple(Device), type=Device, default=Device.CPU)
     p.add_argument("--atol", type=float, default=1e-2)
     p.add_argument("--rtol", type=float, default=1e-2)
     p.add_argument("--seed", type=int, default=0)

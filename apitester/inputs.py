@@ -228,7 +228,7 @@ class Draw:
     A draw made now has the current format; text or a dict without one is format 1, the format of every draw
     stored or written into a repro before formats existed, so replaying it gives the values it had.
 
-    ``cut`` (a shrunk config's draw, ``apitester.shrink``): the values are the draw of the same config at the
+    ``cut`` (a shrunk config's draw, ``apitester.diagnosis.shrink``): the values are the draw of the same config at the
     original sizes, each tensor then cut to its own shape at the given starts -- per tensor, in the order
     ``materialise`` walks the bound arguments, per dim (original size, start).  As text it follows a "/":
     ``"edge:0@2/64+5,128+28;128+28"`` (tensors separated by ";", dims by ",").  A draw without it is drawn at

@@ -1,6 +1,7 @@
 """Where one verdict's seconds go: a clock of named phases (issue #43; docs/verdicts.md "Where a verdict's time goes").
 
-``CLOCK`` is reset by ``execute.run_config`` for each config and read into ``Verdict.phases`` (seconds per phase,
+Each trial has its own clock (``apitester.trial.Trial.clock``, made by ``execute.run_config`` for each config) and
+it is read into ``Verdict.phases`` (seconds per phase,
 plus ``other``: the rest of the verdict's wall time). Spans nest; a phase is credited its *exclusive* time (a
 comparison's seconds do not include the exact rule's, which has its own phase), except inside an absorbing span
 (the readings): everything run inside it is the readings' time, whatever phases it passes through, so the
@@ -35,7 +36,7 @@ FRAMEWORK_PHASES = (Phase.PADDLE, Phase.TORCH, Phase.PADDLE_BACKWARD, Phase.TORC
 
 
 class PhaseClock:
-    """Exclusive seconds per phase of the config being run (one per process: a worker runs one config at a time)."""
+    """Exclusive seconds per phase of one config being run (one per trial)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -76,6 +77,4 @@ class PhaseClock:
         return phases
 
 
-CLOCK = PhaseClock()
-
-__all__ = ["CLOCK", "FRAMEWORK_PHASES", "Phase", "PhaseClock"]
+__all__ = ["FRAMEWORK_PHASES", "Phase", "PhaseClock"]

@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 from .builds import build_info
+from .compare import Verdict
 from .paddle_flags import read_flags
-from .vocab import RAISED, Status
+from .vocab import RAISED, Device, Status
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -233,8 +234,6 @@ def describe_mib(nbytes: int) -> str:
 
 def _pool_verdict(status: str, message: str, **extra) -> dict:
     """A verdict the pool makes itself, in the engine's Verdict.to_dict() shape."""
-    from .compare import Verdict
-
     verdict = Verdict(status, message=message).to_dict()
     verdict.update(extra)
     return verdict
@@ -302,7 +301,7 @@ class WorkerPool:
         threads_per_worker: int | None = None,
         memory_budget: int | None = None,
         time_budget: TimeBudget | None = None,
-        device: str = "cpu",
+        device: Device | str = Device.CPU,
         atol: float = 1e-2,
         rtol: float = 1e-2,
         seed: int = 0,
@@ -342,7 +341,7 @@ class WorkerPool:
         # The interpreter of the Paddle environment the workers run in (a release lane); default: this one.
         self.python = python or sys.executable
         # RLIMIT_AS breaks the CUDA driver's large virtual reservations: only CPU workers get it.
-        self.address_space_limit = address_space_limit and device == "cpu"
+        self.address_space_limit = address_space_limit and device == Device.CPU
         self.address_space_allowance = address_space_allowance(self.memory_budget, self.workers)
         self._workers: list[_Worker] = []
         self._selector = selectors.DefaultSelector()
@@ -615,6 +614,9 @@ class WorkerPool:
         verdict, seconds = message["verdict"], float(message["seconds"])
         if not isinstance(verdict, dict) or not isinstance(verdict.get("status"), str):
             raise ValueError("the verdict is not an object with a status")
+        # read back by the engine's own schema (Verdict.from_dict); the pool's own keys a worker adds beside it (a
+        # crash answer's "signal") are kept
+        verdict = {**verdict, **Verdict.from_dict(verdict).to_dict()}
         if worker.job is None:
             raise ValueError("a verdict from a worker that has no job")
         job, worker.job, worker.deadline = worker.job, None, math.inf

@@ -4,7 +4,7 @@
 
 * **stability** (``execute``'s ``stability=True``): the inexact draw run a second time on identical inputs,
   each side's bits compared with the first run's -> ``stable``, ``nondeterministic``;
-* **who is closer**: the float64 oracle (``apitester.oracle.oracle_for``) on that draw's inputs, its reading
+* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on that draw's inputs, its reading
   of the worst output -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``) and both
   sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
   config over it gets ``closer`` None and ``closer_skipped`` saying so.
@@ -20,12 +20,13 @@ from __future__ import annotations
 import time
 
 from . import execute as ex
+from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .oracle import oracle_for
+from .diagnosis.oracle import oracle_for
 from .phases import Phase
-from .vocab import NoOracle, Reading
+from .vocab import Device, NoOracle, Reading
 
 # The oracle runs each side twice more (at the config's dtypes and at float64) on inputs upcast to float64:
 # float16 inputs take four times their bytes again, and the four results are held at once. Past 64 MiB of input
@@ -96,7 +97,7 @@ def run_with_readings(config: str, *, readings: bool = True, closer_max_bytes: i
         quota.take(config)
     start = time.perf_counter()
     try:
-        _read_closer(verdict, closer_max_bytes, options.get("device", "cpu"))
+        _read_closer(verdict, closer_max_bytes, options.get("device", Device.CPU))
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         verdict.closer, verdict.closer_code = Reading.NO_ORACLE, NoOracle.SIDE_RAISED
         verdict.closer_skipped = f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}"
@@ -124,15 +125,15 @@ def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
         verdict.closer_skipped = (f"inputs of {size >> 20} MiB, over the oracle's bound of {limit >> 20} MiB "
                                   "(apitester.readings.CLOSER_MAX_INPUT_BYTES)")
         return
-    prepared = ex._prepare(verdict.config, device)  # the oracle runs on the verdict's device
-    if isinstance(prepared, Verdict):
-        verdict.closer_skipped = f"cannot prepare the config again: {prepared.message[:200]}"
+    try:
+        prepared = trial.prepare(verdict.config, device)  # the oracle runs on the verdict's device
+    except trial.NotRunnable as exc:
+        verdict.closer_skipped = f"cannot prepare the config again: {exc.verdict.message[:200]}"
         return
-    strict = ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+    strict = prepared.strict_layer()
     draw = inp.Draw.parse(verdict.inexact_draw)
-    options = inp.EdgeOptions(nan_inf=prepared.spec.nan_inf, overflow=prepared.spec.overflow,
-                              magnitudes=prepared.spec.magnitudes, extra=dict(prepared.spec.edges))
-    materialised, _ = inp.materialise_draw(prepared.parsed, prepared.spec.domains, draw, options)
+    # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
+    materialised = prepared.inputs_of(draw)
     oracle = oracle_for(strict, materialised, draw, grads=strict.want_grad)
     _apply(verdict, oracle)
 

@@ -3,7 +3,7 @@
 A ``ref`` computes the API's documented semantics on the config's inputs upcast to float64 /
 complex128 (integer and bool arrays unchanged), at a precision above float64 where float64 is not
 enough, and returns float64 / complex128 arrays (or the API's integer/bool result), one per
-flattened output (``execute._flatten_outputs``).  It raises ``NotImplementedError`` for an argument
+flattened output (``trial.flatten_outputs``).  It raises ``NotImplementedError`` for an argument
 combination it does not cover: the oracle then simply does not use it.
 
 The helpers here evaluate elementwise in mpmath (``mp_apply``), sum exactly (``fsum`` / ``exact_mean``),
@@ -286,3 +286,35 @@ def reference(how: str) -> Callable[[Callable], Callable]:
         fn.how = how
         return fn
     return mark
+
+
+# ---------------------------------------------------------------- helpers of the nn, vision, indexing, fused and
+# geometric families' references (beside their specs, in apitester/specs/<family>.py)
+
+MP_DIGITS = DPS  # digits of the mpmath sums and square roots those references take
+EXACT_LIMIT = 200_000  # terms summed exactly (fsum / mpmath) before falling back to float64 NumPy
+RATIONAL_LIMIT = 20_000  # terms computed as exact rationals (fractions.Fraction), rounded once
+
+
+def as_array(value: Any) -> np.ndarray:
+    return np.asarray(value)
+
+
+def as_float64(value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    return array if array.dtype.kind in "fc" and array.dtype.itemsize >= 8 else array.astype(np.float64)
+
+
+def channel_last(data_format: Any) -> bool:
+    return isinstance(data_format, str) and data_format.upper() in ("NLC", "NWC", "NHWC", "NDHWC")
+
+
+def mp_module():
+    return mpmath
+
+
+def stable_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """log_softmax in float64, max-shifted (a row of -inf keeps its shift at 0)."""
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return x - top - np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))

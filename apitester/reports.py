@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .vocab import Device
+
 _REPO = Path(__file__).resolve().parents[1]
 
 KERNEL_DIRS = {"ci_ce_cpu": "CPU", "ci_ce_gpu": "GPU"}
@@ -40,19 +42,21 @@ _HISTORY_NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})_([0-9a-f]+)\.txt$")
 _README_NEWEST_RE = re.compile(r"error_config\.txt`?\s+is the newest\s*\((\d{4}-\d{2}-\d{2})\)")
 
 
-# Where the reports are looked for when $PADDLEAPITEST_REPORTS is unset: beside the repository
-# (../shared), then the workplace's shared folder, so that a fresh clone elsewhere (CI's, /tmp/fresh)
-# still finds them. Set the variable on any other machine.
-DEFAULT_REPORT_DIRS = ("../shared/paddleapitest", "/work/shared/paddleapitest")
+# Where the reports are looked for when $PADDLEAPITEST_REPORTS is unset: the nearest folder
+# shared/paddleapitest beside the repository or beside one of its parent folders (../shared for a checkout
+# next to the shared folder, ../../shared for a worktree one level deeper). No path of one machine: set the
+# variable wherever the reports live elsewhere.
+SHARED_REPORTS = Path("shared") / "paddleapitest"
 
 
-def reports_dir() -> Path:
-    """$PADDLEAPITEST_REPORTS, else the first existing DEFAULT_REPORT_DIRS entry (the board's settings
-    read this too: one definition)."""
+def reports_dir(start: Path | None = None) -> Path:
+    """$PADDLEAPITEST_REPORTS, else the nearest SHARED_REPORTS above ``start`` (the repository by default; the
+    board's settings read this too: one definition); the one beside the repository when none exists."""
     env = os.environ.get("PADDLEAPITEST_REPORTS")
     if env:
         return Path(env)
-    candidates = [(_REPO / d).resolve() if not os.path.isabs(d) else Path(d) for d in DEFAULT_REPORT_DIRS]
+    start = (start or _REPO).resolve()
+    candidates = [parent / SHARED_REPORTS for parent in start.parents]
     return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
@@ -78,7 +82,7 @@ def iter_config_lines(paths) -> Iterator[tuple[Path, int, str]]:
 def normalize_category(folder: str) -> str:
     """Folder names of the report layout → a short category: accuracy, amp, dtype_diff, amp_dtype_diff, …"""
     name = re.sub(r"^\d+_", "", folder.lower()).replace("dff", "diff")
-    words = [w for w in name.split("_") if w not in {"error", "cpu", "gpu", ""}]
+    words = [w for w in name.split("_") if w not in {"error", "", *Device}]
     if not words or words == ["accuracy"]:
         return "accuracy"
     if "amp" in words:

@@ -93,7 +93,7 @@ def is_passing(status: str) -> bool:
 
 
 class Reading(StrEnum):
-    """What the float64 oracle says about a failing output (apitester.oracle, docs/diagnosis.md).
+    """What the float64 oracle says about a failing output (apitester.diagnosis.oracle, docs/diagnosis.md).
 
     Each side's RMSE to the oracle at the config's dtype: a side is *off* when its RMSE is over the
     noise floor (one rounding unit of the dtype at the oracle's scale) and over K times the other's.
@@ -130,7 +130,7 @@ class ReadingSource(StrEnum):
 
 class ConventionKind(StrEnum):
     """Which convention a ``convention`` reading names (the reading's ``convention.kind``): the failure is not
-    about values, and the reading names both behaviours (apitester.conventions)."""
+    about values, and the reading names both behaviours (apitester.diagnosis.conventions)."""
 
     DTYPE = "dtype"    # the outputs' dtypes differ: "int32 (Paddle) vs int64 (Torch)"
     SHAPE = "shape"    # the outputs' shapes (or counts, or None against a value) differ
@@ -177,6 +177,14 @@ class Side(StrEnum):
     PADDLE = "paddle"
     TORCH = "torch"
     BOTH = "both"
+
+
+class Device(StrEnum):
+    """Where a config runs: the engine's lanes (a task's ``device``, ``run_config(device=...)``). The Torch side of
+    the GPU lane runs on CUDA when torch has it (``trial.torch_device``)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
 
 
 class AdaptationKind(StrEnum):

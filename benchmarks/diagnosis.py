@@ -6,7 +6,7 @@ and how many shrunk configs' own repro scripts reproduce the same failure.
 
 Configs: reports/ci_ce_cpu/error_config.txt under apitester.reports.reports_dir()
 ($PADDLEAPITEST_REPORTS, else ../shared/paddleapitest), restricted to the CPU tasks of the board seed.
-Each is diagnosed in this process (apitester.diagnose.diagnose_config); a config whose strict layer
+Each is diagnosed in this process (apitester.diagnosis.diagnose.diagnose_config); a config whose strict layer
 does not fail on this Paddle is counted and left out.  Each shrunk config's repro script is written to
 a temporary file and run with this python; "reproduced" = exit status 1 and the script's reported
 (status, direction, output) equal to the diagnosis' failure.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from apitester.config import parse_config  # noqa: E402
-from apitester.diagnose import diagnose_config, group_failures  # noqa: E402
+from apitester.diagnosis.diagnose import diagnose_config, group_failures  # noqa: E402
 from apitester.inputs import estimate_bytes  # noqa: E402
 from apitester.reports import discover_report_files, iter_file_configs, reports_dir  # noqa: E402
 from runner import cpu_task_apis, default_seed  # noqa: E402  (the board seed's CPU tasks, one definition)

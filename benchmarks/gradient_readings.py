@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apitester.config import ConfigSyntaxError, parse_config  # noqa: E402
-from apitester.diagnose import diagnose_config  # noqa: E402
+from apitester.diagnosis.diagnose import diagnose_config  # noqa: E402
 from apitester.reports import reports_dir  # noqa: E402
 
 OTHER_DTYPES = ('"float32"', '"float16"', '"bfloat16"', '"int', '"uint', '"complex', '"bool')

@@ -208,7 +208,7 @@ CASES = (eigh_batched, eigvalsh_batched, pinv_hermitian_batched, pinv_hermitian_
 
 def engine_reading(config: str) -> str:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from apitester.diagnose import diagnose_config  # noqa: PLC0415  (only with --engine)
+    from apitester.diagnosis.diagnose import diagnose_config  # noqa: PLC0415  (only with --engine)
 
     d = diagnose_config(config, max_seconds=60)
     if not d.get("diagnosed"):  # passes the 1e-2 rule: the exact rule's closer reading (issue 35) instead

@@ -469,7 +469,7 @@ class WorkerHeartbeat(models.Model):
 
 
 class Diagnosis(models.Model):
-    """One strictly failing config diagnosed by the engine (apitester.diagnose, docs/diagnosis.md): which
+    """One strictly failing config diagnosed by the engine (apitester.diagnosis.diagnose, docs/diagnosis.md): which
     side is off a float64 oracle, the smallest input that shows the same failure, and its repro script.
 
     Written by services/diagnoses.py from the engine's JSON (kept whole in `data`); the columns are what the

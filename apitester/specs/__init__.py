@@ -10,7 +10,7 @@ import importlib
 import os
 import pkgutil
 
-from .base import _ENGINE, _PRIMARY, _REGISTRY, Spec, register  # noqa: F401
+from .base import ENGINE_APIS, PRIMARY, REGISTRY, Spec, register  # noqa: F401
 
 _loaded = False
 
@@ -30,23 +30,23 @@ def _load() -> None:
 def get_spec(api: str) -> Spec | None:
     """The spec serving this config API name (aliases resolved), or None."""
     _load()
-    return _REGISTRY.get(api)
+    return REGISTRY.get(api)
 
 
 def all_specs() -> dict[str, Spec]:
     """Primary API name -> spec."""
     _load()
-    return dict(_PRIMARY)
+    return dict(PRIMARY)
 
 
 def all_names() -> dict[str, Spec]:
     """Every served name (primary and aliases) -> spec."""
     _load()
-    return dict(_REGISTRY)
+    return dict(REGISTRY)
 
 
 def engine_specs() -> dict[str, Spec]:
     """Primary API name -> spec, for the specs of this package only (no test-only specs, whatever
     a test loaded into the process before or after)."""
     _load()
-    return {api: spec for api, spec in _PRIMARY.items() if api in _ENGINE}
+    return {api: spec for api, spec in PRIMARY.items() if api in ENGINE_APIS}

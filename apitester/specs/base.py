@@ -136,7 +136,7 @@ class KnownFailure:
 class Ties:
     """An API that rounds one argument's values to a grid or an integer (nearest sampling, round, an index
     computed from a value): the edge draw places values exactly on the ties of that rounding, and a
-    difference there is read as a convention naming both rounding rules (``apitester.ties``).
+    difference there is read as a convention naming both rounding rules (``apitester.diagnosis.ties``).
 
     ``param``: the argument rounded.  ``coordinate(values, args) -> array``: the coordinate each element is
     rounded to an integer at (same shape; increasing in the value; ``args`` the bound parsed arguments,
@@ -212,7 +212,7 @@ class Spec:
     # PaddleAPITest (Comparison); required when ``tolerances`` is set.
     comparison: Comparison | None = None
     # Integer arguments that are free sizes, tied to no input's shape (one_hot's num_classes):
-    # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.shrink).
+    # ``python -m apitester shrink`` may reduce them like a tensor dimension (apitester.diagnosis.shrink).
     free_sizes: tuple[str, ...] = ()
     # How the tensor arguments' shapes must relate (rnnt_loss: labels [B, U] beside logits [B, T, U+1, V]):
     # ``shapes_agree(**{param: shape})`` returns why they do not, or None.  Shrinking never runs a candidate
@@ -221,10 +221,10 @@ class Spec:
     shapes_agree: Callable[..., str | None] | None = None
     # An independent reference (OpInfo's ``ref``): the API's documented semantics in NumPy / SciPy /
     # mpmath, never torch or paddle.  Called as ``ref(**args)`` with the keyword arguments the torch
-    # reference gets, every tensor a numpy array upcast like apitester.oracle.upcast (float ->
+    # reference gets, every tensor a numpy array upcast like apitester.diagnosis.oracle.upcast (float ->
     # float64, complex -> complex128, integer/bool unchanged; scalars, lists, strings as the config
     # gives them); returns an array or a tuple/list of arrays in the order of the flattened outputs
-    # (execute._flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.
+    # (trial.flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.
     # The oracle uses it where the float64 pair is disputed, the config is float64, or a side is
     # non-finite (docs/diagnosis.md, "The independent reference"); helpers: apitester.references.
     ref: Callable[..., Any] | None = None
@@ -262,12 +262,12 @@ class Spec:
         return self.strict_torch is not None or self.strict_paddle is not None
 
 
-_REGISTRY: dict[str, Spec] = {}
-_PRIMARY: dict[str, Spec] = {}
+REGISTRY: dict[str, Spec] = {}
+PRIMARY: dict[str, Spec] = {}
 # The primary names this package's own modules registered: the engine's registry.  Test-only specs
 # (APITESTER_EXTRA_SPECS, or a test module importing tests.fake_specs) register beside them in the same
 # process; a registry walk that means "every API the engine serves" (specs.engine_specs) must not see them.
-_ENGINE: set[str] = set()
+ENGINE_APIS: set[str] = set()
 
 
 def register(*specs: Spec) -> None:
@@ -276,8 +276,8 @@ def register(*specs: Spec) -> None:
     engine = sys._getframe(1).f_globals.get("__name__", "").startswith(__name__.rsplit(".", 1)[0] + ".")
     for spec in specs:
         for name in spec.names:
-            if name in _REGISTRY:
-                raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {_REGISTRY[name].api})")
+            if name in REGISTRY:
+                raise ValueError(f"duplicate spec name {name!r} ({spec.api} vs {REGISTRY[name].api})")
         if spec.tolerances and spec.comparison is None:
             raise ValueError(f"{spec.api} sets tolerances {dict(spec.tolerances)} without a comparison= "
                              "note saying why (no silent widening)")
@@ -286,10 +286,10 @@ def register(*specs: Spec) -> None:
             raise ValueError(f"{spec.api} declares {', '.join(needs_strict)} but gives no strict_torch / "
                              "strict_paddle: the strict layer (the plain Torch call) cannot be computed")
         for name in spec.names:
-            _REGISTRY[name] = spec
-        _PRIMARY[spec.api] = spec
+            REGISTRY[name] = spec
+        PRIMARY[spec.api] = spec
         if engine:
-            _ENGINE.add(spec.api)
+            ENGINE_APIS.add(spec.api)
 
 
 # ---------------------------------------------------------------- torch helpers

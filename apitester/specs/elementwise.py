@@ -7,7 +7,7 @@ import math
 import zlib
 
 from ..inputs import int_range, positive, precondition, ties_with, wide
-from ..vocab import AdaptationKind
+from ..vocab import AdaptationKind, Status
 from ._helpers import is_tensor, load_torch, promote, promotes_mixed_floats
 from .base import Adaptation, Comparison, KnownFailure, Spec, maps_arguments, register, torch_call, torch_dtype
 
@@ -727,7 +727,7 @@ register(
     Spec(
         api="paddle.add_n",
         ref=_ref_add_n,
-        known_failures=(KnownFailure("paddle_error", "Paddle requires one dtype for all inputs; the board's configs mix "
+        known_failures=(KnownFailure(Status.PADDLE_ERROR, "Paddle requires one dtype for all inputs; the board's configs mix "
                                     "float16 and float32 (the report logged the same Paddle error)",
                                     releases="==3.3.1", dtypes=("float16",), direction="forward"),),
         torch=_add_n,
@@ -762,7 +762,7 @@ register(
     Spec(
         api="paddle.concat",
         ref=_ref_concat,
-        known_failures=(KnownFailure("paddle_error", "Paddle requires one dtype for all inputs (torch.cat promotes); the "
+        known_failures=(KnownFailure(Status.PADDLE_ERROR, "Paddle requires one dtype for all inputs (torch.cat promotes); the "
                                     "board's configs mix float16 and float32", releases="==3.3.1",
                                     dtypes=("float16",), direction="forward"),),
         torch=_concat,
@@ -772,7 +772,7 @@ register(
     Spec(
         api="paddle.copysign",
         ref=_np("copysign"),
-        known_failures=(KnownFailure("dtype_mismatch", "Paddle keeps x's integer dtype; torch.copysign returns floating point",
+        known_failures=(KnownFailure(Status.DTYPE_MISMATCH, "Paddle keeps x's integer dtype; torch.copysign returns floating point",
                                     releases="==3.3.1", dtypes=("int8", "int16", "int32", "int64", "uint8"),
                                     direction="forward"),),
         torch=torch_call("torch.copysign", x="input", y="other"),
@@ -803,9 +803,9 @@ register(
         api="paddle.einsum",
         ref=_ref_einsum,
         known_failures=(
-            KnownFailure("paddle_error", "Paddle's einsum rejects float32 x float16 operands", releases="==3.3.1",
+            KnownFailure(Status.PADDLE_ERROR, "Paddle's einsum rejects float32 x float16 operands", releases="==3.3.1",
                          dtypes=("float16",), direction="forward"),
-            KnownFailure("paddle_error", "Paddle's einsum backward fails on a broadcast (size-1) operand dim",
+            KnownFailure(Status.PADDLE_ERROR, "Paddle's einsum backward fails on a broadcast (size-1) operand dim",
                          releases="==3.3.1", direction="backward", contains="i, i"),
         ),
         torch=_einsum,
@@ -828,7 +828,7 @@ register(
     Spec(
         api="paddle.frexp",
         ref=lambda x, **_: __import__('numpy').frexp(x),
-        known_failures=(KnownFailure("dtype_mismatch", "Paddle returns the exponent as a float tensor, Torch as int32",
+        known_failures=(KnownFailure(Status.DTYPE_MISMATCH, "Paddle returns the exponent as a float tensor, Torch as int32",
                                     releases="==3.3.1", direction="forward"),),
         torch=torch_call("torch.frexp", x="input"),
         aliases=("paddle.Tensor.frexp",),
@@ -865,7 +865,7 @@ register(
     Spec(
         api="paddle.lerp",
         ref=_ref_lerp,
-        known_failures=(KnownFailure("accuracy_error", "Paddle's lerp gives weight no gradient, Torch's does (the "
+        known_failures=(KnownFailure(Status.ACCURACY_ERROR, "Paddle's lerp gives weight no gradient, Torch's does (the "
                                     "board's grads_diff task)", releases="==3.3.1", direction="backward"),),
         torch=_lerp,
         aliases=("paddle.Tensor.lerp",),
@@ -935,7 +935,7 @@ register(
     Spec(
         api="paddle.rsqrt",
         ref=_ref_rsqrt,
-        known_failures=(KnownFailure("paddle_error", "the CPU build has no float16 rsqrt kernel", releases="==3.3.1",
+        known_failures=(KnownFailure(Status.PADDLE_ERROR, "the CPU build has no float16 rsqrt kernel", releases="==3.3.1",
                                     dtypes=("float16",), direction="forward"),),
         torch=torch_call("torch.rsqrt", x="input"),
         aliases=("paddle.Tensor.rsqrt",),
@@ -992,7 +992,7 @@ register(
     Spec(
         api="paddle.nn.utils.parameters_to_vector",
         ref=_ref_parameters_to_vector,
-        known_failures=(KnownFailure("accuracy_error", "Paddle concatenates under no_grad: the inputs get no "
+        known_failures=(KnownFailure(Status.ACCURACY_ERROR, "Paddle concatenates under no_grad: the inputs get no "
                                     "gradient (the board's grads_diff task)", releases="==3.3.1",
                                     direction="backward"),),
         torch=_parameters_to_vector,

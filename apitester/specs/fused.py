@@ -11,10 +11,51 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..inputs import precondition
 from ..vocab import AdaptationKind
-from .. import references_nn as R
 from .base import Adaptation, Comparison, Spec, low_precision, maps_arguments, register
+from ..references import as_float64, reference as how, stable_log_softmax
+
+
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# NumPy / mpmath, never torch or paddle (apitester.references: the calling convention and the helpers)
+
+
+@how("NumPy float64")
+def _ref_fused_layer_norm(x, norm_weight, norm_bias, epsilon, residual_alpha=1.0, begin_norm_axis=1, bias=None,
+                     residual=None, quant_scale=-1, **_):
+    """h = x + bias + residual_alpha * residual; out = (h - mean) / sqrt(var + epsilon) * weight + bias
+    over the dims from begin_norm_axis (population variance); h itself when there is neither weight
+    nor bias.  Returns (out, h) when a residual is fused into a normalisation, else (out,)."""
+    if quant_scale is not None and quant_scale > 0:
+        raise NotImplementedError("quantised output")
+    h = as_float64(x)
+    if bias is not None:
+        h = h + as_float64(bias)
+    if residual is not None:
+        h = h + float(residual_alpha) * as_float64(residual)
+    if norm_weight is None and norm_bias is None:
+        return (h,)
+    axes = tuple(range(int(begin_norm_axis) % h.ndim, h.ndim))
+    mean = h.mean(axis=axes, keepdims=True)
+    var = ((h - mean) ** 2).mean(axis=axes, keepdims=True)
+    out = (h - mean) / np.sqrt(var + float(epsilon))
+    norm_shape = h.shape[int(begin_norm_axis) % h.ndim:]
+    if norm_weight is not None:
+        out = out * as_float64(norm_weight).reshape(norm_shape)
+    if norm_bias is not None:
+        out = out + as_float64(norm_bias).reshape(norm_shape)
+    return (out, h) if residual is not None else (out,)
+
+
+@how("NumPy float64, max-shifted softmax")
+def _ref_softmax_mask_fuse(x, mask, **_):
+    """softmax(x + mask) over the last dimension."""
+    z = as_float64(x) + as_float64(mask)
+    return np.exp(stable_log_softmax(z, z.ndim - 1))
+
 
 # Torch has no fused ops: each reference composes the unfused ops Paddle's docstring names
 # (a call mapping), and computes float16/bfloat16 inputs in float32 as the fused kernels do.
@@ -396,7 +437,7 @@ register(
     Spec(
         api=_F + "fused_layer_norm",
         torch=_fused_layer_norm,
-        ref=R.fused_layer_norm,
+        ref=_ref_fused_layer_norm,
         paddle=_fused_layer_norm_paddle,
         note="Composed: h = x + bias + residual_alpha * residual; layer_norm over dims >= "
         "begin_norm_axis with flattened weight/bias (h itself when both are None). Compares "
@@ -446,7 +487,7 @@ register(
     Spec(
         api="paddle.incubate.softmax_mask_fuse",
         torch=_softmax_mask_fuse,
-        ref=R.softmax_mask_fuse,
+        ref=_ref_softmax_mask_fuse,
         note="softmax(x + mask, -1), computed in float32 for float16 inputs.",
         strict_torch=_softmax_mask_fuse_plain,
         adaptations=(Adaptation(AdaptationKind.REFERENCE_PRECISION,

@@ -18,8 +18,200 @@ import numpy as np
 
 from ..inputs import indices, precondition
 from ..vocab import AdaptationKind
-from .. import references_nn as R
 from .base import Adaptation, Spec, maps_arguments, register, torch_call
+from ..references import as_array, reference as how
+
+
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# NumPy / mpmath, never torch or paddle (apitester.references: the calling convention and the helpers)
+
+
+@how("NumPy _ref_scatter (exact)")
+def _ref_put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True, broadcast=True, **_):
+    """Paddle's _ref_put_along_axis: with broadcast, indices broadcast to arr's shape (the axis dim taken from
+    indices) unless larger somewhere, values broadcast to indices; then for every index position p,
+    out[p with p[axis] = indices[p]] receives values[p] -- assigned, or reduced (add, mul/multiply,
+    mean, amin, amax; include_self keeps arr's own value in the reduction)."""
+    arr = np.asarray(arr)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = as_array(indices).astype(np.int64)
+    vals = np.asarray(values, dtype=out.dtype)
+    ax = int(axis) % arr.ndim if arr.ndim else 0
+    if broadcast:
+        if all(a >= i for a, i in zip(arr.shape, idx.shape)):
+            shape = list(arr.shape)
+            shape[ax] = idx.shape[ax]
+            idx = np.broadcast_to(idx, shape)
+        vals = np.broadcast_to(vals, idx.shape)
+    elif vals.size == 1:
+        vals = np.broadcast_to(vals.reshape([1] * idx.ndim), idx.shape)
+    else:
+        vals = vals[tuple(slice(0, s) for s in idx.shape)]
+    idx = np.where(idx < 0, idx + arr.shape[ax], idx)
+    grids = list(np.indices(idx.shape, sparse=False))
+    grids[ax] = idx
+    target = tuple(g.reshape(-1) for g in grids)
+    flat_vals = np.asarray(vals).reshape(-1)
+    if reduce == "assign":
+        if len(set(zip(*[t.tolist() for t in target]))) != flat_vals.size:
+            raise NotImplementedError("assign through repeated indices: no defined winner")
+        out[target] = flat_vals
+        return out
+    ops = {"add": np.add, "mul": np.multiply, "multiply": np.multiply, "amin": np.minimum, "amax": np.maximum}
+    if reduce == "mean":
+        total = out.astype(np.float64) if include_self else np.zeros_like(out, dtype=np.float64)
+        count = np.ones(out.shape) if include_self else np.zeros(out.shape)
+        np.add.at(total, target, flat_vals)
+        np.add.at(count, target, 1.0)
+        touched = np.zeros(out.shape, dtype=bool)
+        touched[target] = True
+        mean = total / np.maximum(count, 1)
+        if out.dtype.kind != "f":
+            mean = np.floor(mean)  # integer mean rounds down (torch's scatter_reduce convention)
+        return np.where(touched, mean, out).astype(out.dtype)
+    if reduce not in ops:
+        raise NotImplementedError(f"reduce {reduce!r}")
+    if not include_self:
+        touched = np.zeros(out.shape, dtype=bool)
+        touched[target] = True
+        identity = {"add": 0, "mul": 1, "multiply": 1, "amin": np.inf, "amax": -np.inf}[reduce]
+        if out.dtype.kind != "f" and reduce in ("amin", "amax"):
+            info = np.iinfo(out.dtype)
+            identity = info.max if reduce == "amin" else info.min
+        out = np.where(touched, np.asarray(identity).astype(out.dtype), out)
+    ops[reduce].at(out, target, flat_vals)
+    return out
+
+
+@how("NumPy flat positions (exact)")
+def _ref_fill_diagonal_(x, value, offset=0, wrap=False, **_):
+    """Paddle's Tensor.fill_diagonal_: the flat positions k * (sum of the strides) (numpy's
+    fill_diagonal; ``wrap`` restarts after a gap on tall 2-D matrices), shifted ``offset`` columns and
+    skipped where that leaves the row."""
+    arr = np.asarray(x)
+    out = arr.copy()
+    if arr.ndim < 2 or arr.size == 0:
+        return out
+    last = arr.shape[-1]
+    step = sum(math.prod(arr.shape[i + 1:]) for i in range(arr.ndim))
+    limit = arr.size if (wrap and arr.ndim == 2) else min(arr.size, last ** 2 if arr.ndim == 2 else arr.size)
+    positions = [i + int(offset) for i in range(0, limit, step) if 0 <= i % last + int(offset) < last]
+    flat = out.reshape(-1)
+    flat[positions] = value
+    return flat.reshape(arr.shape)
+
+
+@how("NumPy strided view (exact)")
+def _ref_set_(x, source=None, shape=None, stride=None, offset=0, **_):
+    """x becomes a view of source's storage with ``shape`` and ``stride`` (elements).  ``offset`` is in
+    bytes of source's dtype, which the upcast arrays no longer carry: only offset 0 is covered."""
+    if source is None:
+        return np.empty(0, dtype=np.asarray(x).dtype)
+    if offset:
+        raise NotImplementedError("a byte offset needs the source's original element size")
+    src = np.asarray(source).reshape(-1)
+    shape = list(np.asarray(source).shape) if shape is None else [int(s) for s in shape]
+    if stride is None:
+        stride = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    stride = [int(s) for s in stride]
+    grid = np.indices(shape)
+    flat = sum(g * s for g, s in zip(grid, stride)) if shape else np.zeros((), dtype=np.int64)
+    if np.size(flat) and int(np.max(flat)) >= src.size:
+        raise NotImplementedError("the view reads past the end of the source")
+    return src[flat]
+
+
+@how("NumPy slicing (exact)")
+def _ref_strided_slice(x, axes, starts, ends, strides, **_):
+    """Python / numpy slicing per axis: start and end clamped to the axis, negative strides walk
+    backwards (Paddle documents _ref_strided_slice as numpy's x[start:end:stride])."""
+    arr = np.asarray(x)
+    index = [slice(None)] * arr.ndim
+    for axis, start, end, step in zip(axes, starts, ends, strides):
+        index[int(axis) % arr.ndim] = slice(int(start), int(end), int(step))
+    return arr[tuple(index)].copy()
+
+
+@how("NumPy, Paddle's documented sequential loop (exact)")
+def _ref_scatter(x, index, updates, overwrite=True, **_):
+    """overwrite: out[index[i]] = updates[i] in order (the last update of a repeated row wins);
+    otherwise the indexed rows are zeroed and every update added."""
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = as_array(index).astype(np.int64).reshape(-1)
+    upd = np.asarray(updates, dtype=out.dtype)
+    if overwrite:
+        for i, row in enumerate(idx):
+            out[row] = upd[i]
+        return out
+    out[idx] = 0
+    np.add.at(out, idx, upd)
+    return out
+
+
+@how("NumPy advanced indexing (exact)")
+def _ref_index_put(x, indices, value, accumulate=False, **_):
+    """out[indices] = value (accumulate: += value, every repeated position counted)."""
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    idx = tuple(np.asarray(i) if np.asarray(i).dtype == bool else np.asarray(i).astype(np.int64) for i in indices)
+    val = np.asarray(value, dtype=out.dtype)
+    if accumulate:
+        np.add.at(out, idx, val)
+    else:
+        positions = np.broadcast_arrays(*[np.nonzero(i)[0] if i.dtype == bool else i for i in idx])
+        if len(set(zip(*[p.reshape(-1).tolist() for p in positions]))) != positions[0].size:
+            raise NotImplementedError("_ref_index_put through repeated positions: no defined winner")
+        out[idx] = val
+    return out
+
+
+def _diagonal_scatter(x, y, offset, dim1, dim2):
+    arr = np.asarray(x)
+    out = arr.astype(np.float64) if arr.dtype.kind == "f" else arr.copy()
+    a1, a2 = int(dim1) % arr.ndim, int(dim2) % arr.ndim
+    view = np.moveaxis(out, (a1, a2), (-2, -1))
+    rows, cols = view.shape[-2:]
+    k = int(offset)
+    count = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    i = np.arange(count)
+    r, c = (i, i + k) if k >= 0 else (i - k, i)
+    view[..., r, c] = np.asarray(y)
+    return out
+
+
+@how("NumPy (exact)")
+def _ref_diagonal_scatter(x, y, offset=0, axis1=0, axis2=1, **_):
+    """x with its diagonal (offset, axis1, axis2; numpy.diagonal's layout, diagonal last) replaced by y."""
+    return _diagonal_scatter(x, y, offset, axis1, axis2)
+
+
+@how("NumPy (exact)")
+def _ref_fill_diagonal_tensor(x, y, offset=0, dim1=0, dim2=1, **_):
+    """x with its diagonal (offset, dim1, dim2) replaced by y (the diagonal as the last dimension of y)."""
+    return _diagonal_scatter(x, y, offset, dim1, dim2)
+
+
+def _numpy_index(item):
+    """Paddle's index rules in NumPy terms: a list is ONE advanced index (Paddle calls paddle.to_tensor on
+    it; numpy >= 1.23 reads it the same way), a list holding arrays is their stack; tuples index axis by
+    axis; integer arrays of any width index, bool arrays mask; ints, slices, None and Ellipsis as Python's."""
+    if isinstance(item, list):
+        if any(isinstance(v, np.ndarray) for v in item):
+            return np.stack([np.asarray(v).astype(np.int64) for v in item])
+        return np.asarray(item)
+    if isinstance(item, tuple):
+        return tuple(_numpy_index(v) for v in item)
+    if isinstance(item, np.ndarray) and item.dtype.kind in "iu":
+        return item.astype(np.int64)
+    return item
+
+
+@how("NumPy indexing (exact)")
+def _ref_getitem(x, item, **_):
+    """x[item] under Paddle's documented (numpy-like) indexing, a list read as one advanced index."""
+    return np.asarray(x)[_numpy_index(item)].copy()
+
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "multiply": "prod", "mean": "mean", "amin": "amin", "amax": "amax"}
 
@@ -57,7 +249,7 @@ register(
         api="paddle.put_along_axis",
         aliases=("paddle.Tensor.put_along_axis",),
         torch=_put_along_axis,
-        ref=R.put_along_axis,
+        ref=_ref_put_along_axis,
         # Distinct indices along each row: with "assign" the winner of a duplicate index is
         # unspecified in both frameworks.
         domains={"indices": indices(of="arr", axis="axis", unique=True)},
@@ -291,7 +483,7 @@ register(
     Spec(
         api="paddle.Tensor.__getitem__",
         torch=_getitem,
-        ref=R.getitem,
+        ref=_ref_getitem,
         domains={"item": getitem_index},
         note="Tensor indexing with Paddle's rule that a list index is a single advanced "
         "index (stacked, as in numpy >= 1.23); Torch reads a list of sequences as a tuple, "
@@ -308,7 +500,7 @@ register(
     Spec(
         api="paddle.Tensor.set_",
         torch=_set_,
-        ref=R.set_,
+        ref=_ref_set_,
         backward=False,
         note="torch.as_strided(source, shape, stride, offset // itemsize): Paddle's offset "
         "is in bytes. A view reaching past the source's elements is refused (torch_error) "
@@ -317,7 +509,7 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_",
         torch=_fill_diagonal_,
-        ref=R.fill_diagonal_,
+        ref=_ref_fill_diagonal_,
         paddle=_fill_diagonal_paddle,
         note="torch.Tensor.fill_diagonal_ semantics (incl. wrap) plus Paddle's offset "
         "(diagonal shifted by offset columns, positions leaving their row skipped), "
@@ -326,13 +518,13 @@ register(
     Spec(
         api="paddle.Tensor.fill_diagonal_tensor",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src"),
-        ref=R.fill_diagonal_tensor,
+        ref=_ref_fill_diagonal_tensor,
         note="torch.diagonal_scatter(x, y, offset, dim1, dim2).",
     ),
     Spec(
         api="paddle.index_put",
         torch=_index_put,
-        ref=R.index_put,
+        ref=_ref_index_put,
         domains={"indices": index_put_indices},
         note="torch.index_put (int indices as int64). Integer indices are drawn to address "
         "distinct positions so accumulate=False is well defined; a bool index selects as "
@@ -341,13 +533,13 @@ register(
     Spec(
         api="paddle.diagonal_scatter",
         torch=torch_call("torch.diagonal_scatter", x="input", y="src", axis1="dim1", axis2="dim2"),
-        ref=R.diagonal_scatter,
+        ref=_ref_diagonal_scatter,
         note="torch.diagonal_scatter(x, y, offset, dim1=axis1, dim2=axis2).",
     ),
     Spec(
         api="paddle.scatter",
         torch=_scatter,
-        ref=R.scatter,
+        ref=_ref_scatter,
         domains={"index": scatter_index},
         note="Paddle's documented loop in Torch ops: overwrite -> index_copy keeping the LAST "
         "update of each repeated row (scatter_reduce amax over positions); accumulate -> "
@@ -365,7 +557,7 @@ register(
     Spec(
         api="paddle.strided_slice",
         torch=_strided_slice,
-        ref=R.strided_slice,
+        ref=_ref_strided_slice,
         note="Python slice semantics per axis via index_select (Torch has no negative steps).", adaptations=maps_arguments("axes, starts, ends, strides -> Python slices per axis, taken with index_select (Torch has no negative steps)"),
     ),
 )

@@ -11,8 +11,153 @@ import numpy as np
 
 from ..inputs import precondition
 from ..vocab import AdaptationKind
-from .. import references_nn as R
 from .base import Adaptation, Spec, maps_arguments, register
+from ..references import as_array, as_float64, reference as how
+from ._helpers import ntuple as _ntuple
+
+
+# ---------------------------------------------------------------- independent references (Spec.ref)
+# NumPy / mpmath, never torch or paddle (apitester.references: the calling convention and the helpers)
+
+
+def _bilinear_dcn_ref(img, py, px):
+    """img [G, C, H, W], positions py/px [G, P] -> [G, C, P] (Paddle's DmcnIm2colBilinear): a sample
+    outside (-1, H) x (-1, W) is 0; corners outside the map read 0."""
+    groups, channels, height, width = img.shape
+    flat = img.reshape(groups, channels, height * width)
+    inside = (py > -1) & (px > -1) & (py < height) & (px < width)
+    y0f, x0f = np.floor(py), np.floor(px)
+    ly, lx = py - y0f, px - x0f
+    hy, hx = 1 - ly, 1 - lx
+    y0, x0 = y0f.astype(np.int64), x0f.astype(np.int64)
+    out = 0.0
+    gidx = np.arange(groups)[:, None, None]
+    cidx = np.arange(channels)[None, :, None]
+    for yy, xx, weight in ((y0, x0, hy * hx), (y0, x0 + 1, hy * lx), (y0 + 1, x0, ly * hx), (y0 + 1, x0 + 1, ly * lx)):
+        valid = inside & (yy >= 0) & (yy <= height - 1) & (xx >= 0) & (xx <= width - 1)
+        idx = np.clip(yy, 0, height - 1) * width + np.clip(xx, 0, width - 1)
+        vals = flat[gidx, cidx, idx[:, None, :]]
+        out = out + vals * (weight * valid)[:, None, :]
+    return out
+
+
+@how("NumPy float64 bilinear sampling and grouped matmul")
+def _ref_deform_conv2d(x, offset, weight, bias=None, stride=1, padding=0, dilation=1, deformable_groups=1, groups=1,
+                  mask=None, **_):
+    """Deformable convolution v1 (mask None) / v2: kernel tap (i, j) of output (ho, wo) samples x
+    bilinearly at (ho*stride - pad + i*dil + dy, wo*stride - pad + j*dil + dx), offsets laid out
+    [N, dg*kh*kw*2 (dy, dx), Ho, Wo], times the mask; then a grouped product with the weight, + bias."""
+    x, offset, weight = as_float64(x), as_float64(offset), as_float64(weight)
+    sh, sw = _ntuple(stride, 2, "stride")
+    ph, pw = _ntuple(padding, 2, "padding")
+    dh, dw = _ntuple(dilation, 2, "dilation")
+    n, c, height, width = x.shape
+    c_out, c_per_group, kh, kw = weight.shape
+    ho = (height + 2 * ph - (dh * (kh - 1) + 1)) // sh + 1
+    wo = (width + 2 * pw - (dw * (kw - 1) + 1)) // sw + 1
+    taps, dg, groups = kh * kw, int(deformable_groups), int(groups)
+    base_y = (np.arange(ho) * sh - ph)[None, :, None] + np.repeat(np.arange(kh) * dh, kw)[:, None, None]
+    base_x = (np.arange(wo) * sw - pw)[None, None, :] + np.tile(np.arange(kw) * dw, kh)[:, None, None]
+    w = weight.reshape(groups, c_out // groups, c_per_group * taps)
+    out = np.empty((n, c_out, ho, wo))
+    for b in range(n):
+        off = offset[b].reshape(dg, taps, 2, ho, wo)
+        py = (base_y + off[:, :, 0]).reshape(dg, -1)
+        px = (base_x + off[:, :, 1]).reshape(dg, -1)
+        cols = _bilinear_dcn_ref(x[b].reshape(dg, c // dg, height, width), py, px).reshape(dg, c // dg, taps, ho * wo)
+        if mask is not None:
+            cols = cols * as_float64(mask)[b].reshape(dg, 1, taps, ho * wo)
+        cols = cols.reshape(groups, (c // groups) * taps, ho * wo)
+        out[b] = np.matmul(w, cols).reshape(c_out, ho, wo)
+    if bias is not None:
+        out = out + as_float64(bias).reshape(1, -1, 1, 1)
+    return out
+
+
+def _roi_bilinear(img, y, x):
+    """RoIAlign's sample of img [C, H, W] at (y, x): 0 outside [-1, H] x [-1, W]; clamped at 0; on the last
+    row / column both corners collapse onto it."""
+    _c, height, width = img.shape
+    if y < -1.0 or y > height or x < -1.0 or x > width:
+        return np.zeros(img.shape[0])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    if y0 >= height - 1:
+        y0 = y1 = height - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= width - 1:
+        x0 = x1 = width - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return (img[:, y0, x0] * hy * hx + img[:, y0, x1] * hy * lx + img[:, y1, x0] * ly * hx + img[:, y1, x1] * ly * lx)
+
+
+@how("NumPy float64 bilinear samples averaged per bin")
+def _ref_roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=True, **_):
+    """RoIAlign (Paddle's documentation and CPU kernel): per box a pooled_h x pooled_w grid of bins, each the
+    mean of a grid of bilinear samples at the sub-bin centres -- sampling_ratio per side, or
+    ceil(roi size / pooled size) when <= 0; aligned shifts the box by -0.5 pixel, an unaligned box is at
+    least 1 x 1."""
+    feats = as_float64(x)
+    rois_in = as_float64(boxes)
+    pooled_h, pooled_w = _ntuple(output_size, 2, "output_size")
+    counts = as_array(boxes_num).astype(np.int64).reshape(-1)
+    image_of = np.repeat(np.arange(counts.size), counts)
+    out = np.zeros((rois_in.shape[0], feats.shape[1], pooled_h, pooled_w))
+    for r, box in enumerate(rois_in):
+        x0, y0, x1, y1 = (box * float(spatial_scale) - (0.5 if aligned else 0.0)).tolist()
+        roi_w, roi_h = x1 - x0, y1 - y0
+        if not aligned:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
+        gh = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(roi_h / pooled_h))
+        gw = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(roi_w / pooled_w))
+        if gh <= 0 or gw <= 0:
+            continue
+        img = feats[image_of[r]]
+        for ph in range(pooled_h):
+            for pw in range(pooled_w):
+                acc = np.zeros(feats.shape[1])
+                for iy in range(gh):
+                    yy = y0 + ph * bin_h + (iy + 0.5) * bin_h / gh
+                    for ix in range(gw):
+                        xx = x0 + pw * bin_w + (ix + 0.5) * bin_w / gw
+                        acc += _roi_bilinear(img, yy, xx)
+                out[r, :, ph, pw] = acc / (gh * gw)
+    return out
+
+
+@how("NumPy float64 (levels exact)")
+def _ref_distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_scale, pixel_offset=False,
+                             rois_num=None, **_):
+    """Level of a proposal = clip(floor(log2(sqrt(area) / refer_scale + 1e-8) + refer_level), min_level,
+    max_level), area (w + 1)(h + 1) with pixel_offset else w h, 0 for an inverted box.  Returns, flattened:
+    the proposals of each level in input order, restore_ind ([N, 1]: the position of each input proposal
+    in the concatenation), and with rois_num the per-image count of each level."""
+    rois = as_float64(fpn_rois)
+    w, h = rois[:, 2] - rois[:, 0], rois[:, 3] - rois[:, 1]
+    area = (w + 1) * (h + 1) if pixel_offset else w * h
+    area = np.where((w < 0) | (h < 0), 0.0, area)
+    with np.errstate(divide="ignore"):
+        level = np.floor(np.log2(np.sqrt(area) / float(refer_scale) + 1e-8) + int(refer_level))
+    level = np.clip(level, int(min_level), int(max_level)).astype(np.int64)
+    levels = range(int(min_level), int(max_level) + 1)
+    order = [np.nonzero(level == lvl)[0] for lvl in levels]
+    concat = np.concatenate(order) if order else np.zeros(0, dtype=np.int64)
+    restore = np.empty_like(concat)
+    restore[concat] = np.arange(concat.size)
+    outs = [rois[idx] for idx in order] + [restore.reshape(-1, 1)]
+    if rois_num is not None:
+        counts = as_array(rois_num).astype(np.int64).reshape(-1)
+        image = np.repeat(np.arange(counts.size), counts)
+        outs += [np.bincount(image[level == lvl], minlength=counts.size) for lvl in levels]
+    return tuple(outs)
+
 
 # ---------------------------------------------------------------- input domains
 
@@ -288,7 +433,7 @@ register(
     Spec(
         api="paddle.vision.ops.deform_conv2d",
         torch=_deform_conv2d,
-        ref=R.deform_conv2d,
+        ref=_ref_deform_conv2d,
         note="Composed in Torch ops (no torchvision): bilinear sampling at offset kernel taps "
         "(Paddle's DmcnIm2colBilinear border rules), optional modulation mask, grouped "
         "matmul with the weight, + bias.", adaptations=maps_arguments("x, offset, weight, bias, stride, padding, dilation, deformable_groups, groups, mask -> bilinear samples at the offset kernel taps (Paddle's border rules), modulated by mask, grouped matmul with weight, + bias"),
@@ -296,7 +441,7 @@ register(
     Spec(
         api="paddle.vision.ops.roi_align",
         torch=_roi_align,
-        ref=R.roi_align,
+        ref=_ref_roi_align,
         domains={"boxes": roi_boxes(), "boxes_num": counts_summing_to("boxes")},
         note="Composed in Torch ops (no torchvision): per-box bins averaging bilinear samples "
         "(adaptive sampling grid when sampling_ratio <= 0, aligned half-pixel shift). Boxes "
@@ -309,7 +454,7 @@ register(
     Spec(
         api="paddle.vision.ops.distribute_fpn_proposals",
         torch=_distribute_fpn_proposals,
-        ref=R.distribute_fpn_proposals,
+        ref=_ref_distribute_fpn_proposals,
         outputs=_flatten_fpn,
         domains={"fpn_rois": fpn_rois, "rois_num": counts_summing_to("fpn_rois")},
         backward=False,

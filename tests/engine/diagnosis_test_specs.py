@@ -5,7 +5,7 @@ Each perturbation happens at float32 only -- at float64 both sides compute the t
 the float64 oracle exists and the readings have a known answer."""
 import numpy as np
 
-from apitester.specs.base import _REGISTRY, KnownFailure, Spec, Ties
+from apitester.specs.base import REGISTRY, KnownFailure, Spec, Ties
 from apitester.specs.base import register as _register_all
 
 
@@ -13,7 +13,7 @@ def register(*specs: Spec) -> None:
     """Register once per process: this module is imported as ``diagnosis_test_specs`` (tests/engine, on sys.path)
     and as ``tests.engine.diagnosis_test_specs`` (APITESTER_EXTRA_SPECS, the board tests); the second import of it
     in one process registers nothing."""
-    _register_all(*(spec for spec in specs if spec.api not in _REGISTRY))
+    _register_all(*(spec for spec in specs if spec.api not in REGISTRY))
 
 _stub = lambda x: None  # noqa: E731  (one tensor x)
 

@@ -12,7 +12,8 @@ import pytest
 import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 from apitester import inputs as inp
 from apitester.config import TensorSpec, parse_config
-from apitester.execute import _bind, _plain, _signature, run_config
+from apitester.execute import run_config
+from apitester.trial import bind as _bind, plain_arguments as _plain, signature as _signature
 from apitester.specs import engine_specs, get_spec
 from tests.engine_helpers.report_configs import configs
 from tests.engine_helpers.cli import FAKE_SPECS, run as run_cli
@@ -254,7 +255,7 @@ def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
     verdict = run_config(config)
     assert verdict.status == "pass" and verdict.draws == ["typical:0@2", "edge:0@2", "typical:1@2", "typical:2@2"]
     assert calls.count((50, 100)) == 3  # seeds 0, 1, 2: the edge draw reused seed 0's gradient
-    assert execute._GRADS is None  # nothing outlives the config
+    assert not [name for name in vars(execute) if "GRAD" in name.upper()]  # no gradient state outlives a trial
     replayed = run_config(config, draw="edge:0@2")
     assert replayed.status == "pass" and replayed.draws == ["edge:0@2"]
 

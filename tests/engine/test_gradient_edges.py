@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
-from apitester.diagnose import diagnose_config, group_failures
+from apitester.diagnosis.diagnose import diagnose_config, group_failures
 from apitester.inputs import Draw
-from apitester.oracle import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check, input_tensors,
+from apitester.diagnosis.oracle import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check, input_tensors,
                               judge)
-from apitester.shrink import draw_inputs, prepare_strict
+from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
 import gradient_edge_specs  # noqa: F401,E402  (registers the apitester_diag.* gradient specs)
@@ -78,7 +78,7 @@ def test_a_domain_boundary_and_a_vertical_tangent():
 
 
 def test_a_spent_budget_leaves_the_element_unresolved_never_judged():
-    from apitester.oracle import _Budget
+    from apitester.diagnosis.oracle import _Budget
 
     d = element_derivative(math.sin, 1.0, math.sin(1.0), _Budget(forwards=0))
     assert (d.forward.state, d.backward.state, d.central) == (UNRESOLVED, UNRESOLVED, None)
@@ -313,7 +313,7 @@ def test_gradients_that_differ_only_at_kinks_read_as_a_subgradient_convention():
 
 
 def test_a_subgradient_choice_is_named_by_the_one_sided_derivatives():
-    from apitester.diagnose import subgradient_choice
+    from apitester.diagnosis.diagnose import subgradient_choice
 
     kink = {"left": 0.0, "right": 0.96}
     assert subgradient_choice({**kink, "analytic": 0.0}) == ("the left derivative", " (0)")

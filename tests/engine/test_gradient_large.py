@@ -5,11 +5,11 @@ the test-only specs of gradient_edge_specs (one element at exactly 0, the rest a
 import json
 
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
-from apitester import oracle
-from apitester.diagnose import read_with_gradient_check
+from apitester.diagnosis import oracle
+from apitester.diagnosis.diagnose import read_with_gradient_check
 from apitester.inputs import Draw
-from apitester.oracle import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
-from apitester.shrink import draw_inputs, prepare_strict
+from apitester.diagnosis.oracle import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
+from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
 import gradient_edge_specs  # noqa: F401,E402  (registers the apitester_diag.* gradient specs)

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from diagnosis_helpers import EXTRA  # noqa: F401  (registers the apitester_diag.* specs)
-from apitester import oracle as orc
+from apitester.diagnosis import oracle as orc
 from apitester import references as refs
 from apitester.compare import Verdict
 from apitester.config import ConfigSyntaxError, parse_config
-from apitester.diagnose import diagnose_config
+from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
-from apitester.oracle import check_reference, oracle_for
-from apitester.shrink import draw_inputs, prepare_strict
+from apitester.diagnosis.oracle import check_reference, oracle_for
+from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
 from apitester.vocab import NoOracle, Reading, ReadingSource
 
@@ -89,12 +89,16 @@ def _configs(spec) -> list[str]:
     return small[:REPORT_SAMPLES] + WRITTEN.get(spec.api, [])
 
 
+# The families whose references tests/engine/test_references_nn.py checks against both frameworks.
+NN_FAMILIES = {f"apitester.specs.{name}" for name in ("nn_functional", "vision", "indexing", "fused", "geometric")}
+
+
 def _with_ref():
     """The references of elementwise/reductions/linalg/signal; those of the nn, vision, indexing, fused and geometric
-    families (apitester/references_nn.py) are checked against both frameworks in tests/engine/test_references_nn.py."""
+    families (beside their specs) are checked against both frameworks in tests/engine/test_references_nn.py."""
     return {api: spec for api, spec in sorted(engine_specs().items())
             if spec.ref is not None
-            and getattr(spec.ref, "__module__", "") != "apitester.references_nn"}
+            and getattr(spec.ref, "__module__", "") not in NN_FAMILIES}
 
 
 def test_every_reference_agrees_with_both_frameworks_where_they_agree():

@@ -1,4 +1,4 @@
-"""The independent references (``Spec.ref``, apitester/references_nn.py) of the nn.functional, vision,
+"""The independent references (``Spec.ref``, beside their specs in apitester/specs/<family>.py) of the nn.functional, vision,
 indexing, fused and geometric specs, on real paddle 3.3.1 + torch 2.13 (CPU).
 
 1. Every CPU-board API whose spec lives in those modules declares a ``ref`` (gumbel_softmax excepted:
@@ -23,10 +23,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from apitester import execute as ex
+from apitester import trial
 from apitester import inputs as inp
-from apitester import oracle
-from apitester import references_nn as R
+from apitester.diagnosis import oracle
+import inspect
+from types import SimpleNamespace
+
+from apitester.specs import fused, geometric, indexing, nn_functional, vision
 from apitester.reports import TASK_NAME_ALIASES
 from apitester.specs import all_specs, get_spec
 from tests.engine_helpers.cpu_kernels import require_kernel
@@ -50,6 +53,11 @@ NO_REF_ANYWHERE = {
 }
 
 
+# The references by API name (``R.conv2d`` is nn_functional's ``_ref_conv2d``): each sits beside its family's specs.
+FAMILIES = (nn_functional, vision, indexing, fused, geometric)
+R = SimpleNamespace(**{name[len("_ref_"):]: value for family in FAMILIES for name, value in vars(family).items()
+                       if name.startswith("_ref_")})
+
 _SOURCES = {name: (Path(__file__).resolve().parents[2] / "apitester" / "specs" / f"{name}.py").read_text(encoding="utf-8")
             for name in MODULES}
 
@@ -66,25 +74,24 @@ def _module(spec) -> str:
 def _run(config: str, *, high: bool = True, seed: int = 0):
     """(paddle outputs, torch outputs, ref outputs) of one typical draw: the sides on the float64
     upcast inputs (``high``) or at the config's dtypes, the ref on the upcast inputs."""
-    prep = ex._prepare(config, "cpu")
-    assert isinstance(prep, ex._Prepared), getattr(prep, "message", prep)
+    prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
     upcast = oracle.upcast(low)
     sides_on = upcast if high else low
-    paddle = oracle.run_side("paddle", prep, ex._copy_inputs(sides_on))
-    torch = oracle.run_side("torch", prep, ex._copy_inputs(sides_on))
+    paddle = oracle.run_side("paddle", prep, trial.copy_inputs(sides_on))
+    torch = oracle.run_side("torch", prep, trial.copy_inputs(sides_on))
     assert not paddle.error and not torch.error, (paddle.error, torch.error)
-    values = {k: ex._map_tensors(v, lambda t: t.array.copy()) for k, v in upcast.items()}
-    ref = prep.spec.ref(**ex._reference_kwargs(values, prep.sig))
+    values = {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in upcast.items()}
+    ref = prep.spec.ref(**trial.reference_kwargs(values, prep.sig))
     ref = [np.asarray(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
     return [o.array for o in paddle.outputs], [o.array for o in torch.outputs], ref
 
 
 def _inputs(config: str, seed: int = 0) -> dict:
     """The typical draw's inputs of ``config`` as numpy arrays, by Paddle parameter name (what _run uses)."""
-    prep = ex._prepare(config, "cpu")
+    prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
-    return {k: ex._map_tensors(v, lambda t: t.array.copy()) for k, v in oracle.upcast(low).items()}
+    return {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in oracle.upcast(low).items()}
 
 
 def _assert_close(actual, expected, rtol: float, what: str):
@@ -116,12 +123,12 @@ def test_the_specs_without_a_ref_are_the_listed_ones():
     assert without == set(NO_REF_ANYWHERE)
 
 
-def test_references_live_in_references_nn_and_use_neither_framework():
-    source = Path(R.__file__).read_text(encoding="utf-8")
-    assert "import torch" not in source and "import paddle" not in source
+def test_references_live_beside_their_family_and_use_neither_framework():
     for api, spec in all_specs().items():
         if spec.ref is not None and _module(spec) in MODULES:
-            assert spec.ref.__module__ == R.__name__, api
+            assert spec.ref.__module__ == f"apitester.specs.{_module(spec)}", api
+            source = inspect.getsource(spec.ref)
+            assert not any(word in source for word in ("import torch", "import paddle", "load_torch", "load_functional")), api
 
 
 # ---------------------------------------------------------------- 2. agreement with both frameworks

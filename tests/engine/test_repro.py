@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from diagnosis_helpers import MUL_FP16, subprocess_env
-from apitester.diagnose import diagnose_config
-from apitester.repro import LITERAL_MAX_ELEMENTS, repro_script
+from apitester.diagnosis.diagnose import diagnose_config
+from apitester.diagnosis.repro import LITERAL_MAX_ELEMENTS, repro_script
 
 
 def run_script(source: str, tmp_path):
@@ -58,7 +58,7 @@ def test_the_scripts_output_gradient_is_the_engines_in_the_draws_format(draw):
 
     import numpy as np
 
-    from apitester import execute, inputs
+    from apitester import inputs, trial
 
     source = repro_script('apitester_test.tanh_wrong_grad(Tensor([300, 300],"float32"), )', draw)
     tree = ast.parse(source)
@@ -72,5 +72,5 @@ def test_the_scripts_output_gradient_is_the_engines_in_the_draws_format(draw):
     for shape, dtype in (((300, 300), "float32"), ((300, 301), "float16"), ((70001,), "bfloat16"), ((5, 4), "float32"),
                          ((300, 300), "float64")):
         script = namespace["random_grad"](shape, dtype, 1)
-        engine = execute._random_grad(shape, dtype, parsed.seed, 1, parsed.format)
+        engine = trial.output_gradient(shape, dtype, parsed.seed, 1, parsed.format)
         assert script.dtype == engine.dtype and np.array_equal(script, engine), (shape, dtype)

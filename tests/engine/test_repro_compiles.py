@@ -10,7 +10,7 @@ from functools import lru_cache
 import pytest
 
 from apitester.config import parse_config
-from apitester.repro import repro_script, script_docstring
+from apitester.diagnosis.repro import repro_script, script_docstring
 from apitester.reports import iter_report_configs
 from tests.engine_helpers.report_configs import require_reports
 

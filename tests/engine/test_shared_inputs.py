@@ -1,4 +1,4 @@
-"""Big inputs reach Paddle through DLPack (execute._paddle_tensor): the numpy memory is shared as torch's
+"""Big inputs reach Paddle through DLPack (trial.paddle_tensor): the numpy memory is shared as torch's
 from_numpy shares it, unless the API writes into an argument (in-place, out=/output=), where one buffer would make
 the two sides' outputs the same memory and every comparison agree."""
 
@@ -7,8 +7,9 @@ import pytest
 
 import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 
-from apitester import execute
-from apitester.execute import SHARED_INPUT_ELEMENTS, _paddle_tensor, frameworks, run_config
+from apitester import trial
+from apitester.execute import run_config
+from apitester.trial import SHARED_INPUT_ELEMENTS, frameworks, paddle_tensor as _paddle_tensor
 
 BIG = SHARED_INPUT_ELEMENTS + 3
 
@@ -49,7 +50,7 @@ def test_an_api_writing_into_an_argument_keeps_separate_buffers(config):
 ])
 def test_shared_inputs_give_the_verdict_copies_give(config, monkeypatch):
     shared = run_config(config)
-    monkeypatch.setattr(execute, "SHARED_INPUT_ELEMENTS", 1 << 62)  # every input copied, as before
+    monkeypatch.setattr(trial, "SHARED_INPUT_ELEMENTS", 1 << 62)  # every input copied, as before
     copied = run_config(config)
     fields = ("status", "direction", "output", "max_abs", "max_rel", "mismatched", "draws", "message")
     assert {f: getattr(shared, f) for f in fields} == {f: getattr(copied, f) for f in fields}

@@ -1,9 +1,9 @@
 """Shrinking's invariants: the same failure, deterministic, bounded; equal dimensions move together;
 distinct-failure signatures and grouping.  Real paddle and torch."""
 from diagnosis_helpers import MUL_FP16
-from apitester.diagnose import diagnose_config, failure_signature, group_failures
+from apitester.diagnosis.diagnose import diagnose_config, failure_signature, group_failures
 from apitester.inputs import Draw
-from apitester.shrink import Budget, probe, shrink
+from apitester.diagnosis.shrink import Budget, probe, shrink
 
 MATMUL = 'apitester_diag.matmul_off(Tensor([6, 4],"float32"), Tensor([4, 6],"float32"), )'
 
@@ -106,7 +106,7 @@ def test_a_cut_that_would_keep_ids_drawn_for_a_larger_table_is_refused():
     import pytest
 
     from apitester.inputs import CutBreaksDomain
-    from apitester.shrink import draw_inputs, prepare_strict
+    from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 
     api = "paddle.nn.functional.embedding"
     both = f'{api}(Tensor([1, 3],"int64"), weight=Tensor([2, 4],"float32"), )'

@@ -166,7 +166,7 @@ def _with_reference(monkeypatch, api: str, reference) -> None:
     # a plain spec with this reference: the strict layer is the one replaced
     replaced = dataclasses.replace(spec, torch=reference, strict_torch=None, strict_paddle=None, adaptations=())
     for name in spec.names:
-        monkeypatch.setitem(base._REGISTRY, name, replaced)
+        monkeypatch.setitem(base.REGISTRY, name, replaced)
 
 
 def test_torch_native_semantics_would_be_caught(monkeypatch):

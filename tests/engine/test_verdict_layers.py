@@ -65,7 +65,7 @@ def test_a_plain_spec_has_one_layer():
     assert v.status == "pass" and v.adapted is None and v.adaptations == []
     assert v.strict == {"status": "pass", "direction": None, "max_abs": v.max_abs, "max_rel": v.max_rel,
                         "mismatched": 0, "output": None, "message": v.message,
-                        "exact": v.exact, "max_ulp": v.max_ulp}
+                        "exact": v.exact, "max_ulp": v.max_ulp, "facts": {}}
     # logit's float64 values pass 1e-2 a few ULPs apart: the exact rule reads them, the status does not change
     assert v.exact is False and v.max_ulp >= 1 and v.rule == "within_tolerance"
 

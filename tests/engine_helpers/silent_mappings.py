@@ -17,7 +17,8 @@ import warnings
 
 from apitester import inputs as inp
 from apitester.compare import compare_outputs
-from apitester.execute import _convert, _flatten_outputs, _prepare, _reference_kwargs, _to_torch, _torch_out
+from apitester.trial import NotRunnable, convert as _convert, flatten_outputs as _flatten_outputs, prepare as _prepare
+from apitester.trial import reference_kwargs as _reference_kwargs, to_torch as _to_torch, torch_out as _torch_out
 from apitester.specs.base import Spec, resolve_torch, torch_dtype
 
 RENAMES = {"x": "input", "y": "other", "axis": "dim", "label": "target", "epsilon": "eps",
@@ -335,9 +336,10 @@ def plain_call(api: str, kwargs: dict):
 def check_config(spec: Spec, config: str) -> str | None:
     """None when the spec's reference equals the plain Torch call on this config's inputs;
     otherwise what differs.  Raises NotDerivable when there is no plain call to compare with."""
-    prep = _prepare(config, "cpu")
-    if not hasattr(prep, "torch_side"):
-        raise NotDerivable(f"config does not run: {prep.status} {prep.message[:80]}")
+    try:
+        prep = _prepare(config)
+    except NotRunnable as exc:
+        raise NotDerivable(f"config does not run: {exc.verdict.status} {exc.verdict.message[:80]}") from None
     # the spec's typical inputs (seed 0): the sample both references are run on
     materialised, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw("typical", 0))
     prep = dataclasses.replace(prep, materialised=materialised)

@@ -29,7 +29,7 @@ ALLOWED = {
         "child process environment: a pool worker inherits this one's, with its thread counts and PYTHONPATH",
     "apitester/builds.py:_probe":
         "child process environment: the build probe (an interpreter asked for its Paddle and Torch) inherits this one's, with Paddle's logging quiet",
-    "apitester/execute.py:frameworks":
+    "apitester/trial.py:frameworks":
         "process environment for Paddle itself: GLOG_minloglevel quiets its C++ logging before it is imported",
     "apitester/reports.py:reports_dir":
         "the Django-free engine's knob (no Django settings there): the board's setting PADDLEAPITEST_REPORTS reads "

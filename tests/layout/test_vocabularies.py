@@ -138,7 +138,7 @@ def test_the_engine_scan_reads_the_scripts_the_engine_writes():
     scripts = generated_sources(planted)
     assert list(scripts) == ["SCRIPT_TEMPLATE"] and status_literals(scripts["SCRIPT_TEMPLATE"]) == [(3, "pass")]
     # the repro script is one of them, and it parses
-    assert "_TEMPLATE" in generated_sources((REPO / "apitester" / "repro.py").read_text(encoding="utf-8"))
+    assert "_TEMPLATE" in generated_sources((REPO / "apitester" / "diagnosis" / "repro.py").read_text(encoding="utf-8"))
 
 
 def test_the_engine_scan_leaves_names_and_other_strings_alone():

@@ -32,7 +32,7 @@ def test_the_gradient_checks_side_is_the_reading_on_the_task_page_and_the_api(cl
     assert {n: (r.status, r.direction) for n, r in judged.items()} == {151: ("accuracy_error", "backward"),
                                                                        152: ("accuracy_error", "backward")}
 
-    from apitester.diagnose import diagnose_config
+    from apitester.diagnosis.diagnose import diagnose_config
     from tests.engine import gradient_edge_specs  # noqa: F401  (registers its apitester_diag.* specs in this process)
 
     # Torch's gradient is the NaN: the engine reads torch_off from the gradient check -> torch_suspect

@@ -4,7 +4,7 @@ task fixed in a release, a documented difference re-tested by the real engine, a
 PaddleAPITest's GPU report logged (and its CPU evidence)."""
 from django.utils import timezone
 
-from apitester.diagnose import diagnose_config
+from apitester.diagnosis.diagnose import diagnose_config
 from apitester.execute import run_config
 from tests.board.conftest import write_report_tree
 from tests.factories import make_task

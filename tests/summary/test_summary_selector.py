@@ -128,7 +128,7 @@ def test_staff_get_the_diagnose_button_on_the_card_of_a_task_not_yet_diagnosed(c
 
 
 def test_a_side_named_without_a_distance_says_by_what_not_by_none():
-    """A gradient-check reading names the side with evidence and no max_abs (apitester/oracle.py gradient_check)."""
+    """A gradient-check reading names the side with evidence and no max_abs (apitester/diagnosis/oracle.py gradient_check)."""
     from tracker.selectors.summary import _off_by
 
     reading = {"reading": "paddle_off", "oracle": "gradient_check",

@@ -60,14 +60,14 @@ def tie_rule_text(rule: str) -> str:
 
 
 def _gradient_part_text(engine_text: str) -> str:
-    """apitester.oracle.gradient_convention_reading's words for one side (the only part the engine names
+    """apitester.diagnosis.oracle.gradient_convention_reading's words for one side (the only part the engine names
     today is the Hermitian part of eigh / eigvalsh / pinv(hermitian=True))."""
     return {"the Hermitian part only": _("the Hermitian part only"),
             "more than the Hermitian part": _("more than the Hermitian part")}.get(engine_text, engine_text)
 
 
 def _subgradient_text(engine_text: str) -> str:
-    """apitester.diagnose.subgradient_choice's words for one side."""
+    """apitester.diagnosis.diagnose.subgradient_choice's words for one side."""
     return {"the left derivative": _("the left derivative"), "the right derivative": _("the right derivative"),
             "the mean of the one-sided derivatives": _("the mean of the one-sided derivatives"),
             "another value between them": _("another value between them"), "a subgradient": _("a subgradient"),
@@ -75,7 +75,7 @@ def _subgradient_text(engine_text: str) -> str:
 
 
 def convention_shown(convention: dict | None) -> dict | None:
-    """A convention reading (apitester.conventions) for the page: its kind's name, both behaviours and the
+    """A convention reading (apitester.diagnosis.conventions) for the page: its kind's name, both behaviours and the
     sentence naming them, in the page's language (dtypes, shapes and error messages stay as the engine wrote them)."""
     if not convention:
         return None

@@ -104,7 +104,7 @@ def _dict(value) -> dict:
 
 
 def diagnosis_fields(data: dict) -> dict:
-    """Diagnosis columns from the engine's JSON (apitester.diagnose.diagnose_config, schema 1)."""
+    """Diagnosis columns from the engine's JSON (apitester.diagnosis.diagnose.diagnose_config, schema 1)."""
     if "error" in data:
         return {"state": Diagnosis.State.ERROR, "message": _text(data["error"], 5000)}
     if not data.get("diagnosed"):

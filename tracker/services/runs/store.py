@@ -6,6 +6,7 @@ import math
 
 from django.db import DataError, IntegrityError, transaction
 
+from apitester.compare import FLOAT_FIELDS, Verdict, decode_float, encode_float
 from apitester.inputs import Draw
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match
@@ -41,34 +42,35 @@ def _figures(value, names: tuple[str, ...], number) -> dict:
     return {key: figure for key, figure in kept.items() if figure is not None}
 
 
-def _diff_map(verdict: dict) -> dict | None:
-    """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them."""
-    if verdict.get("diff_map") is None:
+def _diff_map(verdict: Verdict) -> dict | None:
+    """The engine's |paddle − torch| grid plus its NaN/inf-mismatch mask, as the task page draws them (NaN and inf
+    as the engine's JSON writes them)."""
+    if verdict.diff_map is None:
         return None
-    return {"values": verdict["diff_map"], "mask": verdict.get("diff_map_nonfinite"),
-            "shape": verdict.get("diff_shape"), "output": verdict.get("output")}
+    return {"values": [[encode_float(v) for v in row] for row in verdict.diff_map], "mask": verdict.diff_map_nonfinite,
+            "shape": list(verdict.diff_shape) if verdict.diff_shape is not None else None, "output": verdict.output}
 
 
-def _layers(verdict: dict) -> dict:
+def _layers(verdict: Verdict) -> dict:
     """The strict and adapted layers of an engine verdict as ConfigResult fields.
 
     A verdict without layers (the runner's crash / timeout, an older engine) is its own strict layer.
     """
-    strict = verdict.get("strict") or {}
-    adapted = verdict.get("adapted") or {}
+    strict = verdict.strict if isinstance(verdict.strict, dict) else {}
+    adapted = verdict.adapted if isinstance(verdict.adapted, dict) else {}
     return {
-        "strict_status": strict.get("status") or verdict.get("status", Status.UNSUPPORTED),
-        "strict_direction": (strict.get("direction") if strict else verdict.get("direction")) or "",
+        "strict_status": strict.get("status") or verdict.status or Status.UNSUPPORTED,
+        "strict_direction": (strict.get("direction") if strict else verdict.direction) or "",
         "adapted_status": adapted.get("status") or "",
         "adapted_direction": adapted.get("direction") or "",
         "adapted_max_abs": _float(adapted.get("max_abs")),
         "adapted_max_rel": _float(adapted.get("max_rel")),
         "adapted_mismatched": adapted.get("mismatched"),
         "adapted_message": (adapted.get("message") or "")[:5000],
-        "adaptations": list(verdict.get("adaptations") or []),
-        "evidence": (verdict.get("evidence") or "")[:2000],
-        "known_failure": _spec_note(verdict.get("known_failure")),
-        "comparison": _spec_note(verdict.get("comparison")),
+        "adaptations": list(verdict.adaptations or []),
+        "evidence": (verdict.evidence or "")[:2000],
+        "known_failure": _spec_note(verdict.known_failure),
+        "comparison": _spec_note(verdict.comparison),
     }
 
 
@@ -131,48 +133,65 @@ def bigint_or_none(value):
     return number if _BIGINT[0] <= number <= _BIGINT[1] else None
 
 
-def _result_fields(verdict: dict, seconds) -> dict:
-    """ConfigResult fields of one verdict (the engine's, or a pool-made one of the same shape)."""
-    message = verdict.get("message") or ""
+def _figures_readable(data: dict) -> dict:
+    """The verdict with each float figure the engine could not decode ("abc" where seconds go) left out: a figure is
+    never a reason to lose the verdict."""
+    kept = dict(data)
+    for key in FLOAT_FIELDS:
+        try:
+            decode_float(kept.get(key))
+        except (TypeError, ValueError):
+            kept.pop(key)
+    return kept
+
+
+def _result_fields(data: dict, seconds) -> dict:
+    """ConfigResult fields of one verdict (the engine's, or a pool-made one of the same shape), read with the
+    engine's own ``Verdict.from_dict``; what is checked here is what a column holds (finite floats, 64-bit
+    integers, lengths)."""
+    verdict = Verdict.from_dict(_figures_readable(data))
+    message = verdict.message or ""
     extras = []
     for key in ("max_abs", "max_rel"):
-        if isinstance(verdict.get(key), str):  # "nan" / "inf" / "-inf"
-            extras.append(f"{key}={verdict[key]}")
-    if verdict.get("output"):
-        extras.append(f"output: {verdict['output']}")
+        value = getattr(verdict, key)
+        if value is not None and not math.isfinite(value):  # the message keeps "nan" / "inf" / "-inf"
+            extras.append(f"{key}={encode_float(value)}")
+    if verdict.output:
+        extras.append(f"output: {verdict.output}")
     if extras:
         message = (message + "\n" if message else "") + "; ".join(extras)
     return dict(
-        status=str(verdict.get("status") or "unsupported")[:30], direction=str(verdict.get("direction") or "")[:10],
-        statistical=bool(verdict.get("statistical")), max_abs=_float(verdict.get("max_abs")),
-        max_rel=_float(verdict.get("max_rel")), mismatched=bigint_or_none(verdict.get("mismatched")),
-        total_elements=bigint_or_none(verdict.get("total")), worst_index=verdict.get("worst_index"),
+        status=str(verdict.status or Status.UNSUPPORTED)[:30], direction=str(verdict.direction or "")[:10],
+        statistical=bool(verdict.statistical), max_abs=_float(verdict.max_abs),
+        max_rel=_float(verdict.max_rel), mismatched=bigint_or_none(verdict.mismatched),
+        total_elements=bigint_or_none(verdict.total),
+        worst_index=list(verdict.worst_index) if verdict.worst_index is not None else None,
         message=str(message)[:5000], seconds=_seconds(seconds),
-        framework_seconds=_seconds(verdict.get("framework_seconds")), diff_map=_diff_map(verdict),
-        phases=_figures(verdict.get("phases"), PHASE_NAMES, _seconds),
-        torch_cache=_figures(verdict.get("torch_cache"), CACHE_EVENTS, bigint_or_none),
-        draw=_draw_text(verdict.get("draw")), **_layers(verdict), **_exact_readings(verdict),
+        framework_seconds=_seconds(verdict.framework_seconds), diff_map=_diff_map(verdict),
+        phases=_figures(verdict.phases, PHASE_NAMES, _seconds),
+        torch_cache=_figures(verdict.torch_cache, CACHE_EVENTS, bigint_or_none),
+        draw=_draw_text(verdict.draw), **_layers(verdict), **_exact_readings(verdict),
     )
 
 
-def _exact_readings(verdict: dict) -> dict:
+def _exact_readings(verdict: Verdict) -> dict:
     """The exact rule's fields of a verdict (the top level reads the strict layer) and the readings of one that is
     not exact; a pool-made verdict (crash, timeout) or an older engine's has none."""
-    exact, stable = verdict.get("exact"), verdict.get("stable")
-    ulp = bigint_or_none(verdict.get("max_ulp"))
-    if ulp is None and isinstance(verdict.get("max_ulp"), int) and verdict["max_ulp"] > 0:
+    exact, stable = verdict.exact, verdict.stable
+    ulp = bigint_or_none(verdict.max_ulp)
+    if ulp is None and isinstance(verdict.max_ulp, int) and verdict.max_ulp > 0:
         ulp = _BIGINT[1]  # a NaN against a float64 number: farther than the column counts
     return {
         "exact": exact if isinstance(exact, bool) else None,
         "max_ulp": ulp,
         "stable": stable if isinstance(stable, bool) else None,
-        "nondeterministic": str(verdict.get("nondeterministic") or "")[:10],
-        "closer": str(verdict.get("closer") or "")[:20],
-        "closer_code": str(verdict.get("closer_code") or "")[:20],
-        "closer_output": str(verdict.get("closer_output") or "")[:60],
-        "closer_skipped": str(verdict.get("closer_skipped") or "")[:300],
-        "paddle_rmse": _float(verdict.get("paddle_rmse")),
-        "torch_rmse": _float(verdict.get("torch_rmse")),
+        "nondeterministic": str(verdict.nondeterministic or "")[:10],
+        "closer": str(verdict.closer or "")[:20],
+        "closer_code": str(verdict.closer_code or "")[:20],
+        "closer_output": str(verdict.closer_output or "")[:60],
+        "closer_skipped": str(verdict.closer_skipped or "")[:300],
+        "paddle_rmse": _float(verdict.paddle_rmse),
+        "torch_rmse": _float(verdict.torch_rmse),
     }
 
 

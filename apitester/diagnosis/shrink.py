@@ -21,17 +21,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import execute as ex
-from . import inputs as inp
-from .compare import Verdict, layer_of
-from .config import Call, Constructor, TensorSpec, format_call, parse_config, walk
-from .conventions import convention_of, convention_reading
+from .. import execute as ex
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict, layer_of
+from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
+from .conventions import Convention, convention_of, convention_reading
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
-from .vocab import NoOracle, Reading, Status
+from ..vocab import NoOracle, Reading, Status
 
 # Statuses whose failure is a value difference the oracle can read.
-VALUE_FAILURES = ("accuracy_error", "dtype_mismatch")
+VALUE_FAILURES = frozenset({Status.ACCURACY_ERROR, Status.DTYPE_MISMATCH})
 # The oracle runs both sides twice more at float64: above this many input elements a probe's
 # reading is left out (``Reading.NO_ORACLE``, "too large") and shrinking adopts the reading of the
 # first kept step under it (see ``Failure.same_as``).
@@ -56,7 +57,7 @@ class Failure:
     direction: str | None
     output: str | None
     reading: str
-    convention: str | None = None  # a convention reading's key (apitester.conventions): the same convention
+    convention: str | None = None  # a convention reading's key (apitester.diagnosis.conventions): the same convention
 
     def same_as(self, other: "Failure") -> bool:
         """Equal, except that a target read ``too_large`` (no oracle at its size) matches any reading."""
@@ -88,21 +89,24 @@ class Probe:
 
 
 def prepare_strict(config: str):
-    """``execute._prepare`` with the strict sides (the layer "fix verified" reads), or a Verdict."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
-        return prepared
-    return ex._strict_sides(prepared) if prepared.spec.has_strict_reference else prepared
+    """``trial.prepare`` with the strict sides (the layer "fix verified" reads), or the Verdict of a config that
+    cannot be run."""
+    try:
+        return trial.prepare(config).strict_layer()
+    except trial.NotRunnable as exc:
+        return exc.verdict
+
+
+def _trial_or_none(config: str) -> trial.Trial | None:
+    try:
+        return trial.prepare(config)
+    except trial.NotRunnable:
+        return None
 
 
 def draw_inputs(prepared, draw: inp.Draw) -> dict:
-    """The materialised inputs of one draw, with the spec's edge options (as ``execute._run``)."""
-    spec = prepared.spec
-    options = inp.EdgeOptions(nan_inf=spec.nan_inf, overflow=spec.overflow, magnitudes=spec.magnitudes,
-                              extra=dict(spec.edges),
-                              ties={spec.ties.param: spec.ties.values} if spec.ties else {})
-    materialised, _ = inp.materialise_draw(prepared.parsed, spec.domains, draw, options)
-    return materialised
+    """The materialised inputs of one draw, with the trial's edge options (the verdict's own)."""
+    return prepared.inputs_of(draw)
 
 
 def elements_of(config: str) -> int:
@@ -115,32 +119,33 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     strict = verdict.strict or layer_of(verdict)
     elements = elements_of(config)
     oracle = {"readings": [], "no_oracle": None, "reason": ""}
+    # the strict layer's Trial, prepared once for the oracle and the tie reading
+    prepared = prepare_strict(config) if strict["status"] in VALUE_FAILURES else None
     if strict["status"] in VALUE_FAILURES:
         if elements > ORACLE_MAX_ELEMENTS:
             oracle = {"readings": [], "no_oracle": TOO_LARGE,
                       "reason": f"{elements} input elements, over the oracle's {ORACLE_MAX_ELEMENTS}"}
         else:
-            oracle = _oracle(config, draw, strict["direction"] == "backward")
+            oracle = _oracle(prepared, draw, strict["direction"] == "backward")
     reading = reading_of(oracle, strict["output"])
     name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
-    convention = convention_of(strict["status"], strict.get("message") or verdict.message)
+    convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
-        convention = _tie_convention(config, draw, verdict)
-    if convention is not None:  # not a value error: both behaviours named (apitester.conventions)
+        convention = _tie_convention(prepared, draw, verdict)
+    if convention is not None:  # not a value error: both behaviours named (apitester.diagnosis.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     status = strict["status"]
-    if status == Status.PADDLE_ERROR and ex.BOTH_REJECT in (strict.get("message") or verdict.message):
+    if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
     failure = Failure(status, strict["direction"], strict["output"], str(name),
-                      str(convention["key"]) if convention is not None else None)
+                      convention.key if convention is not None else None)
     return Probe(config, verdict, oracle, reading, failure, elements, draw)
 
 
-def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> dict | None:
-    """The tie convention (apitester.ties) of a spec that declares ``ties``; None otherwise."""
-    prepared = prepare_strict(config)
+def _tie_convention(prepared: "trial.Trial | Verdict", draw: inp.Draw, verdict: Verdict) -> Convention | None:
+    """The tie convention (apitester.diagnosis.ties) of a spec that declares ``ties``; None otherwise."""
     if isinstance(prepared, Verdict) or prepared.spec.ties is None:
         return None
     try:
@@ -149,8 +154,7 @@ def _tie_convention(config: str, draw: inp.Draw, verdict: Verdict) -> dict | Non
         return None
 
 
-def _oracle(config: str, draw: inp.Draw, grads: bool) -> dict:
-    prepared = prepare_strict(config)
+def _oracle(prepared: "trial.Trial | Verdict", draw: inp.Draw, grads: bool) -> dict:
     if isinstance(prepared, Verdict):
         return {"readings": [], "no_oracle": "not_numeric", "reason": prepared.message[:300]}
     try:
@@ -223,8 +227,8 @@ def candidates(call: Call, free_sizes: dict[str, int]) -> list[tuple[str, Call]]
 
 def _free_sizes(config: str) -> dict[str, int]:
     """The spec's free-size integer arguments of this config and their values (>1 only)."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
+    prepared = _trial_or_none(config)
+    if prepared is None:
         return {}
     found = {}
     for name in prepared.spec.free_sizes:
@@ -237,7 +241,7 @@ def _free_sizes(config: str) -> dict[str, int]:
 def _with_argument(call: Call, name: str, value: int) -> Call:
     if name in call.kwargs:
         return Call(call.api, call.args, {**call.kwargs, name: value})
-    prepared = ex._prepare(format_call(call), "cpu")
+    prepared = trial.prepare(format_call(call))
     position = list(prepared.sig.parameters).index(name)
     args = list(call.args)
     args[position] = value
@@ -324,17 +328,17 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.rejected += 1
                 continue
             result.trials += 1
-            trial = probe(text, draw)
-            if target.same_as(trial.failure):
-                return what, candidate, trial
+            attempt = probe(text, draw)
+            if target.same_as(attempt.failure):
+                return what, candidate, attempt
     result.stopped = "fixpoint"
     return None
 
 
 def _shapes_disagree(config: str) -> str | None:
     """Why a candidate's tensor shapes break the spec's ``shapes_agree`` (never run), or None."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict) or prepared.spec.shapes_agree is None:
+    prepared = _trial_or_none(config)
+    if prepared is None or prepared.spec.shapes_agree is None:
         return None
     shapes = {name: value.shape for name, value in prepared.parsed.items() if isinstance(value, TensorSpec)}
     return prepared.spec.shapes_agree(**shapes)
@@ -362,8 +366,8 @@ def _call_cut(draw: inp.Draw, current: Call, bound_order: list[int]) -> list[tup
 def _bound_order(config: str) -> list[int] | None:
     """For each tensor in the order ``inputs.materialise`` walks the bound arguments, its index in the call's
     tensor order (``Call.tensors``); None when the config does not bind."""
-    prepared = ex._prepare(config, "cpu")
-    if isinstance(prepared, Verdict):
+    prepared = _trial_or_none(config)
+    if prepared is None:
         return None
     position = {id(t): i for i, t in enumerate(prepared.call.tensors())}
     order = [position.get(id(t)) for t in inp.tensor_specs(prepared.parsed)]

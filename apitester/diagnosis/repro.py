@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from . import execute as ex
-from . import inputs as inp
-from .compare import Verdict
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict
 from .shrink import draw_inputs, prepare_strict
 
 LITERAL_MAX_ELEMENTS = 1024
@@ -30,7 +30,7 @@ def draw_arguments(config: str, draw) -> dict:
     if isinstance(prepared, Verdict):
         raise ValueError(prepared.message)
     materialised = draw_inputs(prepared, inp.Draw.parse(draw))
-    return {k: ex._map_tensors(v, lambda t: (t.array, t.dtype)) for k, v in materialised.items()}
+    return {k: trial.map_tensors(v, lambda t: (t.array, t.dtype)) for k, v in materialised.items()}
 
 
 def _number(value) -> str:
@@ -76,14 +76,14 @@ def _arguments_source(config: str, draw: inp.Draw, materialised: dict) -> str:
         body = ",\n".join(f"    {k!r}: {_literal(v)}" for k, v in materialised.items())
         return "ARGS = {\n" + body + ",\n}\n"
     return ("# the inputs are too many for literals: apitester draws them (deterministic: config + draw)\n"
-            "from apitester.repro import draw_arguments\n"
+            "from apitester.diagnosis.repro import draw_arguments\n"
             f"ARGS = wrap(draw_arguments(CONFIG, {str(draw)!r}))\n")
 
 
 def _tensors(materialised: dict) -> list:
     found: list = []
     for value in materialised.values():
-        ex._map_tensors(value, lambda t: found.append(t) or t)
+        trial.map_tensors(value, lambda t: found.append(t) or t)
     return found
 
 
@@ -269,7 +269,7 @@ def as_numpy(value):
 
 
 def random_grad(shape, dtype, index):
-    """The engine's output-gradient (apitester.execute._random_grad): its generator, in draw format FORMAT."""
+    """The engine's output-gradient (apitester.trial.output_gradient): its generator, in draw format FORMAT."""
     rng = np.random.default_rng([SEED, zlib.crc32(b"grad_output"), index])
     held = "float32" if dtype == "bfloat16" else dtype
     arr = uniform_array(rng, -1.0, 1.0, shape, held, fmt=FORMAT)

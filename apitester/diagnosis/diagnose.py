@@ -10,14 +10,15 @@ from __future__ import annotations
 import hashlib
 import time
 
-from . import inputs as inp
-from .compare import Verdict, encode_float
-from .config import ConfigSyntaxError, parse_config
-from .inputs import estimate_bytes
+from .. import inputs as inp
+from ..compare import Verdict, encode_float
+from ..config import ConfigSyntaxError, parse_config
+from .conventions import Convention
+from ..inputs import estimate_bytes
 from .oracle import gradient_check
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from .vocab import ConventionKind, NoOracle, Reading, ReadingSource, Status
+from ..vocab import ConventionKind, NoOracle, Reading, ReadingSource, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -139,9 +140,9 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
         paddle, torch = "a subgradient", "another subgradient"
     text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
             f"give a subgradient (between the one-sided derivatives): Paddle {paddle}{p_value}, Torch {torch}{t_value}")
-    convention = {"kind": ConventionKind.SUBGRADIENT, "paddle": paddle, "torch": torch,
-                  "kinks": kinks, "text": text, "key": f"subgradient: {paddle} vs {torch}"}
-    return {"output": output, "reading": Reading.CONVENTION, "convention": convention,
+    convention = Convention(ConventionKind.SUBGRADIENT, paddle, torch, text=text,
+                            key=f"subgradient: {paddle} vs {torch}", details=(("kinks", kinks),))
+    return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
 
@@ -237,7 +238,7 @@ def _too_large(config: str, max_input_bytes: int) -> str:
 
 def _reported_draw(config: str):
     """The draw the config's verdict reports (its failing draw), or the Verdict when it has none."""
-    from .execute import run_config  # noqa: PLC0415  (paddle and torch load on the first run only)
+    from ..execute import run_config  # noqa: PLC0415  (paddle and torch load on the first run only)
 
     verdict = run_config(config)
     if verdict.strict_status not in STRICT_FAILURES or not verdict.draw:
@@ -318,7 +319,7 @@ def failure_signature(diagnosis: dict) -> dict:
     shrunk = (diagnosis.get("shrink") or {}).get("config") or diagnosis["config"]
     parts = [diagnosis["api"], failure.get("status"), failure.get("direction"), failure.get("output"),
              _signature_reading(diagnosis), shape_signature(shrunk)]
-    if failure.get("convention"):  # the convention named (apitester.conventions: its key leaves sizes out)
+    if failure.get("convention"):  # the convention named (apitester.diagnosis.conventions: its key leaves sizes out)
         parts.append(failure["convention"])
     key = " | ".join("-" if p is None else str(p) for p in parts)
     return {"key": key, "hash": hashlib.sha1(key.encode()).hexdigest()[:12]}

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import execute as ex
-from . import inputs as inp
-from .compare import Out, encode_float
-from .specs.base import dtype_name
-from .vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
+from .. import trial
+from .. import inputs as inp
+from ..compare import Out, encode_float
+from ..specs.base import dtype_name
+from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 
 # ---------------------------------------------------------------- the rules and their constants
 
@@ -100,37 +100,37 @@ class SideRun:
 
 def _side_parts(name: str, prepared):
     if name == "paddle":
-        return prepared.paddle_side, ex._to_paddle, ex._paddle_out
-    return prepared.torch_side, ex._to_torch, ex._torch_out
+        return prepared.paddle_side, trial.to_paddle, trial.paddle_out
+    return prepared.torch_side, trial.to_torch, trial.torch_out
 
 
 def run_side(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray] | None = None) -> SideRun:
     """Run Paddle's (``name="paddle"``) or Torch's side of ``prepared`` on ``materialised``.
 
     ``grad_of`` maps an output index to its output-gradient array: the input gradients are then
-    computed from those outputs (the engine's backward: ``execute._backward``)."""
+    computed from those outputs (the engine's backward: ``trial.run_backward``)."""
     side, convert, to_out = _side_parts(name, prepared)
-    values, leaves = ex._convert(materialised, convert, bool(grad_of))
+    values, leaves = trial.convert(materialised, convert, bool(grad_of))
     try:
         raw = side(values)
         if prepared.spec.outputs is not None:
             raw = prepared.spec.outputs(raw)
     except Exception as exc:
-        return SideRun(error=ex._short(exc))
-    flat = ex._flatten_outputs(raw)
+        return SideRun(error=trial.short_error(exc))
+    flat = trial.flatten_outputs(raw)
     run = SideRun(outputs=[to_out(v) for v in flat])
     if grad_of:
         try:
             grads = _input_grads(name, flat, leaves, grad_of)
         except Exception as exc:
-            return SideRun(outputs=run.outputs, error=f"backward: {ex._short(exc)}")
-        run.grads = [ex._grad_out(g, leaf, to_out) for leaf, g in zip(leaves.tensors, grads)]
+            return SideRun(outputs=run.outputs, error=f"backward: {trial.short_error(exc)}")
+        run.grads = [trial.grad_out(g, leaf, to_out) for leaf, g in zip(leaves.tensors, grads)]
         run.grad_labels = [f"grad {label}" for label in leaves.labels]
     return run
 
 
 def _input_grads(name: str, flat: list, leaves, grad_of: dict[int, np.ndarray]):
-    paddle, torch = ex.frameworks()
+    paddle, torch = trial.frameworks()
     pairs = [(i, flat[i], g) for i, g in sorted(grad_of.items()) if i < len(flat)]
     if name == "paddle":
         outs = [out for _, out, _ in pairs]
@@ -142,21 +142,21 @@ def _input_grads(name: str, flat: list, leaves, grad_of: dict[int, np.ndarray]):
 
 
 def output_gradients(prepared, materialised: dict, draw: inp.Draw) -> dict[int, np.ndarray]:
-    """The engine's random output-gradients (``execute._random_grad``) for the outputs both sides
+    """The engine's random output-gradients (``trial.output_gradient``) for the outputs both sides
     differentiate, at the config's dtype; {} when the API's backward is not compared."""
     if not prepared.want_grad:
         return {}
-    p_values, p_leaves = ex._convert(materialised, ex._to_paddle, True)
-    t_values, t_leaves = ex._convert(materialised, ex._to_torch, True)
+    p_values, p_leaves = trial.convert(materialised, trial.to_paddle, True)
+    t_values, t_leaves = trial.convert(materialised, trial.to_torch, True)
     if not p_leaves.tensors:
         return {}
     try:
-        p_flat = ex._flatten_outputs(prepared.paddle_side(p_values))
-        t_flat = ex._flatten_outputs(prepared.torch_side(t_values))
+        p_flat = trial.flatten_outputs(prepared.paddle_side(p_values))
+        t_flat = trial.flatten_outputs(prepared.torch_side(t_values))
     except Exception:
         return {}
-    pairs, _ = ex._grad_outputs(p_flat, t_flat)
-    return {i: ex._random_grad(tuple(t.shape), dtype_name(t.dtype), draw.seed, i, draw.format) for i, _, t in pairs}
+    pairs, _ = trial.grad_outputs(p_flat, t_flat)
+    return {i: trial.output_gradient(tuple(t.shape), dtype_name(t.dtype), draw.seed, i, draw.format) for i, _, t in pairs}
 
 
 # ---------------------------------------------------------------- upcasting
@@ -170,14 +170,14 @@ def upcast(materialised: dict) -> dict:
             return inp.InputTensor(t.array.copy(), t.dtype)
         return inp.InputTensor(t.array.astype(high), high)
 
-    return {k: ex._map_tensors(v, leaf) for k, v in materialised.items()}
+    return {k: trial.map_tensors(v, leaf) for k, v in materialised.items()}
 
 
 def input_tensors(materialised: dict) -> list[inp.InputTensor]:
     """Every InputTensor of the materialised arguments, in the order the sides convert them."""
     found: list[inp.InputTensor] = []
     for value in materialised.values():
-        ex._map_tensors(value, lambda t: found.append(t) or t)
+        trial.map_tensors(value, lambda t: found.append(t) or t)
     return found
 
 
@@ -324,17 +324,17 @@ class Reference:
             self.why = f"{elements} input elements, over the reference's {REF_MAX_ELEMENTS}"
             self.code = NoOracle.TOO_LARGE
             return None
-        values = {k: ex._map_tensors(v, lambda t: t.array.copy()) for k, v in self.high_inputs.items()}
+        values = {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in self.high_inputs.items()}
         try:
             with np.errstate(all="ignore"):
-                raw = self.spec.ref(**ex._reference_kwargs(values, self.sig))
+                raw = self.spec.ref(**trial.reference_kwargs(values, self.sig))
         except NotImplementedError as exc:
             self.why = f"the reference does not cover these arguments{': ' + str(exc) if str(exc) else ''}"
             return None
         except Exception as exc:  # an engine gap in the reference: said so, never a side's error
-            self.why = f"the reference raised: {ex._short(exc)}"[:300]
+            self.why = f"the reference raised: {trial.short_error(exc)}"[:300]
             return None
-        return [np.asarray(v) for v in ex._flatten_outputs(raw)]
+        return [np.asarray(v) for v in trial.flatten_outputs(raw)]
 
     def output(self, index: int | None) -> np.ndarray | None:
         outs = self.outputs()
@@ -519,7 +519,7 @@ REFERENCE_SETTLES = (NoOracle.FLOAT64_CONFIG, NoOracle.EXACT_DTYPE)
 def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> dict:
     """Readings of every forward output (and, with ``grads``, every input gradient) of one draw.
 
-    ``prepared`` is the strict layer (``execute._strict_sides``).  Returns {"readings": [...],
+    ``prepared`` is the strict layer (``Trial.strict``).  Returns {"readings": [...],
     "no_oracle": code or None, "reason": text} -- the readings are per output, labelled as the
     verdict labels them ("output 0", "grad x")."""
     level = config_level_reason(prepared, materialised)
@@ -529,10 +529,10 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> 
     high_inputs = upcast(materialised)
     high_grad_of = {i: g.astype(np.complex128 if g.dtype.kind == "c" else np.float64) for i, g in grad_of.items()}
     runs = {
-        "low_p": run_side("paddle", prepared, ex._copy_inputs(materialised), grad_of),
-        "low_t": run_side("torch", prepared, ex._copy_inputs(materialised), grad_of),
-        "high_p": run_side("paddle", prepared, ex._copy_inputs(high_inputs), high_grad_of),
-        "high_t": run_side("torch", prepared, ex._copy_inputs(high_inputs), high_grad_of),
+        "low_p": run_side("paddle", prepared, trial.copy_inputs(materialised), grad_of),
+        "low_t": run_side("torch", prepared, trial.copy_inputs(materialised), grad_of),
+        "high_p": run_side("paddle", prepared, trial.copy_inputs(high_inputs), high_grad_of),
+        "high_t": run_side("torch", prepared, trial.copy_inputs(high_inputs), high_grad_of),
     }
     failed = [f"{key}: {run.error}" for key, run in runs.items() if run.error]
     if failed:
@@ -651,7 +651,7 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     if convention and project is None:  # which gradient the API defines is a declared convention, not a value
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: a declared gradient "
                                      f"convention ({convention})"}
-    leaves = [t for t in input_tensors(reference.high_inputs) if t.dtype in ex.FLOATING]
+    leaves = [t for t in input_tensors(reference.high_inputs) if t.dtype in trial.FLOATING]
     if j >= len(leaves):
         return reading
     if sum(t.array.size for t in leaves) > REF_GRAD_MAX_ELEMENTS:  # shrinking adopts a smaller candidate's reading
@@ -662,7 +662,7 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     except NotImplementedError as exc:
         return {**reading, "reason": f"{reading['reason']}; no reference derivative: {exc}"}
     except Exception as exc:  # an engine gap: said so
-        return {**reading, "reason": f"{reading['reason']}; no reference derivative: {ex._short(exc)}"[:400]}
+        return {**reading, "reason": f"{reading['reason']}; no reference derivative: {trial.short_error(exc)}"[:400]}
     high = {"paddle": runs["high_p"].grads[j].array, "torch": runs["high_t"].grads[j].array}
     if any(v is None for v in high.values()):
         return reading
@@ -965,7 +965,7 @@ def _loss(name: str, prepared, materialised: dict, grad_of: dict[int, np.ndarray
     ``frozen`` ({output index: (mask, values)}): output elements left out of the sum because they are not finite
     at the unperturbed input (their gradient weight is 0); where one of them changes, the loss is NaN (the step
     reached an output the check cannot measure, so the element is not judged from that side)."""
-    run = run_side(name, prepared, ex._copy_inputs(materialised))
+    run = run_side(name, prepared, trial.copy_inputs(materialised))
     if run.error:
         raise RuntimeError(run.error)
     terms = []
@@ -985,7 +985,7 @@ def _finite_part(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]
     """The output-gradients with a 0 weight on every output element that is not finite at ``high`` (inf * 0 is
     NaN: such an element would make every finite difference NaN), and those elements' values (``_loss``'s
     ``frozen``).  The analytic gradient is taken with the same weights, so both differentiate one function."""
-    run = run_side(name, prepared, ex._copy_inputs(high))
+    run = run_side(name, prepared, trial.copy_inputs(high))
     if run.error:
         raise RuntimeError(run.error)
     weights, frozen = {}, {}
@@ -1012,7 +1012,7 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
 
     Real floating inputs only (complex gradients follow conventions that differ between the two frameworks);
     bounded by GRADCHECK_MAX_ELEMENTS and, per side, GRADCHECK_MAX_FORWARDS and GRADCHECK_MAX_SECONDS."""
-    leaves = [t for t in input_tensors(materialised) if t.dtype in ex.FLOATING]
+    leaves = [t for t in input_tensors(materialised) if t.dtype in trial.FLOATING]
     count = sum(t.array.size for t in leaves)
     if not prepared.want_grad or not leaves:
         return {"ran": False, "reason": "no differentiable floating input"}
@@ -1029,7 +1029,7 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
         return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}: {chosen}"}
     reference = None
     if reference_gradient is not None:
-        found = reference_gradient(ex._copy_inputs(high), dict(high_grad_of))
+        found = reference_gradient(trial.copy_inputs(high), dict(high_grad_of))
         reference = [np.asarray(r, dtype=np.float64).reshape(-1) for r in found] if found is not None else None
     result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL,
               "method": ("reference derivative" if reference is not None else
@@ -1066,7 +1066,7 @@ def differing_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> 
     gradients differ most (a NaN against a number first), or why there are none to choose."""
     grads = {}
     for name in ("paddle", "torch"):
-        run = run_side(name, prepared, ex._copy_inputs(high), grad_of)
+        run = run_side(name, prepared, trial.copy_inputs(high), grad_of)
         if run.error or any(g.array is None for g in run.grads):
             return f"no float64 gradient from {name}: {run.error or 'an input without one'}"[:300]
         grads[name] = [np.asarray(g.array, dtype=np.float64).reshape(-1) for g in run.grads]
@@ -1093,10 +1093,10 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
         grad_of, frozen = (grad_of, {}) if reference is not None else _finite_part(name, prepared, high, grad_of)
     except Exception as exc:
         return {"matches": None, "error": str(exc)[:300]}
-    analytic = run_side(name, prepared, ex._copy_inputs(high), grad_of)
+    analytic = run_side(name, prepared, trial.copy_inputs(high), grad_of)
     if analytic.error:
         return {"matches": None, "error": analytic.error}
-    leaves = [t for t in input_tensors(high) if t.dtype in ex.FLOATING]  # the order _convert takes leaves in
+    leaves = [t for t in input_tensors(high) if t.dtype in trial.FLOATING]  # the order trial.convert takes leaves in
     budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
     outputs, worst = {}, 0.0
     try:
@@ -1207,7 +1207,7 @@ def check_reference(prepared, materialised: dict) -> dict:
     outs = reference.outputs()
     if outs is None:
         return {"ran": False, "why": reference.why, "outputs": []}
-    runs = {name: run_side(name, prepared, ex._copy_inputs(high)) for name in ("paddle", "torch")}
+    runs = {name: run_side(name, prepared, trial.copy_inputs(high)) for name in ("paddle", "torch")}
     if any(run.error for run in runs.values()):
         return {"ran": False, "why": "; ".join(f"{k}: {r.error}" for k, r in runs.items() if r.error), "outputs": []}
     rows = []

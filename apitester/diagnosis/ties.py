@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import execute as ex
-from . import inputs as inp
-from .compare import Verdict, compare_outputs
-from .conventions import tie_convention
+from .. import trial
+from .. import inputs as inp
+from ..compare import Verdict, compare_outputs
+from .conventions import Convention, tie_convention
 from .oracle import run_side
-from .vocab import Status
+from ..vocab import Status
 
 # At most this many ties are read one by one (two runs of each side per tie at most).
 MAX_TIES_READ = 32
@@ -45,7 +45,7 @@ def _nudged(materialised: dict, param: str, positions, direction: float) -> dict
     """A copy of the inputs with ``param``'s elements at ``positions`` moved off their tie toward ``direction``
     (+-1) by NUDGE of their magnitude (at least NUDGE * 2**-4): a few ulps of any float dtype, far below a
     grid cell, so the coordinate leaves the tie and nothing else changes."""
-    copy = ex._copy_inputs(materialised)
+    copy = trial.copy_inputs(materialised)
     tensor = copy[param]
     flat = tensor.array.reshape(-1)
     values = flat[positions].astype(np.float64)
@@ -55,7 +55,7 @@ def _nudged(materialised: dict, param: str, positions, direction: float) -> dict
 
 
 def _outputs(name: str, prepared, materialised: dict) -> list | None:
-    run = run_side(name, prepared, ex._copy_inputs(materialised))
+    run = run_side(name, prepared, trial.copy_inputs(materialised))
     return None if run.error else [o.array for o in run.outputs]
 
 
@@ -83,8 +83,8 @@ def side_choices(name: str, prepared, materialised: dict, param: str, tied, floo
 def _ties_alone(prepared, materialised: dict, param: str, tied, verdict: Verdict) -> bool:
     """Do Paddle and Torch agree once every tie is nudged down (the failure is the ties only)?"""
     nudged = _nudged(materialised, param, tied, -1.0)
-    p_run = run_side("paddle", prepared, ex._copy_inputs(nudged))
-    t_run = run_side("torch", prepared, ex._copy_inputs(nudged))
+    p_run = run_side("paddle", prepared, trial.copy_inputs(nudged))
+    t_run = run_side("torch", prepared, trial.copy_inputs(nudged))
     if p_run.error or t_run.error:
         return False
     atol = verdict.atol if verdict.atol is not None else 1e-2
@@ -92,7 +92,7 @@ def _ties_alone(prepared, materialised: dict, param: str, tied, verdict: Verdict
     return compare_outputs(p_run.outputs, t_run.outputs, atol, rtol).status == Status.PASS
 
 
-def tie_convention_of(prepared, materialised: dict, verdict: Verdict) -> dict | None:
+def tie_convention_of(prepared, materialised: dict, verdict: Verdict) -> Convention | None:
     """The tie convention of a failing forward draw (``materialised``, the strict layer ``prepared``) of a spec
     with ``ties`` (module docstring), or None."""
     if verdict.strict_status != Status.ACCURACY_ERROR or (verdict.strict or {}).get("direction", verdict.direction) != "forward":

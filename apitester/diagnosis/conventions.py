@@ -1,0 +1,171 @@
+"""Failures that are not about values: the two sides follow different conventions, and the reading names both.
+
+A dtype, shape or error failure has no exact value to measure the sides against, but it is not a mystery
+either: "dtype int32 (Paddle) vs int64 (Torch)", "shape (n,) vs (n, 1)", "Paddle raises ValueError: … where
+Torch returns".  ``convention_of`` reads that off the strict layer of a verdict: its status and its ``facts``
+(``Verdict.facts``, as ``apitester.compare`` and ``apitester.trial`` record them; no message is parsed back) and ``convention_reading`` makes it the failing
+output's reading (``Reading.CONVENTION``, docs/diagnosis.md) in place of ``no_oracle``.
+
+Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_convention`` takes each side's
+rounding choice at the inputs placed exactly on a tie (``apitester.specs.base.Ties``) and names each side's
+rule (``TieRule``).
+
+A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serialised in one place
+(``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
+(the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
+``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``.  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
+as ``(n,) vs (n, 1)``, an error as its exception type).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..vocab import ConventionKind, Reading, Side, Status, TieRule
+
+@dataclass(frozen=True)
+class Convention:
+    """Two behaviours that differ by convention, not by value: each side's, the sentence naming both (``text``)
+    and what distinct failures group by (``key``: sizes and error texts left out). ``details``: the kind's own
+    fields, in the order the JSON shows them (between ``torch`` and ``text``)."""
+
+    kind: ConventionKind
+    paddle: str
+    torch: str
+    text: str
+    key: str
+    details: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict:
+        """The JSON form every reading, diagnosis file and the board read (one definition)."""
+        return {"kind": self.kind, "paddle": self.paddle, "torch": self.torch, **dict(self.details),
+                "text": self.text, "key": self.key}
+
+
+def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
+    """A shape with every size above 1 named by its value (the first size seen is n, then m, k, …), 1 kept:
+    [3] -> "(n,)", [3, 1] -> "(n, 1)".  ``names`` is shared by both sides so equal sizes get one name."""
+    letters = "nmkpqrs"
+    parts = []
+    for d in dims:
+        if d == 1 or d == 0:
+            parts.append(str(d))
+            continue
+        if d not in names:
+            names[d] = letters[len(names)] if len(names) < len(letters) else f"n{len(names)}"
+        parts.append(names[d])
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _dtype(facts: dict) -> Convention | None:
+    if "dtypes" not in facts:
+        return None
+    paddle, torch = facts["dtypes"]
+    return Convention(ConventionKind.DTYPE, paddle, torch, text=f"dtype: {paddle} (Paddle) vs {torch} (Torch)",
+                      key=f"dtype: {paddle} vs {torch}")
+
+
+def _shape(facts: dict) -> Convention | None:
+    if "shapes" in facts:
+        p_dims, t_dims = (list(dims) for dims in facts["shapes"])
+        names: dict[int, str] = {}
+        p_sym, t_sym = symbolic_shape(p_dims, names), symbolic_shape(t_dims, names)
+        return Convention(ConventionKind.SHAPE, str(p_dims), str(t_dims), text=f"shape {p_sym} (Paddle) vs {t_sym} (Torch)",
+                          key=f"shape: {p_sym} vs {t_sym}")
+    if "outputs" in facts:
+        p, t = facts["outputs"]
+        return Convention(ConventionKind.SHAPE, f"{p} outputs", f"{t} outputs",
+                          text=f"{p} outputs (Paddle) vs {t} outputs (Torch)", key=f"outputs: {p} vs {t}")
+    if "none" in facts:
+        paddle, torch = ("None", "a value") if facts["none"] == Side.PADDLE else ("a value", "None")
+        return Convention(ConventionKind.SHAPE, paddle, torch, text=f"{paddle} (Paddle) vs {torch} (Torch)",
+                          key=f"output: {paddle} vs {torch}")
+    return None
+
+
+def _raises(side: str, error: str, kind: str) -> Convention:
+    """``error``: the side's error as the verdict shows it; ``kind``: its exception's type."""
+    error = error.strip()
+    other = "Torch" if side == Side.PADDLE else "Paddle"
+    raised, returned = f"raises {error}", "returns"
+    paddle, torch = (raised, returned) if side == Side.PADDLE else (returned, raised)
+    return Convention(ConventionKind.RAISES, paddle, torch,
+                      text=f"{'Paddle' if side == Side.PADDLE else 'Torch'} raises {error} where {other} returns",
+                      key=f"raises: {kind} ({side}) vs returns ({other.lower()})",
+                      details=(("raises", str(side)), ("error", error)))
+
+
+def convention_of(layer: dict, error: str = "") -> Convention | None:
+    """The convention a strict failure shows (``layer``: the verdict's strict layer, its status and facts), or
+    None when the failure is about values (accuracy_error), or both sides raise (an input outside the API).
+    ``error``: the raising side's error text to show (the layer's message by default)."""
+    status, facts = layer.get("status"), layer.get("facts") or {}
+    if status == Status.DTYPE_MISMATCH:
+        return _dtype(facts)
+    if status == Status.SHAPE_MISMATCH:
+        return _shape(facts)
+    if status == Status.PADDLE_ERROR and facts.get("both_reject"):
+        return None
+    if status in (Status.PADDLE_ERROR, Status.TORCH_ERROR):
+        side = Side.PADDLE if status == Status.PADDLE_ERROR else Side.TORCH
+        return _raises(side, error or layer.get("message") or "", facts.get("error_type") or "error")
+    return None
+
+
+def convention_reading(output: str | None, convention: Convention) -> dict:
+    """The failing output's reading for a convention: names both behaviours, no oracle needed."""
+    return {"output": output or "", "reading": Reading.CONVENTION, "convention": convention.to_dict(),
+            "reason": convention.text}
+
+
+# ---------------------------------------------------------------- ties
+
+
+def _consistent(rule: TieRule, floor: int, up: bool) -> bool:
+    """Does ``rule`` round the tie floor + 0.5 up (to floor + 1) exactly when ``up``?"""
+    if rule == TieRule.HALF_TO_EVEN:
+        return up == (floor % 2 != 0)
+    if rule == TieRule.HALF_AWAY_FROM_ZERO:
+        return up == (floor >= 0)
+    if rule == TieRule.HALF_UP:
+        return up
+    return not up  # HALF_DOWN
+
+
+RULE_ORDER = (TieRule.HALF_TO_EVEN, TieRule.HALF_AWAY_FROM_ZERO, TieRule.HALF_UP, TieRule.HALF_DOWN)
+
+
+def tie_rule(choices: list[tuple[int, bool]], avoid: "TieRule | None" = None) -> TieRule:
+    """The rule a side's choices follow: ``choices`` are (floor of the tied coordinate, rounded up?) per tie.
+
+    Several rules can fit the ties seen (on positive ties half away from zero and half up agree): the first
+    in RULE_ORDER that fits is named, except ``avoid`` (the other side's rule) while another fits; MIXED when
+    none fits."""
+    fitting = [rule for rule in RULE_ORDER if all(_consistent(rule, f, up) for f, up in choices)]
+    if not fitting:
+        return TieRule.MIXED
+    preferred = [rule for rule in fitting if rule != avoid]
+    return (preferred or fitting)[0]
+
+
+RULE_TEXT = {
+    TieRule.HALF_TO_EVEN: "half to even", TieRule.HALF_AWAY_FROM_ZERO: "half away from zero",
+    TieRule.HALF_UP: "half up", TieRule.HALF_DOWN: "half down", TieRule.MIXED: "no single rule",
+}
+
+
+def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]) -> Convention | None:
+    """The tie convention of two sides' choices at the same ties (None when they round every tie alike)."""
+    differ = sum(1 for (_, p), (_, t) in zip(paddle, torch) if p != t)
+    if not differ:
+        return None
+    t_rule = tie_rule(torch)
+    p_rule = tie_rule(paddle, avoid=t_rule)
+    if p_rule == t_rule:
+        t_rule = tie_rule(torch, avoid=p_rule)
+    p_text, t_text = RULE_TEXT[p_rule], RULE_TEXT[t_rule]
+    return Convention(ConventionKind.TIE, p_text, t_text,
+                      text=f"ties: Paddle rounds {p_text}, Torch {t_text} ({differ} tied element"
+                           f"{'s' if differ != 1 else ''})",
+                      key=f"tie: {p_rule} vs {t_rule}",
+                      details=(("paddle_rule", str(p_rule)), ("torch_rule", str(t_rule)), ("ties", differ)))
