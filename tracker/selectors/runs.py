@@ -20,6 +20,7 @@ from apitester.pool import TimeBudget, config_elements, default_memory_budget, e
 
 from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
+from . import provenance
 from .envs import main_version
 from .flakiness import config_flakiness, flaky_rows
 from ..vocab import (
@@ -250,7 +251,8 @@ def run_summary(run: TestRun) -> dict:
             # the lanes run one after another on a host's queue: their times left add up
             "rate": rate, **_matrix_eta(summaries),
             "waiting": "; ".join(f"{i['release']}: {i['waiting']}" for i in summaries if i["waiting"]),
-            "message": run.message, "lanes": summaries,
+            "message": run.message, "lanes": summaries, "threads": run.threads,
+            "provenance": provenance.run_provenance(run),
             "started_at": run.started_at.isoformat() if run.started_at else None,
             "finished_at": run.finished_at.isoformat() if run.finished_at else None,
             **_tasks_field(run),
@@ -266,6 +268,9 @@ def run_summary(run: TestRun) -> dict:
         "release": run.release,
         "parent": run.parent_id,
         "paddle_flags": run.paddle_flags or {},  # the Paddle flags every verdict of the run was given with
+        "threads": run.threads,  # both frameworks pinned to this many threads (None: a run from before #46)
+        # the distinct provenances of its verdicts (builds, threads, CPU capability, host — staff only)
+        "provenance": provenance.run_provenance(run),
         "paddle_version": run.paddle_version,
         "paddle_commit": run.paddle_commit,
         "torch_version": run.torch_version,

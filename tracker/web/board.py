@@ -20,12 +20,14 @@ from ..selectors import charts as chart_selectors
 from ..selectors import claims as claim_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
+from ..selectors import provenance as provenance_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import external as external_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import summary as summary_selectors
 from ..selectors import versions
+from ..selectors import visibility
 
 CONFIGS_PER_PAGE = 50
 
@@ -134,6 +136,11 @@ def task_page(request, number: int):
             "external_runs": external_selectors.task_external_runs(task),  # PaddleAPITest's, labelled
             "exact_summary": alignment_selectors.task_exact_summary(task),
             "summary": summary_selectors.task_summary(task, releases_panel=releases_panel),  # the card (#summary)
+            # under which builds, threads and CPU its verdicts were given (issue #46); the host for staff only
+            "provenance_rows": visibility.shown_provenance(provenance_selectors.task_provenance(task),
+                                                           staff=request.user.is_staff),
+            "show_host": request.user.is_staff,
+            "thread_sensitive": provenance_selectors.task_thread_sensitive(task),
             # The claim panel for this viewer (a shared anonymous copy only ever shows the signed-out state).
             "claim_state": claim_selectors.task_claim_state(
                 task, request.user, getattr(request, "session", {}).get("github_comment_to_paste")),
