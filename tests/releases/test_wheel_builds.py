@@ -122,3 +122,26 @@ def test_a_wheel_url_is_downloaded_once_into_the_envs_folder(settings, tmp_path)
     assert first == again == tmp_path / "envs" / ".wheels" / wheel.name and requests.count(f"/{wheel.name}") == 1  # fetched once
     assert read_wheel(first)["commit"] == COMMIT and first.read_bytes() == wheel.read_bytes()
     assert json.dumps(sorted(p.name for p in (tmp_path / "envs" / ".wheels").iterdir())) == json.dumps([wheel.name])
+
+
+@pytest.mark.django_db
+def test_a_fix_found_in_a_build_says_which_build_and_that_no_release_has_it_yet():
+    from django.utils import translation
+
+    from tracker.models import TestRun
+    from tracker.selectors.releases import FixedIn, describe
+    from tracker.vocab import FixedInKind
+
+    build = "3.4.0.dev20260501"
+    TestRun.objects.create(scope={}, release=build, paddle_version=build, paddle_commit=COMMIT, state="done")
+    answer = FixedIn(kind=FixedInKind.FIXED, release=build, latest=build, passing_latest=2, judged_latest=2,
+                     before="3.3.1", failing_before=2, releases=["3.3.1", build])
+    text = describe(answer)
+    assert text.endswith(f"— build of 2026-05-01, commit {COMMIT[:10]}, not yet released"), text
+    assert text.startswith(f"fixed in Paddle {build}")
+    released = FixedIn(**{**answer.__dict__, "releases": ["3.3.1", build, "3.4.0"]})
+    assert describe(released).endswith(f"— build of 2026-05-01, commit {COMMIT[:10]}")
+    plain = FixedIn(**{**answer.__dict__, "release": "3.4.0", "releases": ["3.3.1", "3.4.0"]})
+    assert "build of" not in describe(plain)
+    with translation.override("zh-hans"):
+        assert "尚未发布" in describe(answer)
