@@ -2,8 +2,9 @@
 the configs whose verdict changes with the thread count alone (thread-sensitive).
 
 A verdict here is the strict layer under the exact rule (exact / within_tolerance / fails, else the strict status):
-two thread counts that disagree on it for the same config and the same Paddle build (version and commit) make the
-config thread-sensitive; each thread count's latest verdict is compared, so an older run is not held against it."""
+two thread counts that disagree on it for the same config, the same Paddle build (version and commit) and the same
+Torch make the config thread-sensitive; two Torch versions that disagree with the build and threads held are the
+reference drift (torch_drift); each thread count's latest verdict is compared, so an older run is not held against it."""
 from __future__ import annotations
 
 from django.db.models import Count, Max, Q
@@ -48,21 +49,53 @@ def _verdict(strict: str, status: str, exact) -> str:
 
 def thread_sensitive(results) -> dict[int, list[tuple[int, str]]]:
     """config id → [(threads, verdict), ...] for each config whose latest verdicts at two thread counts differ on one
-    Paddle build; configs with one thread count, or the same verdict at every count, are left out."""
-    latest: dict[tuple, str] = {}
+    Paddle build and Torch version; configs with one thread count, or the same verdict at every count, are left out."""
     rows = (results.filter(provenance__threads__isnull=False).order_by("run_id", "id")
-            .values_list("failing_config_id", "paddle_version", "paddle_commit", "provenance__threads",
-                         "strict_status", "status", "exact"))
-    for config_id, version, commit, threads, strict, status, exact in rows:
-        latest[(config_id, version, commit, threads)] = _verdict(strict, status, exact)
-    by_build: dict[tuple, dict[int, str]] = {}
-    for (config_id, version, commit, threads), verdict in latest.items():
-        by_build.setdefault((config_id, version, commit), {})[threads] = verdict
-    sensitive: dict[int, list[tuple[int, str]]] = {}
-    for (config_id, _, _), verdicts in by_build.items():
+            .values_list("failing_config_id", "provenance__paddle_version", "provenance__paddle_commit",
+                         "provenance__torch_version", "provenance__threads", "strict_status", "status", "exact"))
+    return _sensitive((config_id, (version, commit, torch), threads, _verdict(strict, status, exact))
+                      for config_id, version, commit, torch, threads, strict, status, exact in rows)
+
+
+def torch_drift(results) -> dict[int, list[tuple[str, str]]]:
+    """The reference drift (issue #46): config id → [(torch version, verdict), ...] for each config whose latest
+    verdicts under two Torch versions differ while the Paddle build and the thread count are the same — only Torch
+    moved."""
+    rows = (results.filter(provenance__isnull=False).exclude(provenance__torch_version="").order_by("run_id", "id")
+            .values_list("failing_config_id", "provenance__paddle_version", "provenance__paddle_commit",
+                         "provenance__threads", "provenance__torch_version", "strict_status", "status", "exact"))
+    return _sensitive((config_id, (version, commit, threads), torch, _verdict(strict, status, exact))
+                      for config_id, version, commit, threads, torch, strict, status, exact in rows)
+
+
+def _sensitive(rows) -> dict[int, list]:
+    """(config id, what is held fixed, the axis' value, verdict) rows in run order → config id → [(value, verdict)]
+    of the configs whose latest verdicts at two values of the axis differ with everything else held."""
+    latest: dict[tuple, str] = {}
+    for config_id, fixed, value, verdict in rows:
+        latest[(config_id, fixed, value)] = verdict
+    by_fixed: dict[tuple, dict] = {}
+    for (config_id, fixed, value), verdict in latest.items():
+        by_fixed.setdefault((config_id, fixed), {})[value] = verdict
+    sensitive: dict[int, list] = {}
+    for (config_id, _fixed), verdicts in by_fixed.items():
         if len(set(verdicts.values())) > 1:
             sensitive[config_id] = sorted(verdicts.items())
     return sensitive
+
+
+def drift_report(lane: str | None = None) -> list[dict]:
+    """Per API, the configs whose strict/exact verdict changes when only Torch moves (torch_drift over every stored
+    verdict, a lane's tasks only when named): [{api, configs: [{config, verdicts}]}], by API."""
+    results = ConfigResult.objects.all()
+    if lane:
+        results = results.filter(run__lane=lane)
+    drift = torch_drift(results)
+    configs = FailingConfig.objects.filter(pk__in=drift).values_list("pk", "config", "task__api")
+    by_api: dict[str, list[dict]] = {}
+    for pk, config, api in configs:
+        by_api.setdefault(api, []).append({"config": config, "verdicts": drift[pk]})
+    return [{"api": api, "configs": sorted(rows, key=lambda r: r["config"])} for api, rows in sorted(by_api.items())]
 
 
 def _listed(sensitive: dict[int, list[tuple[int, str]]]) -> list[dict]:
