@@ -109,9 +109,18 @@ def run_thread_sensitive(run: TestRun) -> list[dict]:
     if not run.pk:
         return []
     configs = ConfigResult.objects.filter(Q(run=run) | Q(run__parent=run)).values("failing_config_id")
-    return _listed(thread_sensitive(ConfigResult.objects.filter(failing_config_id__in=configs)))
+    return _listed(thread_sensitive(_at_two_counts(ConfigResult.objects.filter(failing_config_id__in=configs))))
 
 
 def task_thread_sensitive(task: Task) -> list[dict]:
     """The task's thread-sensitive configs, as run_thread_sensitive lists them."""
-    return _listed(thread_sensitive(ConfigResult.objects.filter(task=task)))
+    return _listed(thread_sensitive(_at_two_counts(ConfigResult.objects.filter(task=task))))
+
+
+def _at_two_counts(results):
+    """The results of the configs judged at two thread counts or more: the database counts them, so a page reads the
+    rows of those configs only (a 15,000-config run judged at one count reads none)."""
+    configs = (results.filter(provenance__threads__isnull=False).values("failing_config_id")
+               .annotate(counts=Count("provenance__threads", distinct=True)).filter(counts__gt=1)
+               .values("failing_config_id"))
+    return results.filter(failing_config_id__in=configs)
