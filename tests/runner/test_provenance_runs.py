@@ -81,6 +81,6 @@ def test_retest_threads_is_stored_on_the_run_and_a_bad_count_creates_nothing(tas
             call_command("retest", "--task", "46", "--threads", str(bad))
     with pytest.raises(RunError):
         create_run("tasks", tasks=[46], lane="cpu", threads=True)
-    with pytest.raises(CommandError, match="--threads set a new run's"):
+    with pytest.raises(CommandError, match="--threads sets a new run's threads: an existing run keeps"):
         call_command("retest", "--resume", "--threads", "2")
     assert TestRun.objects.count() == 2

@@ -88,9 +88,12 @@ class Command(BaseCommand):
         """The one-shot modes (--first-start, --resume, --run), else a new run of the scope asked for, then follow it
         as asked (--inline, --wait)."""
         existing = options["first_start"] or options["resume"] or options["run"]
-        if (options["paddle_flags"] or options["threads"] != 1) and existing:
-            raise CommandError("--paddle-flags and --threads set a new run's flags and threads: an existing run keeps "
-                               "what it was queued with")
+        if options["paddle_flags"] and existing:
+            raise CommandError("--paddle-flags sets a new run's flags: an existing run keeps the flags it was "
+                               "queued with")
+        if options["threads"] != 1 and existing:
+            raise CommandError("--threads sets a new run's threads: an existing run keeps the threads it was queued "
+                               "with")
         if options["readings"] and (options["first_start"] or options["resume"] or options["run"] or options["on_cpu"]):
             raise CommandError("--readings asks a new CPU-task run for the readings: an existing run keeps what it "
                                "was queued with, and CPU evidence of GPU tasks has no exact rule to read")
