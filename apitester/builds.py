@@ -25,9 +25,28 @@ class ProbeError(RuntimeError):
     """The interpreter could not report its build (paddle, torch or numpy does not import)."""
 
 
+# A build between releases (issue #46): a post build of a release ("3.3.1.post20260403") or a develop build before
+# one ("3.4.0.dev20260403"); the number is the build's date (YYYYMMDD) in Paddle's nightly and post names.
+_BUILD = re.compile(r"^(\d+)\.(\d+)\.(\d+)\.(post|dev)(\d+)$")
+
+
 def version_key(version: str) -> tuple:
-    """A release name as a sortable key: "3.10.0" after "3.9.1"; a suffix ("3.3.1+cu118", "3.0.0-rc1") is ignored."""
+    """A release name as a sortable key: "3.10.0" after "3.9.1"; a suffix ("3.3.1+cu118", "3.0.0-rc1") is ignored.
+
+    A build between releases sorts among them: "3.3.1.post20260403" after 3.3.1 and before 3.3.2, posts of one
+    release by their number (the date); "3.4.0.dev20260403", a develop build on the way to 3.4.0, after every
+    build of the release before it (3.3.x and its posts) and before 3.4.0."""
+    build = _BUILD.match((version or "").split("+")[0])
+    if build:
+        major, minor, patch, kind, number = build.groups()
+        patch_key = int(patch) if kind == "post" else int(patch) - 1  # a dev build precedes its release
+        return (int(major), int(minor), patch_key, 1, int(number))
     return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version or "")[:3])
+
+
+def is_build(version: str) -> bool:
+    """A post or develop build, not a release (version_key places it between releases)."""
+    return bool(_BUILD.match((version or "").split("+")[0]))
 
 
 def build_info() -> dict:

@@ -7,6 +7,9 @@ Flag-compatible with PaddleAPITest's engine.py for running configs::
     python -m apitester --api_config='paddle.logit(x=Tensor([4],"float32"), )' --draw edge:0@2
     python -m apitester --api_config='...' --paddle_flags=FLAGS_use_accuracy_compatible_kernel=1
 
+``--threads N`` pins Paddle and Torch to N threads (default 1); each ``--json`` verdict carries ``provenance``
+(builds, threads, CPU capability, host: apitester.provenance).
+
 ``--paddle_flags`` (or ``--paddle-flags``) sets Paddle flags (``NAME=VALUE`` items, comma- or space-separated:
 apitester.paddle_flags) with ``paddle.set_flags`` before the first config runs; a malformed string or a flag this
 Paddle does not define exits 2 before anything runs.
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -46,6 +50,16 @@ def _draw(text: str) -> Draw:
         return Draw.parse(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _threads(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of threads of at least 1, got {text!r}")
+    return value
 
 
 def _bool(text: str) -> bool:
@@ -95,6 +109,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--paddle_flags", "--paddle-flags", default="", metavar="FLAGS_NAME=VALUE[,...]",
                    help="Paddle flags to run with, e.g. FLAGS_use_accuracy_compatible_kernel=1 (checked against this "
                         "Paddle, then set with paddle.set_flags)")
+    p.add_argument("--threads", type=_threads, default=1, metavar="N",
+                   help="pin Paddle and Torch to N threads (default 1: the exact rule is judged single-threaded, as "
+                        "Paddle's alignment work judges it); every JSON verdict records them in `provenance`")
     for flag in _IGNORED_ENGINE_FLAGS:
         p.add_argument(f"--{flag}", default=None, help=argparse.SUPPRESS)
     return p
@@ -151,7 +168,9 @@ def run_main(argv: list[str]) -> int:
         return 2
 
     from .paddle_flags import FlagError
+    from .provenance import pin_threads, provenance, thread_env
 
+    os.environ.update(thread_env(args.threads))  # before paddle and torch load OpenMP / MKL
     try:
         flags, effective = _set_paddle_flags(args.paddle_flags)
     except FlagError as exc:
@@ -159,6 +178,8 @@ def run_main(argv: list[str]) -> int:
         return 2
     from .readings import run_with_readings
 
+    pin_threads(args.threads)
+    prov = provenance()
     device = _device(args)
     counts: Counter[str] = Counter()
     strict_counts: Counter[str] = Counter()
@@ -172,7 +193,8 @@ def run_main(argv: list[str]) -> int:
         counts[verdict.status] += 1
         strict_counts[verdict.strict_status] += 1
         if args.json:
-            print(json.dumps({**verdict.to_dict(), **({"paddle_flags": effective} if flags else {})}), flush=True)
+            print(json.dumps({**verdict.to_dict(), **({"paddle_flags": effective} if flags else {}),
+                              "provenance": prov}), flush=True)
         else:
             print(verdict.human(), flush=True)
     if not args.json:

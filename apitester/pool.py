@@ -25,8 +25,10 @@ runs paddle itself, so what a config does to its process stays in that process:
 Results are yielded as they finish.  The protocol is JSON lines over two dedicated pipes
 (not stdin/stdout, which paddle and glog write to freely).
 
-Each worker gets ``cores // workers`` threads (OMP/MKL env before the imports, then
-torch.set_num_threads and paddle's core.set_num_threads) so N workers don't oversubscribe.
+Each worker gets ``threads_per_worker`` threads (default ``cores // workers``, so N workers don't oversubscribe;
+a run pins its count: TestRun.threads): the OMP/MKL env before the imports, then torch.set_num_threads and
+paddle's core.set_num_threads (apitester.provenance.pin_threads). Every verdict carries the worker's provenance
+(builds, threads, CPU capability, host), read once when the worker starts.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 from .builds import build_info
 from .compare import Verdict
 from .paddle_flags import read_flags
+from .provenance import pin_threads, provenance, thread_env
 from .vocab import RAISED, Device, Status
 
 _REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -372,9 +375,7 @@ class WorkerPool:
 
     def _worker_env(self) -> dict[str, str]:
         env = dict(os.environ)
-        threads = str(self.threads_per_worker)
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-            env[name] = threads
+        env.update(thread_env(self.threads_per_worker))
         # The worker imports the same code (and test-only spec modules) as this process.
         paths = [str(_REPO_ROOT), *[p for p in sys.path if p]]
         # (abspath, not realpath: every venv python is a symlink to the same base interpreter)
@@ -737,9 +738,10 @@ def close_idle_pools() -> None:
 
 
 def _build_of(info: dict) -> dict:
-    """The build a verdict came from: Paddle's version and commit, Torch's, and the Paddle flags the worker read
-    (only when flags were asked for)."""
-    return {key: info[key] for key in ("paddle_version", "paddle_commit", "torch_version", "paddle_flags")
+    """The build a verdict came from: Paddle's version and commit, Torch's, the Paddle flags the worker read
+    (only when flags were asked for) and the worker's provenance (apitester.provenance; a pool-made verdict —
+    crash, timeout — carries it from here)."""
+    return {key: info[key] for key in ("paddle_version", "paddle_commit", "torch_version", "paddle_flags", "provenance")
             if key in (info or {})}
 
 
@@ -809,18 +811,15 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
     import paddle
     import torch
 
-    torch.set_num_threads(threads)
-    try:
-        paddle.base.core.set_num_threads(threads)
-    except Exception:
-        pass
+    pin_threads(threads)
     from . import specs
     from . import torch_cache
     from .readings import Quota, run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget
     _warm_up(paddle, torch)
-    info = {"pid": os.getpid(), **build_info(), "threads": threads, "python": sys.executable}
+    info = {"pid": os.getpid(), **build_info(), "threads": threads, "python": sys.executable,
+            "provenance": provenance()}
     if flag_names:  # the values this Paddle read from the environment at import (None: a flag it does not define)
         info["paddle_flags"] = read_flags(paddle, flag_names)
     if address_space_extra:
@@ -843,6 +842,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
                                         quota=quotas[token]).to_dict()
         except Exception as exc:  # run_config never raises by contract; if it does, it's our gap
             verdict = _pool_verdict(Status.UNSUPPORTED, f"engine error: {type(exc).__name__}: {exc}", engine_error=True)
+        verdict["provenance"] = info["provenance"]  # read once at start: the same dict every verdict
         seconds = time.perf_counter() - started
         out_of_memory = address_space_extra and _out_of_memory(verdict)
         if out_of_memory:

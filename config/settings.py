@@ -286,6 +286,7 @@ RUNNER_MEMORY_BUDGET_MB = _env_int("RUNNER_MEMORY_BUDGET_MB", 0)
 # workers' memory (paddle + torch, ~0.5 GiB a worker), so 0 (close after every run) unless the host has room.
 RUNNER_WARM_POOLS = max(0, _env_int("RUNNER_WARM_POOLS", 0))
 # Threads each pool worker gives Paddle/Torch/BLAS (OMP_NUM_THREADS & co.); 0: the host's cores ÷ RUNNER_WORKERS.
+# Only for runs stored before issue #46: a run pins its own TestRun.threads (1 unless retest --threads N).
 # A host running several qclusters sets it so their workers together do not ask for more threads than it has cores.
 RUNNER_THREADS_PER_WORKER = max(0, _env_int("RUNNER_THREADS_PER_WORKER", 0))
 # Per-release Paddle environments (manage.py paddle_envs): where they live, and which releases

@@ -118,6 +118,8 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/hardening/test_slow_clients.py",
     "tests/hardening/test_nginx_proxy.py",
     "tests/board/test_board_rows_browser.py",  # 20-45 s (issue 37 round, on a loaded 2-core machine)
+    "tests/engine/test_threads_axis.py",  # 30 s (issue 46: a CLI process and paddle+torch in-process, loaded host)
+    "tests/runner/test_provenance_runs.py",  # issue 46: two real runs (1 and 2 threads), a worker pool each
 ]
 
 

@@ -245,6 +245,10 @@ class TestRun(models.Model):
     # float64 oracle: `retest --readings`, the alignment page's button). Off by default: a verdict then costs what it
     # did before the readings existed (issue #43); its inexact verdicts say the readings were not asked for.
     readings = models.BooleanField(default=False)
+    # The threads both frameworks are pinned to in the run's workers (retest --threads N; 1 by default: the exact
+    # rule is judged single-threaded, as Paddle's alignment work is). None: a run stored before runs pinned them
+    # (its workers had the host's cores ÷ workers; each result's provenance says what they were).
+    threads = models.PositiveSmallIntegerField(null=True, blank=True, default=1)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -308,6 +312,27 @@ class RunShard(models.Model):
 
     def __str__(self):
         return f"run {self.run_id} shard {self.index} ({self.state})"
+
+
+class Provenance(models.Model):
+    """Under which conditions verdicts were given (apitester.provenance, issue #46): one row per distinct
+    provenance a worker reported, shared by every ConfigResult it gave (a run stores a handful, not one per result)."""
+
+    fingerprint = models.CharField(max_length=64, unique=True)  # apitester.provenance.fingerprint of the dict
+    paddle_version = models.CharField(max_length=50, blank=True, default="")
+    paddle_commit = models.CharField(max_length=64, blank=True, default="")
+    torch_version = models.CharField(max_length=50, blank=True, default="")
+    numpy_version = models.CharField(max_length=50, blank=True, default="")
+    # The thread count both frameworks used (Torch's get_num_threads; None: not reported) and the full reading.
+    threads = models.PositiveSmallIntegerField(null=True, blank=True)
+    thread_detail = models.JSONField(default=dict, blank=True)
+    # The instruction-set level each framework dispatches to, the CPU's AVX flags and model.
+    cpu_capability = models.JSONField(default=dict, blank=True)
+    host = models.CharField(max_length=200, blank=True, default="")  # shown to staff only (selectors.visibility)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"Paddle {self.paddle_version} / Torch {self.torch_version}, {self.threads} thread(s)"
 
 
 class ConfigResult(models.Model):
@@ -377,6 +402,8 @@ class ConfigResult(models.Model):
     closer_skipped = models.CharField(max_length=300, blank=True, default="")
     paddle_rmse = models.FloatField(null=True, blank=True)
     torch_rmse = models.FloatField(null=True, blank=True)
+    # The worker's provenance (builds, threads, CPU capability, host); None for a result stored before it existed.
+    provenance = models.ForeignKey(Provenance, null=True, blank=True, on_delete=models.SET_NULL, related_name="results")
     created = models.DateTimeField(auto_now_add=True)
 
     @property

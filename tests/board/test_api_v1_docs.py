@@ -31,6 +31,13 @@ ADAPTED = {
     "closer_code": "", "closer_output": "out", "closer_skipped": "", "paddle_rmse": 0.2, "torch_rmse": 0.1,
 }
 
+# a worker's provenance as apitester.provenance reads it (issue #46)
+PROVENANCE = {"paddle_version": "3.3.1", "paddle_commit": "7688495538f4d6c1893f084dd238a402e8f68ab6",
+              "torch_version": "2.13.0+cpu", "numpy_version": "2.4.6",
+              "threads": {"torch": 1, "torch_interop": 2, "paddle": 1, "omp_env": "1", "mkl_env": "1"},
+              "cpu_capability": {"torch": "AVX2", "paddle": "AVX2", "cpu_model": "AMD EPYC", "cpu_flags": ["avx2"]},
+              "host": "worker-1"}
+
 
 def _run(release="", version="3.3.1", lane="cpu", parent=None, tasks=(5,)):
     now = timezone.now()
@@ -54,11 +61,11 @@ def build_board():
                                 max_rel=0.1, message="Not equal to tolerance")
     parent = _run(release="matrix", version="")
     old = _run(release="3.0.0", version="3.0.0", parent=parent)
-    store_result(old, abs_config, {"status": "pass", "exact": True, "max_ulp": 0}, 0.1)
+    store_result(old, abs_config, {"status": "pass", "exact": True, "max_ulp": 0, "provenance": PROVENANCE}, 0.1)
     for verdict in ({"status": "pass", "exact": False, "max_ulp": 1}, ADAPTED):  # a flaky config
         run = _run()
         store_result(run, abs_config, verdict, 0.1)
-        store_result(run, big, {"status": "pass", "exact": True, "max_ulp": 0}, 0.1)
+        store_result(run, big, {"status": "pass", "exact": True, "max_ulp": 0, "provenance": PROVENANCE}, 0.1)
     store_result(_run(tasks=(6,)), gpu.failing_configs.get(), {"status": "pass", "exact": True, "max_ulp": 0}, 0.1)
     return task, parent, run
 

@@ -27,6 +27,12 @@ ALLOWED = {
         "child process environment: compileall in a release env, without this process's PYTHONPATH",
     "apitester/pool.py:WorkerPool._worker_env":
         "child process environment: a pool worker inherits this one's, with its thread counts and PYTHONPATH",
+    "apitester/cli.py:run_main":
+        "the thread environment OpenMP and MKL read when paddle and torch load: --threads sets it before they do",
+    "apitester/provenance.py:pin_threads":
+        "the thread environment OpenMP and MKL read when they load: pinned with the frameworks' own setters",
+    "apitester/provenance.py:read_provenance":
+        "the provenance records the OMP/MKL thread environment the frameworks read (what it is, not a knob)",
     "apitester/builds.py:_probe":
         "child process environment: the build probe (an interpreter asked for its Paddle and Torch) inherits this one's, with Paddle's logging quiet",
     "apitester/trial.py:frameworks":

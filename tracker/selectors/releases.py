@@ -18,7 +18,8 @@ from django.db.models import Max, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.utils.translation import gettext as _
 
-from apitester.builds import version_key
+from apitester.builds import is_build, version_key
+from apitester.wheels import build_date
 
 from .. import bisection
 from ..models import ConfigResult, FailingConfig, PullRequest, Task, TestRun
@@ -166,8 +167,21 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else _("%(a)s and %(b)s") % {"a": ", ".join(names[:-1]), "b": names[-1]}
 
 
+def build_note(release: str, releases: list[str]) -> str:
+    """A build between releases (issue #46: a develop or post build, apitester.builds.is_build) as bisection names
+    it: its date (from its version), its commit (of a run on it) and whether a release out after it holds the fix."""
+    if not is_build(release):
+        return ""
+    commit = (TestRun.objects.filter(release=release).exclude(paddle_commit="")
+              .values_list("paddle_commit", flat=True).first() or "")
+    values = {"date": build_date(release) or "?", "commit": commit[:10] or "?"}
+    if any(not is_build(r) and version_key(r) > version_key(release) for r in releases):
+        return _("build of %(date)s, commit %(commit)s") % values
+    return _("build of %(date)s, commit %(commit)s, not yet released") % values
+
+
 def describe(answer: FixedIn) -> str:
-    text = _describe(answer)
+    text = _with_build(answer, _describe(answer))
     if not answer.not_run:
         return text
     not_run = release_ranges(answer.releases, answer.not_run)
@@ -178,6 +192,12 @@ def describe(answer: FixedIn) -> str:
         return _("fixed in Paddle %(r)s: fails on %(b)s, passes on %(a)s; %(n)s not run") % {
             "r": answer.release, "b": _and(before), "a": _and(after), "n": not_run}
     return _("%(text)s; %(n)s not run (inferred)") % {"text": text, "n": not_run}
+
+
+def _with_build(answer: FixedIn, text: str) -> str:
+    """A fix that landed in a build between releases says which build, and that no release has it yet."""
+    note = build_note(answer.release, answer.releases) if answer.kind == FixedInKind.FIXED else ""
+    return f"{text} — {note}" if note else text
 
 
 def _describe(answer: FixedIn) -> str:

@@ -20,6 +20,7 @@ from apitester.pool import TimeBudget, config_elements, default_memory_budget, e
 
 from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
+from . import provenance
 from .envs import main_version
 from .flakiness import config_flakiness, flaky_rows
 from ..vocab import (
@@ -224,6 +225,17 @@ def waiting_reason(run: TestRun) -> str:
     return _("queued")
 
 
+def _times_and_tasks(run: TestRun) -> dict:
+    return {"started_at": run.started_at.isoformat() if run.started_at else None,
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None, **_tasks_field(run)}
+
+
+def _provenance_fields(run: TestRun) -> dict:
+    """The threads both frameworks are pinned to (None: a run from before #46) and the distinct provenances of its
+    verdicts (builds, threads, CPU capability, host — shown to staff only: selectors.visibility)."""
+    return {"threads": run.threads, "provenance": provenance.run_provenance(run)}
+
+
 def run_summary(run: TestRun) -> dict:
     """The JSON of GET /api/runs/<id> (a matrix run: its totals plus one summary per release lane)."""
     lanes = list(run.lanes.order_by("id")) if run.pk else []
@@ -250,10 +262,7 @@ def run_summary(run: TestRun) -> dict:
             # the lanes run one after another on a host's queue: their times left add up
             "rate": rate, **_matrix_eta(summaries),
             "waiting": "; ".join(f"{i['release']}: {i['waiting']}" for i in summaries if i["waiting"]),
-            "message": run.message, "lanes": summaries,
-            "started_at": run.started_at.isoformat() if run.started_at else None,
-            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-            **_tasks_field(run),
+            "message": run.message, "lanes": summaries, **_provenance_fields(run), **_times_and_tasks(run),
         }
     rate = recent_rate(run) if run.state == TestRun.State.RUNNING else None
     estimate = remaining_estimate(run)
@@ -266,6 +275,7 @@ def run_summary(run: TestRun) -> dict:
         "release": run.release,
         "parent": run.parent_id,
         "paddle_flags": run.paddle_flags or {},  # the Paddle flags every verdict of the run was given with
+        **_provenance_fields(run),
         "paddle_version": run.paddle_version,
         "paddle_commit": run.paddle_commit,
         "torch_version": run.torch_version,

@@ -54,8 +54,14 @@ def shown_run_summary(summary: dict, *, staff: bool) -> dict:
     `host` key stays, empty for visitors: scripts read it)."""
     lanes = [shown_run_summary(lane, staff=staff) for lane in summary.get("lanes") or []]
     return {**summary, "message": shown_run_message(summary.get("message") or "", staff=staff),
+            **({"provenance": shown_provenance(summary["provenance"], staff=staff)} if "provenance" in summary else {}),
             **({"host": shown_host(summary["host"] or "", staff=staff)} if "host" in summary else {}),
             **({"lanes": lanes} if "lanes" in summary else {})}
+
+
+def shown_provenance(rows: list[dict], *, staff: bool) -> list[dict]:
+    """Provenance rows (selectors.provenance) with their host for staff only (the key stays, empty: scripts read it)."""
+    return [{**row, "host": shown_host(row.get("host") or "", staff=staff)} for row in rows]
 
 
 def reports_relative(path: str) -> str:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 from django.conf import settings
 
 from apitester.builds import ProbeError, probe_build, probe_flags, version_key
+from apitester.wheels import WheelError, read_wheel
 
 from ..selectors.envs import main_version
 
@@ -34,6 +36,8 @@ MARKER = "paddle-env.json"
 # What PyPI serves for CPython 3.11 (checked 2026-12); used when the index can't be asked.
 KNOWN_RELEASES = ("3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.2.1", "3.2.2", "3.3.0", "3.3.1")
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+# A release or a build between releases (a post or develop build: apitester.builds.version_key orders them).
+_BUILD_NAME = re.compile(r"^\d+\.\d+\.\d+(\.(post|dev)\d+)?$")
 
 
 class EnvError(RuntimeError):
@@ -54,6 +58,10 @@ class PaddleEnv:
     created: str = ""
     bytecode: bool = False  # its packages are compiled (compile_bytecode); False for an env built before that
     main: bool = False
+    # An env built from a wheel file (a nightly or post build, issue #46): the build's date and where the wheel came
+    # from ("" for a release installed from the index).
+    build_date: str = ""
+    source: str = ""
 
     def disk_bytes(self) -> int:
         return self.disk_usage()[0]
@@ -176,8 +184,8 @@ def unknown_release_message(release: str) -> str:
 
 
 def check_release_name(release: str) -> None:
-    if not _VERSION.match(release or ""):
-        raise EnvError(f"{release!r} is not a Paddle release number (like 3.0.0)")
+    if not _BUILD_NAME.match(release or ""):
+        raise EnvError(f"{release!r} is not a Paddle release number (like 3.0.0) or build (like 3.3.1.post20260403)")
 
 
 def _uv() -> str | None:
@@ -205,9 +213,9 @@ def _run(cmd: list[str], log: list[str], timeout: float) -> None:
         raise EnvError(f"{Path(cmd[0]).name} failed (exit {out.returncode}): " + " | ".join(tail))
 
 
-def _build(version: str, target: Path, *, tool: str, timeout: float) -> None:
+def _build(version: str, target: Path, *, tool: str, timeout: float, wheel: str = "") -> None:
     log: list[str] = []
-    packages = [f"paddlepaddle=={version}", *_pins()]
+    packages = [wheel or f"paddlepaddle=={version}", *_pins()]
     if tool == "uv":
         uv = _uv()
         _run([uv, "venv", "--quiet", "--relocatable", "--python", _base_python(), str(target)], log, timeout)
@@ -269,6 +277,12 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
         if version not in offered:
             raise EnvError(f"paddlepaddle {version} is not offered for this Python ({source} has: "
                            f"{', '.join(offered)}); installed here: {', '.join(releases()) or 'none'}")
+    return _install(version, tool=tool, timeout=timeout)
+
+
+def _install(version: str, *, tool: str | None, timeout: float, wheel: dict | None = None) -> tuple[PaddleEnv, bool]:
+    """Build, probe and describe the env in a temporary directory, then rename it into place (``wheel``: the
+    read_wheel answer of the file to install instead of the index's release, with its ``path`` and ``source``)."""
     tool = tool or ("uv" if _uv() else "pip")
     root = envs_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -279,13 +293,15 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
     shutil.rmtree(building, ignore_errors=True)
     started = time.monotonic()
     try:
-        _build(version, building, tool=tool, timeout=timeout)
+        _build(version, building, tool=tool, timeout=timeout, wheel=(wheel or {}).get("path", ""))
         found = probe(str(building / "bin" / "python"))
-        if found["paddle_version"] != version:
-            raise EnvError(f"the env's paddle reports {found['paddle_version']}, not {version}")
+        if found["paddle_version"] != version or (wheel and found["paddle_commit"] != wheel["commit"]):
+            raise EnvError(f"the env's paddle reports {found['paddle_version']} {found['paddle_commit'][:10]}, not "
+                           f"{version}{' ' + wheel['commit'][:10] if wheel else ''}")
         env = PaddleEnv(version=version, path=str(final), python=str(final / "bin" / "python"), tool=tool,
                         build_seconds=round(time.monotonic() - started, 1),
-                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **found)
+                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        build_date=(wheel or {}).get("date", ""), source=(wheel or {}).get("source", ""), **found)
         data = {k: v for k, v in asdict(env).items() if k not in ("path", "python", "main")}
         (building / MARKER).write_text(json.dumps(data, indent=2) + "\n")
         os.rename(building, final)
@@ -296,6 +312,48 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
             raise EnvError(f"installing paddlepaddle {version} took longer than {timeout:.0f} s") from exc
         raise
     return env, True
+
+
+def fetch_wheel(source: str, *, timeout: float = 3600.0) -> Path:
+    """A wheel named by a path, or by an http(s) URL downloaded once into PADDLE_ENVS_DIR/.wheels (atomically)."""
+    if not re.match(r"^https?://", source):
+        path = Path(source)
+        if not path.is_file():
+            raise EnvError(f"{source}: no such wheel file")
+        return path.resolve()
+    name = source.rstrip("/").rsplit("/", 1)[-1].split("?")[0]
+    if not name.endswith(".whl"):
+        raise EnvError(f"{source}: the URL names no wheel file (*.whl)")
+    cache = envs_dir() / ".wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    target = cache / name
+    if not target.is_file():
+        partial = cache / f".{name}.{os.getpid()}"
+        try:
+            with urllib.request.urlopen(source, timeout=timeout) as answer, open(partial, "wb") as out:
+                shutil.copyfileobj(answer, out)
+            os.rename(partial, target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise EnvError(f"{source}: could not download the wheel: {exc}") from exc
+    return target
+
+
+def add_wheel(source: str, *, tool: str | None = None, timeout: float = 3600.0) -> tuple[PaddleEnv, bool]:
+    """An env of the Paddle build a wheel file holds (a nightly or post build such as 3.3.1.post20260403), named by
+    its version; its version, commit and date are read from the wheel before anything is installed (WheelError →
+    EnvError, nothing made). Already there → (env, False)."""
+    path = fetch_wheel(source, timeout=timeout)
+    try:
+        wheel = read_wheel(path)
+    except WheelError as exc:
+        raise EnvError(str(exc)) from exc
+    version = wheel["version"].split("+")[0]
+    check_release_name(version)
+    for env in installed():
+        if env.version == version:
+            return env, False
+    return _install(version, tool=tool, timeout=timeout, wheel={**wheel, "path": str(path), "source": source})
 
 
 def remove(version: str) -> bool:

@@ -39,6 +39,7 @@ class RunRequest:
     mode: str = run_service.BISECT
     paddle_flags: str | dict = ""
     readings: bool = False
+    threads: int = 1  # both frameworks pinned to this many threads in the run's workers (issue #46)
     smallest: int | None = None
     max_elements: int | None = None
     requested_by: str = ""
@@ -122,7 +123,8 @@ def _create(plan: RunPlan) -> TestRun:
             list(request.tasks), requested_by=request.requested_by, release=request.release, configs=plan.config_ids,
             extra_scope=plan.extra_scope, paddle_flags=request.paddle_flags)
     common = {"tasks": list(request.tasks) or None, "api": request.api, "lane": request.lane,
-              "requested_by": request.requested_by, "paddle_flags": request.paddle_flags, "readings": request.readings}
+              "requested_by": request.requested_by, "paddle_flags": request.paddle_flags, "readings": request.readings,
+              "threads": request.threads}
     if request.releases:
         return run_service.create_matrix_run(request.kind, releases=list(request.releases), mode=request.mode, **common)
     return run_service.create_run(request.kind, release=request.release, **common)

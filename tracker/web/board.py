@@ -20,12 +20,14 @@ from ..selectors import charts as chart_selectors
 from ..selectors import claims as claim_selectors
 from ..selectors import cpu_evidence as cpu_evidence_selectors
 from ..selectors import diagnoses as diagnosis_selectors
+from ..selectors import provenance as provenance_selectors
 from ..selectors import releases as release_selectors
 from ..selectors import external as external_selectors
 from ..selectors import reported as reported_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import summary as summary_selectors
 from ..selectors import versions
+from ..selectors import visibility
 
 CONFIGS_PER_PAGE = 50
 # The task page reads these query parameters and no other (params.only drops the rest before the cache key).
@@ -148,6 +150,7 @@ def task_page(request, number: int):
             "summary": summary_selectors.task_summary(  # the card (#summary)
                 task, releases_panel=releases_panel, diagnosis=diagnosis, cpu_evidence=cpu_evidence,
                 verification=runs_panel["verification"], latest=latest),
+            **_provenance_context(request, task),
             # The claim panel for this viewer (a shared anonymous copy only ever shows the signed-out state).
             "claim_state": claim_selectors.task_claim_state(
                 task, request.user, getattr(request, "session", {}).get("github_comment_to_paste")),
@@ -158,6 +161,16 @@ def task_page(request, number: int):
     key = "task:" + hashlib.sha256(repr((version, language, request.get_full_path())).encode()).hexdigest()
     response = (None if _has_unknown_choice(request) else shared_page(request, key, render_page)) or render_page({})
     return with_etag(response, None if _has_unknown_choice(request) else etag)
+
+
+def _provenance_context(request, task) -> dict:
+    """Under which builds, threads and CPU a task's verdicts were given (issue #46); the host for staff only."""
+    return {
+        "provenance_rows": visibility.shown_provenance(provenance_selectors.task_provenance(task),
+                                                       staff=request.user.is_staff),
+        "show_host": request.user.is_staff,
+        "thread_sensitive": provenance_selectors.task_thread_sensitive(task),
+    }
 
 
 def _has_unknown_choice(request) -> bool:

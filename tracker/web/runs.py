@@ -13,6 +13,7 @@ from .conditional import public_page
 from ..models import TestRun
 from ..selectors import board as board_selectors
 from ..selectors import flakiness
+from ..selectors import provenance as provenance_selectors
 from ..selectors import runs as run_selectors
 from ..selectors import visibility
 from ..services import cpu_evidence as cpu_evidence_service
@@ -40,7 +41,17 @@ def run_detail(request, run_id):
         "results": run_selectors.run_results(run, status=status),
         "stale_known_failures": run_selectors.stale_known_failures(run),
         "profile": run_selectors.run_profile(run),
+        **_provenance_context(request, run),
     })
+
+
+def _provenance_context(request, run: TestRun) -> dict:
+    """The run's provenance panel: its verdicts' distinct provenances (the host for staff only), its thread count and
+    its thread-sensitive configs."""
+    return {"provenance_rows": visibility.shown_provenance(provenance_selectors.run_provenance(run),
+                                                          staff=request.user.is_staff),
+            "show_host": request.user.is_staff, "run_threads": run.threads,
+            "thread_sensitive": provenance_selectors.run_thread_sensitive(run)}
 
 
 @require_GET

@@ -1,4 +1,5 @@
-"""Per-release Paddle environments: python manage.py paddle_envs add 3.0.0 [3.2.2 ...] | list | remove 3.0.0."""
+"""Per-release Paddle environments: python manage.py paddle_envs add 3.0.0 [3.2.2 ...] | add --wheel FILE_OR_URL |
+list | remove 3.0.0."""
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -17,6 +18,9 @@ class Command(BaseCommand):
         add = sub.add_parser("add", help="build the env of each release (idempotent)")
         add.add_argument("versions", nargs="*", metavar="VERSION",
                          help="e.g. 3.0.0 3.2.2 (none: the PADDLE_RELEASES setting / environment variable)")
+        add.add_argument("--wheel", action="append", default=[], metavar="FILE_OR_URL",
+                         help="a Paddle wheel (a nightly or post build such as 3.3.1.post20260403): its version, "
+                              "date and commit are read from the wheel, and the env is named by its version")
         add.add_argument("--tool", choices=["uv", "pip"], help="default: uv when its binary is found, else venv+pip")
         sub.add_parser("list", help="installed envs with versions and disk used")
         remove = sub.add_parser("remove", help="delete the env of each release")
@@ -28,6 +32,8 @@ class Command(BaseCommand):
             return self._list()
         failed = []
         versions = options["versions"]
+        if action == "add" and options["wheel"]:
+            return self._add_wheels(options["wheel"], versions, options.get("tool"))
         if action == "add" and not versions:
             versions = list(settings.PADDLE_RELEASES)
             if not versions:
@@ -47,6 +53,23 @@ class Command(BaseCommand):
                     self.stdout.write(f"Paddle {version}: removed")
             except paddle_envs.EnvError as exc:
                 failed.append(f"Paddle {version}: {exc}")
+        if failed:
+            raise CommandError("\n".join(failed))
+
+    def _add_wheels(self, wheels: list[str], versions: list[str], tool):
+        if versions:
+            raise CommandError("name releases or --wheel files, not both (a wheel names its own version)")
+        failed = []
+        for source in wheels:
+            try:
+                env, created = paddle_envs.add_wheel(source, tool=tool)
+            except paddle_envs.EnvError as exc:
+                failed.append(f"wheel {source}: {exc}")
+                continue
+            what = (f"built with {env.tool} in {env.build_seconds:.0f} s at {env.path}" if created
+                    else f"already installed at {env.path}")
+            self.stdout.write(f"Paddle {env.version} (build of {env.build_date or 'an unknown date'}, commit "
+                              f"{env.paddle_commit[:10]}): {what}")
         if failed:
             raise CommandError("\n".join(failed))
 

@@ -74,6 +74,10 @@ class Command(BaseCommand):
                             help="also read, for every config that is not exact, run-to-run stability and who is "
                                  "closer to a float64 oracle (up to RUNNER_READINGS_PER_GROUP configs per API and "
                                  "dtypes); off by default, as they cost about three times the verdict")
+        parser.add_argument("--threads", type=int, default=1, metavar="N",
+                            help="pin Paddle and Torch to N threads in the run's workers (default 1: the exact rule "
+                                 "is judged single-threaded, as Paddle's alignment work is); a verdict that changes "
+                                 "with the thread count is shown as thread-sensitive")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -83,9 +87,13 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         """The one-shot modes (--first-start, --resume, --run), else a new run of the scope asked for, then follow it
         as asked (--inline, --wait)."""
-        if options["paddle_flags"] and (options["first_start"] or options["resume"] or options["run"]):
+        existing = options["first_start"] or options["resume"] or options["run"]
+        if options["paddle_flags"] and existing:
             raise CommandError("--paddle-flags sets a new run's flags: an existing run keeps the flags it was "
                                "queued with")
+        if options["threads"] != 1 and existing:
+            raise CommandError("--threads sets a new run's threads: an existing run keeps the threads it was queued "
+                               "with")
         if options["readings"] and (options["first_start"] or options["resume"] or options["run"] or options["on_cpu"]):
             raise CommandError("--readings asks a new CPU-task run for the readings: an existing run keeps what it "
                                "was queued with, and CPU evidence of GPU tasks has no exact rule to read")
@@ -106,7 +114,8 @@ class Command(BaseCommand):
             return self._follow_matrix(run, options)
         flags = f", Paddle flags {run.paddle_flags_text}" if run.paddle_flags else ""
         readings = ", with the readings (stability, who is closer)" if run.readings else ""
-        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}{readings}")
+        threads = f", {run.threads} threads" if run.threads != 1 else ""  # 1: the default, the line as it always was
+        self.stdout.write(f"run {run.pk}: {run.total} configs, lane {run.lane}{flags}{readings}{threads}")
         self.stdout.flush()
         if options["inline"]:
             return self._inline(run.pk, options)
@@ -157,6 +166,7 @@ class Command(BaseCommand):
         """The run asked for, as services.run_requests takes it from the web views too."""
         return run_requests.RunRequest(
             paddle_flags=options["paddle_flags"], readings=options["readings"], requested_by="retest command",
+            threads=options["threads"],
             lane=options["lane"], **overrides)
 
     def _start(self, request: run_requests.RunRequest, options) -> TestRun:

@@ -119,6 +119,8 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     mark_dequeued(run, me)
 
     opts = {**pool_options(), "python": python, **(options or {})}
+    if run.threads:  # the run pins both frameworks to its thread count (None: a run from before, the pool's default)
+        opts["threads_per_worker"] = run.threads
     if run.paddle_flags:  # set in each worker's environment before it imports Paddle (apitester.pool)
         opts["paddle_flags"] = dict(run.paddle_flags)
     try:

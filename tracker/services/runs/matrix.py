@@ -25,7 +25,8 @@ FULL = "full"
 
 
 def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | None = None, lane: str = Lane.CPU,
-                      requested_by: str = "", mode: str = FULL, paddle_flags=None, readings: bool = False) -> TestRun:
+                      requested_by: str = "", mode: str = FULL, paddle_flags=None, readings: bool = False,
+                      threads: int = 1) -> TestRun:
     """One run of a scope on several releases: a parent run and child (lane) runs per release.
 
     ``paddle_flags`` (create_run's): checked against every release's Paddle before anything is created; every
@@ -43,9 +44,10 @@ def create_matrix_run(kind: str, *, releases: list[str], tasks=None, api: str | 
     first = list(dict.fromkeys((releases[0], releases[-1]))) if mode == BISECT else releases
     with transaction.atomic():
         parent = TestRun.objects.create(scope={}, lane=lane, requested_by=requested_by, release=MATRIX,
-                                        paddle_flags=flags, readings=readings)
+                                        paddle_flags=flags, readings=readings, threads=threads)
         children = [create_run(kind, tasks=tasks, api=api, lane=lane, requested_by=requested_by, release=r,
-                               parent=parent, paddle_flags=flags, flags_checked=True, readings=readings)
+                               parent=parent, paddle_flags=flags, flags_checked=True, readings=readings,
+                               threads=threads)
                     for r in first]
         TestRun.objects.filter(pk=parent.pk).update(
             scope={**children[0].scope, "releases": releases, "mode": mode, "round": 1},
@@ -103,7 +105,7 @@ def plan_next_round(parent: TestRun) -> list[TestRun]:
             return []  # another lane's ending planned it
         return [create_run(ScopeKind.TASKS, tasks=scope.get("tasks"), lane=parent.lane, requested_by=parent.requested_by,
                            release=release, parent=parent, configs=ids, paddle_flags=parent.paddle_flags,
-                           flags_checked=True, readings=parent.readings)
+                           flags_checked=True, readings=parent.readings, threads=parent.threads or 1)
                 for release, ids in sorted(wanted.items(), key=lambda item: version_key(item[0]))]
 
 

@@ -14,6 +14,7 @@ from apitester.paddle_flags import matches as flags_match
 from ...models import ConfigResult, FailingConfig, TestRun
 from ...vocab import CACHE_EVENTS, PHASE_NAMES, Status
 from .. import paddle_envs
+from ..provenance import provenance_id
 
 
 def _float(value):
@@ -230,6 +231,9 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
     versions = {"paddle_version": str(build.get("paddle_version", ""))[:50],
                 "paddle_commit": str(build.get("paddle_commit", ""))[:64],
                 "torch_version": str(build.get("torch_version", ""))[:50]}
+    # the worker's provenance (every verdict of a worker carries it; a pool-made one through the build)
+    prov = verdict.get("provenance") if isinstance(verdict, dict) else None
+    versions["provenance_id"] = provenance_id(run, prov or build.get("provenance"))
 
     def create(fields):
         try:
