@@ -377,7 +377,9 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
     results = list(qs.order_by("failing_config_id"))
     runs = TestRun.objects.defer("scope").in_bulk({r.run_id for r in results})
-    tasks = {task.pk: task} if task is not None else Task.objects.in_bulk({r.task_id for r in results})
+    tasks = {task.pk: task} if task is not None else {}
+    # A result keeps the task it was judged under; staff may have moved its config to another task since.
+    tasks |= Task.objects.in_bulk({r.task_id for r in results} - tasks.keys())
     for result in results:
         result.run, result.task = runs[result.run_id], tasks[result.task_id]
     return {result.failing_config_id: result for result in results}
