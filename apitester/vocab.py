@@ -118,6 +118,7 @@ class NoOracle(StrEnum):
     SIDE_RAISED = "side_raised"          # a side raised at float64 (or at the config's dtype)
     NOT_NUMERIC = "not_numeric"          # the failure is not a value difference (an error, a shape)
     TOO_LARGE = "too_large"              # over the size the oracle (or the spec's reference) runs at
+    REFERENCE_UNCERTAIN = "reference_uncertain"  # the reference's value differs at two precisions where it decides
 
 
 class ReadingSource(StrEnum):

@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import trial
 from .. import inputs as inp
+from .. import references
 from ..compare import Out, encode_float
 from ..specs.base import dtype_name
 from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
@@ -299,6 +300,9 @@ class Reference:
         self.code = None  # NoOracle.TOO_LARGE when the size bound kept it from running
         self._outputs: list[np.ndarray] | None = None
         self._ran = False
+        self._checked: list[np.ndarray] | None = None  # the outputs at references.CHECK_DPS, once asked for
+        self._check_why = ""
+        self.check_seconds = 0.0  # the time the second precision took (docs/measurements.md)
 
     @property
     def exists(self) -> bool:
@@ -336,6 +340,29 @@ class Reference:
             return None
         return [np.asarray(v) for v in trial.flatten_outputs(raw)]
 
+    def certain(self, index: int) -> tuple[np.ndarray | None, str]:
+        """Per element of output ``index``: does the reference give the same float64 value at its precision and
+        at ``references.CHECK_DPS`` (NaN as NaN, inf as the same inf)?  (None, why) when the second run gives
+        nothing to compare (it raised, or another shape): then no element is certain."""
+        ref = self.output(index)
+        if ref is None:
+            return None, self.why
+        if self._checked is None:
+            began = time.perf_counter()
+            self._checked, self._check_why = self._run_at(references.CHECK_DPS)
+            self.check_seconds += time.perf_counter() - began
+        if self._checked is None or index >= len(self._checked) or self._checked[index].shape != ref.shape:
+            return None, self._check_why or f"at {references.CHECK_DPS} digits the reference gives no output {index}"
+        return _same_values(ref, self._checked[index]), ""
+
+    def _run_at(self, dps: int) -> tuple[list[np.ndarray] | None, str]:
+        """The outputs at ``dps`` digits (every ref reads ``references.DPS`` when it runs), and why there are none."""
+        saved = self.why, self.code
+        with references.precision(dps):
+            outs = self._run()
+        why, (self.why, self.code) = self.why, saved
+        return outs, why
+
     def output(self, index: int | None) -> np.ndarray | None:
         outs = self.outputs()
         if outs is None or index is None:
@@ -344,6 +371,19 @@ class Reference:
             self.why = f"the reference gives {len(outs)} outputs, not {index + 1}"
             return None
         return outs[index]
+
+    def checked(self, index: int) -> np.ndarray | None:
+        """Output ``index`` at ``references.CHECK_DPS`` digits, once ``certain`` has run it."""
+        return None if self._checked is None or index >= len(self._checked) else self._checked[index]
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: equal float64 (complex128) values, NaN matching NaN; exact equality for other dtypes."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return np.asarray(a == b, dtype=bool).reshape(a.shape)
+    x, y = _as_float(a), _as_float(b)
+    return (x == y) | (np.isnan(x) & np.isnan(y))
 
 
 def _nonfinite_note(low_p: np.ndarray, low_t: np.ndarray, oracle: np.ndarray, against: str) -> dict:
@@ -394,8 +434,61 @@ def _reference_gap(values: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
 
 
 def read_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
-                      reference: Reference, why: str) -> dict:
-    """The reading against the spec's reference: ``why`` says what sent it there (disputed, float64, NaN)."""
+                      reference: Reference, why: str, index: int | None = None) -> dict:
+    """The reading against the spec's reference: ``why`` says what sent it there (disputed, float64, NaN).
+
+    With the output's ``index``, a reading that names a side is checked against the reference at a second
+    precision (``certain_reading``)."""
+    reading = _reading_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+    if index is None or reading["reading"] not in SIDE_READINGS:
+        return reading
+    return certain_reading(reading, (low_p, low_t, high_p, high_t), ref, reference, why, index)
+
+
+# The readings that name a side: only these re-run the reference at the second precision (the check's cost is
+# one more reference run, paid where a side is named, not on every within_rounding output).
+SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
+
+
+def _cut(out: Out, mask: np.ndarray) -> Out:
+    array = np.asarray(out.array)
+    return Out(array[mask] if array.shape == mask.shape else array, out.dtype, out.is_tensor)
+
+
+def certain_reading(reading: dict, outs: tuple, ref: np.ndarray, reference: Reference, why: str,
+                    index: int) -> dict:
+    """A side reading stands only where the reference is certain of itself: its value, rounded to float64, is the
+    same at ``references.REFERENCE_DPS`` and ``references.CHECK_DPS`` digits on every element, or the reading
+    is the same on the certain elements alone.  Otherwise ``no_oracle`` / ``reference_uncertain``, never a side."""
+    certain, trouble = reference.certain(index)
+    digits = [references.REFERENCE_DPS, references.CHECK_DPS]
+    if certain is not None and certain.all():
+        return {**reading, "reference_check": {"digits": digits, "uncertain": 0}}
+    uncertain = ref.size if certain is None else int((~certain).sum())
+    check = {"digits": digits, "uncertain": uncertain}
+    if certain is not None and certain.any():
+        part = _reading_by_reference(reading["output"], *(_cut(o, certain) for o in outs), ref[certain],
+                                     reference, why)
+        if part["reading"] == reading["reading"]:
+            note = (f"the reference differs at {digits[0]} and {digits[1]} digits on {uncertain} of {ref.size} "
+                    f"elements; the reading is the same without them")
+            return {**reading, "reference_check": check, "reason": f"{reading['reason']}; {note}"}
+    if certain is None:
+        detail = f"its value at {digits[1]} digits could not be compared: {trouble}"
+    else:
+        at = int(np.flatnonzero(~certain.reshape(-1))[0])
+        high = reference.checked(index).reshape(-1)[at]
+        detail = (f"{uncertain} of {ref.size} elements differ at {digits[0]} and {digits[1]} digits "
+                  f"(e.g. element {at}: {ref.reshape(-1)[at]:.6g} and {high:.6g})")
+    out = no_oracle(reading["output"], NoOracle.REFERENCE_UNCERTAIN,
+                    f"{why}; the reference is not certain where it decides ({detail}): it would read "
+                    f"{reading['reading']}, which it cannot settle")
+    return {**out, "reference_check": check, "evidence": reference.evidence}
+
+
+def _reading_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
+                          reference: Reference, why: str) -> dict:
+    """read_by_reference's reading on the reference's value at its own precision."""
     dtype = low_t.dtype
     if ref.shape != np.asarray(low_t.array).shape:
         return no_oracle(label, NoOracle.NOT_NUMERIC, f"{why}; the reference's shape {ref.shape} differs "
@@ -454,14 +547,14 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         why = f"the output is {dtype} at the config's dtypes"
         ref = reference.output(index) if use_ref and low_p.array.shape == low_t.array.shape else None
         if ref is not None:
-            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
         return _without_reference(no_oracle(label, NoOracle.FLOAT64_CONFIG, why), reference if use_ref else None)
     if high_p.dtype not in HIGH or high_t.dtype not in HIGH:
         why = (f"the upcast run gives {high_p.dtype} (paddle) / {high_t.dtype} (torch), not float64: "
                "an argument fixes the output dtype")
         ref = reference.output(index) if use_ref and low_p.array.shape == low_t.array.shape else None
         if ref is not None:  # the reference rounded to the output's dtype is the correctly rounded result
-            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
         # a reference over its size bound reads too_large, so shrinking adopts a smaller candidate's reading
         return _without_reference(no_oracle(label, NoOracle.CANNOT_UPCAST, why), reference if use_ref else None)
     if len({a.shape for a in arrays}) != 1:
@@ -471,7 +564,7 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         why = f"the float64 results disagree (max gap {gap:.3g} of the output's scale, over {AGREE_RTOL:g})"
         ref = reference.output(index) if use_ref else None
         if ref is not None:
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
             reading["oracle_gap"] = encode_float(gap)
             return reading
         return _without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
@@ -488,7 +581,7 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
         if ref is not None and ref.shape == oracle.shape and \
                 (np.isfinite(_as_float(ref)) != np.isfinite(_as_float(oracle))).any():
             why = "the float64 results agree on a non-finite value where the reference differs"
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
             reading["oracle_gap"] = encode_float(gap)
             return reading
     # Each side is measured against the oracle rounded to the output's dtype: the correctly rounded

@@ -22,7 +22,8 @@ from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from ._helpers import ntuple as _ntuple, paddle_padding as _pads
 from .base import Adaptation, Comparison, Spec, Ties, maps_arguments, register, torch_dtype
-from ..references import EXACT_LIMIT, MP_DIGITS, as_array, as_float64, mp_module, stable_log_softmax
+from .. import references as _references
+from ..references import EXACT_LIMIT, as_array, as_float64, mp_module, stable_log_softmax
 from ..references import channel_last as is_channel_last, reference as how
 
 
@@ -69,7 +70,7 @@ def _ref_cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
         return w12 / np.sqrt(np.maximum(w1 * w2, eps * eps))
     mp = mp_module()
     out = np.empty(a.shape[:-1], dtype=np.float64)
-    with mp.workdps(MP_DIGITS):
+    with mp.workdps(_references.MP_DIGITS):  # read when it runs: references.precision changes it
         floor = mp.mpf(eps) ** 2
         rows_a, rows_b = a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])
         flat = out.reshape(-1)
