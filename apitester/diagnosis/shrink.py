@@ -10,7 +10,10 @@ for another draw's.  Candidates, from the current config, in this order:
 2. each dimension of a group with more than one member alone (1, then half);
 3. each integer argument the spec declares a free size (``Spec.free_sizes``): 1, then half.
 
-A candidate whose shapes break the spec's ``shapes_agree`` is never run (counted as ``rejected``).
+A candidate whose shapes break the spec's ``shapes_agree`` is never run (counted as ``rejected``), nor one whose
+inputs on its draw break a domain the spec draws them by (``inputs.domain_violations``: the rule each domain
+declares with ``inputs.keeps`` -- ctc_loss's labels never the blank, put_along_axis's indices distinct along a
+row) where the reported config's own draw keeps it: the repro shows the reported failure, not another one.
 The first candidate with the same failure is kept and the candidates are generated again from it;
 the shrink stops at a fixpoint (no candidate keeps the failure) or when ``Budget`` runs out (trials
 or seconds, checked before each trial; one trial is not interrupted).  A candidate already tried is
@@ -260,7 +263,7 @@ class ShrinkResult:
     start: Probe = field(repr=False)
     final: Probe = field(repr=False)
     trials: int = 0
-    rejected: int = 0  # candidates never run: their shapes break the spec's shapes_agree
+    rejected: int = 0  # candidates never run: their shapes break the spec's shapes_agree, or their inputs a domain
     kept: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stopped: str = "fixpoint"  # fixpoint | max_trials | max_seconds | not_failing
@@ -289,8 +292,9 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
     if start.draw is None:
         start.draw = draw
     kept = start
+    broken = set(domains_broken(config, draw))  # a domain the reported draw breaks already: its candidates may too
     while True:
-        step = _first_kept(current, free, kept, target, tried, result, began, budget)
+        step = _first_kept(current, free, kept, target, tried, result, began, budget, broken)
         if step is None:
             break
         what, current, kept = step
@@ -307,7 +311,7 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
 
 
 def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, result: ShrinkResult, began: float,
-                budget: Budget):
+                budget: Budget, broken: set = frozenset()):
     """The first untried candidate of ``current`` with the target failure, or None (fixpoint/budget).
 
     Each candidate is tried first on the cut of the kept draw around its worst element (``cut_draw``: the
@@ -324,7 +328,7 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.stopped = "max_seconds"
                 return None
             tried.add((text, str(draw)))
-            if _shapes_disagree(text):
+            if _shapes_disagree(text) or set(domains_broken(text, draw)) - broken:
                 result.rejected += 1
                 continue
             result.trials += 1
@@ -342,6 +346,20 @@ def _shapes_disagree(config: str) -> str | None:
         return None
     shapes = {name: value.shape for name, value in prepared.parsed.items() if isinstance(value, TensorSpec)}
     return prepared.spec.shapes_agree(**shapes)
+
+
+def domains_broken(config: str, draw: inp.Draw) -> dict[str, str]:
+    """{param: why} for the inputs of ``config`` on ``draw`` that break the rule their spec's domain draws by
+    (``inputs.domain_violations``); {} where the spec declares no such rule or the draw cannot be made (the
+    probe then says why, as before)."""
+    prepared = _trial_or_none(config)
+    if prepared is None or not any(getattr(d, "violation", None) for d in prepared.spec.domains.values()):
+        return {}
+    try:
+        materialised = draw_inputs(prepared, draw)
+    except Exception:  # a cut the domains refuse (inputs.CutBreaksDomain), an unsatisfiable draw: probe's verdict
+        return {}
+    return inp.domain_violations(prepared.parsed, prepared.spec.domains, materialised)
 
 
 def _draws_of(kept: Probe, current: Call, candidate: Call, text: str) -> list[inp.Draw]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
+from ..inputs import INT_DTYPES, keeps, numpy_dtype, positive, precondition, probabilities, range_, unit_open
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from ._helpers import ntuple as _ntuple, paddle_padding as _pads
@@ -882,14 +882,31 @@ def _labels_below(of: str, axis: Any = -1, exclude: str | None = None):
     probabilities along the class axis instead (soft labels).
     """
 
-    def domain(ctx):
+    def classes_of(ctx) -> tuple[int, Any, int | None]:
+        """(C, the class axis, the label never drawn: None when there is none or C leaves no other class)."""
         spec = ctx.args.get(of)
         ax = ctx.args.get(axis, -1) if isinstance(axis, str) else axis
         classes = int(spec.shape[ax]) if spec is not None and getattr(spec, "shape", None) else 1
-        if ctx.dtype not in INT_DTYPES:
-            lab_ax = ax if len(ctx.shape) == len(spec.shape) else -1
-            return probabilities(axis=lab_ax)(ctx)
         skip = ctx.args.get(exclude) if exclude else None
+        return classes, ax, None if skip is None else int(skip)
+
+    def violation(values, ctx) -> str | None:
+        classes, _, skip = classes_of(ctx)
+        values = np.asarray(values)
+        if ctx.dtype not in INT_DTYPES or not values.size:
+            return None
+        if values.min() < 0 or values.max() >= classes:
+            return f"labels outside [0, {classes}) of {of!r}"
+        if skip is not None and (values == skip).any():
+            return f"a label equal to {exclude}={skip}, which the spec never draws"
+        return None
+
+    @keeps(violation)
+    def domain(ctx):
+        classes, ax, skip = classes_of(ctx)
+        if ctx.dtype not in INT_DTYPES:
+            lab_ax = ax if len(ctx.shape) == len(ctx.args.get(of).shape) else -1
+            return probabilities(axis=lab_ax)(ctx)
         if skip is not None and 0 <= int(skip) < classes and classes > 1:
             values = ctx.rng.integers(0, classes - 1, ctx.shape)
             values = values + (values >= int(skip))
