@@ -331,9 +331,12 @@ def _ref_pinv(x, rcond=1e-15, hermitian=False, **_):
             u, s, v = mpmath.svd_c(m, full_matrices=False) if a.dtype.kind == "c" else \
                 mpmath.svd_r(m, full_matrices=False)
             biggest = max((s[i] for i in range(s.rows)), default=mpmath.mpf(0))
+            rank = _exact_rank(a)
+            # past the exact rank a singular value is 0, though the SVD leaves ~1e-41: never inverted (rcond=0 too)
+            zero = set(sorted(range(s.rows), key=lambda i: s[i])[:s.rows - rank]) if rank is not None else set()
             inv = mpmath.matrix(s.rows, s.rows)
             for i in range(s.rows):
-                if s[i] > cut * biggest and s[i] != 0:
+                if s[i] > cut * biggest and s[i] != 0 and i not in zero:
                     inv[i, i] = 1 / s[i]
             return from_mp(v.H * inv * u.H, complex_out=a.dtype.kind == "c")
 

@@ -15,7 +15,7 @@ from apitester.diagnosis.oracle import oracle_for
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.references import mp_apply
 from apitester.specs.base import Spec
-from apitester.specs.linalg import _ref_cond
+from apitester.specs.linalg import _ref_cond, _ref_norm, _ref_pinv
 from apitester.vocab import NoOracle, Reading, ReadingSource
 
 TYPICAL = Draw("typical", 0)
@@ -84,6 +84,13 @@ def test_the_cond_of_an_exactly_singular_matrix_is_inf_and_torch_is_the_side_off
     assert got["oracle"] == ReadingSource.REFERENCE and "paddle.linalg.cond" in got["evidence"]
     assert got["paddle"]["max_abs"] == 0.0 and "torch" in got["nonfinite"]
     assert got["reference_check"] == {"digits": [40, 80], "uncertain": 0}  # +inf at both precisions
+
+
+def test_the_other_singular_value_references_see_the_exact_zero():
+    assert float(_ref_norm(SINGULAR, p=-2, axis=[0, 1])) == 0.0  # the smallest singular value, not 1e-41
+    assert float(_ref_cond(SINGULAR, p=-2)) == 0.0 and float(_ref_cond(SINGULAR, p=1)) == math.inf
+    # rcond=0 cuts nothing: the exact zero is still never inverted (1 / 1e-41 was 1e41 in the pseudo-inverse)
+    np.testing.assert_allclose(_ref_pinv(SINGULAR, rcond=0.0), np.linalg.pinv(SINGULAR), atol=1e-12)
 
 
 def test_a_nonsingular_matrix_keeps_its_finite_cond():
