@@ -302,7 +302,6 @@ class Reference:
         self._ran = False
         self._checked: list[np.ndarray] | None = None  # the outputs at references.CHECK_DPS, once asked for
         self._check_why = ""
-        self.check_seconds = 0.0  # the time the second precision took (docs/measurements.md)
 
     @property
     def exists(self) -> bool:
@@ -347,10 +346,8 @@ class Reference:
         ref = self.output(index)
         if ref is None:
             return None, self.why
-        if self._checked is None:
-            began = time.perf_counter()
+        if self._checked is None:  # one more run of the whole reference, at most once per draw
             self._checked, self._check_why = self._run_at(references.CHECK_DPS)
-            self.check_seconds += time.perf_counter() - began
         if self._checked is None or index >= len(self._checked) or self._checked[index].shape != ref.shape:
             return None, self._check_why or f"at {references.CHECK_DPS} digits the reference gives no output {index}"
         return _same_values(ref, self._checked[index]), ""
