@@ -659,9 +659,7 @@ def compare_outputs(
                                    f"vs {list(d.array.shape)} (torch)")
         with clock.span(Phase.EXACT):
             pair = exactness(a, d)
-        exact = merge_exactness(exact, pair)
-        if pair[0] is False:
-            inexact.append(label)
+        exact, inexact = merge_exactness(exact, pair), inexact + [label] * (pair[0] is False)
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
             if diff.diff is None:  # the dtype verdict shows the value diff map too
