@@ -37,10 +37,11 @@ from .vocab import Device, NoOracle, Reading
 CLOSER_MAX_INPUT_BYTES = 64 << 20
 
 # Every inexact draw of a verdict is read (the plan has at most four: typical, edge, two more seeds), the reported
-# draw first; a further draw starts only while the readings have taken under CLOSER_MAX_SECONDS (each draw runs both
-# sides twice more), and the verdict's ``closer_note`` names the draws the cap left unread.
+# draw first; a further draw starts only while the readings, with one more draw of the mean time so far, stay under
+# CLOSER_MAX_SECONDS (each draw runs both sides twice more: a 256 k-element float16 interpolate's oracle takes ~7 s a
+# draw), and the verdict's ``closer_note`` names the draws the cap left unread.
 CLOSER_MAX_DRAWS = 4
-CLOSER_MAX_SECONDS = 30.0
+CLOSER_MAX_SECONDS = 20.0
 
 # "The worst" reading over the inexact outputs of a draw and over the draws: a side off the float64 truth first (a
 # side to fix), then an output with no oracle (it could hide one: never ranked below a reading of "fine"), then a
@@ -145,7 +146,8 @@ def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
     strict = prepared.strict_layer()
     began, read = time.perf_counter(), []
     for n, (draw, outputs) in enumerate(draws):
-        if n >= CLOSER_MAX_DRAWS or (n and time.perf_counter() - began > CLOSER_MAX_SECONDS):
+        spent = time.perf_counter() - began
+        if n >= CLOSER_MAX_DRAWS or (n and spent + spent / n > CLOSER_MAX_SECONDS):  # would the next draw pass it?
             verdict.closer_note = (f"read {n} of {len(draws)} inexact draws; not read: "
                                    f"{', '.join(str(d) for d, _ in draws[n:])} (over the readings' cap of "
                                    f"{CLOSER_MAX_DRAWS} draws / {CLOSER_MAX_SECONDS:g} s, "

@@ -61,10 +61,11 @@ def test_the_closer_draw_survives_the_json_round_trip(off_on_big):
         (off_on_big.closer_draw, off_on_big.closer_draws, off_on_big.inexact_draws)
 
 
-def test_the_cap_on_draws_says_which_draws_it_left_unread(monkeypatch):
+@pytest.mark.parametrize("cap, value", [("CLOSER_MAX_DRAWS", 1), ("CLOSER_MAX_SECONDS", 0.0)])
+def test_the_cap_says_which_draws_it_left_unread(monkeypatch, cap, value):
     import apitester.readings as readings
 
-    monkeypatch.setattr(readings, "CLOSER_MAX_DRAWS", 1)
+    monkeypatch.setattr(readings, cap, value)
     verdict = run_with_readings(OFF_ON_BIG)
     # only the first inexact draw read: within rounding, and the note names the edge draw it did not read
     assert verdict.closer == Reading.WITHIN_ROUNDING and len(verdict.closer_draws) == 1
