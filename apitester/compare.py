@@ -259,6 +259,10 @@ def _closer_line(verdict: "Verdict") -> str:
     text = verdict.closer + (f" ({verdict.closer_code})" if verdict.closer_code else "")
     if verdict.paddle_rmse is not None:
         text += f", RMSE paddle {verdict.paddle_rmse:.3g}, torch {verdict.torch_rmse:.3g} ({verdict.closer_output})"
+    if verdict.closer_draw:
+        text += f", the worst of {len(verdict.closer_draws)} inexact draw(s) read: {verdict.closer_draw}"
+    if verdict.closer_note:
+        text += f"; {verdict.closer_note}"
     return text
 
 
