@@ -4,10 +4,12 @@
 
 * **stability** (``execute``'s ``stability=True``): the inexact draw run a second time on identical inputs,
   each side's bits compared with the first run's -> ``stable``, ``nondeterministic``;
-* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on that draw's inputs, its reading
-  of the worst output -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``) and both
-  sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
-  config over it gets ``closer`` None and ``closer_skipped`` saying so.
+* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on every inexact draw's inputs
+  (``Verdict.inexact_draws``), read on the outputs that made that draw inexact (never an exact one); the worst
+  reading (``SEVERITY``) -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``), both sides'
+  RMSE to the rounded oracle and ``closer_draw`` (issue #44). Bounded by the config's input bytes
+  (``CLOSER_MAX_INPUT_BYTES``: a config over it gets ``closer`` None and ``closer_skipped`` saying so) and by
+  ``CLOSER_MAX_DRAWS`` / ``CLOSER_MAX_SECONDS`` (the draws left unread named in ``closer_note``).
 
 Both readings are asked for (``readings=True``: ``python -m apitester --readings``, a run started with
 ``--readings`` or from the alignment page); without them a verdict costs what it did before the readings (issue
