@@ -706,6 +706,7 @@ def run_backward(prep: Trial, fwd: Forward, seed: int, torch_side: "TorchSide") 
     backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol
     both = merge_exactness((forward.exact, forward.max_ulp), (backward.exact, backward.max_ulp))
     forward.exact, forward.max_ulp = backward.exact, backward.max_ulp = both
+    forward.inexact_outputs = backward.inexact_outputs = [*forward.inexact_outputs, *backward.inexact_outputs]
     if backward.ok:
         # report the forward figures for a full pass
         forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "
