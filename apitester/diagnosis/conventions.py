@@ -13,7 +13,9 @@ rule (``TieRule``).
 A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serialised in one place
 (``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
 (the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
-``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``.  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
+``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``, for ``undefined``
+also ``"elements"`` (how many input elements have no derivative).  A gradient whose shape is not its input's is no
+convention but that side's error (``gradient_shape_reading``).  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
 as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import ConventionKind, Reading, Side, Status, TieRule
+from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
 @dataclass(frozen=True)
 class Convention:
@@ -65,6 +67,28 @@ def _dtype(facts: dict) -> Convention | None:
                       key=f"dtype: {paddle} vs {torch}")
 
 
+def gradient_shape_reading(layer: dict) -> dict | None:
+    """A gradient whose shape is not its input's is that side's error, not a shape convention (issue 44): the
+    reading naming the side (``paddle_off`` / ``torch_off``, ``both_off`` where neither has its input's shape), or
+    None where the layer is no gradient's shape mismatch, the input's shape is not recorded (``facts["input_shape"]``,
+    apitester.trial) or both gradients have it (the shape convention stands)."""
+    facts = layer.get("facts") or {}
+    want = facts.get("input_shape")
+    if layer.get("status") != Status.SHAPE_MISMATCH or "shapes" not in facts or want is None:
+        return None
+    want = list(want)
+    output = layer.get("output") or ""
+    dims = dict(zip((Side.PADDLE, Side.TORCH), (list(d) for d in facts["shapes"])))
+    off = [side for side in (Side.PADDLE, Side.TORCH) if dims[side] != want]
+    if not off:
+        return None
+    reading = {(Side.PADDLE,): Reading.PADDLE_OFF, (Side.TORCH,): Reading.TORCH_OFF}.get(tuple(off), Reading.BOTH_OFF)
+    said = "; ".join(f"{side.capitalize()}'s {output} has shape {dims[side]}, its input {want}" for side in off)
+    evidence = f"{said} (a gradient has its input's shape)"
+    return {"output": output, "reading": reading, "oracle": ReadingSource.INPUT_SHAPE, "evidence": evidence,
+            "reason": evidence}
+
+
 def _shape(facts: dict) -> Convention | None:
     if "shapes" in facts:
         p_dims, t_dims = (list(dims) for dims in facts["shapes"])
@@ -102,8 +126,8 @@ def convention_of(layer: dict, error: str = "") -> Convention | None:
     status, facts = layer.get("status"), layer.get("facts") or {}
     if status == Status.DTYPE_MISMATCH:
         return _dtype(facts)
-    if status == Status.SHAPE_MISMATCH:
-        return _shape(facts)
+    if status == Status.SHAPE_MISMATCH:  # a gradient not shaped as its input is a side's error instead
+        return None if gradient_shape_reading(layer) else _shape(facts)
     if status == Status.PADDLE_ERROR and facts.get("both_reject"):
         return None
     if status in (Status.PADDLE_ERROR, Status.TORCH_ERROR):

@@ -26,7 +26,7 @@ from .. import trial
 from .. import inputs as inp
 from ..compare import Verdict, layer_of
 from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
-from .conventions import Convention, convention_of, convention_reading
+from .conventions import Convention, convention_of, convention_reading, gradient_shape_reading
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
 from ..vocab import NoOracle, Reading, Status
@@ -136,6 +136,9 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         convention = _tie_convention(prepared, draw, verdict)
     if convention is not None:  # not a value error: both behaviours named (apitester.diagnosis.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
+    shaped = gradient_shape_reading(strict)
+    if shaped is not None:  # a gradient not shaped as its input: that side's error
+        reading, name = shaped, shaped["reading"]
     status = strict["status"]
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
