@@ -141,6 +141,7 @@ class ConventionKind(StrEnum):
     SUBGRADIENT = "subgradient"  # at a kink (a tie, a clamp bound) both gradients lie between the one-sided derivatives
     UNDEFINED = "undefined"  # where the forward is not finite (outside the domain) there is no derivative: each side's
                              # value there is a convention ("Paddle 0, Torch NaN"), never a side off
+    PARAMETER = "parameter"  # one side computes a float parameter at float32 (0.2 as 0.2000000030), moving a kink
 
 
 class TieRule(StrEnum):

@@ -14,14 +14,18 @@ A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serial
 (``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
 (the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
 ``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``, for ``undefined``
-also ``"elements"`` (how many input elements have no derivative).  A gradient whose shape is not its input's is no
+also ``"elements"`` (how many input elements have no derivative), for ``parameter`` also ``"parameters"`` ("slope=0.2": the
+config's values) and ``"rounds"`` (the side computing them at float32; ``rounded_parameter_convention``).  A gradient whose shape is not its input's is no
 convention but that side's error (``gradient_shape_reading``).  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
 as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
@@ -193,3 +197,58 @@ def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]
                            f"{'s' if differ != 1 else ''})",
                       key=f"tie: {p_rule} vs {t_rule}",
                       details=(("paddle_rule", str(p_rule)), ("torch_rule", str(t_rule)), ("ties", differ)))
+
+
+# ---------------------------------------------------------------- a parameter rounded to the working dtype
+
+
+def rounded_parameter_convention(prepared, materialised: dict, draw, output: str, direction: str) -> Convention | None:
+    """A float parameter one side computes at float32 (Paddle keeps a float attribute as a 32-bit float: a slope of
+    0.2 is 0.2000000030, which moves a kink or a clamp bound by ~1e-8) where the other computes the float64 value
+    (issue 44): the convention, where running the other side with that parameter rounded to float32 gives the first
+    side's ``output`` (``oracles_agree``) and the unrounded run does not.  None where no float parameter changes when
+    rounded, or the rounding does not explain the difference."""
+    from .oracle import oracles_agree, output_gradients, run_side  # the oracle's runner (it imports this module's users)
+    from .. import trial
+
+    names = [k for k, v in materialised.items() if type(v) is float and math.isfinite(v) and float(np.float32(v)) != v]
+    if not names:
+        return None
+    grad_of = output_gradients(prepared, materialised, draw) if direction == "backward" else None
+
+    def result(side: str, inputs: dict):
+        run = run_side(side, prepared, trial.copy_inputs(inputs), grad_of)
+        outs = run.grads if direction == "backward" else run.outputs
+        labels = run.grad_labels if direction == "backward" else [f"output {i}" for i in range(len(outs))]
+        found = dict(zip(labels, outs)).get(output)
+        return None if run.error or found is None or found.array is None else np.asarray(found.array)
+
+    def agree(a, b) -> bool:
+        return a is not None and b is not None and a.shape == b.shape and a.dtype.kind in "fc" and \
+            oracles_agree(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
+                          b.astype(np.complex128 if b.dtype.kind == "c" else np.float64))[0]
+
+    plain = {side: result(side, materialised) for side in (Side.PADDLE, Side.TORCH)}
+    if any(v is None for v in plain.values()) or agree(plain[Side.PADDLE], plain[Side.TORCH]):
+        return None
+    for rounds, other in ((Side.PADDLE, Side.TORCH), (Side.TORCH, Side.PADDLE)):
+        for keys in [[name] for name in names] + ([names] if len(names) > 1 else []):
+            rounded = {**materialised, **{k: float(np.float32(materialised[k])) for k in keys}}
+            if agree(result(other, rounded), plain[rounds]):
+                return _rounded_convention(rounds, {k: materialised[k] for k in keys})
+    return None
+
+
+def _rounded_convention(rounds: str, params: dict) -> Convention:
+    """The convention naming the side that rounds ``params`` ({name: the config's value}) to float32."""
+    said = ", ".join(f"{k}={v!r} as float32 ({float(np.float32(v)):.10g})" for k, v in params.items())
+    names = ", ".join(params)
+    rounding, exact = f"{names} rounded to float32", f"{names} at float64"
+    paddle, torch = (rounding, exact) if rounds == Side.PADDLE else (exact, rounding)
+    other = "Torch" if rounds == Side.PADDLE else "Paddle"
+    text = (f"parameter rounded to float32: {rounds.capitalize()} computes {said}, {other} the float64 value "
+            f"(the rounded parameter moves a kink or bound; with it rounded, {other}'s result is {rounds.capitalize()}'s)")
+    return Convention(ConventionKind.PARAMETER, paddle, torch, text=text,
+                      key=f"parameter: {names} float32 ({rounds}) vs float64 ({other.lower()})",
+                      details=(("parameters", ", ".join(f"{k}={v!r}" for k, v in params.items())),
+                               ("rounds", str(rounds))))

@@ -128,3 +128,31 @@ def test_the_side_whose_gradient_is_not_its_inputs_shape_is_named(shapes, readin
 def test_a_shape_difference_of_forward_outputs_stays_a_convention():
     layer = {"status": Status.SHAPE_MISMATCH, "output": "output 0", "facts": {"shapes": [[3], [3, 1]]}}
     assert gradient_shape_reading(layer) is None and convention_of(layer).kind == ConventionKind.SHAPE
+
+
+# ---------------------------------------------------------------- a parameter rounded to float32
+
+
+HARDSIGMOID = 'apitester_truth.hardsigmoid_at_bound(Tensor([4],"float64"), slope={slope}, offset=0.5, )'
+
+
+def test_a_slope_paddle_keeps_at_float32_moves_the_bound_and_reads_as_a_convention():
+    """x = 2.5: 0.2 * 2.5 + 0.5 is exactly 1 at float64 (Torch on its bound: gradient 0.2), past 1 with Paddle's
+    float32 slope 0.2000000030 (gradient 0).  Before, the float64 config read no_oracle (both match their own
+    forwards; only Torch sees a kink); with Torch's slope rounded to float32 Torch gives Paddle's gradient."""
+    found = probe(HARDSIGMOID.format(slope=0.2), TYPICAL)
+    assert (found.verdict.status, found.verdict.output) == (Status.ACCURACY_ERROR, "grad x")
+    convention = found.reading["convention"]
+    assert found.reading["reading"] == Reading.CONVENTION and convention["kind"] == ConventionKind.PARAMETER
+    assert (convention["rounds"], convention["parameters"], convention["paddle"]) == (
+        "paddle", "slope=0.2", "slope rounded to float32")
+    assert "Paddle computes slope=0.2 as float32 (0.200000003)" in convention["text"]
+
+
+def test_a_slope_float32_holds_exactly_names_no_rounding():
+    from apitester.diagnosis.conventions import rounded_parameter_convention
+
+    prepared = prepare_strict(HARDSIGMOID.format(slope=0.25))  # 0.25 is exact at float32: both bounds at x = 2
+    materialised = draw_inputs(prepared, TYPICAL)
+    input_tensors(materialised)[0].array[...] = [2.0, 0.3, -1.0, 1.0]
+    assert rounded_parameter_convention(prepared, materialised, TYPICAL, "grad x", "backward") is None

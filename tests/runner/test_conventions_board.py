@@ -115,3 +115,12 @@ def test_an_undefined_convention_and_a_gradient_shape_reading_read_in_both_langu
     assert shown["kind_text"] == "定义域之外无导数"
     assert shown["text"].startswith("定义域之外无定义") and "Paddle 给出 0，Torch 给出 NaN" in shown["text"]
     assert shape == "Paddle 的梯度形状与其输入的形状不同；Torch 的相同"
+    parameter = {"kind": ConventionKind.PARAMETER.value, "paddle": "slope rounded to float32", "torch": "slope at float64",
+                 "parameters": "slope=0.2", "rounds": "paddle", "key": "parameter: slope float32 (paddle) vs float64 (torch)"}
+    with translation.override("en"):
+        shown = convention_shown(parameter)
+    assert shown["kind_text"] == "parameter rounded to float32" and shown["text"].startswith(
+        "parameter rounded to float32: Paddle computes slope=0.2 at float32, the other side at float64")
+    with translation.override("zh-hans"):
+        shown = convention_shown(parameter)
+    assert shown["kind_text"] == "参数舍入为 float32" and "Paddle 以 float32 计算 slope=0.2" in shown["text"]

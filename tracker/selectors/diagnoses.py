@@ -110,6 +110,11 @@ def convention_shown(convention: dict | None) -> dict | None:
         text = _("undefined outside the domain (the forward is not finite at and around %(n)s elements, so no "
                  "derivative exists): Paddle gives %(paddle)s, Torch %(torch)s") % {
             "n": convention.get("elements", "?"), "paddle": paddle, "torch": torch}
+    elif kind == ConventionKind.PARAMETER:
+        rounds = "Paddle" if convention.get("rounds") == "paddle" else "Torch"
+        text = _("parameter rounded to float32: %(side)s computes %(params)s at float32, the other side at "
+                 "float64 (the rounding moves a kink or bound)") % {"side": rounds,
+                                                                   "params": convention.get("parameters", "?")}
     elif kind == ConventionKind.GRADIENT:
         paddle, torch = _gradient_part_text(paddle), _gradient_part_text(torch)
         text = _("gradients equal on their Hermitian part; outside it Paddle returns %(paddle)s, Torch "
@@ -119,7 +124,8 @@ def convention_shown(convention: dict | None) -> dict | None:
     kinds = {ConventionKind.DTYPE: _("dtype"), ConventionKind.SHAPE: _("shape"),
              ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties"),
              ConventionKind.GRADIENT: _("gradient convention"), ConventionKind.SUBGRADIENT: _("subgradient at a kink"),
-             ConventionKind.UNDEFINED: _("no derivative outside the domain")}
+             ConventionKind.UNDEFINED: _("no derivative outside the domain"),
+             ConventionKind.PARAMETER: _("parameter rounded to float32")}
     return {"kind": kind, "kind_text": kinds.get(kind, kind), "paddle": paddle, "torch": torch, "text": text,
             "key": convention.get("key", "")}
 
