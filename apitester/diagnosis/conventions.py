@@ -212,7 +212,9 @@ def rounded_parameter_convention(prepared, materialised: dict, draw, output: str
     from .. import trial
 
     names = [k for k, v in materialised.items() if type(v) is float and math.isfinite(v) and float(np.float32(v)) != v]
-    if not names:
+    wide = any(getattr(t, "dtype", None) in ("float64", "complex128") for v in materialised.values()
+               for t in (v if isinstance(v, (list, tuple)) else [v]))
+    if not names or not wide:  # below float64 both sides compute a parameter at float32 (or lower) alike
         return None
     grad_of = output_gradients(prepared, materialised, draw) if direction == "backward" else None
 
@@ -231,11 +233,14 @@ def rounded_parameter_convention(prepared, materialised: dict, draw, output: str
     plain = {side: result(side, materialised) for side in (Side.PADDLE, Side.TORCH)}
     if any(v is None for v in plain.values()) or agree(plain[Side.PADDLE], plain[Side.TORCH]):
         return None
+    def explains(keys: list[str], rounds: str, other: str) -> bool:
+        rounded = {**materialised, **{k: float(np.float32(materialised[k])) for k in keys}}
+        return agree(result(other, rounded), plain[rounds])
+
     for rounds, other in ((Side.PADDLE, Side.TORCH), (Side.TORCH, Side.PADDLE)):
-        for keys in [[name] for name in names] + ([names] if len(names) > 1 else []):
-            rounded = {**materialised, **{k: float(np.float32(materialised[k])) for k in keys}}
-            if agree(result(other, rounded), plain[rounds]):
-                return _rounded_convention(rounds, {k: materialised[k] for k in keys})
+        if explains(names, rounds, other):  # all rounded at once first (one run), then which one it is
+            keys = next(([name] for name in names if len(names) > 1 and explains([name], rounds, other)), names)
+            return _rounded_convention(rounds, {k: materialised[k] for k in keys})
     return None
 
 
