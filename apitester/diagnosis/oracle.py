@@ -823,6 +823,10 @@ GRADCHECK_MAX_SECONDS = 60.0    # per side, likewise: a slow forward (10 ms x 6,
 # spacings of the largest operand in play: one rounding of the sum that swallows it is half a spacing, an internal
 # sum and the output's own rounding another (a change of 2 spacings can still vanish), so 4 leaves room for both.
 ABSORB_ULPS = 4.0
+# Output elements at least this large (float64 spacing >= 2**-9) cannot show the change a step on an input of
+# ordinary size makes (1e-6 x a derivative below ~500): their part of the gradient is left out of the numeric
+# derivative by float64 itself (cumsum past 2**512: the outputs after it), so a miss the rest explains is unresolved.
+COARSE_OUTPUT = 2.0 ** 43
 
 MATCH, MISS, UNRESOLVED = "match", "miss", "unresolved"
 UNDEFINED = "undefined"  # the element feeds an output that is not finite at the input: no derivative to judge
@@ -972,11 +976,11 @@ def _grows(estimates: list[float]) -> bool:
     return len(signs) == 1 and all(b > a for a, b in zip(sizes, sizes[1:])) and sizes[-1] >= GRAD_REFINE * sizes[0]
 
 
-def judge(analytic: float, d: Derivative) -> str:
+def judge(analytic: float, d: Derivative, coarse: float = 0.0) -> str:
     """MATCH / MISS / UNRESOLVED: does one element's analytic gradient agree with its numeric derivative?  A miss
-    against an absorbed step (``absorbed``) is UNRESOLVED."""
-    verdict = _judge(analytic, d)
-    return UNRESOLVED if verdict == MISS and absorbed(analytic, d) else verdict
+    against an absorbed step (``_judged``: ``absorbed``, or ``coarse`` the gradient's part through outputs too large
+    to move) is UNRESOLVED."""
+    return _judged(analytic, d, coarse)[0]
 
 
 def _judge(analytic: float, d: Derivative) -> str:
@@ -1182,6 +1186,7 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     leaves = [t for t in input_tensors(high) if t.dtype in trial.FLOATING]  # the order trial.convert takes leaves in
     budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
     operand = _largest_input(leaves)
+    coarse = _coarse_gradient(name, prepared, high, grad_of) if reference is None else None
     outputs, worst = {}, 0.0
     try:
         f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
@@ -1202,9 +1207,10 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
                     verdict, numeric, gap = _against_reference(value, float(reference[position][j]))
                 else:
                     d = _derivative_at(name, prepared, high, grad_of, frozen, flat, j, f0, budget, operand)
-                    verdict, numeric = judge(value, d), _numeric_summary(d)
+                    verdict, why = _judged(value, d, float(coarse[position][j]) if coarse else 0.0)
+                    numeric = _numeric_summary(d)
                     gap = abs(value - d.central) if d.central is not None and math.isfinite(value) else 0.0
-                    _note_edges(out, d, verdict, shape, j, value)
+                    _note_edges(out, d, shape, j, value, why)
                 worst = max(worst, gap)
                 _tally(out, verdict, shape, j, value, numeric)
             outputs[label] = out
@@ -1228,23 +1234,59 @@ def _against_reference(value: float, want: float) -> tuple[str, dict, float]:
     return verdict, {"reference": encode_float(want)}, gap
 
 
-def _note_edges(out: dict, d: Derivative, verdict: str, shape: tuple, j: int, value: float) -> None:
+def _judged(value: float, d: Derivative, coarse: float) -> tuple[str, str]:
+    """The element's verdict (``judge``), and why a miss is UNRESOLVED instead: an absorbed step -- the forward did
+    not move at all (``absorbed``), or the output elements of magnitude >= COARSE_OUTPUT it feeds absorbed their
+    part (``coarse``: the side's own gradient of those elements alone) and the rest matches the derivative."""
+    verdict = _judge(value, d)
+    if verdict != MISS:
+        return verdict, ""
+    if absorbed(value, d):
+        step = max(s.step for s in (d.forward, d.backward) if s.state == "value")
+        return UNRESOLVED, (f"the forward did not change although the input moved by {step:.3g}: the change the "
+                            f"gradient predicts ({abs(value) * step:.3g}) is within {ABSORB_ULPS:g} spacings "
+                            f"({d.resolution:.3g}) of the largest operand (an absorbed step)")
+    if coarse != 0.0 and math.isfinite(coarse) and _judge(value - coarse, d) == MATCH:
+        return UNRESOLVED, (f"the derivative matches the gradient without its part through outputs of magnitude >= "
+                            f"{COARSE_OUTPUT:.3g} ({coarse:.6g}), whose float64 spacing absorbs the step (an "
+                            f"absorbed step)")
+    return MISS, ""
+
+
+def _coarse_gradient(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> list[np.ndarray] | None:
+    """The side's gradient of the loss restricted to its finite output elements of magnitude >= COARSE_OUTPUT (flat,
+    per floating input), or None where there are none: a step on an input of ordinary size cannot move them (2**512
+    + y), so the numeric derivative leaves their part out (``_judged``)."""
+    try:
+        run = run_side(name, prepared, trial.copy_inputs(high))
+        weights = {}
+        for i, g in grad_of.items():
+            values = np.abs(np.real(np.asarray(run.outputs[i].array))).astype(np.float64)
+            if values.shape == g.shape:
+                with np.errstate(invalid="ignore"):
+                    weights[i] = np.where(np.isfinite(values) & (values >= COARSE_OUTPUT), g, 0.0)
+        if not any(w.any() for w in weights.values()):
+            return None
+        coarse = run_side(name, prepared, trial.copy_inputs(high), weights)
+    except Exception:  # no such part read: misses stand
+        return None
+    if coarse.error or any(g.array is None for g in coarse.grads):
+        return None
+    return [np.asarray(g.array, dtype=np.float64).reshape(-1) for g in coarse.grads]
+
+
+def _note_edges(out: dict, d: Derivative, shape: tuple, j: int, value: float, absorbed_why: str) -> None:
     """Count a kink (and keep the first: which subgradient the side chose there) and an absorbed step (and keep
-    the first: the change the gradient predicts against the resolution that swallowed it)."""
+    the first: why its miss is unresolved)."""
     out["kinks"] += d.kink
     if d.kink and out["first_kink"] is None:
         out["first_kink"] = {"index": _index(shape, j), "analytic": encode_float(value),
                              "left": encode_float(d.backward.value), "right": encode_float(d.forward.value)}
-    if verdict == UNRESOLVED and absorbed(value, d):
+    if absorbed_why:
         out["absorbed"] += 1
         if out["first_absorbed"] is None:
-            step = max(s.step for s in (d.forward, d.backward) if s.state == "value")
-            out["first_absorbed"] = {
-                "index": _index(shape, j), "analytic": encode_float(value), "step": encode_float(step),
-                "resolution": encode_float(d.resolution),
-                "reason": (f"the forward did not change although the input moved by {step:.3g}: the change the "
-                           f"gradient predicts ({abs(value) * step:.3g}) is within {ABSORB_ULPS:g} spacings "
-                           f"({d.resolution:.3g}) of the largest operand (an absorbed step)")}
+            out["first_absorbed"] = {"index": _index(shape, j), "analytic": encode_float(value),
+                                     "resolution": encode_float(d.resolution), "reason": absorbed_why}
 
 
 def _tally(out: dict, verdict: str, shape: tuple, j: int, value: float, numeric: dict) -> None:

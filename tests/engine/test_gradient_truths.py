@@ -21,6 +21,7 @@ from apitester.diagnosis.shrink import draw_inputs, prepare_strict, probe
 from apitester.inputs import Draw
 from apitester.vocab import ConventionKind, Reading, ReadingSource, Status
 
+import gradient_edge_specs  # noqa: F401,E402  (registers the apitester_diag.* gradient specs)
 import gradient_truth_specs  # noqa: F401,E402  (registers the apitester_truth.* specs)
 
 TYPICAL = Draw("typical", 0)
@@ -62,6 +63,28 @@ def test_an_input_summed_into_2_to_the_512_is_unresolved_not_a_miss_on_both_side
         assert (grad_x[MATCH], grad_x[MISS]) == (3, 0)
         assert check[side]["matches"] is True
     assert check["side_off"] is None and check["side_off_by_output"] == {}
+
+
+def test_outputs_after_2_to_the_512_in_a_cumsum_absorb_their_part_and_the_rest_matches():
+    """cumsum of [0.5, -1, 2, 2**512, 3]: a step on x[0] moves outputs 0-2 and not 3-4 (2**512 + ...): the numeric
+    derivative is g0 + g1 + g2 where the gradient (right) is g0 + ... + g4.  The part through the outputs of
+    2**512 is the side's own gradient of those outputs alone; without it the gradient matches: unresolved.  x[4]
+    moves nothing at all (the whole forward still, 2**512 among the inputs): unresolved too.  x[3] itself moves."""
+    check = checked('paddle.cumsum(Tensor([5],"float64"), )', [0.5, -1.0, 2.0, BIG, 3.0])
+    for side in ("paddle", "torch"):
+        grad = check[side]["outputs"]["grad x"]
+        assert (grad[MATCH], grad[MISS], grad[UNRESOLVED], grad["absorbed"]) == (1, 0, 4, 4), grad
+        assert "outputs of magnitude" in grad["first_absorbed"]["reason"]
+    assert check["side_off"] is None
+
+
+def test_a_wrong_gradient_beside_2_to_the_512_is_still_a_miss():
+    """2x with Paddle's gradient 3 (apitester_diag.double_paddle_off): the output 2**513 is coarse, but the other
+    elements do not feed it, and x[0]'s own step moves it: Paddle misses everywhere, Torch matches."""
+    check = checked('apitester_diag.double_paddle_off(Tensor([4],"float64"), )', [BIG, 1.0, -2.0, 0.5])
+    paddle, torch = (check[side]["outputs"]["grad x"] for side in ("paddle", "torch"))
+    assert (paddle[MISS], paddle["absorbed"], torch[MATCH]) == (4, 0, 4)
+    assert check["side_off"] == "paddle" and check["side_off_by_output"] == {"grad x": "paddle"}
 
 
 # ---------------------------------------------------------------- undefined derivatives
