@@ -1184,6 +1184,11 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     if analytic.error:
         return {"matches": None, "error": analytic.error}
     leaves = [t for t in input_tensors(high) if t.dtype in trial.FLOATING]  # the order trial.convert takes leaves in
+    misshaped = [f"{label} has shape {list(g.array.shape)}, its input {list(leaf.array.shape)}"
+                 for leaf, g, label in zip(leaves, analytic.grads, analytic.grad_labels)
+                 if g.array is not None and tuple(g.array.shape) != tuple(leaf.array.shape)]
+    if misshaped:  # no element-wise judging of a gradient not shaped as its input (that side's error)
+        return {"matches": None, "error": "; ".join(misshaped)[:300]}
     budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
     operand = _largest_input(leaves)
     coarse = _coarse_gradient(name, prepared, high, grad_of) if reference is None else None

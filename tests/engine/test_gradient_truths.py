@@ -138,6 +138,9 @@ def test_a_gradient_not_shaped_as_its_input_is_that_sides_error():
         "grad x", Reading.PADDLE_OFF, ReadingSource.INPUT_SHAPE)
     assert reading["evidence"].startswith("Paddle's grad x has shape [2, 3], its input [2, 5]")
     assert found.failure.reading == Reading.PADDLE_OFF and convention_of(layer) is None
+    check = checked('apitester_truth.narrow_grad_paddle(Tensor([2, 5],"float64"), )')  # not judged element-wise
+    assert check["paddle"] == {"matches": None, "error": "grad x has shape [2, 3], its input [2, 5]"}
+    assert check["torch"]["matches"] is True
 
 
 @pytest.mark.parametrize("shapes, reading", [
