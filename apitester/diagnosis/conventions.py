@@ -14,10 +14,11 @@ A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serial
 (``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
 (the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
 ``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``, for ``undefined``
-also ``"elements"`` (how many input elements have no derivative), for ``parameter`` also ``"parameters"`` ("slope=0.2": the
-config's values) and ``"rounds"`` (the side computing them at float32; ``rounded_parameter_convention``).  A gradient whose shape is not its input's is no
-convention but that side's error (``gradient_shape_reading``).  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
-as ``(n,) vs (n, 1)``, an error as its exception type).
+also ``"elements"`` (how many input elements have no derivative), for ``parameter`` also ``"parameters"``
+("slope=0.2": the config's values) and ``"rounds"`` (the side computing them at float32;
+``rounded_parameter_convention``).  A gradient whose shape is not its input's is no convention but that side's
+error (``gradient_shape_reading``).  ``key`` is what distinct failures group by: the sizes and the error's text
+left out (a shape as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import trial
+from .oracle import oracles_agree, output_gradients, run_side
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
 @dataclass(frozen=True)
@@ -208,9 +211,6 @@ def rounded_parameter_convention(prepared, materialised: dict, draw, output: str
     (issue 44): the convention, where running the other side with that parameter rounded to float32 gives the first
     side's ``output`` (``oracles_agree``) and the unrounded run does not.  None where no float parameter changes when
     rounded, or the rounding does not explain the difference."""
-    from .oracle import oracles_agree, output_gradients, run_side  # the oracle's runner (it imports this module's users)
-    from .. import trial
-
     names = [k for k, v in materialised.items() if type(v) is float and math.isfinite(v) and float(np.float32(v)) != v]
     wide = any(getattr(t, "dtype", None) in ("float64", "complex128") for v in materialised.values()
                for t in (v if isinstance(v, (list, tuple)) else [v]))
@@ -233,6 +233,7 @@ def rounded_parameter_convention(prepared, materialised: dict, draw, output: str
     plain = {side: result(side, materialised) for side in (Side.PADDLE, Side.TORCH)}
     if any(v is None for v in plain.values()) or agree(plain[Side.PADDLE], plain[Side.TORCH]):
         return None
+
     def explains(keys: list[str], rounds: str, other: str) -> bool:
         rounded = {**materialised, **{k: float(np.float32(materialised[k])) for k in keys}}
         return agree(result(other, rounded), plain[rounds])
