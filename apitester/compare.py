@@ -153,7 +153,8 @@ class Verdict:
     # What a failure that is not about values is, as facts (never read back out of ``message``; FACT_KEYS):
     # "dtypes" [paddle, torch] (dtype_mismatch), "shapes" [[paddle dims], [torch dims]], "outputs" [paddle count,
     # torch count], "none" the side that gave None (shape_mismatch), "raised" the side that raised and "error_type"
-    # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares.
+    # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares,
+    # "input_shape" beside "shapes" of a gradient: its input's dims (apitester.trial; a gradient has its input's shape).
     facts: dict = field(default_factory=dict)
     # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, paddle_backward,
     # torch_backward, compare, exact, torch_cache, readings, other), exclusive seconds each; the profile

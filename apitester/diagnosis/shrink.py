@@ -29,7 +29,8 @@ from .. import trial
 from .. import inputs as inp
 from ..compare import Verdict, layer_of
 from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
-from .conventions import Convention, convention_of, convention_reading
+from .conventions import (Convention, convention_of, convention_reading, gradient_shape_reading,
+                          rounded_parameter_convention)
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
 from ..vocab import NoOracle, Reading, Status
@@ -136,9 +137,12 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         name = Reading.NO_ORACLE
     convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
-        convention = _tie_convention(prepared, draw, verdict)
+        convention = _tie_convention(prepared, draw, verdict) or _rounded_parameter(prepared, draw, strict)
     if convention is not None:  # not a value error: both behaviours named (apitester.diagnosis.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
+    shaped = gradient_shape_reading(strict)
+    if shaped is not None:  # a gradient not shaped as its input: that side's error
+        reading, name = shaped, shaped["reading"]
     status = strict["status"]
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
@@ -154,6 +158,17 @@ def _tie_convention(prepared: "trial.Trial | Verdict", draw: inp.Draw, verdict: 
     try:
         return tie_convention_of(prepared, draw_inputs(prepared, draw), verdict)
     except Exception:  # an engine gap in the tie reading: the value reading stands
+        return None
+
+
+def _rounded_parameter(prepared: "trial.Trial | Verdict", draw: inp.Draw, strict: dict) -> Convention | None:
+    """The convention of a float parameter one side rounds to float32 (apitester.diagnosis.conventions)."""
+    if isinstance(prepared, Verdict):
+        return None
+    try:
+        return rounded_parameter_convention(prepared, draw_inputs(prepared, draw), draw, strict["output"],
+                                            strict["direction"])
+    except Exception:  # an engine gap in the reading: the value reading stands
         return None
 
 
