@@ -4,18 +4,65 @@
 like any config run); ``failure_signature`` and ``group_failures`` turn a task's diagnoses into its
 distinct failures.  ``python -m apitester diagnose '<config>'`` prints ``render_text`` or, with
 ``--json``, the dict itself.
+
+The JSON shape (schema 1; fields are only ever added)::
+
+    {"schema": 1, "config": str, "api": str,
+     "diagnosed": bool, "reason": str,            # False + why: strict layer passes, no verdict, too large
+     "verdict": {"status", "strict_status", "direction", "output", "max_abs", "max_rel",
+                 "draw": {"kind", "seed", "format"}, "message"},
+     "failure": {"status", "direction", "output", "reading",    # what shrinking kept (the shrunk one's): the
+                 "describes": "repro" | "reported"},           # signature's; "reported" when nothing shrank
+     "reading": {"output", "reading",                 # THE final reading (the board shows it), of the config
+                 "describes": "reported" | "repro",   # named: the reported config and draw, or the shrunk repro
+                 "describes_why"?: str,               # why a repro's reading: the reported one not affordable
+                 "evidence_readings": {"float64_oracle": brief, "gradient_check": None | {"ran", "describes",
+                                       "reading"?: "paddle_off" | "torch_off" | None, "reason"?},
+                                       "repro"?: brief},   # brief: {"reading", "describes", "output"?,
+                                                           #         "oracle"?, "no_oracle"?}
+                 "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
+                 "convention"?: {"kind", "paddle", "torch", "text", "key", ...},  # reading "convention"
+                 "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...},
+                 "oracle"?: "gradient_check", "evidence"?: str,      # a side named by the gradient check
+                 "read_on"?: "reported", "shrunk_reading"?: {"no_oracle", "reason"},  # ... on the reported config
+                 "float64_oracle"?: {"no_oracle", "reason"}},        # ... where the float64 oracle had none
+     "oracle": {"readings": [reading, ...], "no_oracle": str | None, "reason": str},  # the repro, every output
+     "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?, "method"?,
+                               "against"?: "own_forward" | "reference",
+                               "paddle"?: {"matches": bool | None, "max_abs"?, "error"?,
+                                           "outputs"?: {"grad x": {"match", "miss", "unresolved", "kinks",
+                                                "missed_at", "first_miss", "first_kink", "absorbed",
+                                                "first_absorbed", "undefined", "first_undefined"}}},
+                               "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
+                               "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
+     "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
+                "stopped", "elements_before", "elements_after"},
+     "repro": {"config": str, "draw": str, "command": str, "script": str},
+     "signature": {"key": str, "hash": str},
+     "implied_verdict": None | {"status": "torch_suspect", "output", "evidence": str, "source": str,
+                                "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}, "k"?, "noise_floor"?,
+                                "describes"?: "reported" | "repro"},
+     "seconds": float}
+
+Floats go through ``compare.encode_float`` ("inf"/"nan" as strings).  When ``diagnosed`` is False
+only schema, config, api, diagnosed, reason, verdict (if run) and seconds are present.  ``reading`` is the one
+final reading: ``failure.reading`` is the shrink's (the repro's, grouped by the signature) and may differ from it
+where ``reading.describes`` is "reported" (docs/diagnosis.md, "One final reading").
 """
 from __future__ import annotations
 
 import hashlib
+import signal
+import threading
 import time
+from contextlib import contextmanager
 
 from .. import inputs as inp
 from ..compare import Verdict, encode_float
 from ..config import ConfigSyntaxError, parse_config
 from .conventions import Convention
 from ..inputs import estimate_bytes
-from .oracle import gradient_check
+from .oracle import gradient_check, oracle_for, reading_of
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
 from ..vocab import ConventionKind, NoOracle, Reading, ReadingSource, Status
@@ -29,41 +76,12 @@ STRICT_FAILURES = ("accuracy_error", "dtype_mismatch", "shape_mismatch", "paddle
 
 
 def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = None, max_trials: int = 200,
-                    max_seconds: float = 120.0, max_input_bytes: int = MAX_INPUT_BYTES) -> dict:
-    """Diagnose one config.  Returns a dict of plain JSON values, stable in shape (``schema`` 1)::
+                    max_seconds: float = 120.0, max_input_bytes: int = MAX_INPUT_BYTES,
+                    reported_max_elements: int | None = None) -> dict:
+    """Diagnose one config: a dict of plain JSON values, stable in shape (``schema`` 1: the module docstring).
 
-        {"schema": 1, "config": str, "api": str,
-         "diagnosed": bool, "reason": str,            # False + why: strict layer passes, no verdict, too large
-         "verdict": {"status", "strict_status", "direction", "output", "max_abs", "max_rel",
-                     "draw": {"kind", "seed", "format"}, "message"},
-         "failure": {"status", "direction", "output", "reading"},   # what shrinking kept (the shrunk one's)
-         "reading": {"output", "reading", "no_oracle"?, "reason"?, "dtype"?, "noise_floor"?, "k"?,
-                     "convention"?: {"kind", "paddle", "torch", "text", "key", ...},  # reading "convention"
-                     "oracle_gap"?, "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...},
-                     "oracle"?: "gradient_check", "evidence"?: str,      # a side named by the gradient check
-                     "read_on"?: "reported", "shrunk_reading"?: {"no_oracle", "reason"},  # ... on the reported config
-                     "float64_oracle"?: {"no_oracle", "reason"}},        # ... where the float64 oracle had none
-         "oracle": {"readings": [reading, ...], "no_oracle": str | None, "reason": str},  # shrunk config, every output
-         "gradient_check": None | {"ran": bool, "reason"?, "elements"?, "step"?, "atol"?, "rtol"?, "method"?,
-                                   "against"?: "own_forward" | "reference",
-                                   "paddle"?: {"matches": bool | None, "max_abs"?, "error"?,
-                                               "outputs"?: {"grad x": {"match", "miss", "unresolved", "kinks",
-                                                    "missed_at", "first_miss", "first_kink", "absorbed",
-                                                    "first_absorbed", "undefined", "first_undefined"}}},
-                                   "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
-                                   "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
-         "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
-                    "stopped", "elements_before", "elements_after"},
-         "repro": {"config": str, "draw": str, "command": str, "script": str},
-         "signature": {"key": str, "hash": str},
-         "implied_verdict": None | {"status": "torch_suspect", "output", "evidence": str, "source": str,
-                                    "paddle"?: {"max_abs", "max_rel", "rmse"}, "torch"?: {...}, "k"?, "noise_floor"?},
-         "seconds": float}
-
-    Floats go through ``compare.encode_float`` ("inf"/"nan" as strings).  When ``diagnosed`` is False
-    only schema, config, api, diagnosed, reason, verdict (if run) and seconds are present.
-    ``draw`` replays one draw (default: the draw the config's verdict reports).
-    """
+    ``draw`` replays one draw (default: the draw the config's verdict reports); ``reported_max_elements`` bounds
+    the reported config's own reading (None: REPORTED_MAX_ELEMENTS; above it the reading is the repro's)."""
     began = time.perf_counter()
     config = config_text.strip()
     result = {"schema": SCHEMA, "config": config, "api": config.split("(", 1)[0].strip(), "diagnosed": False}
@@ -81,8 +99,9 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
     final = shrunk.final
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
-    reading, check = _final_reading(final, final_draw, config, start, start_draw)
-    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
+    reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
+    failure = {**final.failure.to_dict(), "describes": _shrunk_describes(reading)}
+    result.update(diagnosed=True, reason="", failure=failure, reading=_plain(reading),
                   oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
     result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
@@ -171,14 +190,151 @@ def undefined_reading(reading: dict, sides: dict) -> dict:
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
 
 
-def _final_reading(final, final_draw, config: str, start, start_draw) -> tuple[dict, dict | None]:
-    """The shrunk failure's reading with its gradient check's word, or the reported config's where the shrunk one
-    leaves a gradient unsettled; and the check that gave it."""
-    check = _gradient_check(final.config, final_draw, final.failure.direction)
-    reading = read_with_gradient_check(_plain(final.reading), check)
-    if _unsettled(reading) and (final.config, str(final_draw)) != (config, str(start_draw)):
-        reading, check = _read_on_reported(reading, check, config, start, start_draw)
-    return reading, check
+def _final_reading(final, final_draw, config: str, start, start_draw,
+                   reported_max_elements: int | None) -> tuple[dict, dict | None]:
+    """The diagnosis' one final reading (its ``describes`` says of which config) and the gradient check beside it.
+
+    ``reported_max_elements`` (None: REPORTED_MAX_ELEMENTS) bounds the reported config's own reading.
+    The shrunk failure's reading with its gradient check's word (or, where that leaves a gradient unsettled, the
+    reported config's check: ``_read_on_reported``); then, where the config was shrunk, the reported config's own
+    reading replaces it whenever reading it is affordable (``_reported_reading``) and it gives a word: a reading
+    describes the reported config, or says it is the repro's (issue 44)."""
+    direction = final.failure.direction
+    check = _gradient_check(final.config, final_draw, direction)
+    repro = read_with_gradient_check(_plain(final.reading), check)
+    if (final.config, str(final_draw)) == (config, str(start_draw)):  # not shrunk: the repro is the reported config
+        evidence = {"float64_oracle": _brief(final.reading, "reported"),
+                    "gradient_check": _check_word(check, repro, "reported")}
+        return _describing(repro, "reported", evidence), check
+    evidence = {"float64_oracle": _brief(final.reading, "repro"), "gradient_check": _check_word(check, repro, "repro")}
+    if _unsettled(repro):
+        repro, check = _read_on_reported(repro, check, config, start, start_draw)
+        if repro.get("read_on") == "reported":
+            evidence.update(float64_oracle=_brief(start.reading, "reported"), repro=_brief(final.reading, "repro"),
+                            gradient_check=_check_word(check, repro, "reported"))
+            return _describing(repro, "reported", evidence), check
+    bound = REPORTED_MAX_ELEMENTS if reported_max_elements is None else reported_max_elements
+    reported, why = _reported_reading(config, start, start_draw, bound)
+    if reported is None:
+        return _describing(repro, "repro", evidence, why), check
+    oracle_word, final_check = reported, check
+    if _needs_check(reported, direction):
+        reported_check = _gradient_check(config, start_draw, direction)
+        settled = read_with_gradient_check(reported, reported_check)
+        if _needs_check(settled, direction) and not _needs_check(repro, direction):
+            why = f"the reported config's own reading leaves the gradient unsettled ({_what(settled)})"
+            return _describing(repro, "repro", evidence, why), check
+        reported, final_check = settled, reported_check
+        evidence["gradient_check"] = _check_word(reported_check, settled, "reported")
+    evidence.update(float64_oracle=_brief(oracle_word, "reported"), repro=_brief(repro, "repro"))
+    return _describing(reported, "reported", evidence), final_check
+
+
+# The reported config is read itself (the float64 oracle, and the spec's reference where the oracle needs it) up to
+# this many input elements, the reference given at most REPORTED_MAX_SECONDS (an interval timer, where one can be
+# set: a diagnosis in a process's main thread).  Measured (2026-12-07, a loaded 2-core Xeon): the exact reference of
+# a 1.3 M-element sum (math.fsum) 0.22 s, of its mean (exact rationals) 4.5 s; an mpmath element-wise reference
+# (rsqrt, 40 digits) 11 us per element, ~23 s at the bound.  Above it the reading is the shrunk repro's, labelled so.
+REPORTED_MAX_ELEMENTS = 1 << 21
+REPORTED_MAX_SECONDS = 60.0
+
+
+def _reported_reading(config: str, start, start_draw, max_elements: int) -> tuple[dict | None, str]:
+    """The reported config's own reading of the failing output, or None and why it was not affordable (over
+    ``max_elements`` input elements, REPORTED_MAX_ELEMENTS unless the caller says; over the timer)."""
+    reading = _plain(start.reading)
+    if reading.get("no_oracle") != TOO_LARGE:  # the start probe read the reported config itself
+        return reading, ""
+    if start.elements > max_elements:
+        return None, f"the reported config has {start.elements:,} input elements, over the {max_elements:,} it is read at"
+    prepared = prepare_strict(config)
+    if isinstance(prepared, Verdict):
+        return None, prepared.message[:200]
+    try:
+        with _time_limit(REPORTED_MAX_SECONDS) as timed:
+            bound = max_elements if timed else None  # no timer: the reference's own bound
+            oracle = oracle_for(prepared, draw_inputs(prepared, start_draw), start_draw,
+                                grads=start.failure.direction == "backward", ref_max_elements=bound)
+    except Exception as exc:  # the timer, or an engine gap: the repro's reading stands, saying why
+        return None, f"reading the reported config failed: {exc}"[:300]
+    reading = _plain(reading_of(oracle, start.failure.output))
+    if reading.get("no_oracle") == TOO_LARGE or _overtime(reading):
+        return None, f"the reported config is too large to read: {reading.get('reason', '')}"[:300]
+    return reading, ""
+
+
+class ReadingOverTime(Exception):
+    """The reported config's reading ran past REPORTED_MAX_SECONDS."""
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Raise ReadingOverTime in the block after ``seconds``; yields False (no limit) outside the main thread."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield False
+        return
+
+    def expire(_signum, _frame):
+        raise ReadingOverTime(f"over {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _overtime(reading: dict) -> bool:
+    return "ReadingOverTime" in str(reading.get("reason", ""))  # the timer fired inside the reference (caught there)
+
+
+def _needs_check(reading: dict, direction: str | None) -> bool:
+    """A gradient reading only a gradient check settles: unsettled, or both off by a reference's derivative."""
+    return direction == "backward" and (_unsettled(reading) or (
+        reading.get("reading") == Reading.BOTH_OFF and reading.get("oracle") == ReadingSource.REFERENCE))
+
+
+def _what(reading: dict) -> str:
+    return f"{reading.get('reading')}: {reading.get('no_oracle') or reading.get('oracle') or ''}".rstrip(": ")
+
+
+def _brief(reading: dict | None, describes: str) -> dict | None:
+    """A reading as evidence: its word, its source and code, and the config it describes."""
+    if not reading:
+        return None
+    brief = {"reading": str(reading.get("reading") or Reading.NO_ORACLE), "describes": describes}
+    for key in ("output", "oracle", "no_oracle"):
+        if reading.get(key):
+            brief[key] = str(reading[key])
+    return brief
+
+
+def _check_word(check: dict | None, reading: dict, describes: str) -> dict | None:
+    """The gradient check's word on the failing output: the side it names off there (None: no side), or None
+    when no check ran."""
+    if not check:
+        return None
+    if not check.get("ran"):
+        return {"ran": False, "describes": describes, "reason": str(check.get("reason", ""))[:200]}
+    side = (check.get("side_off_by_output") or {}).get(reading.get("output"))
+    word = {"paddle": Reading.PADDLE_OFF, "torch": Reading.TORCH_OFF}.get(side)
+    return {"ran": True, "describes": describes, "reading": str(word) if word else None}
+
+
+def _shrunk_describes(reading: dict) -> str:
+    """What the shrink's ``failure`` describes: the repro, or the reported config where nothing shrank."""
+    shrunk = reading["describes"] == "repro" or "repro" in reading["evidence_readings"]
+    return "repro" if shrunk else "reported"
+
+
+def _describing(reading: dict, describes: str, evidence: dict, why: str = "") -> dict:
+    """The final reading, saying which config it describes and the readings it stands on."""
+    reading = {**reading, "describes": describes, "evidence_readings": evidence}
+    if why:
+        reading["describes_why"] = why
+    return reading
 
 
 SUBGRADIENT_RULES = ("the left derivative", "the right derivative", "the mean of the one-sided derivatives")
@@ -232,8 +388,8 @@ def implied_verdict(reading: dict) -> dict | None:
     source = str(reading.get("oracle") or ReadingSource.FLOAT64_ORACLE)
     if not (isinstance(reading.get("paddle"), dict) and isinstance(reading.get("torch"), dict)):
         evidence = str(reading.get("evidence") or f"the {source} reads Torch off")
-        return {"status": Status.TORCH_SUSPECT.value, "output": reading["output"], "source": source,
-                "evidence": evidence}
+        return _described({"status": Status.TORCH_SUSPECT.value, "output": reading["output"], "source": source,
+                           "evidence": evidence}, reading)
     paddle, torch, k, floor = reading["paddle"], reading["torch"], reading.get("k"), reading.get("noise_floor")
 
     def side(errors: dict) -> str:
@@ -244,8 +400,17 @@ def implied_verdict(reading: dict) -> dict | None:
                 f"Paddle {side(paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor {_number(floor)})")
     if source != ReadingSource.FLOAT64_ORACLE:
         evidence = f"{source}: {evidence}"
-    return {"status": "torch_suspect", "output": reading["output"], "evidence": evidence, "source": source,
-            "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}
+    return _described({"status": "torch_suspect", "output": reading["output"], "evidence": evidence, "source": source,
+                       "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}, reading)
+
+
+def _described(implied: dict, reading: dict) -> dict:
+    """An implied verdict saying which config its reading describes (a repro's reading says so in its evidence)."""
+    if reading.get("describes"):
+        implied["describes"] = reading["describes"]
+    if reading.get("describes") == "repro":
+        implied["evidence"] += " (read on the shrunk repro, not the reported config)"
+    return implied
 
 
 def _number(value) -> str:
@@ -395,6 +560,8 @@ def render_text(diagnosis: dict) -> str:
         return "\n".join(lines)
     reading, shrunk = diagnosis["reading"], diagnosis["shrink"]
     lines.append(f"reading of {reading['output']}: {reading['reading']}" + _reading_detail(reading))
+    if reading.get("describes") == "repro":
+        lines.append(f"  (read on the shrunk repro, not the reported config: {reading.get('describes_why', '')})")
     for other in diagnosis["oracle"]["readings"]:
         if other["output"] != reading["output"]:
             lines.append(f"  {other['output']}: {other['reading']}" + _reading_detail(other))

@@ -292,8 +292,10 @@ class Reference:
     ``outputs()`` gives the flattened reference outputs (float64 / complex128 arrays), or None with
     ``why`` saying why there are none (no ref, an argument combination it does not cover, too large)."""
 
-    def __init__(self, prepared, high_inputs: dict):
+    def __init__(self, prepared, high_inputs: dict, max_elements: int | None = None):
         self.spec = prepared.spec
+        # the diagnosis reads a reported config with a wider bound (diagnose.REPORTED_MAX_ELEMENTS, under a timer)
+        self.max_elements = REF_MAX_ELEMENTS if max_elements is None else max_elements
         self.sig = prepared.sig
         self.high_inputs = high_inputs
         self.why = ""
@@ -323,8 +325,8 @@ class Reference:
             self.why = "the spec has no independent reference"
             return None
         elements = sum(t.array.size for t in input_tensors(self.high_inputs))
-        if elements > REF_MAX_ELEMENTS:
-            self.why = f"{elements} input elements, over the reference's {REF_MAX_ELEMENTS}"
+        if elements > self.max_elements:
+            self.why = f"{elements} input elements, over the reference's {self.max_elements}"
             self.code = NoOracle.TOO_LARGE
             return None
         values = {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in self.high_inputs.items()}
@@ -606,12 +608,13 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
 REFERENCE_SETTLES = (NoOracle.FLOAT64_CONFIG, NoOracle.EXACT_DTYPE)
 
 
-def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> dict:
+def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool, ref_max_elements: int | None = None) -> dict:
     """Readings of every forward output (and, with ``grads``, every input gradient) of one draw.
 
     ``prepared`` is the strict layer (``Trial.strict``).  Returns {"readings": [...],
     "no_oracle": code or None, "reason": text} -- the readings are per output, labelled as the
-    verdict labels them ("output 0", "grad x")."""
+    verdict labels them ("output 0", "grad x").  ``ref_max_elements``: the reference's input bound (default
+    REF_MAX_ELEMENTS; the diagnosis reads a reported config with a wider one)."""
     level = config_level_reason(prepared, materialised)
     if level is not None and not (level[0] in REFERENCE_SETTLES and prepared.spec.ref is not None):
         return {"readings": [], "no_oracle": level[0], "reason": level[1]}
@@ -628,7 +631,7 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool) -> 
     if failed:
         return {"readings": [], "no_oracle": NoOracle.SIDE_RAISED,
                 "reason": "a side raised: " + "; ".join(failed)[:400]}
-    reference = Reference(prepared, high_inputs)
+    reference = Reference(prepared, high_inputs, ref_max_elements)
     readings = [read_output(f"output {i}", *(run.outputs[i] for run in runs.values()), reference=reference, index=i)
                 for i in range(min(len(run.outputs) for run in runs.values()))]
     low_p = runs["low_p"]
