@@ -11,8 +11,7 @@ The JSON shape (schema 1; fields are only ever added)::
      "diagnosed": bool, "reason": str,            # False + why: strict layer passes, no verdict, too large
      "verdict": {"status", "strict_status", "direction", "output", "max_abs", "max_rel",
                  "draw": {"kind", "seed", "format"}, "message"},
-     "failure": {"status", "direction", "output", "reading",    # what shrinking kept (the shrunk one's): the
-                 "describes": "repro" | "reported"},           # signature's; "reported" when nothing shrank
+     "failure": {"status", "direction", "output", "reading"},   # what shrinking kept: the repro's (the signature's)
      "reading": {"output", "reading",                 # THE final reading (the board shows it), of the config
                  "describes": "reported" | "repro",   # named: the reported config and draw, or the shrunk repro
                  "describes_why"?: str,               # why a repro's reading: the reported one not affordable
@@ -100,8 +99,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final = shrunk.final
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
-    failure = {**final.failure.to_dict(), "describes": _shrunk_describes(reading)}
-    result.update(diagnosed=True, reason="", failure=failure, reading=_plain(reading),
+    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
                   oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
     result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
@@ -321,12 +319,6 @@ def _check_word(check: dict | None, reading: dict, describes: str) -> dict | Non
     side = (check.get("side_off_by_output") or {}).get(reading.get("output"))
     word = {"paddle": Reading.PADDLE_OFF, "torch": Reading.TORCH_OFF}.get(side)
     return {"ran": True, "describes": describes, "reading": str(word) if word else None}
-
-
-def _shrunk_describes(reading: dict) -> str:
-    """What the shrink's ``failure`` describes: the repro, or the reported config where nothing shrank."""
-    shrunk = reading["describes"] == "repro" or "repro" in reading["evidence_readings"]
-    return "repro" if shrunk else "reported"
 
 
 def _describing(reading: dict, describes: str, evidence: dict, why: str = "") -> dict:
