@@ -58,6 +58,30 @@ def reading_text(reading: str, source: str | None = None) -> str:
     }.get(reading, reading or _("no reading"))
 
 
+# Which config a diagnosis' final reading describes (apitester.diagnosis.diagnose: ``reading.describes``, issue 44).
+REPORTED, REPRO = "reported", "repro"
+
+
+def reading_describes(data: dict | None) -> str | None:
+    """"reported" or "repro": the config the diagnosis' reading describes (None: no reading).  A diagnosis stored
+    before the engine said so describes its shrunk repro unless nothing shrank or it was read on the reported
+    config (``read_on``)."""
+    data = data or {}
+    reading = data.get("reading") if isinstance(data.get("reading"), dict) else {}
+    if not reading:
+        return None
+    if reading.get("describes") in (REPORTED, REPRO):
+        return reading["describes"]
+    shrink = data.get("shrink") if isinstance(data.get("shrink"), dict) else {}
+    shrunk = shrink.get("config", data.get("config")) != data.get("config") or shrink.get("final_draw") not in (
+        None, shrink.get("draw"))
+    return REPORTED if reading.get("read_on") == REPORTED or not shrunk else REPRO
+
+
+def repro_label() -> str:
+    return _("read on the shrunk repro, not the reported config")
+
+
 def tie_rule_text(rule: str) -> str:
     return {
         TieRule.HALF_TO_EVEN: _("half to even"), TieRule.HALF_AWAY_FROM_ZERO: _("half away from zero"),
@@ -167,6 +191,22 @@ class DistinctFailure:
         return str(self.reading.get("evidence") or "")
 
     @property
+    def describes(self) -> str | None:
+        """"reported" / "repro": whose reading is shown (None when the JSON is not loaded or has no reading)."""
+        return reading_describes(self.representative.__dict__.get("data"))
+
+    @property
+    def describes_why(self) -> str:
+        return str(self.reading.get("describes_why") or "")
+
+    @property
+    def repro_reading(self) -> str | None:
+        """The shrunk repro's reading where it differs from the reported config's (shown beside it), else None."""
+        repro = (self.reading.get("evidence_readings") or {}).get("repro") or {}
+        other = repro.get("reading") if self.describes == REPORTED else None
+        return other if other and other != self.reading.get("reading") else None
+
+    @property
     def convention(self) -> dict | None:
         """The representative's convention (its failing output read ``convention``), shown; else None."""
         reading = self.reading
@@ -176,14 +216,20 @@ class DistinctFailure:
     def reading_text(self) -> str:
         convention = self.convention
         if convention is not None:
-            return f"{reading_text(Reading.CONVENTION)}: {convention['text']}"
-        return reading_text(self.representative.reading, self.reading_source)
+            text = f"{reading_text(Reading.CONVENTION)}: {convention['text']}"
+        else:
+            text = reading_text(self.representative.reading, self.reading_source)
+        if self.describes == REPRO:  # never shown as the reported config's (issue 44)
+            text = _("%(reading)s (%(label)s)") % {"reading": text, "label": repro_label()}
+        return text
 
     def as_dict(self) -> dict:
         d = self.representative
         return {"signature": self.signature, "configs": self.count, "reading": d.reading,
                 "reading_source": self.reading_source, "reading_text": self.reading_text,
                 "reading_evidence": self.reading_evidence or None,
+                "reading_describes": self.describes, "reading_describes_why": self.describes_why or None,
+                "repro_reading": self.repro_reading,
                 "status": d.status, "direction": d.direction or None, "config": d.failing_config.config,
                 "shrunk_config": d.shrunk_config, "elements_before": d.elements_before,
                 "elements_after": d.elements_after, "trials": d.trials, "seconds": d.seconds,

@@ -84,6 +84,7 @@ class TaskSummary:
     worst: dict | None  # the verdict's worst element (dtype, paddle, torch, index, elements, max abs/rel)
     off: str  # a Reading ("paddle_off", …), or "not_diagnosed" / "nothing_to_diagnose" / "not_diagnosable"
     off_text: str
+    off_describes: str | None  # "reported" | "repro": the config the diagnosis' reading describes (None: none)
     can_diagnose: bool  # failing configs none of which is diagnosed yet: the staff button
     repro_config: str  # the smallest failing config (the diagnosis's shrunk one, else the verdict's or the task's)
     repro_command: str
@@ -130,6 +131,7 @@ def task_summary(task: Task, *, releases_panel: dict | None = None, diagnosis=No
     summary = TaskSummary(
         number=task.number, api=task.api, kernel=task.kernel, diff=diff, diff_source=source, worst=worst,
         off=off, off_text=off_text, can_diagnose=can_diagnose, repro_config=repro_config,
+        off_describes=diagnosis_selectors.reading_describes(representative.data) if representative else None,
         repro_command=repro_command, repro_script=repro_script, repro_source=repro_source,
         standing=standing, standing_text=standing_text, claimable=_claimable(task),
         claimants=[claim.contributor.login for claim in getattr(task, "active_claims", [])],
@@ -202,6 +204,8 @@ def _diff_sentence(task: Task, result, representative, cpu_evidence) -> tuple[st
         return _reported_sentence(task, cpu_evidence)
     worst = worst_element(result)
     off_by = _off_by(_oracle_reading(representative))
+    if off_by and diagnosis_selectors.reading_describes(representative.data) == diagnosis_selectors.REPRO:
+        off_by += _(" (%(label)s)") % {"label": diagnosis_selectors.repro_label()}  # not the verdict's config
     by_design = result.status in BY_DESIGN
     if worst:
         text = _("%(dtype)s %(api)s of %(n)s elements: the worst element is %(p)s in Paddle, %(t)s in Torch") % {
