@@ -43,11 +43,20 @@ def truth():
     import paddle  # noqa: PLC0415
 
     values = input_tensors(draw_inputs(prepare_strict(SUM), EDGE))[0].array  # bfloat16 values held in float32
-    exact = sum((Fraction(float(v)) for v in values.ravel().tolist()), Fraction(0))
+    exact = _exact_sum(values)
     rounded = float(torch.tensor(float(exact), dtype=torch.float64).to(torch.bfloat16))
     paddle_sum = float(paddle.to_tensor(values).astype("bfloat16").sum().astype("float32"))
     torch_sum = float(torch.tensor(values).to(torch.bfloat16).sum().float())
     return rounded, paddle_sum, torch_sum
+
+
+def _exact_sum(values: np.ndarray) -> Fraction:
+    """The exact rational sum of float32 values: each is an integer of 24 bits times 2^(e - 24) (np.frexp), so the
+    integers of one exponent sum exactly in int64 and the groups add up as fractions."""
+    mantissas, exponents = np.frexp(values.astype(np.float64).ravel())
+    integers = (mantissas * 2.0 ** 24).astype(np.int64)
+    return sum((Fraction(int(integers[exponents == e].sum())) * Fraction(2) ** (int(e) - 24)
+                for e in np.unique(exponents)), Fraction(0))
 
 
 def test_the_reported_config_is_read_itself_and_names_the_side_the_exact_sum_names(reported, truth):
