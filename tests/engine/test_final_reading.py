@@ -103,3 +103,18 @@ def test_a_config_that_does_not_shrink_describes_itself():
     assert (diagnosis["reading"]["reading"], diagnosis["reading"]["describes"]) == (Reading.PADDLE_OFF, "reported")
     assert "repro" not in diagnosis["reading"]["evidence_readings"]
     assert diagnosis["failure"]["reading"] == diagnosis["reading"]["reading"]
+
+
+def test_a_reference_past_the_timer_leaves_the_repros_reading_labelled(monkeypatch):
+    """Paddle 5 % off tanh at every precision (the float64 pair disputes, the mpmath reference settles it): 40,000
+    elements are over the reference's own 32,768, so the reported config is read again with the wider bound -- here
+    given 0.05 s, which an mpmath tanh of 40,000 elements (~0.4 s) overruns: the repro's reading, labelled why."""
+    import diagnosis_helpers  # noqa: F401,PLC0415  (registers the apitester_diag.* specs)
+    from apitester.diagnosis import diagnose  # noqa: PLC0415
+
+    monkeypatch.setattr(diagnose, "REPORTED_MAX_SECONDS", 0.05)
+    diagnosis = diagnose_config('apitester_diag.ref_paddle_off(Tensor([40000],"float32"), )', max_seconds=20)
+    reading = diagnosis["reading"]
+    assert (reading["reading"], reading["oracle"], reading["describes"]) == (Reading.PADDLE_OFF, "reference", "repro")
+    assert "over 0.05 s" in reading["describes_why"], reading["describes_why"]
+    assert diagnosis["shrink"]["elements_after"] <= 32768
