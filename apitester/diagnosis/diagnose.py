@@ -216,7 +216,7 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
     if reported is None:
         return _describing(repro, "repro", evidence, why), check
     oracle_word, final_check = reported, check
-    if _needs_check(reported, direction):
+    if _needs_check(reported, direction) and not _unsettled(repro):  # (else _read_on_reported checked it already)
         reported_check = _gradient_check(config, start_draw, direction)
         settled = read_with_gradient_check(reported, reported_check)
         if _needs_check(settled, direction) and not _needs_check(repro, direction):
