@@ -243,8 +243,12 @@ def test_cholesky_solves_shrink_keeps_a_valid_factor_and_the_reference_reads_tor
     config = 'paddle.linalg.cholesky_solve(x=Tensor([5, 4, 3],"float64"), y=Tensor([5, 4, 4],"float64"), )'
     diagnosis = json.loads(json.dumps(diagnose_config(config)))
     reading = diagnosis["reading"]
-    assert (reading["output"], reading["reading"], reading["oracle"]) == ("grad y", "torch_off", "reference")
-    assert reading["gradient_match"] == {"paddle": True, "torch": False}
+    # the reported config is read itself (issue 44): its 140 elements are over the reference derivative's 128, and
+    # its gradient check reads Torch off there; the shrunk repro's reference reading agrees, kept as evidence
+    assert (reading["output"], reading["reading"], reading["describes"]) == ("grad y", "torch_off", "reported")
+    assert reading["oracle"] == "gradient_check" and "Paddle's matches at 80 of 80" in reading["evidence"]
+    assert reading["evidence_readings"]["repro"] == {"reading": "torch_off", "describes": "repro", "output": "grad y",
+                                                     "oracle": "reference"}
     assert diagnosis["shrink"]["elements_after"] < 140 and "cut" not in diagnosis["shrink"]["final_draw"]
     assert diagnosis["implied_verdict"]["status"] == "torch_suspect"
 
