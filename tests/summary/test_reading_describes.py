@@ -57,6 +57,11 @@ def test_a_reading_of_the_reported_config_says_so_and_names_the_repros_beside_it
     page = client.get("/tasks/301").content.decode()
     assert 'data-describes="reported"' in page and "the reported config and its failing draw" in page
     assert "the shrunk repro reads both_off" in page and LABEL not in page
+    # the reported config's errors (Paddle 240 off the exact sum's -482) beside the repro's per-output readings
+    reported = engine_answers[BIG_SUM]["reading"]
+    assert f'class="reported-errors"><code>paddle_off</code>' in page
+    assert f"Paddle RMSE {reported['paddle']['rmse']}, max abs {reported['paddle']['max_abs']}" in page
+    assert "output 0 <span class=\"muted\">(shrunk repro)</span>" in page
 
 
 def test_a_repros_reading_is_labelled_as_the_repros_on_the_card_the_page_and_the_api(client, engine_answers):

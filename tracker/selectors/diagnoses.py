@@ -200,6 +200,21 @@ class DistinctFailure:
         return str(self.reading.get("describes_why") or "")
 
     @property
+    def shrunk(self) -> bool:
+        """The repro differs from the reported config: the per-output oracle readings (``oracle``) are the repro's."""
+        d = self.representative
+        return bool(d.shrunk_config) and d.shrunk_config != d.failing_config.config
+
+    @property
+    def reported_errors(self) -> dict | None:
+        """The final reading's errors where it describes the reported config of a shrunk failure (shown beside the
+        repro's per-output readings), else None."""
+        reading = self.reading
+        if self.describes != REPORTED or not self.shrunk or not isinstance(reading.get("paddle"), dict):
+            return None
+        return reading
+
+    @property
     def repro_reading(self) -> str | None:
         """The shrunk repro's reading where it differs from the reported config's (shown beside it), else None."""
         repro = (self.reading.get("evidence_readings") or {}).get("repro") or {}
