@@ -130,6 +130,13 @@ class ReadingSource(StrEnum):
     INPUT_SHAPE = "input_shape"          # a gradient whose shape is not its input's: that side's (issue 44)
 
 
+class Describes(StrEnum):
+    """Which config a diagnosis' final reading describes (its ``reading.describes``, issue 44)."""
+
+    REPORTED = "reported"  # the reported config on its verdict's failing draw, read itself
+    REPRO = "repro"        # the shrunk repro: reading the reported config was not affordable (``describes_why``)
+
+
 class ConventionKind(StrEnum):
     """Which convention a ``convention`` reading names (the reading's ``convention.kind``): the failure is not
     about values, and the reading names both behaviours (apitester.diagnosis.conventions)."""

@@ -64,7 +64,7 @@ from ..inputs import estimate_bytes
 from .oracle import gradient_check, oracle_for, reading_of
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from ..vocab import ConventionKind, NoOracle, Reading, ReadingSource, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -201,31 +201,33 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
     check = _gradient_check(final.config, final_draw, direction)
     repro = read_with_gradient_check(_plain(final.reading), check)
     if (final.config, str(final_draw)) == (config, str(start_draw)):  # not shrunk: the repro is the reported config
-        evidence = {"float64_oracle": _brief(final.reading, "reported"),
-                    "gradient_check": _check_word(check, repro, "reported")}
-        return _describing(repro, "reported", evidence), check
-    evidence = {"float64_oracle": _brief(final.reading, "repro"), "gradient_check": _check_word(check, repro, "repro")}
+        evidence = {"float64_oracle": _brief(final.reading, Describes.REPORTED),
+                    "gradient_check": _check_word(check, repro, Describes.REPORTED)}
+        return _describing(repro, Describes.REPORTED, evidence), check
+    evidence = {"float64_oracle": _brief(final.reading, Describes.REPRO),
+                "gradient_check": _check_word(check, repro, Describes.REPRO)}
     if _unsettled(repro):
         repro, check = _read_on_reported(repro, check, config, start, start_draw)
         if repro.get("read_on") == "reported":
-            evidence.update(float64_oracle=_brief(start.reading, "reported"), repro=_brief(final.reading, "repro"),
-                            gradient_check=_check_word(check, repro, "reported"))
-            return _describing(repro, "reported", evidence), check
+            evidence.update(float64_oracle=_brief(start.reading, Describes.REPORTED),
+                            repro=_brief(final.reading, Describes.REPRO),
+                            gradient_check=_check_word(check, repro, Describes.REPORTED))
+            return _describing(repro, Describes.REPORTED, evidence), check
     bound = REPORTED_MAX_ELEMENTS if reported_max_elements is None else reported_max_elements
     reported, why = _reported_reading(config, start, start_draw, bound)
     if reported is None:
-        return _describing(repro, "repro", evidence, why), check
+        return _describing(repro, Describes.REPRO, evidence, why), check
     oracle_word, final_check = reported, check
     if _needs_check(reported, direction) and not _unsettled(repro):  # (else _read_on_reported checked it already)
         reported_check = _gradient_check(config, start_draw, direction)
         settled = read_with_gradient_check(reported, reported_check)
         if _needs_check(settled, direction) and not _needs_check(repro, direction):
             why = f"the reported config's own reading leaves the gradient unsettled ({_what(settled)})"
-            return _describing(repro, "repro", evidence, why), check
+            return _describing(repro, Describes.REPRO, evidence, why), check
         reported, final_check = settled, reported_check
-        evidence["gradient_check"] = _check_word(reported_check, settled, "reported")
-    evidence.update(float64_oracle=_brief(oracle_word, "reported"), repro=_brief(repro, "repro"))
-    return _describing(reported, "reported", evidence), final_check
+        evidence["gradient_check"] = _check_word(reported_check, settled, Describes.REPORTED)
+    evidence.update(float64_oracle=_brief(oracle_word, Describes.REPORTED), repro=_brief(repro, Describes.REPRO))
+    return _describing(reported, Describes.REPORTED, evidence), final_check
 
 
 # The reported config is read itself (the float64 oracle, and the spec's reference where the oracle needs it) up to
@@ -402,7 +404,7 @@ def _described(implied: dict, reading: dict) -> dict:
     """An implied verdict saying which config its reading describes (a repro's reading says so in its evidence)."""
     if reading.get("describes"):
         implied["describes"] = reading["describes"]
-    if reading.get("describes") == "repro":
+    if reading.get("describes") == Describes.REPRO:
         implied["evidence"] += " (read on the shrunk repro, not the reported config)"
     return implied
 
@@ -554,7 +556,7 @@ def render_text(diagnosis: dict) -> str:
         return "\n".join(lines)
     reading, shrunk = diagnosis["reading"], diagnosis["shrink"]
     lines.append(f"reading of {reading['output']}: {reading['reading']}" + _reading_detail(reading))
-    if reading.get("describes") == "repro":
+    if reading.get("describes") == Describes.REPRO:
         lines.append(f"  (read on the shrunk repro, not the reported config: {reading.get('describes_why', '')})")
     for other in diagnosis["oracle"]["readings"]:
         if other["output"] != reading["output"]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from apitester.vocab import ConventionKind, Reading, ReadingSource, TieRule, kernel_not_registered
+from apitester.vocab import ConventionKind, Describes, Reading, ReadingSource, TieRule, kernel_not_registered
 
 from ..models import Diagnosis, Task
 from ..vocab import FAILING, RUNNER_FAILURES, Kernel, Lane
@@ -59,7 +59,7 @@ def reading_text(reading: str, source: str | None = None) -> str:
 
 
 # Which config a diagnosis' final reading describes (apitester.diagnosis.diagnose: ``reading.describes``, issue 44).
-REPORTED, REPRO = "reported", "repro"
+REPORTED, REPRO = Describes.REPORTED.value, Describes.REPRO.value
 
 
 def reading_describes(data: dict | None) -> str | None:
