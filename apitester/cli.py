@@ -324,6 +324,8 @@ def diagnosis_main(command: str, argv: list[str]) -> int:
 
     diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
                                 max_seconds=args.max_seconds)
+    if args.inputs is not None:
+        _name_given_inputs(diagnosis, args.inputs, args.draw)
     if command == "shrink" and args.script and diagnosis.get("diagnosed"):
         with open(args.script, "w", encoding="utf-8") as fh:
             fh.write(diagnosis["repro"]["script"])
@@ -337,8 +339,19 @@ def diagnosis_main(command: str, argv: list[str]) -> int:
         print(f"re-run: {diagnosis['repro']['command']}")
         print(diagnosis["repro"]["script"])
     else:
+        if args.inputs is not None:
+            print(f"inputs given: {args.inputs} (draw {args.draw})")
         print(render_text(diagnosis))
     return 1 if diagnosis.get("diagnosed") else 0
+
+
+def _name_given_inputs(diagnosis: dict, path: str, given: Draw) -> None:
+    """A given draw replays only in this process: the repro command re-runs the file instead (where the shrink kept
+    the given arrays whole), and the diagnosis says which file it read (``inputs``)."""
+    diagnosis["inputs"] = path
+    repro = diagnosis.get("repro") or {}
+    if repro.get("command", "").endswith(f" --draw {given}"):
+        repro["command"] = repro["command"][: -len(f" --draw {given}")] + f" --inputs {path}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,12 +37,14 @@ def test_a_given_input_fails_where_the_drawn_inputs_pass(tmp_path):
 
 
 def test_diagnose_reads_the_given_draw(tmp_path):
-    proc = run("diagnose", CUMSUM, "--inputs", _npz(tmp_path, x=ABSORBING), "--max-trials", "4",
-               "--max-seconds", "20", "--json")
+    path = _npz(tmp_path, x=ABSORBING)
+    proc = run("diagnose", CUMSUM, "--inputs", path, "--max-trials", "4", "--max-seconds", "20", "--json")
     assert proc.returncode == 1, proc.stderr
     diagnosis = json.loads(proc.stdout)
-    assert diagnosis["diagnosed"] is True
+    assert diagnosis["diagnosed"] is True and diagnosis["inputs"] == path
     assert diagnosis["verdict"]["draw"]["kind"] == inp.GIVEN
+    if diagnosis["shrink"]["config"] == CUMSUM:  # kept whole: the repro command re-reads the file
+        assert diagnosis["repro"]["command"].endswith(f" --inputs {path}")
     assert diagnosis["reading"]["output"] == "output 0"
 
 
