@@ -239,6 +239,71 @@ def truth_maximum(a: dict, dtype: str) -> np.ndarray:
     return truth_minimum(a, dtype, np.maximum)
 
 
+# ---------------------------------------------------------------- gradient truths: d<output 0, g>/d(input), exact
+# Each returns (truth rounded to the dtype, defined): ``defined`` False where no derivative exists (outside the
+# domain, a tie of minimum/maximum): a convention question the audit leaves out, never a side's error.
+
+
+def grad_logit(a: dict, g: np.ndarray, name: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(a["x"], np.float64)
+    if a.get("eps"):
+        raise NotAudited("logit with eps: the clamp is not audited")
+    defined = (x > 0) & (x < 1) & np.isfinite(g)
+    xe, ge = exact(np.where(defined, x, 0.5)), exact(np.where(defined, g, 0.0))
+    truth = np.vectorize(lambda v, w: w / (v * (1 - v)), otypes=[object])(xe, ge)  # d/dx log(x/(1-x)) = 1/(x(1-x))
+    return rounded(truth, dtype), defined
+
+
+def grad_kron(a: dict, g: np.ndarray, name: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    x, y = exact(a["x"]), exact(a["y"])
+    if x.ndim != 2 or y.ndim != 2:
+        raise NotAudited("kron gradient: only of two matrices")
+    (m, n), (p, q) = x.shape, y.shape
+    blocks = exact(g).reshape(m, p, n, q)  # g[i*p + k, j*q + l] = blocks[i, k, j, l]
+    if name == "x":  # sum over k, l of g * y[k, l]
+        truth = np.tensordot(blocks.transpose(0, 2, 1, 3), y, axes=([2, 3], [0, 1]))
+    else:  # sum over i, j of g * x[i, j]
+        truth = np.tensordot(blocks.transpose(1, 3, 0, 2), x, axes=([2, 3], [0, 1]))
+    truth = np.asarray(truth, dtype=object)
+    return rounded(truth, dtype), np.ones(truth.shape, bool)
+
+
+def grad_minimum(a: dict, g: np.ndarray, name: str, dtype: str, maximum: bool = False):
+    """g where this input is the one picked (no tie), summed over the dims it was broadcast along."""
+    x, y = np.asarray(a["x"], np.float64), np.asarray(a["y"], np.float64)
+    xb, yb = np.broadcast_arrays(x, y)
+    mine, other = (xb, yb) if name == "x" else (yb, xb)
+    picked = mine > other if maximum else mine < other
+    tie = (xb == yb) | np.isnan(xb) | np.isnan(yb) | ~np.isfinite(g)
+    target = x if name == "x" else y
+    full = np.where(picked & ~tie, np.where(np.isfinite(g), g, 0.0), 0.0)
+    if not exact_in_float64(full):
+        raise NotAudited("the output gradient's sums are not exact in float64 (and too many for rationals)")
+    reduced, ties = _reduce_to(full, target.shape), _reduce_to(tie.astype(np.int64), target.shape)
+    return rounded(exact(reduced), dtype), np.asarray(ties) == 0
+
+
+def exact_in_float64(values: np.ndarray) -> bool:
+    """Whether any sum of these values is exact in float64: all multiples of 2^-22 of magnitude at most 1 and fewer
+    than 2^30 of them (every partial sum then has at most 52 significant bits). Checked, not assumed."""
+    scaled = np.ldexp(values, 22)
+    return values.size < (1 << 30) and bool(np.all(np.abs(values) <= 1)) and bool(np.all(scaled == np.round(scaled)))
+
+
+def _reduce_to(full: np.ndarray, shape: tuple) -> np.ndarray:
+    """A broadcast array summed back to the input's shape (what a gradient of a broadcast input is)."""
+    lead = full.ndim - len(shape)
+    out = full.sum(axis=tuple(range(lead))) if lead else full
+    axes = tuple(i for i, size in enumerate(shape) if size == 1 and out.shape[i] != 1)
+    return out.sum(axis=axes, keepdims=True) if axes else out
+
+
+GRAD_TRUTHS = {
+    "paddle.logit": grad_logit, "paddle.Tensor.logit": grad_logit, "paddle.kron": grad_kron,
+    "paddle.minimum": grad_minimum, "paddle.maximum": lambda *args: grad_minimum(*args, maximum=True),
+}
+
+
 TRUTHS = {
     "paddle.sum": truth_sum, "paddle.Tensor.sum": truth_sum, "paddle.add_n": truth_add_n,
     "paddle.mean": truth_mean, "paddle.Tensor.mean": truth_mean,
@@ -308,9 +373,9 @@ class Audit:
     numbers: dict = field(default_factory=dict)
 
 
-def side_outputs(config: str, draw) -> tuple[list, list, dict]:
-    """Paddle's and Torch's forward outputs on the draw, as the engine's strict layer compared them, and the
-    inputs (arrays by parameter name)."""
+def side_outputs(config: str, draw) -> tuple:
+    """Paddle's and Torch's forward outputs on the draw, as the engine's strict layer compared them, the inputs
+    (arrays by parameter name), the backward's (Paddle grads, Torch grads) or None, and output 0's gradient."""
     from apitester import trial as tr
     from apitester.inputs import Draw
 
@@ -325,34 +390,61 @@ def side_outputs(config: str, draw) -> tuple[list, list, dict]:
     if not captured:
         raise NotAudited("no forward outputs captured (a side raised)")
     outs_p, outs_t = captured[0]
-    return outs_p, outs_t, args
+    backward = captured[1] if len(captured) > 1 else None
+    return outs_p, outs_t, args, backward, strict.output_gradient(outs_t[0].array.shape, outs_t[0].dtype, draw.seed,
+                                                                   0, draw.format) if outs_t else None
 
 
 def audit_reading(item: Audit) -> Audit:
     """The truth of the reading's output on its draw, each side's error to it, and the documented decision."""
     try:
-        fn = TRUTHS.get(item.api)
+        is_grad = item.output.startswith("grad ")
+        fn = (GRAD_TRUTHS if is_grad else TRUTHS).get(item.api)
         if fn is None:
-            raise NotAudited("no independent path for this API")
-        if not item.output.startswith("output "):
-            raise NotAudited(f"{item.output}: gradients are not audited")
-        index = int(item.output.split()[1])
-        outs_p, outs_t, args = side_outputs(item.config, item.draw)
-        if index != 0 or index >= len(outs_p):
+            raise NotAudited(f"no independent path for this API{' (gradient)' if is_grad else ''}")
+        if not is_grad and item.output != "output 0":
             raise NotAudited(f"{item.output}: only output 0 has a truth here")
-        p, t = outs_p[0], outs_t[0]
-        item.dtype = str(p.dtype)
-        if item.dtype not in EPS:
-            raise NotAudited(f"output dtype {item.dtype}: no floating reading")
-        truth = fn(args, item.dtype)
-        item.paddle_error, item.torch_error = side_error(p.array, truth), side_error(t.array, truth)
+        outs_p, outs_t, args, backward, g = side_outputs(item.config, item.draw)
+        p, t, truth, defined = _sides_and_truth(item, fn, outs_p, outs_t, args, backward, g)
+        left_out = int(np.size(defined) - np.count_nonzero(defined))
+        if left_out:
+            item.reason = f"{left_out} elements without a derivative left out (a convention question)"
+            p, t, truth = (np.asarray(v, np.float64)[defined] for v in (p.array, t.array, truth))
+        else:
+            p, t = p.array, t.array
+        item.paddle_error, item.torch_error = side_error(p, truth), side_error(t, truth)
         item.audited, item.floor = decide(item.paddle_error, item.torch_error, truth, item.dtype)
-        item.numbers = _worst_element(p.array, t.array, truth)
+        item.numbers = _worst_element(p, t, truth)
     except NotAudited as exc:
         item.verdict, item.reason = "not_audited", str(exc)
         return item
     item.verdict = classify(item.engine, item.audited)
     return item
+
+
+def _sides_and_truth(item: Audit, fn, outs_p, outs_t, args, backward, g) -> tuple:
+    """(Paddle's Out, Torch's Out, the rounded truth, where it is defined) of the output or gradient read."""
+    if not item.output.startswith("grad "):
+        p, t = outs_p[0], outs_t[0]
+        item.dtype = str(p.dtype)
+        if item.dtype not in EPS:
+            raise NotAudited(f"output dtype {item.dtype}: no floating reading")
+        truth = fn(args, item.dtype)
+        return p, t, truth, np.ones(np.shape(truth), bool)
+    name = item.output.split()[1]
+    if g is not None and item.api not in ("paddle.minimum", "paddle.maximum") and np.size(g) > 1 << 18:
+        raise NotAudited("gradient: an output of over 2^18 elements is beyond the rational budget")
+    if backward is None or g is None or len(outs_p) != 1:
+        raise NotAudited("the backward did not run on this draw (or more than one output)")
+    labels = [k for k, v in args.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+    if name not in labels:
+        raise NotAudited(f"{item.output}: not a top-level floating tensor")
+    p, t = backward[0][labels.index(name)], backward[1][labels.index(name)]
+    item.dtype = str(p.dtype)
+    if item.dtype not in EPS:
+        raise NotAudited(f"gradient dtype {item.dtype}: no floating reading")
+    truth, defined = fn(args, np.asarray(g, np.float64), name, item.dtype)
+    return p, t, truth, defined
 
 
 def classify(engine: str, audited: str) -> str:
@@ -457,6 +549,17 @@ def run_audit(sample: int, seed: int, max_elements: int, diagnose_seconds: float
             "apis_without_truth": len(outside), "configs_without_truth": sum(outside.values())}
 
 
+def reaudit(path: str) -> dict:
+    """A saved run's engine readings (config, draw, output, reading) audited again on this Paddle."""
+    with open(path, encoding="utf-8") as fh:
+        saved = json.load(fh)
+    start = time.perf_counter()
+    audits = [audit_reading(Audit(a["config"], a["api"], a["source"], a["draw"], a["output"], a["engine"]))
+              for a in saved["audits"]]
+    return {**{k: v for k, v in saved.items() if k not in ("audits", "summary", "paddle")}, "audits": audits,
+            "reaudit_seconds": round(time.perf_counter() - start, 1)}
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -525,14 +628,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--diagnose-seconds", type=float, default=15.0, help="the shrink budget of a diagnosis")
     p.add_argument("--max-minutes", type=float, default=60.0, help="stop taking configs after this long")
     p.add_argument("--json", action="store_true", help="one JSON object: every reading audited and the summary")
+    p.add_argument("--reaudit", default=None, metavar="RUN.json",
+                   help="audit again the engine readings a --json run saved (same release), without running the "
+                        "engine's readings again (the truths changed, not the readings)")
     args = p.parse_args(argv)
+    if args.reaudit and not args.release:  # the readings are of one release: audit them on it
+        with open(args.reaudit, encoding="utf-8") as fh:
+            args.release = json.load(fh).get("paddle")
     if args.release:
         code = reexec_in_release(args.release, argv)
         if code is not None:
             return code
     import paddle
 
-    result = run_audit(args.sample, args.seed, args.max_elements, args.diagnose_seconds, args.max_minutes)
+    if args.reaudit:
+        result = reaudit(args.reaudit)
+    else:
+        result = run_audit(args.sample, args.seed, args.max_elements, args.diagnose_seconds, args.max_minutes)
     if args.json:
         print(json.dumps({**result, "audits": [asdict(a) for a in result["audits"]], "paddle": paddle.__version__,
                           "summary": summary_line(result["audits"])}))
