@@ -18,8 +18,11 @@ exact rationals (``fractions.Fraction``) for what is linear or polynomial in its
 products by a scalar, minimum/maximum, hardsigmoid with its slope as the decimal the config writes, matmul, cumsum),
 mpmath at 50 and 100 digits for elementwise transcendental functions (exp, logit), the two precisions required to
 round to the same value of the dtype (else the reading is "not audited: precisions disagree"). The truth is rounded
-exactly to the output's dtype (nearest, ties to even, from the exact value: no double rounding). A gradient reading
-is not audited (no independent derivative here).
+exactly to the output's dtype (nearest, ties to even, from the exact value: no double rounding). Gradients
+(``GRAD_TRUTHS``: logit, kron, minimum/maximum) are the exact derivative of ``<output 0, g>`` with the engine's own
+output gradient g (``Trial.output_gradient``); elements where no derivative exists (logit outside (0, 1), a tie or a
+NaN of minimum/maximum) are left out and counted in the reading's ``reason``: a convention question, never a side's
+error. ``--reaudit RUN.json`` audits a saved run's engine readings again (on the release it was run on).
 
 **The decision**, computed here from the documented rule (docs/diagnosis.md: ``floor = eps(dtype) * RMS(truth)``,
 ``K = 3``): each side's RMSE against the rounded truth (a NaN/inf where the truth has another value: infinite);

@@ -70,8 +70,18 @@ def test_what_has_no_independent_path_is_not_audited_never_agreement():
     other = audit.audit_reading(audit.Audit('paddle.sort(Tensor([4],"float32"), )', "paddle.sort", "closer",
                                             "typical:0@2", "output 0", "within_rounding"))
     assert (grad.verdict, other.verdict) == ("not_audited", "not_audited")
-    assert "gradients" in grad.reason and "no independent path" in other.reason
+    assert "(gradient)" in grad.reason and "no independent path" in other.reason
     assert audit.summary_line([grad, other]).startswith("2 readings: 0 audited, 0 agree (n/a)")
+
+
+def test_a_gradient_where_no_derivative_exists_is_left_out_not_blamed():
+    """logit outside (0, 1): no derivative (issue 44's class 5). A reading that blames a side for its value there is
+    a wrong side; inside the domain both float64 gradients are the exact 1/(x(1-x)) * g within rounding."""
+    config = 'paddle.logit(x=Tensor([4],"float64"), )'
+    draw = str(inp.give_inputs({"x": np.array([0.25, -0.5, 0.75, 1.5])}, "test"))
+    item = audit.audit_reading(audit.Audit(config, "paddle.logit", "diagnosis", draw, "grad x", "torch_off"))
+    assert item.reason.startswith("2 elements without a derivative left out")
+    assert item.audited == "within_rounding" and item.verdict == "wrong_side"
 
 
 def test_exact_rounding_is_to_nearest_even_from_the_exact_value():
