@@ -236,7 +236,7 @@ def run_main(argv: list[str]) -> int:
         strict_counts[verdict.strict_status] += 1
         if args.json:
             print(json.dumps({**verdict.to_dict(), **({"paddle_flags": effective} if flags else {}),
-                              "provenance": prov}), flush=True)
+                              **({"inputs": args.inputs} if args.inputs else {}), "provenance": prov}), flush=True)
         else:
             print(verdict.human(), flush=True)
     if not args.json:

@@ -32,7 +32,7 @@ def test_a_given_input_fails_where_the_drawn_inputs_pass(tmp_path):
     assert given.returncode == 1, given.stderr
     verdict = json.loads(given.stdout)
     assert verdict["status"] == "accuracy_error" and verdict["direction"] == "forward"
-    assert verdict["draw"]["kind"] == inp.GIVEN
+    assert verdict["draw"]["kind"] == inp.GIVEN and verdict["inputs"].endswith("x.npz")
     assert verdict["max_abs"] >= 1.0  # tens apart, not a rounding
 
 

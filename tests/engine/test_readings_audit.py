@@ -92,3 +92,12 @@ def test_exact_rounding_is_to_nearest_even_from_the_exact_value():
     assert audit.round_exact(one + ulp / 2 + Fraction(1, 2 ** 80), "float32") == 1.0 + 2.0 ** -23  # past the tie
     assert audit.round_exact(Fraction(-1, 3), "float16") == float(np.float16(-1 / 3))
     assert audit.round_exact(Fraction(70000), "float16") == float("inf")
+
+
+def test_the_sample_is_seeded_and_stratified_by_api():
+    by_api = {"a": ["a1", "a2", "a3"], "b": ["b1"], "c": ["c1", "c2"]}
+    first = list(audit.stratified(by_api, seed=3))
+    assert first == list(audit.stratified(by_api, seed=3))  # seeded: the same sample again
+    assert sorted(first) == sorted((api, c) for api, configs in by_api.items() for c in configs)
+    assert {api for api, _ in first[:3]} == {"a", "b", "c"}  # every API once before any API twice
+    assert [api for api, _ in first[3:5]] and "b" not in {api for api, _ in first[3:]}
