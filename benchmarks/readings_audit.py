@@ -19,9 +19,9 @@ products by a scalar, minimum/maximum, hardsigmoid with its slope as the decimal
 mpmath at 50 and 100 digits for elementwise transcendental functions (exp, logit), the two precisions required to
 round to the same value of the dtype (else the reading is "not audited: precisions disagree"). The truth is rounded
 exactly to the output's dtype (nearest, ties to even, from the exact value: no double rounding). Gradients
-(``GRAD_TRUTHS``: logit, kron, minimum/maximum) are the exact derivative of ``<output 0, g>`` with the engine's own
+(``GRAD_TRUTHS``: logit, kron, minimum/maximum, vander, hardsigmoid) are the exact derivative of ``<output 0, g>`` with the engine's own
 output gradient g (``Trial.output_gradient``); elements where no derivative exists (logit outside (0, 1), a tie or a
-NaN of minimum/maximum) are left out and counted in the reading's ``reason``: a convention question, never a side's
+NaN of minimum/maximum, hardsigmoid's two kinks) are left out and counted in the reading's ``reason``: a convention question, never a side's
 error. ``--reaudit RUN.json`` audits a saved run's engine readings again (on the release it was run on).
 
 **The decision**, computed here from the documented rule (docs/diagnosis.md: ``floor = eps(dtype) * RMS(truth)``,
@@ -301,7 +301,30 @@ def _reduce_to(full: np.ndarray, shape: tuple) -> np.ndarray:
     return out.sum(axis=axes, keepdims=True) if axes else out
 
 
+def grad_vander(a: dict, g: np.ndarray, name: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """d/dx_i of sum_j g[i, j] * x_i^(power of column j) = sum_j g[i, j] * power_j * x_i^(power_j - 1)."""
+    x, ge = exact(a["x"]), exact(g)
+    n = a.get("n")
+    n = len(x) if n is None else int(n)
+    powers = list(range(n)) if a.get("increasing") else list(range(n - 1, -1, -1))
+    truth = [sum((ge[i, j] * k * v ** (k - 1) for j, k in enumerate(powers) if k), Fraction(0))
+             for i, v in enumerate(x.tolist())]
+    return rounded(np.array(truth, dtype=object), dtype), np.ones(len(truth), bool)
+
+
+def grad_hardsigmoid(a: dict, g: np.ndarray, name: str, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """slope * g inside the ramp, 0 outside; at the ramp's two ends (a kink) no derivative: left out."""
+    x, ge = exact(a["x"]), exact(np.where(np.isfinite(g), g, 0.0))
+    slope, offset = decimal(a.get("slope", 0.1666667)), decimal(a.get("offset", 0.5))
+    ramp = np.vectorize(lambda v: slope * v + offset, otypes=[object])(x) if x.size else x
+    inside = np.vectorize(lambda r: 0 < r < 1, otypes=[bool])(ramp) if x.size else np.zeros(x.shape, bool)
+    kink = np.vectorize(lambda r: r in (0, 1), otypes=[bool])(ramp) if x.size else np.zeros(x.shape, bool)
+    truth = np.where(inside, ge * slope, Fraction(0))
+    return rounded(np.asarray(truth, dtype=object), dtype), ~kink & np.isfinite(g)
+
+
 GRAD_TRUTHS = {
+    "paddle.vander": grad_vander, "paddle.nn.functional.hardsigmoid": grad_hardsigmoid,
     "paddle.logit": grad_logit, "paddle.Tensor.logit": grad_logit, "paddle.kron": grad_kron,
     "paddle.minimum": grad_minimum, "paddle.maximum": lambda *args: grad_minimum(*args, maximum=True),
 }

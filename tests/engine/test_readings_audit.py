@@ -101,3 +101,13 @@ def test_the_sample_is_seeded_and_stratified_by_api():
     assert sorted(first) == sorted((api, c) for api, configs in by_api.items() for c in configs)
     assert {api for api, _ in first[:3]} == {"a", "b", "c"}  # every API once before any API twice
     assert [api for api, _ in first[3:5]] and "b" not in {api for api, _ in first[3:]}
+
+
+def test_polynomial_and_ramp_gradients_are_exact():
+    x, g = np.array([0.5, 2.0], np.float32), np.array([[1, 1, 1], [0.5, 0.25, 1]], np.float32)
+    truth, defined = audit.grad_vander({"x": x, "n": 3, "increasing": False}, g, "x", "float32")
+    assert truth.tolist() == [2.0, 2.25] and defined.all()  # columns x^2, x, 1: 2x*g0 + g1
+    ramp = {"x": np.array([-2.5, 0.0, 3.0], np.float32), "slope": 0.2, "offset": 0.5}
+    truth, defined = audit.grad_hardsigmoid(ramp, np.ones(3, np.float32), "x", "float32")
+    assert truth.tolist() == [0.0, float(np.float32(0.2)), 0.0]  # 0.2 * 1 rounded to float32
+    assert defined.tolist() == [False, True, True]  # -2.5 * 0.2 + 0.5 == 0 exactly: the kink, left out
