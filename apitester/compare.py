@@ -126,10 +126,20 @@ class Verdict:
     # Readings of a config that is not exact (docs/verdicts.md#stability-and-who-is-closer), None otherwise.
     # ``stable``: the draw the readings come from (``inexact_draw``), run a second time on identical inputs, gave
     # each side the same bits again; ``nondeterministic``: the side whose own result changed (vocab.Side, "" when
-    # stable). ``closer``: the float64 oracle's reading of the worst output (vocab.Reading) and ``closer_code``
+    # stable). ``closer``: the float64 oracle's reading of the worst inexact output (vocab.Reading), ``closer_code``
     # its NoOracle code, ``closer_output`` which output, ``paddle_rmse`` / ``torch_rmse`` each side's RMSE to the
     # rounded oracle; ``closer_skipped`` why no reading was taken (the input-size bound, no floating output).
     # ``readings_seconds``: the time the readings took (inside ``seconds``).
+    # ``inexact_outputs``: the outputs / gradients ("output 0", "grad x") whose values differ under the exact rule on
+    # this verdict's draw; ``inexact_draws`` every draw judged that is not exact, {"draw": "edge:0", "outputs": [..]}
+    # (plan order). ``closer`` is the worst reading over the inexact outputs of every inexact draw read
+    # (apitester.readings.SEVERITY): ``closer_draw`` names its draw, ``closer_draws`` each draw's own reading
+    # ({"draw", "output", "reading", "code"}) and ``closer_note`` the inexact draws left unread (the readings' cap).
+    inexact_outputs: list = field(default_factory=list)
+    inexact_draws: list = field(default_factory=list)
+    closer_draw: str | None = None
+    closer_draws: list = field(default_factory=list)
+    closer_note: str = ""
     inexact_draw: dict | None = None
     stable: bool | None = None
     nondeterministic: str = ""
@@ -143,7 +153,8 @@ class Verdict:
     # What a failure that is not about values is, as facts (never read back out of ``message``; FACT_KEYS):
     # "dtypes" [paddle, torch] (dtype_mismatch), "shapes" [[paddle dims], [torch dims]], "outputs" [paddle count,
     # torch count], "none" the side that gave None (shape_mismatch), "raised" the side that raised and "error_type"
-    # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares.
+    # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares,
+    # "input_shape" beside "shapes" of a gradient: its input's dims (apitester.trial; a gradient has its input's shape).
     facts: dict = field(default_factory=dict)
     # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, paddle_backward,
     # torch_backward, compare, exact, torch_cache, readings, other), exclusive seconds each; the profile
@@ -249,6 +260,10 @@ def _closer_line(verdict: "Verdict") -> str:
     text = verdict.closer + (f" ({verdict.closer_code})" if verdict.closer_code else "")
     if verdict.paddle_rmse is not None:
         text += f", RMSE paddle {verdict.paddle_rmse:.3g}, torch {verdict.torch_rmse:.3g} ({verdict.closer_output})"
+    if verdict.closer_draw:
+        text += f", the worst of {len(verdict.closer_draws)} inexact draw(s) read: {verdict.closer_draw}"
+    if verdict.closer_note:
+        text += f"; {verdict.closer_note}"
     return text
 
 
@@ -631,6 +646,7 @@ def compare_outputs(
     max_abs = max_rel = 0.0
     worst = None
     exact: tuple[bool | None, int | None] = (None, None)
+    inexact: list[str] = []  # the outputs whose values differ under the exact rule (the readings read these)
     for i, (a, d) in enumerate(zip(actual, desired)):
         label = labels[i] if labels else f"output {i}"
         if a.array is None and d.array is None:
@@ -638,15 +654,17 @@ def compare_outputs(
         if a.array is None or d.array is None:
             which = Side.PADDLE if a.array is None else Side.TORCH
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
-                           facts={"none": str(which)},
+                           facts={"none": str(which)}, inexact_outputs=[*inexact, label],
                            message=f"{direction} {label}: {which} gave None, the other side a value")
         if a.array.shape != d.array.shape:
             return Verdict(Status.SHAPE_MISMATCH, direction=direction, output=label, exact=False,
+                           inexact_outputs=[*inexact, label],
                            facts={"shapes": [list(a.array.shape), list(d.array.shape)]},
                            message=f"{direction} {label}: shape {list(a.array.shape)} (paddle) "
                                    f"vs {list(d.array.shape)} (torch)")
         with clock.span(Phase.EXACT):
-            exact = merge_exactness(exact, exactness(a, d))
+            pair = exactness(a, d)
+        exact, inexact = merge_exactness(exact, pair), inexact + [label] * (pair[0] is False)
         diff = compare_arrays(a.array, d.array, atol, rtol)
         if a.is_tensor and d.is_tensor and a.dtype != d.dtype:
             if diff.diff is None:  # the dtype verdict shows the value diff map too
@@ -654,11 +672,12 @@ def compare_outputs(
             text = f"{direction} {label}: dtype {a.dtype} (paddle) vs {d.dtype} (torch)"
             text += "; values " + ("agree" if diff.ok else f"also differ at {diff.mismatched}/{diff.total}")
             return _with_diff(Verdict(Status.DTYPE_MISMATCH, direction=direction, output=label, message=text,
-                                      exact=False, facts={"dtypes": [a.dtype, d.dtype]}), diff)
+                                      exact=False, facts={"dtypes": [a.dtype, d.dtype]},
+                                      inexact_outputs=inexact), diff)
         if not diff.ok:
             verdict = Verdict(Status.ACCURACY_ERROR, direction=direction, output=label,
                               message=describe(diff, atol, rtol, f"{direction}, {label}", a.array, d.array),
-                              exact=exact[0], max_ulp=exact[1])
+                              exact=exact[0], max_ulp=exact[1], inexact_outputs=inexact)
             return _with_diff(verdict, diff, a.array.shape)
         mismatched += diff.mismatched
         total += diff.total
@@ -666,7 +685,7 @@ def compare_outputs(
             max_abs, worst = diff.max_abs, diff.worst_index
         max_rel = max(max_rel, diff.max_rel)
     return Verdict(Status.PASS, direction=None, max_abs=max_abs, max_rel=max_rel, mismatched=0,
-                   total=total, worst_index=worst, exact=exact[0], max_ulp=exact[1])
+                   total=total, worst_index=worst, exact=exact[0], max_ulp=exact[1], inexact_outputs=inexact)
 
 
 def _with_diff(verdict: Verdict, diff: ArrayDiff, shape=None) -> Verdict:

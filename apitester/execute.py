@@ -122,6 +122,7 @@ def _run(config: str, device: Device | str, atol: float, rtol: float, seed: int,
     reported: Verdict | None = None
     exact: tuple[bool | None, int | None] = (None, None)  # the exact rule over every draw judged
     judged: list[str] = []
+    inexact: list[dict] = []  # every draw judged that is not exact, with its outputs that differ (the readings')
     not_judged: list[str] = []
     # the typical draw's values, kept for the edge draw of the same seed (which would draw them again)
     typical = {} if len(plan) > 1 and any(d.kind == inp.EDGE for d in plan) else None
@@ -143,6 +144,8 @@ def _run(config: str, device: Device | str, atol: float, rtol: float, seed: int,
             continue
         judged.append(str(current))
         exact = merge_exactness(exact, (verdict.strict_exact, verdict.strict_max_ulp))
+        if verdict.strict_exact is False:
+            inexact.append({"draw": str(current), "outputs": list(verdict.inexact_outputs)})
         if watch is not None:
             watch.saw(current, verdict)
         if reported is None:
@@ -157,7 +160,7 @@ def _run(config: str, device: Device | str, atol: float, rtol: float, seed: int,
                 reported = verdict
         elif verdict.status != Status.PASS:
             not_judged.append(f"draw {current} not judged ({verdict.status}: {verdict.message[:160]})")
-    reported.draws = judged
+    reported.draws, reported.inexact_draws = judged, inexact
     _set_exactness(reported, exact)
     if not_judged:
         reported.message = "\n".join([reported.message, *not_judged]).strip()

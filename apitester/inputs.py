@@ -384,6 +384,42 @@ def precondition(reason: str) -> Callable:
     return mark
 
 
+def keeps(check: Callable) -> Callable:
+    """Give a domain its rule as a test of values: ``check(values, ctx) -> str | None`` says why an array breaks
+    the rule the domain draws by (None: it keeps it).  ``ctx`` is the DomainContext the domain is drawn with
+    (shape, dtype, the other arguments and their arrays; no generator).  Shrinking tries no candidate whose
+    inputs break it (``domain_violations``): a candidate drawn at a smaller size may not be able to keep it --
+    ``indices(unique=True)`` with more indices per row than the target has positions draws duplicates."""
+
+    def mark(domain):
+        domain.violation = check
+        return domain
+
+    return mark
+
+
+def domain_violations(bound: Mapping[str, Any], domains: Mapping[str, Any] | None,
+                      materialised: Mapping[str, Any]) -> dict[str, str]:
+    """{param: why} for each param whose materialised values break its domain's rule (``keeps``)."""
+    arrays = {k: _strip(v) for k, v in materialised.items()}
+    found: dict[str, str] = {}
+    for name, domain in (domains or {}).items():
+        check = getattr(domain, "violation", None)
+        if check is None or name not in materialised:
+            continue
+
+        def leaf(item, _path, name=name, check=check):
+            if isinstance(item, InputTensor) and name not in found:
+                ctx = DomainContext(item.shape, item.dtype, None, bound, arrays, name)
+                why = check(item.array, ctx)
+                if why:
+                    found[name] = why
+            return item
+
+        walk(materialised[name], leaf, into=(list, tuple, slice, dict))
+    return found
+
+
 def with_edges(edges: Callable) -> Callable:
     """Give a domain its edge values: ``edges(dtype, options) -> list``."""
 
@@ -619,8 +655,15 @@ def unique(lo: float = -1.0, hi: float = 1.0) -> Callable:
             return values
         return ctx.rng.permutation(_nearest_zero(ctx.dtype, n)).reshape(ctx.shape)
 
-    return precondition("pairwise distinct values (sort/topk ties have no defined order): "
-                        "an edge value would repeat one")(domain)
+    return keeps(_repeats)(precondition("pairwise distinct values (sort/topk ties have no defined order): "
+                                        "an edge value would repeat one")(domain))
+
+
+def _repeats(values: np.ndarray, ctx: DomainContext) -> str | None:
+    """unique()'s rule: no value repeated in the tensor's own dtype."""
+    stored = _stored(np.asarray(values), ctx.dtype).reshape(-1)
+    distinct = np.unique(stored).size
+    return None if distinct == stored.size else f"{stored.size - distinct} repeated values where the spec draws distinct ones"
 
 
 def spd(jitter: float | None = None) -> Callable:
@@ -716,7 +759,8 @@ def indices(of: str = "arr", axis: str | int | None = "axis", unique: bool = Fal
     scatter with "assign", where the winner of a duplicate is unspecified).
     """
 
-    def domain(ctx):
+    def positions(ctx) -> int:
+        """How many positions the indices index: the target's size along ``axis`` (flattened for None)."""
         target = ctx.arrays.get(of, ctx.args.get(of))
         shape = _shape_of(target)
         if shape is None:
@@ -725,7 +769,21 @@ def indices(of: str = "arr", axis: str | int | None = "axis", unique: bool = Fal
         if isinstance(ax, TensorSpec):
             ax = None
         size = math.prod(shape) if ax is None else (shape[ax] if shape else 1)
-        size = max(int(size), 1)
+        return max(int(size), 1)
+
+    def violation(values, ctx) -> str | None:
+        values, size = np.asarray(values), positions(ctx)
+        if values.size and (values.min() < 0 or values.max() >= size):
+            return f"indices outside [0, {size}) of {of!r}"
+        if unique and values.ndim and values.size:
+            rows = np.sort(values.reshape(-1, values.shape[-1]), axis=-1)
+            if (rows[:, 1:] == rows[:, :-1]).any():
+                return f"a repeated index along the last dim, where the spec draws distinct ones (of {size} positions)"
+        return None
+
+    @keeps(violation)
+    def domain(ctx):
+        size = positions(ctx)
         if unique and ctx.shape:
             last = ctx.shape[-1]
             rows = math.prod(ctx.shape[:-1])

@@ -4,10 +4,12 @@
 
 * **stability** (``execute``'s ``stability=True``): the inexact draw run a second time on identical inputs,
   each side's bits compared with the first run's -> ``stable``, ``nondeterministic``;
-* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on that draw's inputs, its reading
-  of the worst output -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``) and both
-  sides' RMSE to the rounded oracle. Bounded by the config's input bytes (``CLOSER_MAX_INPUT_BYTES``); a
-  config over it gets ``closer`` None and ``closer_skipped`` saying so.
+* **who is closer**: the float64 oracle (``apitester.diagnosis.oracle.oracle_for``) on every inexact draw's inputs
+  (``Verdict.inexact_draws``), read on the outputs that made that draw inexact (never an exact one); the worst
+  reading (``SEVERITY``) -> ``closer`` (``apitester.vocab.Reading``), ``closer_code`` (``NoOracle``), both sides'
+  RMSE to the rounded oracle and ``closer_draw`` (issue #44). Bounded by the config's input bytes
+  (``CLOSER_MAX_INPUT_BYTES``: a config over it gets ``closer`` None and ``closer_skipped`` saying so) and by
+  ``CLOSER_MAX_DRAWS`` / ``CLOSER_MAX_SECONDS`` (the draws left unread named in ``closer_note``).
 
 Both readings are asked for (``readings=True``: ``python -m apitester --readings``, a run started with
 ``--readings`` or from the alignment page); without them a verdict costs what it did before the readings (issue
@@ -17,6 +19,7 @@ worker pool and ``python -m apitester`` run every config through it; the diagnos
 """
 from __future__ import annotations
 
+import math
 import time
 
 from . import execute as ex
@@ -24,7 +27,7 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .diagnosis.oracle import oracle_for
+from .diagnosis.oracle import no_oracle, oracle_for, reading_of
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
 
@@ -35,8 +38,19 @@ from .vocab import Device, NoOracle, Reading
 # and the verdict says why. Every config under it gets its reading, whether it runs alone or in a run.
 CLOSER_MAX_INPUT_BYTES = 64 << 20
 
-# A reading's "distance from rounding": the larger RMSE of the two sides over the output's noise floor. The worst
-# output of a verdict that names none (a config within tolerance) is the one farthest from rounding.
+# Every inexact draw of a verdict is read (the plan has at most four: typical, edge, two more seeds), the reported
+# draw first; a further draw starts only while the readings, with one more draw of the mean time so far, stay under
+# CLOSER_MAX_SECONDS (each draw runs both sides twice more: a 256 k-element float16 interpolate's oracle takes ~7 s a
+# draw), and the verdict's ``closer_note`` names the draws the cap left unread.
+CLOSER_MAX_DRAWS = 4
+CLOSER_MAX_SECONDS = 20.0
+
+# "The worst" reading over the inexact outputs of a draw and over the draws: a side off the float64 truth first (a
+# side to fix), then an output with no oracle (it could hide one: never ranked below a reading of "fine"), then a
+# convention, then within rounding; within a kind, the reading whose worse side is farthest from rounding (its RMSE
+# over the output's noise floor). Outputs that are exact on a draw are not read at all.
+SEVERITY = {Reading.PADDLE_OFF: 3, Reading.TORCH_OFF: 3, Reading.BOTH_OFF: 3, Reading.NO_ORACLE: 2,
+            Reading.CONVENTION: 1, Reading.WITHIN_ROUNDING: 0}
 _NO_FLOAT = "no floating output: integer and bool results are exact or not, there is no closer value"
 
 
@@ -118,7 +132,8 @@ def input_bytes(config: str) -> int | None:
 
 def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
     size = input_bytes(verdict.config)
-    if size is None or verdict.inexact_draw is None:
+    draws = _draws_to_read(verdict)
+    if size is None or not draws:
         verdict.closer_skipped = "no inexact draw to read"
         return
     if size > limit:
@@ -131,39 +146,86 @@ def _read_closer(verdict: Verdict, limit: int, device: str) -> None:
         verdict.closer_skipped = f"cannot prepare the config again: {exc.verdict.message[:200]}"
         return
     strict = prepared.strict_layer()
-    draw = inp.Draw.parse(verdict.inexact_draw)
-    # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
-    materialised = prepared.inputs_of(draw)
-    oracle = oracle_for(strict, materialised, draw, grads=strict.want_grad)
-    _apply(verdict, oracle)
+    began, read = time.perf_counter(), []
+    for n, (draw, outputs) in enumerate(draws):
+        spent = time.perf_counter() - began
+        if n >= CLOSER_MAX_DRAWS or (n and spent + spent / n > CLOSER_MAX_SECONDS):  # would the next draw pass it?
+            verdict.closer_note = (f"read {n} of {len(draws)} inexact draws; not read: "
+                                   f"{', '.join(str(d) for d, _ in draws[n:])} (over the readings' cap of "
+                                   f"{CLOSER_MAX_DRAWS} draws / {CLOSER_MAX_SECONDS:g} s, "
+                                   "apitester.readings.CLOSER_MAX_DRAWS / CLOSER_MAX_SECONDS)")
+            break
+        read.append((str(draw), _read_draw(strict, prepared, draw, outputs)))
+    _apply(verdict, read)
 
 
-def _apply(verdict: Verdict, oracle: dict) -> None:
-    """The worst output's reading on the verdict (the failing output when the verdict names one)."""
-    readings = [r for r in oracle["readings"] if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
-    if not readings:
-        if oracle.get("no_oracle") in (None, NoOracle.EXACT_DTYPE):
-            verdict.closer_skipped = _NO_FLOAT
-            return
-        verdict.closer, verdict.closer_code = Reading.NO_ORACLE, oracle["no_oracle"]
-        verdict.closer_skipped = ""
-        verdict.closer_output = verdict.output
+def _draws_to_read(verdict: Verdict) -> list[tuple[inp.Draw, list[str]]]:
+    """Every inexact draw with the outputs that made it inexact: the stability's draw (the reported one when it is
+    not exact) first, then plan order."""
+    draws = [(inp.Draw.parse(d["draw"]), list(d.get("outputs") or [])) for d in verdict.inexact_draws]
+    if not draws and verdict.inexact_draw is not None:  # a verdict made without the per-draw record
+        draws = [(inp.Draw.parse(verdict.inexact_draw), [])]
+    first = str(inp.Draw.parse(verdict.inexact_draw)) if verdict.inexact_draw else None
+    return sorted(draws, key=lambda pair: str(pair[0]) != first)
+
+
+def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | None:
+    """The worst reading of the draw's inexact outputs (None: they are all integer / bool, no closer value). An
+    output the oracle gives no reading for reads as the oracle's no_oracle -- never dropped below an exact output,
+    which is not read at all."""
+    try:
+        # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
+        oracle = oracle_for(strict, prepared.inputs_of(draw), draw, grads=strict.want_grad)
+    except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
+        return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
+                         f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
+    labels = outputs or [r["output"] for r in oracle["readings"]]
+    readings = [reading_of(oracle, label) for label in labels]
+    if not labels and oracle.get("no_oracle") not in (None, NoOracle.EXACT_DTYPE):
+        readings = [no_oracle("", oracle["no_oracle"], oracle["reason"])]
+    floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
+    return max(floating, key=severity) if floating else None
+
+
+def _apply(verdict: Verdict, read: list[tuple[str, dict | None]]) -> None:
+    """The worst reading over the draws read on the verdict (``severity``), the draw it comes from named."""
+    verdict.closer_draws = [_summary(draw, r) for draw, r in read if r is not None]
+    worst = max(((draw, r) for draw, r in read if r is not None), key=lambda pair: severity(pair[1]), default=None)
+    if worst is None:
+        verdict.closer_skipped = _NO_FLOAT
         return
-    named = [r for r in readings if r["output"] == verdict.output]
-    reading = named[0] if named else max(readings, key=_distance)
-    verdict.closer, verdict.closer_output = reading["reading"], reading["output"]
+    verdict.closer_draw, reading = worst
+    verdict.closer, verdict.closer_output = reading["reading"], reading["output"] or verdict.output
     verdict.closer_code = reading.get("no_oracle") or ""
+    verdict.closer_skipped = reading["reason"] if str(reading.get("reason", "")).startswith("engine error") else ""
     if reading.get("paddle"):
         verdict.paddle_rmse = decode_float(reading["paddle"]["rmse"])
         verdict.torch_rmse = decode_float(reading["torch"]["rmse"])
 
 
+def _summary(draw: str, reading: dict) -> dict:
+    return {"draw": draw, "output": reading["output"], "reading": str(reading["reading"]),
+            "code": str(reading.get("no_oracle") or "")}
+
+
+def severity(reading: dict) -> tuple[int, float]:
+    """How bad a reading is, for "the worst" over outputs and draws (docs/verdicts.md#stability-and-who-is-closer):
+    first by its kind (SEVERITY: a side off, then no oracle, then a convention, then within rounding), then by how
+    far its worse side is from rounding (its RMSE over the noise floor; -1 without one)."""
+    return SEVERITY.get(reading["reading"], 0), _distance(reading)
+
+
 def _distance(reading: dict) -> float:
-    """How far the reading's worse side is from rounding (its RMSE over the noise floor; -1 without an oracle)."""
+    """How far the reading's worse side is from rounding (its RMSE over the noise floor; -1 without an oracle).
+    A floor of 0 (an exact 0 is the truth everywhere) makes any error infinitely far."""
     if not reading.get("paddle"):
         return -1.0
-    floor = decode_float(reading["noise_floor"]) or 1.0
-    return max(decode_float(reading["paddle"]["rmse"]), decode_float(reading["torch"]["rmse"])) / floor
+    floor = decode_float(reading.get("noise_floor") or 0.0)
+    worse = max(decode_float(reading["paddle"]["rmse"]), decode_float(reading["torch"]["rmse"]))
+    if not floor:
+        return math.inf if worse else 0.0
+    return worse / floor
 
 
-__all__ = ["CLOSER_MAX_INPUT_BYTES", "NOT_ASKED", "run_with_readings", "input_bytes"]
+__all__ = ["CLOSER_MAX_DRAWS", "CLOSER_MAX_INPUT_BYTES", "CLOSER_MAX_SECONDS", "NOT_ASKED", "SEVERITY",
+           "run_with_readings", "input_bytes", "severity"]

@@ -12,6 +12,7 @@ reduce along an axis (``along_axis``) and do small matrix algebra in mpmath (``m
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -20,8 +21,34 @@ import mpmath
 import numpy as np
 
 # The working precision of every mpmath evaluation (significant decimal digits): float64 carries ~16,
-# so a result computed at 40 and rounded once is correctly rounded but for the rarest ties.
+# so a result computed at 40 and rounded once is correctly rounded but for the rarest ties.  Refs read it
+# when they run (``from ..references import DPS`` inside the ref, or a helper's default), never at import:
+# ``precision`` changes it for every ref at once.
 DPS = 40
+REFERENCE_DPS = DPS  # the precision a reference value is computed at
+# ... and the second precision it must agree with, element by element after rounding to float64, to count
+# (``apitester.diagnosis.oracle.Reference.certain``): a 40-digit SVD of an exactly singular matrix gives a
+# smallest singular value of 2e-41 (cond 3.4e41), at 80 digits 1e-81 -- the two disagree, the value is not settled.
+CHECK_DPS = 2 * DPS
+
+
+@contextlib.contextmanager
+def precision(dps: int):
+    """Every reference evaluates at ``dps`` digits inside (``DPS`` and ``MP_DIGITS`` set; restored after).
+
+    Module state, as mpmath's own working precision is: one reference runs at a time in a process."""
+    global DPS, MP_DIGITS
+    saved = DPS, MP_DIGITS
+    DPS = MP_DIGITS = int(dps)
+    try:
+        yield
+    finally:
+        DPS, MP_DIGITS = saved
+
+
+def working_dps(dps: int | None = None) -> int:
+    """``dps`` when given, else the precision references run at now (``DPS``, changed by ``precision``)."""
+    return DPS if dps is None else int(dps)
 
 
 def covered(condition: bool, what: str = "") -> None:
@@ -52,7 +79,7 @@ def to_f64(value: Any) -> float | complex:
     return float(value)
 
 
-def mp_apply(fn: Callable, *arrays: Any, dps: int = DPS, complex_out: bool | None = None,
+def mp_apply(fn: Callable, *arrays: Any, dps: int | None = None, complex_out: bool | None = None,
              nan_on_error: bool = True) -> np.ndarray:
     """``fn`` evaluated elementwise in mpmath at ``dps`` digits on broadcast inputs, rounded to float64.
 
@@ -64,7 +91,7 @@ def mp_apply(fn: Callable, *arrays: Any, dps: int = DPS, complex_out: bool | Non
     wide = [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
     want_complex = complex_out if complex_out is not None else any(a.dtype.kind == "c" for a in arrays)
     out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=np.complex128 if want_complex else np.float64)
-    with mpmath.workdps(dps):
+    with mpmath.workdps(working_dps(dps)):
         for i in range(out.size):
             try:
                 value = fn(*(to_mp(a[i]) for a in wide))
@@ -143,14 +170,14 @@ def from_mp(matrix, complex_out: bool = False) -> np.ndarray:
     return np.asarray(rows, dtype=np.complex128 if complex_out else np.float64)
 
 
-def mp_dot(a: Sequence, b: Sequence, dps: int = DPS):
+def mp_dot(a: Sequence, b: Sequence, dps: int | None = None):
     """sum a_i * b_i in mpmath (exact products, one rounding at ``dps``), as an mpmath number."""
-    with mpmath.workdps(dps):
+    with mpmath.workdps(working_dps(dps)):
         return mpmath.fdot([to_mp(x) for x in np.asarray(a).reshape(-1).tolist()],
                            [to_mp(y) for y in np.asarray(b).reshape(-1).tolist()])
 
 
-def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int = DPS) -> np.ndarray:
+def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int | None = None) -> np.ndarray:
     """A batched matrix product (numpy matmul's broadcasting, 1-D promotion) computed exactly per element.
 
     Each element is one ``mpmath.fdot`` at ``dps`` digits rounded once to float64."""
@@ -166,6 +193,7 @@ def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int = DPS) -> np.ndarray:
     b = np.broadcast_to(b, batch + b.shape[-2:])
     want_complex = is_complex(a) or is_complex(b)
     out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=np.complex128 if want_complex else np.float64)
+    dps = working_dps(dps)
     with mpmath.workdps(dps):
         for index in np.ndindex(*batch, a.shape[-2], b.shape[-1]):
             *lead, i, j = index
@@ -179,9 +207,9 @@ def mp_matmul(a: np.ndarray, b: np.ndarray, dps: int = DPS) -> np.ndarray:
     return out
 
 
-def describe(spec_api: str, dps: int = DPS) -> str:
+def describe(spec_api: str, dps: int | None = None) -> str:
     """How the oracle names a spec's reference as evidence."""
-    return f"independent reference (NumPy / mpmath at {dps} digits) of {spec_api}"
+    return f"independent reference (NumPy / mpmath at {working_dps(dps)} digits) of {spec_api}"
 
 
 # ---------------------------------------------------------------- exact rational arithmetic
@@ -251,6 +279,43 @@ def exact_apply(fn: Callable, *args: Any) -> Any:
     with mpmath.workdps(DPS * 3):
         result = fn(*(_exact_leaf(a) for a in args))
     return _round_exact(result, complex_out)
+
+
+def exact_rank(matrix: np.ndarray) -> int | None:
+    """The rank of a real float64 matrix decided exactly (its entries are exact rationals), or None for a
+    complex or non-finite one.
+
+    A rank is a yes/no question no finite precision settles: a 40-digit SVD of an exactly singular matrix
+    gives a smallest singular value of 2e-41, not 0.  The entries scaled by one power of two are integers;
+    fraction-free (Bareiss) elimination keeps every intermediate an integer minor, so no rounding happens."""
+    a = np.asarray(matrix)
+    if a.ndim != 2 or a.dtype.kind not in "fiub" or (a.dtype.kind == "f" and not np.isfinite(a).all()):
+        return None
+    rows = [[Fraction(float(v)) for v in row] for row in a.astype(np.float64).tolist()]
+    scale = math.lcm(1, *(v.denominator for row in rows for v in row))
+    m = [[int(v * scale) for v in row] for row in rows]
+    rank, previous = 0, 1
+    for col in range(a.shape[1]):
+        pivot = next((r for r in range(rank, len(m)) if m[r][col] != 0), None)
+        if pivot is None:
+            continue
+        m[rank], m[pivot] = m[pivot], m[rank]
+        top = m[rank]
+        for r in range(rank + 1, len(m)):
+            row, lead = m[r], m[r][col]
+            m[r] = [0 if c <= col else (row[c] * top[col] - lead * top[c]) // previous for c in range(len(row))]
+        previous, rank = top[col], rank + 1
+    return rank
+
+
+def surely_full_rank(matrix: np.ndarray) -> bool:
+    """Whether float64's own SVD already proves full rank: its smallest singular value is over 1e-8 of the
+    largest, a billion times LAPACK's error bound (~n eps of the largest) -- the exact rank is then skipped."""
+    a = np.asarray(matrix)
+    if a.size == 0 or not np.isfinite(a).all():
+        return False
+    s = np.linalg.svd(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64), compute_uv=False)
+    return bool(s.size and s[-1] > 1e-8 * s[0])
 
 
 def exact_cumulative(values: np.ndarray, op: str = "sum") -> np.ndarray:

@@ -704,8 +704,12 @@ def run_backward(prep: Trial, fwd: Forward, seed: int, torch_side: "TorchSide") 
         backward = compare_outputs(gp_outs, gt_outs, forward.atol, forward.rtol, "backward",
                                    labels=[f"grad {label}" for label in p_leaves.labels], clock=prep.clock)
     backward.api, backward.atol, backward.rtol = api, forward.atol, forward.rtol
+    if "shapes" in backward.facts:  # a gradient must have its input's shape: the fact that says whose does not
+        shapes = {f"grad {label}": list(t.shape) for label, t in zip(p_leaves.labels, p_leaves.tensors)}
+        backward.facts["input_shape"] = shapes.get(backward.output)
     both = merge_exactness((forward.exact, forward.max_ulp), (backward.exact, backward.max_ulp))
     forward.exact, forward.max_ulp = backward.exact, backward.max_ulp = both
+    forward.inexact_outputs = backward.inexact_outputs = [*forward.inexact_outputs, *backward.inexact_outputs]
     if backward.ok:
         # report the forward figures for a full pass
         forward.message = (f"forward and backward agree (grads of {', '.join(p_leaves.labels)}; "

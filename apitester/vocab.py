@@ -118,6 +118,7 @@ class NoOracle(StrEnum):
     SIDE_RAISED = "side_raised"          # a side raised at float64 (or at the config's dtype)
     NOT_NUMERIC = "not_numeric"          # the failure is not a value difference (an error, a shape)
     TOO_LARGE = "too_large"              # over the size the oracle (or the spec's reference) runs at
+    REFERENCE_UNCERTAIN = "reference_uncertain"  # the reference's value differs at two precisions where it decides
 
 
 class ReadingSource(StrEnum):
@@ -126,6 +127,7 @@ class ReadingSource(StrEnum):
     FLOAT64_ORACLE = "float64_oracle"    # both sides' float64 results agree: each side's error to them
     GRADIENT_CHECK = "gradient_check"    # the float64 gradient check: one side's gradient misses its derivative
     REFERENCE = "reference"              # the spec's independent reference (Spec.ref: NumPy / mpmath) or its derivative
+    INPUT_SHAPE = "input_shape"          # a gradient whose shape is not its input's: that side's (issue 44)
 
 
 class ConventionKind(StrEnum):
@@ -138,6 +140,9 @@ class ConventionKind(StrEnum):
     TIE = "tie"        # values exactly at a rounding tie go different ways: the two rounding rules differ
     GRADIENT = "gradient"  # gradients equal on the part the API defines (Spec.gradient_part), not outside it
     SUBGRADIENT = "subgradient"  # at a kink (a tie, a clamp bound) both gradients lie between the one-sided derivatives
+    UNDEFINED = "undefined"  # where the forward is not finite (outside the domain) there is no derivative: each side's
+                             # value there is a convention ("Paddle 0, Torch NaN"), never a side off
+    PARAMETER = "parameter"  # one side computes a float parameter at float32 (0.2 as 0.2000000030), moving a kink
 
 
 class TieRule(StrEnum):

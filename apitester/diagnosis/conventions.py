@@ -13,15 +13,24 @@ rule (``TieRule``).
 A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serialised in one place
 (``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
 (the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
-``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``.  ``key`` is what distinct failures group by: the sizes and the error's text left out (a shape
-as ``(n,) vs (n, 1)``, an error as its exception type).
+``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``, for ``undefined``
+also ``"elements"`` (how many input elements have no derivative), for ``parameter`` also ``"parameters"``
+("slope=0.2": the config's values) and ``"rounds"`` (the side computing them at float32;
+``rounded_parameter_convention``).  A gradient whose shape is not its input's is no convention but that side's
+error (``gradient_shape_reading``).  ``key`` is what distinct failures group by: the sizes and the error's text
+left out (a shape as ``(n,) vs (n, 1)``, an error as its exception type).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..vocab import ConventionKind, Reading, Side, Status, TieRule
+import numpy as np
+
+from .. import trial
+from .oracle import oracles_agree, output_gradients, run_side
+from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
 @dataclass(frozen=True)
 class Convention:
@@ -65,6 +74,28 @@ def _dtype(facts: dict) -> Convention | None:
                       key=f"dtype: {paddle} vs {torch}")
 
 
+def gradient_shape_reading(layer: dict) -> dict | None:
+    """A gradient whose shape is not its input's is that side's error, not a shape convention (issue 44): the
+    reading naming the side (``paddle_off`` / ``torch_off``, ``both_off`` where neither has its input's shape), or
+    None where the layer is no gradient's shape mismatch, the input's shape is not recorded (``facts["input_shape"]``,
+    apitester.trial) or both gradients have it (the shape convention stands)."""
+    facts = layer.get("facts") or {}
+    want = facts.get("input_shape")
+    if layer.get("status") != Status.SHAPE_MISMATCH or "shapes" not in facts or want is None:
+        return None
+    want = list(want)
+    output = layer.get("output") or ""
+    dims = dict(zip((Side.PADDLE, Side.TORCH), (list(d) for d in facts["shapes"])))
+    off = [side for side in (Side.PADDLE, Side.TORCH) if dims[side] != want]
+    if not off:
+        return None
+    reading = {(Side.PADDLE,): Reading.PADDLE_OFF, (Side.TORCH,): Reading.TORCH_OFF}.get(tuple(off), Reading.BOTH_OFF)
+    said = "; ".join(f"{side.capitalize()}'s {output} has shape {dims[side]}, its input {want}" for side in off)
+    evidence = f"{said} (a gradient has its input's shape)"
+    return {"output": output, "reading": reading, "oracle": ReadingSource.INPUT_SHAPE, "evidence": evidence,
+            "reason": evidence}
+
+
 def _shape(facts: dict) -> Convention | None:
     if "shapes" in facts:
         p_dims, t_dims = (list(dims) for dims in facts["shapes"])
@@ -102,8 +133,8 @@ def convention_of(layer: dict, error: str = "") -> Convention | None:
     status, facts = layer.get("status"), layer.get("facts") or {}
     if status == Status.DTYPE_MISMATCH:
         return _dtype(facts)
-    if status == Status.SHAPE_MISMATCH:
-        return _shape(facts)
+    if status == Status.SHAPE_MISMATCH:  # a gradient not shaped as its input is a side's error instead
+        return None if gradient_shape_reading(layer) else _shape(facts)
     if status == Status.PADDLE_ERROR and facts.get("both_reject"):
         return None
     if status in (Status.PADDLE_ERROR, Status.TORCH_ERROR):
@@ -169,3 +200,61 @@ def tie_convention(paddle: list[tuple[int, bool]], torch: list[tuple[int, bool]]
                            f"{'s' if differ != 1 else ''})",
                       key=f"tie: {p_rule} vs {t_rule}",
                       details=(("paddle_rule", str(p_rule)), ("torch_rule", str(t_rule)), ("ties", differ)))
+
+
+# ---------------------------------------------------------------- a parameter rounded to the working dtype
+
+
+def rounded_parameter_convention(prepared, materialised: dict, draw, output: str, direction: str) -> Convention | None:
+    """A float parameter one side computes at float32 (Paddle keeps a float attribute as a 32-bit float: a slope of
+    0.2 is 0.2000000030, which moves a kink or a clamp bound by ~1e-8) where the other computes the float64 value
+    (issue 44): the convention, where running the other side with that parameter rounded to float32 gives the first
+    side's ``output`` (``oracles_agree``) and the unrounded run does not.  None where no float parameter changes when
+    rounded, or the rounding does not explain the difference."""
+    names = [k for k, v in materialised.items() if type(v) is float and math.isfinite(v) and float(np.float32(v)) != v]
+    wide = any(getattr(t, "dtype", None) in ("float64", "complex128") for v in materialised.values()
+               for t in (v if isinstance(v, (list, tuple)) else [v]))
+    if not names or not wide:  # below float64 both sides compute a parameter at float32 (or lower) alike
+        return None
+    grad_of = output_gradients(prepared, materialised, draw) if direction == "backward" else None
+
+    def result(side: str, inputs: dict):
+        run = run_side(side, prepared, trial.copy_inputs(inputs), grad_of)
+        outs = run.grads if direction == "backward" else run.outputs
+        labels = run.grad_labels if direction == "backward" else [f"output {i}" for i in range(len(outs))]
+        found = dict(zip(labels, outs)).get(output)
+        return None if run.error or found is None or found.array is None else np.asarray(found.array)
+
+    def agree(a, b) -> bool:
+        return a is not None and b is not None and a.shape == b.shape and a.dtype.kind in "fc" and \
+            oracles_agree(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
+                          b.astype(np.complex128 if b.dtype.kind == "c" else np.float64))[0]
+
+    plain = {side: result(side, materialised) for side in (Side.PADDLE, Side.TORCH)}
+    if any(v is None for v in plain.values()) or agree(plain[Side.PADDLE], plain[Side.TORCH]):
+        return None
+
+    def explains(keys: list[str], rounds: str, other: str) -> bool:
+        rounded = {**materialised, **{k: float(np.float32(materialised[k])) for k in keys}}
+        return agree(result(other, rounded), plain[rounds])
+
+    for rounds, other in ((Side.PADDLE, Side.TORCH), (Side.TORCH, Side.PADDLE)):
+        if explains(names, rounds, other):  # all rounded at once first (one run), then which one it is
+            keys = next(([name] for name in names if len(names) > 1 and explains([name], rounds, other)), names)
+            return _rounded_convention(rounds, {k: materialised[k] for k in keys})
+    return None
+
+
+def _rounded_convention(rounds: str, params: dict) -> Convention:
+    """The convention naming the side that rounds ``params`` ({name: the config's value}) to float32."""
+    said = ", ".join(f"{k}={v!r} as float32 ({float(np.float32(v)):.10g})" for k, v in params.items())
+    names = ", ".join(params)
+    rounding, exact = f"{names} rounded to float32", f"{names} at float64"
+    paddle, torch = (rounding, exact) if rounds == Side.PADDLE else (exact, rounding)
+    other = "Torch" if rounds == Side.PADDLE else "Paddle"
+    text = (f"parameter rounded to float32: {rounds.capitalize()} computes {said}, {other} the float64 value "
+            f"(the rounded parameter moves a kink or bound; with it rounded, {other}'s result is {rounds.capitalize()}'s)")
+    return Convention(ConventionKind.PARAMETER, paddle, torch, text=text,
+                      key=f"parameter: {names} float32 ({rounds}) vs float64 ({other.lower()})",
+                      details=(("parameters", ", ".join(f"{k}={v!r}" for k, v in params.items())),
+                               ("rounds", str(rounds))))

@@ -48,8 +48,8 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
                                    "against"?: "own_forward" | "reference",
                                    "paddle"?: {"matches": bool | None, "max_abs"?, "error"?,
                                                "outputs"?: {"grad x": {"match", "miss", "unresolved", "kinks",
-                                                    "missed_at", "first_miss", "first_kink": {"index", "analytic",
-                                                                                              "left", "right"}}}},
+                                                    "missed_at", "first_miss", "first_kink", "absorbed",
+                                                    "first_absorbed", "undefined", "first_undefined"}}},
                                    "torch"?: {...}, "side_off"?: "paddle" | "torch" | None,
                                    "side_off_by_output"?: {"grad x": "paddle"}, "evidence"?: {"grad x": str}},
          "shrink": {"original", "config", "draw", "final_draw", "failure", "trials", "kept": [str], "seconds",
@@ -132,6 +132,8 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
     tie's gradient between minimum's inputs, Paddle 3.0.0 gives it to one), not a side off."""
     output = reading.get("output")
     sides = {side: ((check.get(side) or {}).get("outputs") or {}).get(output) or {} for side in ("paddle", "torch")}
+    if all(s.get("undefined") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+        return undefined_reading(reading, sides)
     if not all(s.get("kinks") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
         return reading
     kinks = sides["paddle"]["kinks"]
@@ -142,6 +144,28 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
             f"give a subgradient (between the one-sided derivatives): Paddle {paddle}{p_value}, Torch {torch}{t_value}")
     convention = Convention(ConventionKind.SUBGRADIENT, paddle, torch, text=text,
                             key=f"subgradient: {paddle} vs {torch}", details=(("kinks", kinks),))
+    return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
+            "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
+            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+
+
+def undefined_reading(reading: dict, sides: dict) -> dict:
+    """An unsettled gradient whose check finds both sides matching wherever a derivative exists, and elements
+    with none (they feed an output that is not finite at the input: logit at -0.5, NaN there and around): the two
+    differ where no derivative exists, so each side's value there is a convention -- Paddle 3.0.0's 0 claims a flat
+    function, Torch's NaN says "undefined" -- never a side off (issue 44).  ``sides``: each side's check of the
+    output."""
+    output = reading.get("output")
+    values = [(sides[side].get("first_undefined") or {}).get("analytic", "?") for side in ("paddle", "torch")]
+    paddle, torch = ({"nan": "NaN", "inf": "inf", "-inf": "-inf"}.get(v, v) if isinstance(v, str) else f"{v:.4g}"
+                     for v in values)
+    if paddle == torch:  # the first such element does not tell them apart
+        paddle, torch = "a value", "another value"
+    count = max(sides["paddle"]["undefined"], sides["torch"]["undefined"])
+    text = (f"{output}: undefined outside the domain (the forward is not finite at and around {count} "
+            f"element{'s' if count != 1 else ''}, so no derivative exists): Paddle {paddle}, Torch {torch}")
+    convention = Convention(ConventionKind.UNDEFINED, paddle, torch, text=text, key=f"undefined: {paddle} vs {torch}",
+                            details=(("elements", count),))
     return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}

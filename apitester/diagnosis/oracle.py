@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import trial
 from .. import inputs as inp
+from .. import references
 from ..compare import Out, encode_float
 from ..specs.base import dtype_name
 from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
@@ -299,6 +300,8 @@ class Reference:
         self.code = None  # NoOracle.TOO_LARGE when the size bound kept it from running
         self._outputs: list[np.ndarray] | None = None
         self._ran = False
+        self._checked: list[np.ndarray] | None = None  # the outputs at references.CHECK_DPS, once asked for
+        self._check_why = ""
 
     @property
     def exists(self) -> bool:
@@ -336,6 +339,27 @@ class Reference:
             return None
         return [np.asarray(v) for v in trial.flatten_outputs(raw)]
 
+    def certain(self, index: int) -> tuple[np.ndarray | None, str]:
+        """Per element of output ``index``: does the reference give the same float64 value at its precision and
+        at ``references.CHECK_DPS`` (NaN as NaN, inf as the same inf)?  (None, why) when the second run gives
+        nothing to compare (it raised, or another shape): then no element is certain."""
+        ref = self.output(index)
+        if ref is None:
+            return None, self.why
+        if self._checked is None:  # one more run of the whole reference, at most once per draw
+            self._checked, self._check_why = self._run_at(references.CHECK_DPS)
+        if self._checked is None or index >= len(self._checked) or self._checked[index].shape != ref.shape:
+            return None, self._check_why or f"at {references.CHECK_DPS} digits the reference gives no output {index}"
+        return _same_values(ref, self._checked[index]), ""
+
+    def _run_at(self, dps: int) -> tuple[list[np.ndarray] | None, str]:
+        """The outputs at ``dps`` digits (every ref reads ``references.DPS`` when it runs), and why there are none."""
+        saved = self.why, self.code
+        with references.precision(dps):
+            outs = self._run()
+        why, (self.why, self.code) = self.why, saved
+        return outs, why
+
     def output(self, index: int | None) -> np.ndarray | None:
         outs = self.outputs()
         if outs is None or index is None:
@@ -344,6 +368,19 @@ class Reference:
             self.why = f"the reference gives {len(outs)} outputs, not {index + 1}"
             return None
         return outs[index]
+
+    def checked(self, index: int) -> np.ndarray | None:
+        """Output ``index`` at ``references.CHECK_DPS`` digits, once ``certain`` has run it."""
+        return None if self._checked is None or index >= len(self._checked) else self._checked[index]
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: equal float64 (complex128) values, NaN matching NaN; exact equality for other dtypes."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return np.asarray(a == b, dtype=bool).reshape(a.shape)
+    x, y = _as_float(a), _as_float(b)
+    return (x == y) | (np.isnan(x) & np.isnan(y))
 
 
 def _nonfinite_note(low_p: np.ndarray, low_t: np.ndarray, oracle: np.ndarray, against: str) -> dict:
@@ -394,8 +431,61 @@ def _reference_gap(values: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
 
 
 def read_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
-                      reference: Reference, why: str) -> dict:
-    """The reading against the spec's reference: ``why`` says what sent it there (disputed, float64, NaN)."""
+                      reference: Reference, why: str, index: int | None = None) -> dict:
+    """The reading against the spec's reference: ``why`` says what sent it there (disputed, float64, NaN).
+
+    With the output's ``index``, a reading that names a side is checked against the reference at a second
+    precision (``certain_reading``)."""
+    reading = _reading_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+    if index is None or reading["reading"] not in SIDE_READINGS:
+        return reading
+    return certain_reading(reading, (low_p, low_t, high_p, high_t), ref, reference, why, index)
+
+
+# The readings that name a side: only these re-run the reference at the second precision (the check's cost is
+# one more reference run, paid where a side is named, not on every within_rounding output).
+SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
+
+
+def _cut(out: Out, mask: np.ndarray) -> Out:
+    array = np.asarray(out.array)
+    return Out(array[mask] if array.shape == mask.shape else array, out.dtype, out.is_tensor)
+
+
+def certain_reading(reading: dict, outs: tuple, ref: np.ndarray, reference: Reference, why: str,
+                    index: int) -> dict:
+    """A side reading stands only where the reference is certain of itself: its value, rounded to float64, is the
+    same at ``references.REFERENCE_DPS`` and ``references.CHECK_DPS`` digits on every element, or the reading
+    is the same on the certain elements alone.  Otherwise ``no_oracle`` / ``reference_uncertain``, never a side."""
+    certain, trouble = reference.certain(index)
+    digits = [references.REFERENCE_DPS, references.CHECK_DPS]
+    if certain is not None and certain.all():
+        return {**reading, "reference_check": {"digits": digits, "uncertain": 0}}
+    uncertain = ref.size if certain is None else int((~certain).sum())
+    check = {"digits": digits, "uncertain": uncertain}
+    if certain is not None and certain.any():
+        part = _reading_by_reference(reading["output"], *(_cut(o, certain) for o in outs), ref[certain],
+                                     reference, why)
+        if part["reading"] == reading["reading"]:
+            note = (f"the reference differs at {digits[0]} and {digits[1]} digits on {uncertain} of {ref.size} "
+                    f"elements; the reading is the same without them")
+            return {**reading, "reference_check": check, "reason": f"{reading['reason']}; {note}"}
+    if certain is None:
+        detail = f"its value at {digits[1]} digits could not be compared: {trouble}"
+    else:
+        at = int(np.flatnonzero(~certain.reshape(-1))[0])
+        high = reference.checked(index).reshape(-1)[at]
+        detail = (f"{uncertain} of {ref.size} elements differ at {digits[0]} and {digits[1]} digits "
+                  f"(e.g. element {at}: {ref.reshape(-1)[at]:.6g} and {high:.6g})")
+    out = no_oracle(reading["output"], NoOracle.REFERENCE_UNCERTAIN,
+                    f"{why}; the reference is not certain where it decides ({detail}): it would read "
+                    f"{reading['reading']}, which it cannot settle")
+    return {**out, "reference_check": check, "evidence": reference.evidence}
+
+
+def _reading_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
+                          reference: Reference, why: str) -> dict:
+    """read_by_reference's reading on the reference's value at its own precision."""
     dtype = low_t.dtype
     if ref.shape != np.asarray(low_t.array).shape:
         return no_oracle(label, NoOracle.NOT_NUMERIC, f"{why}; the reference's shape {ref.shape} differs "
@@ -454,14 +544,14 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         why = f"the output is {dtype} at the config's dtypes"
         ref = reference.output(index) if use_ref and low_p.array.shape == low_t.array.shape else None
         if ref is not None:
-            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
         return _without_reference(no_oracle(label, NoOracle.FLOAT64_CONFIG, why), reference if use_ref else None)
     if high_p.dtype not in HIGH or high_t.dtype not in HIGH:
         why = (f"the upcast run gives {high_p.dtype} (paddle) / {high_t.dtype} (torch), not float64: "
                "an argument fixes the output dtype")
         ref = reference.output(index) if use_ref and low_p.array.shape == low_t.array.shape else None
         if ref is not None:  # the reference rounded to the output's dtype is the correctly rounded result
-            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            return read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
         # a reference over its size bound reads too_large, so shrinking adopts a smaller candidate's reading
         return _without_reference(no_oracle(label, NoOracle.CANNOT_UPCAST, why), reference if use_ref else None)
     if len({a.shape for a in arrays}) != 1:
@@ -471,7 +561,7 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         why = f"the float64 results disagree (max gap {gap:.3g} of the output's scale, over {AGREE_RTOL:g})"
         ref = reference.output(index) if use_ref else None
         if ref is not None:
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
             reading["oracle_gap"] = encode_float(gap)
             return reading
         return _without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
@@ -488,7 +578,7 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
         if ref is not None and ref.shape == oracle.shape and \
                 (np.isfinite(_as_float(ref)) != np.isfinite(_as_float(oracle))).any():
             why = "the float64 results agree on a non-finite value where the reference differs"
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
+            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
             reading["oracle_gap"] = encode_float(gap)
             return reading
     # Each side is measured against the oracle rounded to the output's dtype: the correctly rounded
@@ -786,7 +876,17 @@ def reading_of(oracle: dict, output: str | None) -> dict:
 # * where the forward is not finite on one side (a domain boundary: sqrt at 0 from below) the other side's
 #   one-sided derivative alone is the derivative; one-sided estimates that grow without bound as the step
 #   shrinks (sqrt at 0 from above) are a vertical tangent, matched only by an infinite gradient of that sign;
-# * a NaN gradient where a one-sided derivative is finite misses it, whatever the other side says.
+# * a NaN gradient where a one-sided derivative is finite misses it, whatever the other side says;
+# * an **absorbed step** is no derivative (issue 44): where every quotient that gave an estimate is exactly 0 -- the
+#   input moved, the forward did not -- and the analytic gradient says the change was at most ABSORB_ULPS units of
+#   the float64 resolution of the largest operand in play (the largest finite term of the sum, or input: 2**512 + y
+#   swallows y's step, as an internal sum x*y + z with |z| >> swallows x's), the zero says nothing: the element is
+#   unresolved (``absorbed``), never a miss.  A forward that does not move where the change would have shown (a
+#   gradient Torch gives in a triangle the factor never reads) stays a miss;
+# * an element that feeds an output which is not finite at the input (logit at -0.5, log of a negative: NaN there
+#   and around) has **no derivative** (``undefined_elements``: either side's gradient of those outputs alone is not
+#   0 there): it is not judged, and each side's value there is kept -- Paddle 0 against Torch NaN is a convention
+#   (``ConventionKind.UNDEFINED``), never a side off.
 #
 # An element is then "match", "miss" or "unresolved" (no estimate settles it: noisy or unbounded where the
 # gradient is finite).  ``side_off`` names the side whose gradient misses while the other side's matches.
@@ -809,7 +909,17 @@ GRADCHECK_LARGEST = 1 << 22
 GRADCHECK_MAX_FORWARDS = 6_000  # per side (level 0 takes 4 per element): past it, elements stay unresolved
 GRADCHECK_MAX_SECONDS = 60.0    # per side, likewise: a slow forward (10 ms x 6,000) stays inside DIAGNOSE_TIMEOUT
 
+# A zero quotient is an absorbed step where the analytic gradient times the step is at most this many float64
+# spacings of the largest operand in play: one rounding of the sum that swallows it is half a spacing, an internal
+# sum and the output's own rounding another (a change of 2 spacings can still vanish), so 4 leaves room for both.
+ABSORB_ULPS = 4.0
+# Output elements at least this large (float64 spacing >= 2**-9) cannot show the change a step on an input of
+# ordinary size makes (1e-6 x a derivative below ~500): their part of the gradient is left out of the numeric
+# derivative by float64 itself (cumsum past 2**512: the outputs after it), so a miss the rest explains is unresolved.
+COARSE_OUTPUT = 2.0 ** 43
+
 MATCH, MISS, UNRESOLVED = "match", "miss", "unresolved"
+UNDEFINED = "undefined"  # the element feeds an output that is not finite at the input: no derivative to judge
 
 
 def _close(a: float, b: float, spread: float = 0.0) -> bool:
@@ -827,6 +937,8 @@ class OneSided:
     sign: int = 0  # "unbounded": the sign the estimates grow with
     level: int = -1
     pair: tuple[float, float] | None = None  # D(h), D(h/2) at that level (for the central estimate)
+    step: float = 0.0    # "value": the step h taken at that level
+    still: bool = False  # "value": both quotients exactly 0 -- the input moved and the forward did not
 
     @property
     def spread(self) -> float:
@@ -840,6 +952,7 @@ class Derivative:
     forward: OneSided
     backward: OneSided
     central: float | None = None  # set where the point is smooth (the one-sided derivatives agree)
+    resolution: float = 0.0  # the float64 spacing of the largest operand in play (``absorbed``)
 
     @property
     def spread(self) -> float:
@@ -868,10 +981,13 @@ class _Budget:
         return True
 
 
-def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Derivative:
+def element_derivative(f, x: float, f0, budget: _Budget | None = None, operand: float = 0.0) -> Derivative:
     """The numeric derivative at ``x`` of the scalar function ``f`` (``f0`` = f(x)); see the rule above.  ``f`` may
-    return the terms of its sum (an array, ``f0`` too): differences are then taken term by term."""
+    return the terms of its sum (an array, ``f0`` too): differences are then taken term by term.  ``operand``: the
+    largest finite magnitude among the inputs (an operand an internal sum may absorb the step in)."""
     budget = budget or _Budget(GRADCHECK_MAX_FORWARDS)
+    if not math.isfinite(x):  # an infinite input cannot be stepped: no estimate
+        return Derivative(OneSided(), OneSided())
     base = GRAD_STEP * max(abs(x), 1.0)
     sides = {+1: OneSided(), -1: OneSided()}
     growth: dict[int, list[float]] = {+1: [], -1: []}
@@ -887,6 +1003,7 @@ def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Deriva
                 continue
             if _close(d1, d2):
                 side.state, side.value, side.level, side.pair = "value", 2 * d2 - d1, level, (d1, d2)
+                side.step, side.still = h, d1 == 0.0 and d2 == 0.0
                 continue
             growth[direction] += [d1, d2]
         if all(s.state in ("value", "outside") for s in sides.values()):
@@ -894,7 +1011,7 @@ def element_derivative(f, x: float, f0, budget: _Budget | None = None) -> Deriva
     for direction, side in sides.items():
         if side.state == UNRESOLVED and _grows(growth[direction]):
             side.state, side.sign = "unbounded", 1 if growth[direction][-1] > 0 else -1
-    found = Derivative(sides[+1], sides[-1])
+    found = Derivative(sides[+1], sides[-1], resolution=_resolution(f0, operand))
     fwd, bwd = found.forward, found.backward
     if fwd.state == bwd.state == "value" and _close(fwd.value, bwd.value, max(fwd.spread, bwd.spread)):
         if fwd.level == bwd.level:  # central differences at the same steps, Richardson (even-order errors)
@@ -922,6 +1039,24 @@ def _quotient(f, x: float, f0, step: float) -> float | None:
     return quotient if math.isfinite(quotient) else None
 
 
+def _resolution(f0, operand: float) -> float:
+    """The float64 spacing of the largest finite magnitude among the sum's terms at x and ``operand``."""
+    terms = np.abs(np.asarray(f0, dtype=np.float64)).reshape(-1)
+    terms = terms[np.isfinite(terms)]
+    largest = max(float(terms.max()) if terms.size else 0.0, abs(operand) if math.isfinite(operand) else 0.0)
+    return float(np.spacing(largest))
+
+
+def absorbed(analytic: float, d: Derivative) -> bool:
+    """Is a zero numeric derivative an absorbed step?  Every one-sided estimate is "still" (its quotients exactly
+    0) and the change the analytic gradient predicts at that step is within ABSORB_ULPS spacings of the largest
+    operand in play: too small to show, so the zero is no evidence against the gradient."""
+    sides = [s for s in (d.forward, d.backward) if s.state == "value"]
+    if not sides or not all(s.still for s in sides) or not math.isfinite(analytic) or analytic == 0.0:
+        return False
+    return all(abs(analytic) * s.step <= ABSORB_ULPS * d.resolution for s in sides)
+
+
 def _grows(estimates: list[float]) -> bool:
     """Estimates (coarse to fine) of one sign whose magnitude grows, by GRAD_REFINE overall: a vertical tangent."""
     if len(estimates) < 4 or not all(math.isfinite(e) and e != 0 for e in estimates):
@@ -931,8 +1066,14 @@ def _grows(estimates: list[float]) -> bool:
     return len(signs) == 1 and all(b > a for a, b in zip(sizes, sizes[1:])) and sizes[-1] >= GRAD_REFINE * sizes[0]
 
 
-def judge(analytic: float, d: Derivative) -> str:
-    """MATCH / MISS / UNRESOLVED: does one element's analytic gradient agree with its numeric derivative?"""
+def judge(analytic: float, d: Derivative, coarse: float = 0.0) -> str:
+    """MATCH / MISS / UNRESOLVED: does one element's analytic gradient agree with its numeric derivative?  A miss
+    against an absorbed step (``_judged``: ``absorbed``, or ``coarse`` the gradient's part through outputs too large
+    to move) is UNRESOLVED."""
+    return _judged(analytic, d, coarse)[0]
+
+
+def _judge(analytic: float, d: Derivative) -> str:
     fwd, bwd = d.forward, d.backward
     values = d.values
     if math.isnan(analytic):
@@ -1038,8 +1179,9 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
     if chosen is not None:
         result["chosen"] = {"elements": sum(map(len, chosen.values())), "of": count,
                             "rule": "the elements where the two float64 gradients differ most"}
+    undefined = undefined_elements(prepared, high, high_grad_of) if reference is None else {}
     for name in ("paddle", "torch"):
-        result[name] = _side_gradient_check(name, prepared, high, high_grad_of, reference, chosen)
+        result[name] = _side_gradient_check(name, prepared, high, high_grad_of, reference, chosen, undefined)
     matches = {name: result[name].get("matches") for name in ("paddle", "torch")}
     misses = [name for name, ok in matches.items() if ok is False]
     result["side_off"] = misses[0] if len(misses) == 1 and True in matches.values() else None
@@ -1059,6 +1201,38 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
             out["missed_at"] = out["missed_at"][:20]
             del out["unresolved_at"]
     return result
+
+
+def undefined_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> dict[int, set[int]]:
+    """{floating input position: flat indices} of the elements with no derivative: they feed an output that is not
+    finite at the input (a side's gradient of those outputs alone, each weighted 1, is not 0 there), and a side's
+    gradient of the finite part is not finite there (Torch's logit at -0.5: 0 * NaN).  Either side's word counts
+    (Paddle 3.0.0's logit gradient is 0 outside the domain, so only Torch's tells): both are then read there as
+    they are, a convention (``ConventionKind.UNDEFINED``).  Where the finite part's gradient is finite on both
+    sides (cumsum past an inf) the element is judged on the finite part as before."""
+    feeds: dict[int, set[int]] = {}
+    nonfinite: dict[int, set[int]] = {}
+    for name in ("paddle", "torch"):
+        try:
+            weights, frozen = _finite_part(name, prepared, high, grad_of)
+        except Exception:
+            continue
+        if not frozen:
+            continue
+        only = {i: np.where(frozen[i][0], 1.0, 0.0) if i in frozen else np.zeros_like(g) for i, g in weights.items()}
+        for found, weighting, test in ((feeds, only, lambda a: a != 0.0), (nonfinite, weights, _not_finite)):
+            run = run_side(name, prepared, trial.copy_inputs(high), weighting)
+            for position, grad in enumerate(run.grads if not run.error else ()):
+                if grad.array is not None:
+                    with np.errstate(invalid="ignore"):
+                        at = np.flatnonzero(test(np.asarray(grad.array, dtype=np.float64).reshape(-1)))
+                    found.setdefault(position, set()).update(int(j) for j in at)
+    both = {position: feeds[position] & nonfinite.get(position, set()) for position in feeds}
+    return {position: js for position, js in both.items() if js}
+
+
+def _not_finite(values: np.ndarray) -> np.ndarray:
+    return ~np.isfinite(values)
 
 
 def differing_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> dict[int, list[int]] | str:
@@ -1088,7 +1262,10 @@ def differing_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> 
 
 def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray],
                          reference: list[np.ndarray] | None = None,
-                         chosen: dict[int, list[int]] | None = None) -> dict:
+                         chosen: dict[int, list[int]] | None = None,
+                         undefined: dict[int, set[int]] | None = None) -> dict:
+    """One side's check: every (or every chosen) element of every floating input judged MATCH / MISS /
+    UNRESOLVED, or UNDEFINED where ``undefined`` (``undefined_elements``) says it has no derivative."""
     try:
         grad_of, frozen = (grad_of, {}) if reference is not None else _finite_part(name, prepared, high, grad_of)
     except Exception as exc:
@@ -1097,49 +1274,128 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
     if analytic.error:
         return {"matches": None, "error": analytic.error}
     leaves = [t for t in input_tensors(high) if t.dtype in trial.FLOATING]  # the order trial.convert takes leaves in
+    misshaped = [f"{label} has shape {list(g.array.shape)}, its input {list(leaf.array.shape)}"
+                 for leaf, g, label in zip(leaves, analytic.grads, analytic.grad_labels)
+                 if g.array is not None and tuple(g.array.shape) != tuple(leaf.array.shape)]
+    if misshaped:  # no element-wise judging of a gradient not shaped as its input (that side's error)
+        return {"matches": None, "error": "; ".join(misshaped)[:300]}
     budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
+    operand = _largest_input(leaves)
+    coarse = _coarse_gradient(name, prepared, high, grad_of) if reference is None else None
     outputs, worst = {}, 0.0
     try:
         f0 = _loss(name, prepared, high, grad_of, frozen) if reference is None else None
         for position, (leaf, grad, label) in enumerate(zip(leaves, analytic.grads, analytic.grad_labels)):
             have = np.asarray(grad.array, dtype=np.float64).reshape(-1)
-            out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "missed_at": [], "unresolved_at": [], "first_miss": None,
-                   "first_kink": None}
-            flat = leaf.array.reshape(-1)
+            out = {MATCH: 0, MISS: 0, UNRESOLVED: 0, "kinks": 0, "absorbed": 0, UNDEFINED: 0, "missed_at": [],
+                   "unresolved_at": [], "first_miss": None, "first_kink": None, "first_absorbed": None,
+                   "first_undefined": None}
+            flat, shape, skip = leaf.array.reshape(-1), leaf.array.shape, (undefined or {}).get(position, set())
             for j in (range(flat.size) if chosen is None else chosen.get(position, ())):
+                value = float(have[j])
+                if j in skip:  # no derivative to judge: the side's value there is what the reading names
+                    out[UNDEFINED] += 1
+                    out["first_undefined"] = out["first_undefined"] or {"index": _index(shape, j),
+                                                                        "analytic": encode_float(value)}
+                    continue
                 if reference is not None:
-                    want = float(reference[position][j])
-                    verdict = UNRESOLVED if math.isnan(want) else (
-                        MATCH if math.isfinite(have[j]) and _close(float(have[j]), want) or have[j] == want else MISS)
-                    numeric = {"reference": encode_float(want)}
-                    if math.isfinite(want) and math.isfinite(have[j]):
-                        worst = max(worst, abs(float(have[j]) - want))
+                    verdict, numeric, gap = _against_reference(value, float(reference[position][j]))
                 else:
-                    d = _derivative_at(name, prepared, high, grad_of, frozen, flat, j, f0, budget)
-                    verdict = judge(float(have[j]), d)
-                    out["kinks"] += d.kink
-                    if d.kink and out["first_kink"] is None:  # which subgradient the side chose there
-                        out["first_kink"] = {"index": _index(leaf.array.shape, j), "analytic": encode_float(have[j]),
-                                             "left": encode_float(d.backward.value), "right": encode_float(d.forward.value)}
+                    d = _derivative_at(name, prepared, high, grad_of, frozen, flat, j, f0, budget, operand)
+                    verdict, why = _judged(value, d, float(coarse[position][j]) if coarse else 0.0)
                     numeric = _numeric_summary(d)
-                    if d.central is not None and math.isfinite(have[j]):
-                        worst = max(worst, abs(float(have[j]) - d.central))
-                out[verdict] += 1
-                if verdict == MISS:
-                    out["missed_at"].append(j)
-                    if out["first_miss"] is None:
-                        out["first_miss"] = {"index": _index(leaf.array.shape, j), "analytic": encode_float(have[j]),
-                                             **numeric}
-                elif verdict == UNRESOLVED:
-                    out["unresolved_at"].append(j)
+                    gap = abs(value - d.central) if d.central is not None and math.isfinite(value) else 0.0
+                    _note_edges(out, d, shape, j, value, why)
+                worst = max(worst, gap)
+                _tally(out, verdict, shape, j, value, numeric)
             outputs[label] = out
     except Exception as exc:  # a perturbed input the side rejects
         return {"matches": None, "error": str(exc)[:300]}
     return {"matches": not any(o[MISS] for o in outputs.values()), "max_abs": encode_float(worst), "outputs": outputs}
 
 
+def _largest_input(leaves) -> float:
+    """The largest finite magnitude among the floating inputs: an operand an internal sum may absorb a step in."""
+    sizes = [float(np.max(np.abs(a[np.isfinite(a)]))) for a in (np.asarray(t.array, dtype=np.float64) for t in leaves)
+             if np.isfinite(a).any()]
+    return max(sizes, default=0.0)
+
+
+def _against_reference(value: float, want: float) -> tuple[str, dict, float]:
+    """(verdict, numeric summary, gap) of one element against a reference derivative."""
+    verdict = UNRESOLVED if math.isnan(want) else (
+        MATCH if math.isfinite(value) and _close(value, want) or value == want else MISS)
+    gap = abs(value - want) if math.isfinite(want) and math.isfinite(value) else 0.0
+    return verdict, {"reference": encode_float(want)}, gap
+
+
+def _judged(value: float, d: Derivative, coarse: float) -> tuple[str, str]:
+    """The element's verdict (``judge``), and why a miss is UNRESOLVED instead: an absorbed step -- the forward did
+    not move at all (``absorbed``), or the output elements of magnitude >= COARSE_OUTPUT it feeds absorbed their
+    part (``coarse``: the side's own gradient of those elements alone) and the rest matches the derivative."""
+    verdict = _judge(value, d)
+    if verdict != MISS:
+        return verdict, ""
+    if absorbed(value, d):
+        step = max(s.step for s in (d.forward, d.backward) if s.state == "value")
+        return UNRESOLVED, (f"the forward did not change although the input moved by {step:.3g}: the change the "
+                            f"gradient predicts ({abs(value) * step:.3g}) is within {ABSORB_ULPS:g} spacings "
+                            f"({d.resolution:.3g}) of the largest operand (an absorbed step)")
+    if coarse != 0.0 and math.isfinite(coarse) and _judge(value - coarse, d) == MATCH:
+        return UNRESOLVED, (f"the derivative matches the gradient without its part through outputs of magnitude >= "
+                            f"{COARSE_OUTPUT:.3g} ({coarse:.6g}), whose float64 spacing absorbs the step (an "
+                            f"absorbed step)")
+    return MISS, ""
+
+
+def _coarse_gradient(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]) -> list[np.ndarray] | None:
+    """The side's gradient of the loss restricted to its finite output elements of magnitude >= COARSE_OUTPUT (flat,
+    per floating input), or None where there are none: a step on an input of ordinary size cannot move them (2**512
+    + y), so the numeric derivative leaves their part out (``_judged``)."""
+    try:
+        run = run_side(name, prepared, trial.copy_inputs(high))
+        weights = {}
+        for i, g in grad_of.items():
+            values = np.abs(np.real(np.asarray(run.outputs[i].array))).astype(np.float64)
+            if values.shape == g.shape:
+                with np.errstate(invalid="ignore"):
+                    weights[i] = np.where(np.isfinite(values) & (values >= COARSE_OUTPUT), g, 0.0)
+        if not any(w.any() for w in weights.values()):
+            return None
+        coarse = run_side(name, prepared, trial.copy_inputs(high), weights)
+    except Exception:  # no such part read: misses stand
+        return None
+    if coarse.error or any(g.array is None for g in coarse.grads):
+        return None
+    return [np.asarray(g.array, dtype=np.float64).reshape(-1) for g in coarse.grads]
+
+
+def _note_edges(out: dict, d: Derivative, shape: tuple, j: int, value: float, absorbed_why: str) -> None:
+    """Count a kink (and keep the first: which subgradient the side chose there) and an absorbed step (and keep
+    the first: why its miss is unresolved)."""
+    out["kinks"] += d.kink
+    if d.kink and out["first_kink"] is None:
+        out["first_kink"] = {"index": _index(shape, j), "analytic": encode_float(value),
+                             "left": encode_float(d.backward.value), "right": encode_float(d.forward.value)}
+    if absorbed_why:
+        out["absorbed"] += 1
+        if out["first_absorbed"] is None:
+            out["first_absorbed"] = {"index": _index(shape, j), "analytic": encode_float(value),
+                                     "resolution": encode_float(d.resolution), "reason": absorbed_why}
+
+
+def _tally(out: dict, verdict: str, shape: tuple, j: int, value: float, numeric: dict) -> None:
+    out[verdict] += 1
+    if verdict == MISS:
+        out["missed_at"].append(j)
+        if out["first_miss"] is None:
+            out["first_miss"] = {"index": _index(shape, j), "analytic": encode_float(value), **numeric}
+    elif verdict == UNRESOLVED:
+        out["unresolved_at"].append(j)
+
+
 def _derivative_at(name, prepared, high, grad_of, frozen, flat: np.ndarray, j: int, f0: np.ndarray,
-                   budget: _Budget) -> Derivative:
+                   budget: _Budget, operand: float = 0.0) -> Derivative:
     keep = float(flat[j])
 
     def f(value: float) -> np.ndarray:
@@ -1149,7 +1405,7 @@ def _derivative_at(name, prepared, high, grad_of, frozen, flat: np.ndarray, j: i
         finally:
             flat[j] = keep
 
-    return element_derivative(f, keep, f0, budget)
+    return element_derivative(f, keep, f0, budget, operand)
 
 
 def _numeric_summary(d: Derivative) -> dict:

@@ -10,7 +10,10 @@ for another draw's.  Candidates, from the current config, in this order:
 2. each dimension of a group with more than one member alone (1, then half);
 3. each integer argument the spec declares a free size (``Spec.free_sizes``): 1, then half.
 
-A candidate whose shapes break the spec's ``shapes_agree`` is never run (counted as ``rejected``).
+A candidate whose shapes break the spec's ``shapes_agree`` is never run (counted as ``rejected``), nor one whose
+inputs on its draw break a domain the spec draws them by (``inputs.domain_violations``: the rule each domain
+declares with ``inputs.keeps`` -- ctc_loss's labels never the blank, put_along_axis's indices distinct along a
+row) where the reported config's own draw keeps it: the repro shows the reported failure, not another one.
 The first candidate with the same failure is kept and the candidates are generated again from it;
 the shrink stops at a fixpoint (no candidate keeps the failure) or when ``Budget`` runs out (trials
 or seconds, checked before each trial; one trial is not interrupted).  A candidate already tried is
@@ -26,7 +29,8 @@ from .. import trial
 from .. import inputs as inp
 from ..compare import Verdict, layer_of
 from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
-from .conventions import Convention, convention_of, convention_reading
+from .conventions import (Convention, convention_of, convention_reading, gradient_shape_reading,
+                          rounded_parameter_convention)
 from .oracle import oracle_for, reading_of
 from .ties import tie_convention_of
 from ..vocab import NoOracle, Reading, Status
@@ -133,9 +137,12 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         name = Reading.NO_ORACLE
     convention = convention_of(strict, strict.get("message") or verdict.message)
     if convention is None and strict["status"] == Status.ACCURACY_ERROR:
-        convention = _tie_convention(prepared, draw, verdict)
+        convention = _tie_convention(prepared, draw, verdict) or _rounded_parameter(prepared, draw, strict)
     if convention is not None:  # not a value error: both behaviours named (apitester.diagnosis.conventions)
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
+    shaped = gradient_shape_reading(strict)
+    if shaped is not None:  # a gradient not shaped as its input: that side's error
+        reading, name = shaped, shaped["reading"]
     status = strict["status"]
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one
@@ -151,6 +158,17 @@ def _tie_convention(prepared: "trial.Trial | Verdict", draw: inp.Draw, verdict: 
     try:
         return tie_convention_of(prepared, draw_inputs(prepared, draw), verdict)
     except Exception:  # an engine gap in the tie reading: the value reading stands
+        return None
+
+
+def _rounded_parameter(prepared: "trial.Trial | Verdict", draw: inp.Draw, strict: dict) -> Convention | None:
+    """The convention of a float parameter one side rounds to float32 (apitester.diagnosis.conventions)."""
+    if isinstance(prepared, Verdict):
+        return None
+    try:
+        return rounded_parameter_convention(prepared, draw_inputs(prepared, draw), draw, strict["output"],
+                                            strict["direction"])
+    except Exception:  # an engine gap in the reading: the value reading stands
         return None
 
 
@@ -260,7 +278,7 @@ class ShrinkResult:
     start: Probe = field(repr=False)
     final: Probe = field(repr=False)
     trials: int = 0
-    rejected: int = 0  # candidates never run: their shapes break the spec's shapes_agree
+    rejected: int = 0  # candidates never run: their shapes break the spec's shapes_agree, or their inputs a domain
     kept: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stopped: str = "fixpoint"  # fixpoint | max_trials | max_seconds | not_failing
@@ -289,8 +307,9 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
     if start.draw is None:
         start.draw = draw
     kept = start
+    broken = set(domains_broken(config, draw))  # a domain the reported draw breaks already: its candidates may too
     while True:
-        step = _first_kept(current, free, kept, target, tried, result, began, budget)
+        step = _first_kept(current, free, kept, target, tried, result, began, budget, broken)
         if step is None:
             break
         what, current, kept = step
@@ -307,7 +326,7 @@ def shrink(config: str, draw: "inp.Draw | str | dict", budget: Budget = Budget()
 
 
 def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, result: ShrinkResult, began: float,
-                budget: Budget):
+                budget: Budget, broken: set = frozenset()):
     """The first untried candidate of ``current`` with the target failure, or None (fixpoint/budget).
 
     Each candidate is tried first on the cut of the kept draw around its worst element (``cut_draw``: the
@@ -324,7 +343,7 @@ def _first_kept(current: Call, free, kept: Probe, target: Failure, tried: set, r
                 result.stopped = "max_seconds"
                 return None
             tried.add((text, str(draw)))
-            if _shapes_disagree(text):
+            if _shapes_disagree(text) or set(domains_broken(text, draw)) - broken:
                 result.rejected += 1
                 continue
             result.trials += 1
@@ -342,6 +361,20 @@ def _shapes_disagree(config: str) -> str | None:
         return None
     shapes = {name: value.shape for name, value in prepared.parsed.items() if isinstance(value, TensorSpec)}
     return prepared.spec.shapes_agree(**shapes)
+
+
+def domains_broken(config: str, draw: inp.Draw) -> dict[str, str]:
+    """{param: why} for the inputs of ``config`` on ``draw`` that break the rule their spec's domain draws by
+    (``inputs.domain_violations``); {} where the spec declares no such rule or the draw cannot be made (the
+    probe then says why, as before)."""
+    prepared = _trial_or_none(config)
+    if prepared is None or not any(getattr(d, "violation", None) for d in prepared.spec.domains.values()):
+        return {}
+    try:
+        materialised = draw_inputs(prepared, draw)
+    except Exception:  # a cut the domains refuse (inputs.CutBreaksDomain), an unsatisfiable draw: probe's verdict
+        return {}
+    return inp.domain_violations(prepared.parsed, prepared.spec.domains, materialised)
 
 
 def _draws_of(kept: Probe, current: Call, candidate: Call, text: str) -> list[inp.Draw]:

@@ -84,14 +84,28 @@ def _small(*matrices):
         covered(np.isfinite(m).all(), "a NaN/inf entry: the factorisation is undefined")
 
 
+def _exact_rank(a) -> int | None:
+    """The matrix's rank decided exactly (``references.exact_rank``; None for a complex one), skipped where
+    float64's SVD already proves full rank."""
+    from ..references import exact_rank, surely_full_rank
+
+    return min(a.shape[-2:]) if surely_full_rank(a) else exact_rank(a)
+
+
 def _mp_singular_values(a):
+    """The singular values, largest first, at the references' precision -- those past the matrix's exact rank
+    exactly 0 (a 40-digit SVD leaves them at ~1e-41: cond, norm(p=-2) and pinv's cut then decide on noise)."""
     import mpmath
 
     from ..references import mp_matrix
 
     m = mp_matrix(a)
     s = mpmath.svd_c(m, compute_uv=False) if a.dtype.kind == "c" else mpmath.svd_r(m, compute_uv=False)
-    return sorted((s[i] for i in range(s.rows)), reverse=True)
+    values = sorted((s[i] for i in range(s.rows)), reverse=True)
+    rank = _exact_rank(a)
+    if rank is not None:
+        values = values[:rank] + [mpmath.mpf(0)] * (len(values) - rank)
+    return values
 
 
 def _mp_solve(a, b):
@@ -143,6 +157,9 @@ def _ref_cond(x, p=None, **_):
                     return np.inf if p != -2 else 0.0
                 return to_f64(s[0] / s[-1] if p != -2 else s[-1] / s[0])
             covered(a.shape[-1] == a.shape[-2], "cond(p) of a non-square matrix")
+            rank = _exact_rank(a)
+            if rank is not None and rank < a.shape[-1]:
+                return np.inf  # exactly singular: no inverse, the condition number is +inf (as torch documents)
             m = mp_matrix(a)
             try:
                 with mpmath.workdps(10 * DPS):  # mpmath calls a pivot under its precision singular
@@ -228,7 +245,8 @@ def _ref_lstsq(x, y, rcond=None, driver=None, **_):
     _small(x, y)
 
     def solve(a, b):
-        covered(a.shape[0] >= a.shape[1] and np.linalg.matrix_rank(a) == a.shape[1],
+        rank = _exact_rank(a)  # decided exactly for a real matrix, not by float64's tolerance
+        covered(a.shape[0] >= a.shape[1] and (np.linalg.matrix_rank(a) if rank is None else rank) == a.shape[1],
                 "a rank-deficient or underdetermined system: the solution depends on the driver")
         with mpmath.workdps(DPS):
             m = mp_matrix(a)
@@ -313,9 +331,12 @@ def _ref_pinv(x, rcond=1e-15, hermitian=False, **_):
             u, s, v = mpmath.svd_c(m, full_matrices=False) if a.dtype.kind == "c" else \
                 mpmath.svd_r(m, full_matrices=False)
             biggest = max((s[i] for i in range(s.rows)), default=mpmath.mpf(0))
+            rank = _exact_rank(a)
+            # past the exact rank a singular value is 0, though the SVD leaves ~1e-41: never inverted (rcond=0 too)
+            zero = set(sorted(range(s.rows), key=lambda i: s[i])[:s.rows - rank]) if rank is not None else set()
             inv = mpmath.matrix(s.rows, s.rows)
             for i in range(s.rows):
-                if s[i] > cut * biggest and s[i] != 0:
+                if s[i] > cut * biggest and s[i] != 0 and i not in zero:
                     inv[i, i] = 1 / s[i]
             return from_mp(v.H * inv * u.H, complex_out=a.dtype.kind == "c")
 

@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..inputs import INT_DTYPES, numpy_dtype, positive, precondition, probabilities, range_, unit_open
+from ..inputs import INT_DTYPES, keeps, numpy_dtype, positive, precondition, probabilities, range_, unit_open
 from ..vocab import AdaptationKind
 from ._helpers import load_functional, load_torch, promote, promotes_mixed_floats
 from ._helpers import ntuple as _ntuple, paddle_padding as _pads
 from .base import Adaptation, Comparison, Spec, Ties, maps_arguments, register, torch_dtype
-from ..references import EXACT_LIMIT, MP_DIGITS, as_array, as_float64, mp_module, stable_log_softmax
+from .. import references as _references
+from ..references import EXACT_LIMIT, as_array, as_float64, mp_module, stable_log_softmax
 from ..references import channel_last as is_channel_last, reference as how
 
 
@@ -69,7 +70,7 @@ def _ref_cosine_similarity(x1, x2, axis=1, eps=1e-8, **_):
         return w12 / np.sqrt(np.maximum(w1 * w2, eps * eps))
     mp = mp_module()
     out = np.empty(a.shape[:-1], dtype=np.float64)
-    with mp.workdps(MP_DIGITS):
+    with mp.workdps(_references.MP_DIGITS):  # read when it runs: references.precision changes it
         floor = mp.mpf(eps) ** 2
         rows_a, rows_b = a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1])
         flat = out.reshape(-1)
@@ -881,14 +882,31 @@ def _labels_below(of: str, axis: Any = -1, exclude: str | None = None):
     probabilities along the class axis instead (soft labels).
     """
 
-    def domain(ctx):
+    def classes_of(ctx) -> tuple[int, Any, int | None]:
+        """(C, the class axis, the label never drawn: None when there is none or C leaves no other class)."""
         spec = ctx.args.get(of)
         ax = ctx.args.get(axis, -1) if isinstance(axis, str) else axis
         classes = int(spec.shape[ax]) if spec is not None and getattr(spec, "shape", None) else 1
-        if ctx.dtype not in INT_DTYPES:
-            lab_ax = ax if len(ctx.shape) == len(spec.shape) else -1
-            return probabilities(axis=lab_ax)(ctx)
         skip = ctx.args.get(exclude) if exclude else None
+        return classes, ax, None if skip is None else int(skip)
+
+    def violation(values, ctx) -> str | None:
+        classes, _, skip = classes_of(ctx)
+        values = np.asarray(values)
+        if ctx.dtype not in INT_DTYPES or not values.size:
+            return None
+        if values.min() < 0 or values.max() >= classes:
+            return f"labels outside [0, {classes}) of {of!r}"
+        if skip is not None and (values == skip).any():
+            return f"a label equal to {exclude}={skip}, which the spec never draws"
+        return None
+
+    @keeps(violation)
+    def domain(ctx):
+        classes, ax, skip = classes_of(ctx)
+        if ctx.dtype not in INT_DTYPES:
+            lab_ax = ax if len(ctx.shape) == len(ctx.args.get(of).shape) else -1
+            return probabilities(axis=lab_ax)(ctx)
         if skip is not None and 0 <= int(skip) < classes and classes > 1:
             values = ctx.rng.integers(0, classes - 1, ctx.shape)
             values = values + (values >= int(skip))

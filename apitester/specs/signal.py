@@ -27,7 +27,7 @@ def _inverse_dft(spectrum, n_fft, onesided):
     """Each column's inverse DFT of length n_fft (complex), from the one-sided half when ``onesided``."""
     import mpmath
 
-    from ..references import to_mp
+    from ..references import DPS, to_mp
 
     n_freq = spectrum.shape[0]
     if onesided:
@@ -42,7 +42,7 @@ def _inverse_dft(spectrum, n_fft, onesided):
     if n_fft > _MP_MAX_FFT:
         return np.fft.ifft(spectrum, n=n_fft, axis=0)
     out = np.empty((n_fft, spectrum.shape[1]), dtype=np.complex128)
-    with mpmath.workdps(40):
+    with mpmath.workdps(DPS):
         roots = [mpmath.expjpi(mpmath.mpf(2 * j) / n_fft) for j in range(n_fft)]
         for col in range(spectrum.shape[1]):
             values = [to_mp(complex(v)) for v in spectrum[:, col].tolist()]

@@ -41,3 +41,47 @@ register(
     Spec(api="apitester_test.nudged", paddle=_nudged_paddle, torch=lambda x, **_: x, signature=_stub,
          backward=False),
 )
+
+
+# Issue #44 (class 3): "who is closer" reads the outputs that made a config inexact, on every inexact draw.
+
+def _zero_grad_paddle(x):
+    return x * 0  # 0 everywhere, and so is its gradient: exactly 0 is the truth
+
+
+def _zero_grad_torch(x, **_):
+    import torch
+
+    # the same zeros forward (x - x.detach() is 0), but a gradient of eps(dtype) * g below float64: Torch off an
+    # exact 0 by ~1e-7 at float32, exact at float64 (the oracle's pair agrees on 0)
+    eps = 0.0 if x.dtype == torch.float64 else float(torch.finfo(x.dtype).eps)
+    return x * 0 + (x - x.detach()) * eps
+
+
+def _disputed_grad_torch(x, **_):
+    # off an exact 0 at every dtype, float64 included: the float64 pair disagrees (0 against 1e-7 g), no oracle
+    return x * 0 + (x - x.detach()) * 1e-7
+
+
+def _off_on_big_paddle(x):
+    """One element a single ulp off (within rounding of the float64 truth) on every draw; values over 1e6 (the
+    edge draw's big magnitudes) 1e-4 relative off below float64 -- inside 1e-2, far outside rounding."""
+    import paddle
+
+    a = x.numpy()
+    if a.dtype == np.float64:
+        return x * 1
+    delta = np.zeros_like(a)
+    delta.flat[0] = np.spacing(a.flat[0]) if np.isfinite(a.flat[0]) else 0
+    big = np.isfinite(a) & (np.abs(a) > 1e6)
+    delta[big] = a[big] * np.float32(1e-4)
+    return x + paddle.to_tensor(delta)
+
+
+register(
+    Spec(api="apitester_test.zero_grad", paddle=_zero_grad_paddle, torch=_zero_grad_torch, signature=_stub),
+    Spec(api="apitester_test.disputed_zero_grad", paddle=_zero_grad_paddle, torch=_disputed_grad_torch,
+         signature=_stub),
+    Spec(api="apitester_test.off_on_big", paddle=_off_on_big_paddle, torch=lambda x, **_: x * 1, signature=_stub,
+         backward=False),
+)

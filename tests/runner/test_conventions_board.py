@@ -90,3 +90,37 @@ def test_a_subgradient_convention_reads_in_both_languages():
     assert shown["kind_text"] == "不可导点的次梯度" and shown["paddle"] == "左导数"
     assert shown["text"] == ("在 2 个不可导点（相等值、截断边界）上，两边梯度都在单侧导数之间：Paddle 取左导数，"
                              "Torch 取左右导数的平均值")
+
+
+def test_an_undefined_convention_and_a_gradient_shape_reading_read_in_both_languages():
+    """Issue 44: Paddle 0 against Torch NaN where the forward is not finite (no derivative), and a side named
+    because its gradient does not have its input's shape."""
+    from django.utils import translation
+
+    from apitester.vocab import ConventionKind, Reading, ReadingSource
+    from tracker.selectors.diagnoses import convention_shown, reading_text
+
+    convention = {"kind": ConventionKind.UNDEFINED.value, "paddle": "0", "torch": "NaN", "elements": 1,
+                  "key": "undefined: 0 vs NaN"}
+    with translation.override("en"):
+        shown = convention_shown(convention)
+        shape = reading_text(Reading.PADDLE_OFF, ReadingSource.INPUT_SHAPE)
+    assert shown["kind_text"] == "no derivative outside the domain"
+    assert shown["text"] == ("undefined outside the domain (the forward is not finite at and around 1 elements, so no "
+                             "derivative exists): Paddle gives 0, Torch NaN")
+    assert shape == "Paddle's gradient does not have its input's shape; Torch's does"
+    with translation.override("zh-hans"):
+        shown = convention_shown(convention)
+        shape = reading_text(Reading.PADDLE_OFF, ReadingSource.INPUT_SHAPE)
+    assert shown["kind_text"] == "定义域之外无导数"
+    assert shown["text"].startswith("定义域之外无定义") and "Paddle 给出 0，Torch 给出 NaN" in shown["text"]
+    assert shape == "Paddle 的梯度形状与其输入的形状不同；Torch 的相同"
+    parameter = {"kind": ConventionKind.PARAMETER.value, "paddle": "slope rounded to float32", "torch": "slope at float64",
+                 "parameters": "slope=0.2", "rounds": "paddle", "key": "parameter: slope float32 (paddle) vs float64 (torch)"}
+    with translation.override("en"):
+        shown = convention_shown(parameter)
+    assert shown["kind_text"] == "parameter rounded to float32" and shown["text"].startswith(
+        "parameter rounded to float32: Paddle computes slope=0.2 at float32, the other side at float64")
+    with translation.override("zh-hans"):
+        shown = convention_shown(parameter)
+    assert shown["kind_text"] == "参数舍入为 float32" and "Paddle 以 float32 计算 slope=0.2" in shown["text"]

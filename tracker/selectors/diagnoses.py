@@ -36,6 +36,12 @@ def diagnosable_results(task: Task, latest_cpu: dict | None = None) -> list:
 
 def reading_text(reading: str, source: str | None = None) -> str:
     """The reading in words; a side named by the float64 gradient check (issue 34) says it is the gradient."""
+    if source == ReadingSource.INPUT_SHAPE:  # issue 44: a gradient must have its input's shape
+        return {
+            Reading.PADDLE_OFF: _("Paddle's gradient does not have its input's shape; Torch's does"),
+            Reading.TORCH_OFF: _("Torch's gradient does not have its input's shape; Paddle's does (Torch suspect)"),
+            Reading.BOTH_OFF: _("neither side's gradient has its input's shape"),
+        }.get(reading, reading or _("no reading"))
     if source == ReadingSource.GRADIENT_CHECK:
         return {
             Reading.PADDLE_OFF: _("Paddle's gradient misses the derivative; Torch's matches it (float64 gradient check)"),
@@ -100,6 +106,15 @@ def convention_shown(convention: dict | None) -> dict | None:
         text = _("at %(n)s kinks (a tie, a clamp bound) both gradients lie between the one-sided derivatives: "
                  "Paddle gives %(paddle)s, Torch %(torch)s") % {"n": convention.get("kinks", "?"), "paddle": paddle,
                                                                "torch": torch}
+    elif kind == ConventionKind.UNDEFINED:
+        text = _("undefined outside the domain (the forward is not finite at and around %(n)s elements, so no "
+                 "derivative exists): Paddle gives %(paddle)s, Torch %(torch)s") % {
+            "n": convention.get("elements", "?"), "paddle": paddle, "torch": torch}
+    elif kind == ConventionKind.PARAMETER:
+        rounds = "Paddle" if convention.get("rounds") == "paddle" else "Torch"
+        text = _("parameter rounded to float32: %(side)s computes %(params)s at float32, the other side at "
+                 "float64 (the rounding moves a kink or bound)") % {"side": rounds,
+                                                                   "params": convention.get("parameters", "?")}
     elif kind == ConventionKind.GRADIENT:
         paddle, torch = _gradient_part_text(paddle), _gradient_part_text(torch)
         text = _("gradients equal on their Hermitian part; outside it Paddle returns %(paddle)s, Torch "
@@ -108,7 +123,9 @@ def convention_shown(convention: dict | None) -> dict | None:
         text = _("shape: %(paddle)s (Paddle) vs %(torch)s (Torch)") % {"paddle": paddle, "torch": torch}
     kinds = {ConventionKind.DTYPE: _("dtype"), ConventionKind.SHAPE: _("shape"),
              ConventionKind.RAISES: _("raises"), ConventionKind.TIE: _("rounding ties"),
-             ConventionKind.GRADIENT: _("gradient convention"), ConventionKind.SUBGRADIENT: _("subgradient at a kink")}
+             ConventionKind.GRADIENT: _("gradient convention"), ConventionKind.SUBGRADIENT: _("subgradient at a kink"),
+             ConventionKind.UNDEFINED: _("no derivative outside the domain"),
+             ConventionKind.PARAMETER: _("parameter rounded to float32")}
     return {"kind": kind, "kind_text": kinds.get(kind, kind), "paddle": paddle, "torch": torch, "text": text,
             "key": convention.get("key", "")}
 
@@ -142,6 +159,7 @@ class DistinctFailure:
     @property
     def reading_source_text(self) -> str:
         return {ReadingSource.GRADIENT_CHECK: _("float64 gradient check"),
+                ReadingSource.INPUT_SHAPE: _("the gradient's shape against its input's"),
                 ReadingSource.FLOAT64_ORACLE: _("float64 oracle")}.get(self.reading_source, self.reading_source or "")
 
     @property

@@ -126,7 +126,8 @@ def diagnosis_fields(data: dict) -> dict:
 
 def _source_words(source) -> str:
     """The reading's source in the event's words: what named Torch the side off."""
-    return {ReadingSource.GRADIENT_CHECK: "float64 gradient check"}.get(source, "float64 oracle")
+    return {ReadingSource.GRADIENT_CHECK: "float64 gradient check",
+            ReadingSource.INPUT_SHAPE: "the gradient's shape against its input's"}.get(source, "float64 oracle")
 
 
 def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis | None = None) -> bool:
