@@ -7,7 +7,8 @@
 ``apitester.reports.reports_dir()``) of the APIs this audit has an independent truth for (``TRUTHS``), of at most
 ``--max-elements`` input elements, stratified by API: the APIs in a seeded random order, each one's configs shuffled
 with the same seed, taken round-robin. Each config's verdict is run with the readings (``run_with_readings``): an
-inexact config gives its ``closer`` reading (on ``inexact_draw``, of ``closer_output``); a strict value failure
+inexact config gives its ``closer`` reading (on ``closer_draw``, the worst inexact draw read, else
+``inexact_draw``; of ``closer_output``); a strict value failure
 (``accuracy_error``) also gives its diagnosis reading (``diagnose_config``'s ``reading``, on the verdict's draw,
 shrink budget ``--diagnose-seconds``). Configs are taken until ``--sample`` readings are collected. The configs of
 APIs without an independent path are counted as not audited, never as agreement.
@@ -474,10 +475,14 @@ def _sides_and_truth(item: Audit, fn, outs_p, outs_t, args, backward, g) -> tupl
 
 
 def classify(engine: str, audited: str) -> str:
-    """agree; wrong_side (the engine names a side off that the audit finds right); disagree (any other)."""
+    """agree; wrong_side (the engine names a side off that the audit finds right); no_side (the engine names no
+    side -- no_oracle, convention, reference_uncertain -- where the audit computed one: not agreement either);
+    disagree (any other difference)."""
     if engine == audited:
         return "agree"
-    if engine in SIDES and SIDES[engine] - SIDES[audited]:
+    if engine not in SIDES:
+        return "no_side"
+    if SIDES[engine] - SIDES[audited]:
         return "wrong_side"
     return "disagree"
 
@@ -534,9 +539,10 @@ def engine_readings(config: str, api: str, diagnose_seconds: float) -> list[Audi
 
     verdict = run_with_readings(config, readings=True)
     found = []
-    if verdict.strict_exact is False and verdict.closer and verdict.inexact_draw:
-        found.append(Audit(config, api, "closer", _draw_text(verdict.inexact_draw), verdict.closer_output or "",
-                           str(verdict.closer)))
+    # the closer reading names its draw (``closer_draw``: the worst inexact draw read) where the engine records it
+    draw = getattr(verdict, "closer_draw", None) or verdict.inexact_draw
+    if verdict.strict_exact is False and verdict.closer and draw:
+        found.append(Audit(config, api, "closer", _draw_text(draw), verdict.closer_output or "", str(verdict.closer)))
     if verdict.strict_status == "accuracy_error":
         from apitester.diagnosis.diagnose import diagnose_config
 
@@ -598,14 +604,15 @@ def tally(audits: list[Audit], key) -> dict[str, Counter]:
 
 def summary_line(audits: list[Audit]) -> str:
     counts = Counter(item.verdict for item in audits)
-    audited = sum(counts[k] for k in ("agree", "disagree", "wrong_side"))
+    audited = sum(counts[k] for k in ("agree", "disagree", "wrong_side", "no_side"))
     share = f"{100 * counts['agree'] / audited:.1f} %" if audited else "n/a"
     return (f"{len(audits)} readings: {audited} audited, {counts['agree']} agree ({share}), "
-            f"{counts['disagree']} disagree, {counts['wrong_side']} wrong side, {counts['not_audited']} not audited")
+            f"{counts['disagree']} disagree, {counts['wrong_side']} wrong side, {counts['no_side']} no side named, "
+            f"{counts['not_audited']} not audited")
 
 
 def _table(title: str, table: dict[str, Counter]) -> list[str]:
-    cols = ("agree", "disagree", "wrong_side", "not_audited")
+    cols = ("agree", "disagree", "wrong_side", "no_side", "not_audited")
     lines = [f"{title:<44} " + " ".join(f"{c:>11}" for c in cols)]
     lines += [f"{name:<44} " + " ".join(f"{row[c]:>11}" for c in cols) for name, row in table.items()]
     return lines
@@ -616,7 +623,7 @@ def render(result: dict) -> str:
     lines = _table("API", tally(audits, lambda a: a.api)) + [""]
     lines += _table("engine reading (source)", tally(audits, lambda a: f"{a.engine} ({a.source})")) + [""]
     for item in audits:
-        if item.verdict in ("disagree", "wrong_side"):
+        if item.verdict in ("disagree", "wrong_side", "no_side"):
             lines.append(f"{item.verdict.upper()}: {item.config} draw {item.draw} {item.output} [{item.source}]: "
                          f"engine {item.engine}, audit {item.audited} ({item.dtype}: Paddle RMSE "
                          f"{item.paddle_error:.4g}, Torch {item.torch_error:.4g}, floor {item.floor:.4g}; "
@@ -678,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Paddle {paddle.__version__}")
         print(render(result))
     counts = Counter(a.verdict for a in result["audits"])
-    return 1 if counts["wrong_side"] or counts["disagree"] else 0
+    return 1 if counts["wrong_side"] or counts["disagree"] or counts["no_side"] else 0
 
 
 if __name__ == "__main__":

@@ -59,9 +59,11 @@ def test_a_reading_the_truth_contradicts_is_reported_as_a_disagreement():
     text = audit.render({"audits": [constructed], "configs_run": 1, "configs_available": 1, "apis": [api],
                          "apis_without_truth": 0, "configs_without_truth": 0, "seconds": 0.0})
     assert f"WRONG_SIDE: {config} draw {draw} output 0 [oracle]: engine {wrong}, audit {honest.audited}" in text
-    assert text.splitlines()[-1].endswith("0 agree (0.0 %), 0 disagree, 1 wrong side, 0 not audited")
+    assert text.splitlines()[-1].endswith("0 agree (0.0 %), 0 disagree, 1 wrong side, 0 no side named, 0 not audited")
     other = "within_rounding" if honest.audited != "within_rounding" else "both_off"
     assert audit.audit_reading(audit.Audit(config, api, "oracle", draw, "output 0", other)).verdict != "agree"
+    # an engine that names no side where a truth exists is listed too, never counted as agreement
+    assert audit.audit_reading(audit.Audit(config, api, "oracle", draw, "output 0", "no_oracle")).verdict == "no_side"
 
 
 def test_what_has_no_independent_path_is_not_audited_never_agreement():
