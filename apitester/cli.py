@@ -17,6 +17,10 @@ Paddle does not define exits 2 before anything runs.
 A verdict is the worst over the config's input draws (typical, edge, extra seeds for small inputs);
 ``--draw KIND:SEED@FORMAT`` replays the one draw a verdict reports (its ``draw``; without ``@FORMAT`` draw format 1,
 as every draw written before formats existed: apitester.inputs.DRAW_FORMATS).
+``--inputs FILE.npz`` judges (or, with ``diagnose``, diagnoses) one config on the arrays in the file instead of drawn
+ones: arrays named as the API's parameters, as the repro script's ``ARGS`` names them (``param.N`` for the N-th tensor
+of a list); a missing or extra name, or a shape or dtype other than the config's, exits 2 naming the array. The
+verdict's draw then reads ``given`` (apitester.inputs.GIVEN).
 
 and three subcommands::
 
@@ -101,6 +105,9 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="replay one input draw (typical:N@F or edge:N@F, as a verdict's `draw` reports; no @F: "
                         "format 1) "
                         "instead of judging the whole draw plan")
+    p.add_argument("--inputs", default=None, metavar="FILE.npz",
+                   help="judge one config on these arrays (named as the API's parameters; param.N for a list's "
+                        "N-th tensor) instead of drawn inputs; its draw reads `given`")
     p.add_argument("--readings", action="store_true",
                    help="for a config that is not exact, also read run-to-run stability (the inexact draw run again) "
                         "and who is closer to a float64 oracle; off by default: a verdict then costs what it did "
@@ -148,6 +155,39 @@ def _set_paddle_flags(text: str) -> tuple[dict, dict]:
     return flags, effective
 
 
+def given_draw(path: str, configs: list[str], draw: Draw | None) -> Draw:
+    """--inputs: the given draw of one config's arrays, checked against the config before anything runs
+    (GivenInputsError naming the array and why; a config that does not prepare is left to its verdict)."""
+    from .inputs import GivenInputsError, load_given_inputs
+    from .trial import NotRunnable, prepare
+
+    if len(configs) != 1:
+        raise GivenInputsError(f"--inputs gives the arrays of one config, {len(configs)} were given")
+    if draw is not None:
+        raise GivenInputsError("--inputs and --draw both say which inputs to judge: give one")
+    given = load_given_inputs(path)
+    try:
+        trial = prepare(configs[0])
+    except NotRunnable:
+        return given
+    trial.inputs_of(given)  # raises when the arrays do not fit the config
+    return given
+
+
+def _take_inputs(args, configs: list[str]) -> bool:
+    """--inputs FILE.npz into ``args.draw`` (the given draw); False, the reason printed, when they cannot be."""
+    from .inputs import GivenInputsError
+
+    if args.inputs is None:
+        return True
+    try:
+        args.draw = given_draw(args.inputs, configs, args.draw)
+    except GivenInputsError as exc:
+        print(f"error: --inputs {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def run_main(argv: list[str]) -> int:
     parser = _run_parser()
     args = parser.parse_args(argv)
@@ -178,6 +218,8 @@ def run_main(argv: list[str]) -> int:
         return 2
     from .readings import run_with_readings
 
+    if not _take_inputs(args, list(dict.fromkeys(configs))):
+        return 2
     pin_threads(args.threads)
     prov = provenance()
     device = _device(args)
@@ -194,7 +236,7 @@ def run_main(argv: list[str]) -> int:
         strict_counts[verdict.strict_status] += 1
         if args.json:
             print(json.dumps({**verdict.to_dict(), **({"paddle_flags": effective} if flags else {}),
-                              "provenance": prov}), flush=True)
+                              **({"inputs": args.inputs} if args.inputs else {}), "provenance": prov}), flush=True)
         else:
             print(verdict.human(), flush=True)
     if not args.json:
@@ -263,6 +305,8 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("config", help="one config string")
     p.add_argument("--draw", type=_draw, default=None, metavar="KIND:SEED@FORMAT",
                    help="the draw to keep failing (default: the draw the config's verdict reports)")
+    p.add_argument("--inputs", default=None, metavar="FILE.npz",
+                   help="diagnose the config on these arrays (named as the API's parameters) instead of drawn inputs")
     p.add_argument("--max-trials", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=120.0)
     p.add_argument("--json", action="store_true", help="print the diagnosis as one JSON object")
@@ -275,9 +319,13 @@ def diagnosis_main(command: str, argv: list[str]) -> int:
     """``shrink`` and ``diagnose``: exit 1 when a failure was diagnosed, 0 when there is none, 2 on usage."""
     args = _diagnosis_parser(command).parse_args(argv)
     from .diagnosis.diagnose import diagnose_config, render_text
+    if not _take_inputs(args, [args.config]):
+        return 2
 
     diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
                                 max_seconds=args.max_seconds)
+    if args.inputs is not None:
+        _name_given_inputs(diagnosis, args.inputs, args.draw)
     if command == "shrink" and args.script and diagnosis.get("diagnosed"):
         with open(args.script, "w", encoding="utf-8") as fh:
             fh.write(diagnosis["repro"]["script"])
@@ -291,8 +339,19 @@ def diagnosis_main(command: str, argv: list[str]) -> int:
         print(f"re-run: {diagnosis['repro']['command']}")
         print(diagnosis["repro"]["script"])
     else:
+        if args.inputs is not None:
+            print(f"inputs given: {args.inputs} (draw {args.draw})")
         print(render_text(diagnosis))
     return 1 if diagnosis.get("diagnosed") else 0
+
+
+def _name_given_inputs(diagnosis: dict, path: str, given: Draw) -> None:
+    """A given draw replays only in this process: the repro command re-runs the file instead (where the shrink kept
+    the given arrays whole), and the diagnosis says which file it read (``inputs``)."""
+    diagnosis["inputs"] = path
+    repro = diagnosis.get("repro") or {}
+    if repro.get("command", "").endswith(f" --draw {given}"):
+        repro["command"] = repro["command"][: -len(f" --draw {given}")] + f" --inputs {path}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -204,7 +204,8 @@ def default_values(ctx: DomainContext) -> np.ndarray:
 
 TYPICAL = "typical"  # the domains as written
 EDGE = "edge"        # the typical draw with the domains' edge values at deterministic positions
-DRAW_KINDS = (TYPICAL, EDGE)
+GIVEN = "given"      # arrays a user gave (``--inputs FILE.npz``): its seed numbers the given set in this process
+DRAW_KINDS = (TYPICAL, EDGE, GIVEN)
 
 # Inputs of at most this many elements (all tensors of the config) also get EXTRA_SEEDS more
 # typical seeds; larger ones get the typical and the edge draw only (the time budget: a big
@@ -1018,6 +1019,8 @@ def materialise_draw(bound: Mapping[str, Any], domains: Mapping[str, Any] | None
     The caller drops it after the edge draw (it holds a copy of the inputs)."""
     if draw.cut is not None:
         return _materialise_cut(bound, domains, draw, options)
+    if draw.kind == GIVEN:
+        return materialise_given(bound, draw), 0
     edges = _EdgeDraw(options or EdgeOptions()) if draw.kind == EDGE else None
     out = _materialise_all(bound, domains or {}, draw.seed, edges, typical, draw.format)
     return out, edges.placed if edges else 0
@@ -1144,3 +1147,92 @@ def plain_value(value: Any) -> Any:
         return item
 
     return walk(value, leaf)
+
+
+# ---------------------------------------------------------------- given inputs (--inputs FILE.npz)
+
+
+class GivenInputsError(ValueError):
+    """Given arrays that do not fit the config: a name missing or extra, a shape or a dtype other than the config's.
+    Never patched over (no cast, no broadcast, no drawn stand-in): the inputs asked about are the inputs judged."""
+
+
+@dataclass(frozen=True)
+class GivenInputs:
+    arrays: Mapping[str, np.ndarray]
+    source: str  # where they came from (the file name), for messages
+
+
+# The given sets of this process, numbered by a given draw's seed (a Draw stays a small hashable value that round-trips
+# through a verdict's JSON; the arrays stay here).
+_GIVEN: dict[int, GivenInputs] = {}
+
+
+def give_inputs(arrays: Mapping[str, np.ndarray], source: str = "given arrays") -> Draw:
+    """Register arrays named as the API's parameters and return the draw that materialises them."""
+    seed = len(_GIVEN)
+    _GIVEN[seed] = GivenInputs({str(k): np.asarray(v) for k, v in arrays.items()}, source)
+    return Draw(GIVEN, seed)
+
+
+def load_given_inputs(path: str) -> Draw:
+    """``give_inputs`` of an .npz file's arrays (GivenInputsError when it cannot be read as one)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, EOFError) as exc:  # a missing file, not a zip, an object array
+        raise GivenInputsError(f"{path}: cannot read it as an .npz of arrays ({type(exc).__name__}: {exc})") from None
+    return give_inputs(arrays, path)
+
+
+def given_names(bound: Mapping[str, Any]) -> dict[str, TensorSpec]:
+    """The name each tensor of the bound arguments is given under: the parameter's name when the parameter is one
+    tensor, else ``param.N`` (N-th tensor of a list/tuple, in order) or ``param.key.N`` (a **kwargs entry)."""
+    names: dict[str, TensorSpec] = {}
+    for name, value in bound.items():
+        if isinstance(value, TensorSpec):
+            names[name] = value
+            continue
+        counters: dict[str, int] = {}
+
+        def leaf(item, path, name=name, counters=counters):
+            if isinstance(item, TensorSpec):
+                scope = ".".join([name, *(p for p in path if isinstance(p, str))])
+                index = counters.get(scope, 0)
+                counters[scope] = index + 1
+                names[f"{scope}.{index}"] = item
+            return item
+
+        walk(value, leaf, into=(list, tuple, slice, dict))
+    return names
+
+
+def _given_array(name: str, array: np.ndarray, spec: TensorSpec, source: str) -> InputTensor:
+    dtype = "bfloat16" if spec.dtype == "uint16" else spec.dtype
+    where = f"{source}: array {name!r}"
+    if tuple(array.shape) != tuple(spec.shape):
+        raise GivenInputsError(f"{where} has shape {list(array.shape)}, the config's {name} is {list(spec.shape)}")
+    if array.dtype != numpy_dtype(dtype):
+        held = "float32 holding bfloat16 values" if dtype == "bfloat16" else dtype
+        raise GivenInputsError(f"{where} has dtype {array.dtype}, the config's {name} is {dtype} (give {held})")
+    if dtype == "bfloat16" and not np.array_equal(round_to_bfloat16(array), array, equal_nan=True):
+        raise GivenInputsError(f"{where} holds float32 values that are not bfloat16 values (round them first)")
+    return InputTensor(np.array(array, order="C", copy=True), dtype)
+
+
+def materialise_given(bound: Mapping[str, Any], draw: Draw) -> dict[str, Any]:
+    """The bound arguments with each tensor replaced by its given array (GivenInputsError when they do not fit)."""
+    given = _GIVEN.get(draw.seed)
+    if given is None:
+        raise GivenInputsError(f"draw {draw}: no inputs were given under that number in this process (--inputs)")
+    names = given_names(bound)
+    missing = [n for n in names if n not in given.arrays]
+    extra = [n for n in given.arrays if n not in names]
+    if missing or extra:
+        raise GivenInputsError(f"{given.source}: the config's tensors are {', '.join(names) or 'none'}; "
+                               + "; ".join(filter(None, [missing and f"missing {', '.join(missing)}",
+                                                         extra and f"not a tensor of the config: {', '.join(extra)}"])))
+    # given_names walks the arguments in the order this walk does: the n-th tensor met is the n-th name
+    tensors = iter([_given_array(n, given.arrays[n], spec, given.source) for n, spec in names.items()])
+    return {k: walk(v, lambda item, _path: next(tensors) if isinstance(item, TensorSpec) else item,
+                    into=(list, tuple, slice, dict)) for k, v in bound.items()}
