@@ -47,6 +47,13 @@ MIN_SECONDS = 1e-3
 # The run's own factor counts as much as the profile's 1.0 once this many of its predicted seconds are done.
 RUN_PRIOR_SECONDS = 600.0
 PROFILE_PATH = Path(__file__).resolve().parent / "data" / "config_costs.json"
+# A config's elements are read from its text, which staff may edit to any shape: past this (no config could be
+# allocated anyway) they count as this many, so sums and ratios stay floats instead of raising OverflowError.
+MAX_ELEMENTS = 1 << 62
+
+
+def _bounded(elements: int) -> int:
+    return min(max(0, int(elements)), MAX_ELEMENTS)
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,9 @@ class Done:
     seconds: float
     api: str = ""  # the profile's key
 
+    def __post_init__(self):
+        object.__setattr__(self, "elements", _bounded(self.elements))
+
 
 @dataclass(frozen=True)
 class Left:
@@ -64,6 +74,9 @@ class Left:
     api: str = ""
     cap: float | None = None  # the config's time budget (it is cut there); None: no cap
     skipped: bool = False  # over the memory budget: the runner skips it at once
+
+    def __post_init__(self):
+        object.__setattr__(self, "elements", _bounded(self.elements))
 
 
 @dataclass(frozen=True)

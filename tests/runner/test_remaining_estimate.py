@@ -146,3 +146,15 @@ def test_the_api_measures_the_overhead_from_when_the_latest_results_were_stored(
         ConfigResult.objects.filter(pk=result.pk).update(created=start + timedelta(seconds=0.1 * (i + 1)))
     # 20 results over 2 s of wall time, 0.01 s each in the worker: the 20 left take about 2 s, not 0.2 s
     assert client.get(f"/api/runs/{run.pk}").json()["eta_seconds"] == pytest.approx(2.0, rel=0.1)
+
+
+def test_a_config_edited_to_an_absurd_shape_is_costed_not_a_crash():
+    """Staff may save a config of 10**30 elements (the staff-form fuzzer did, and the run page answered 500 with
+    OverflowError): its elements count as estimate.MAX_ELEMENTS, and the estimate is a finite number of seconds."""
+    from tracker.estimate import MAX_ELEMENTS
+
+    done = [Done("t", 10 ** 30, 2.0), Done("t", 20_000, 1.0), Done("t", 10, 0.1)]
+    left = [Left("t", 10 ** 30), Left("t", 50_000)]
+    assert Done("t", 10 ** 30, 2.0).elements == MAX_ELEMENTS
+    estimate = remaining_seconds(done, left, workers=1)
+    assert estimate is not None and 0 < estimate.expected < float("inf")
