@@ -445,7 +445,7 @@ def audit_reading(item: Audit) -> Audit:
     except NotAudited as exc:
         item.verdict, item.reason = "not_audited", str(exc)
         return item
-    item.verdict = classify(item.engine, item.audited)
+    item.verdict = classify(item.engine, item.audited, left_out=bool(item.reason))
     return item
 
 
@@ -474,11 +474,16 @@ def _sides_and_truth(item: Audit, fn, outs_p, outs_t, args, backward, g) -> tupl
     return p, t, truth, defined
 
 
-def classify(engine: str, audited: str) -> str:
+def classify(engine: str, audited: str, left_out: bool = False) -> str:
     """agree; wrong_side (the engine names a side off that the audit finds right); no_side (the engine names no
     side -- no_oracle, convention, reference_uncertain -- where the audit computed one: not agreement either);
-    disagree (any other difference)."""
-    if engine == audited:
+    disagree (any other difference).
+
+    A ``convention`` where the audit left elements without a derivative out (``left_out``: ties, kinks, a domain's
+    outside) and finds both sides within rounding on the rest agrees: the engine says the only difference is how the
+    two define the derivative where none exists, and the audit, on every element where one exists, finds no side
+    off. A convention where the audit finds a side off on those elements stays ``no_side`` (a hidden side)."""
+    if engine == audited or (engine == "convention" and audited == "within_rounding" and left_out):
         return "agree"
     if engine not in SIDES:
         return "no_side"

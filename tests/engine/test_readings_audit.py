@@ -113,3 +113,13 @@ def test_polynomial_and_ramp_gradients_are_exact():
     truth, defined = audit.grad_hardsigmoid(ramp, np.ones(3, np.float32), "x", "float32")
     assert truth.tolist() == [0.0, float(np.float32(0.2)), 0.0]  # 0.2 * 1 rounded to float32
     assert defined.tolist() == [False, True, True]  # -2.5 * 0.2 + 0.5 == 0 exactly: the kink, left out
+
+
+def test_a_convention_agrees_only_where_the_elements_left_out_carry_it():
+    """The engine's convention (a tie, a domain's outside) agrees with an audit that left elements without a
+    derivative out and finds no side off on the rest; a convention that hides a side off on those elements does not,
+    nor does a convention where the audit left nothing out."""
+    assert audit.classify("convention", "within_rounding", left_out=True) == "agree"
+    assert audit.classify("convention", "paddle_off", left_out=True) == "no_side"
+    assert audit.classify("convention", "within_rounding", left_out=False) == "no_side"
+    assert audit.classify("torch_off", "within_rounding", left_out=True) == "wrong_side"
