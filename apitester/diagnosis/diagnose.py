@@ -626,6 +626,8 @@ def _reading_detail(reading: dict) -> str:
         was = reading.get("float64_oracle") or {}
         return (f" (from the {reading['oracle']}) {reading.get('evidence')}"
                 + (f" (float64 oracle: {was.get('no_oracle')})" if was else ""))
+    if reading.get("agreeing_elements") and reading.get("evidence"):  # a side hidden behind a tie: both said
+        return f" ({reading['evidence']})"
     p, t = reading["paddle"], reading["torch"]
     if reading.get("oracle") == ReadingSource.REFERENCE:
         return (f" (against the {reading['evidence']}: RMSE paddle {p['rmse']}, torch {t['rmse']}; max abs paddle "

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from apitester.compare import Out
-from apitester.diagnosis.diagnose import diagnose_config
+from apitester.diagnosis.diagnose import diagnose_config, render_text
 from apitester.diagnosis.oracle import agreeing_elements, input_tensors, oracle_for, read_output
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
@@ -128,6 +128,7 @@ def test_a_value_error_off_the_ties_is_the_final_reading_with_the_convention_bes
     assert "Paddle off on the" in reading["evidence"] and "without a tie" in reading["evidence"]
     assert "both give a subgradient" in reading["evidence"]
     assert noisy["implied_verdict"] is None  # Paddle off: the verdict stands
+    assert "without a tie" in render_text(noisy).splitlines()[1]
 
 
 def test_ties_without_a_hidden_error_stay_a_convention():
