@@ -174,7 +174,7 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
 
 
 def hidden_side_reading(settled: dict, reading: dict) -> dict:
-    """A side named on the elements where the float64 results agree (the oracle's ``agreeing_elements``: Torch's
+    """A gradient's side named on the elements where the float64 results agree (``agreeing_elements``: Torch's
     float64 value there, each side's error to it rounded to the dtype, K and the floor), behind a dispute on the
     other elements.  Where ``settled`` (the reading after the gradient check) is a subgradient convention or still
     unsettled, that side is the final reading: a value error where the derivative exists (Paddle 3.0.0's float32
@@ -184,8 +184,9 @@ def hidden_side_reading(settled: dict, reading: dict) -> dict:
     agreeing = reading.get("agreeing_elements")
     convention = settled.get("convention") if settled.get("reading") == Reading.CONVENTION else None
     tie = isinstance(convention, dict) and convention.get("kind") == ConventionKind.SUBGRADIENT
-    if not isinstance(agreeing, dict) or not (tie or _unsettled(settled)):
-        return settled
+    gradient = str(reading.get("output", "")).startswith("grad ")  # the oracle's labels: "output 0", "grad x"
+    if not (gradient and isinstance(agreeing, dict)) or not (tie or _unsettled(settled)):
+        return settled  # a forward output's dispute is a semantics question, read as it was
     if agreeing.get("reading") not in SIDE_READINGS:  # within rounding there: the convention (or dispute) stands
         return {**settled, "agreeing_elements": agreeing}
     side, count, total = agreeing["reading"], agreeing["elements"], agreeing["of"]

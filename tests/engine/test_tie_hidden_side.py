@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from apitester.compare import Out
-from apitester.diagnosis.diagnose import diagnose_config, render_text
+from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
 from apitester.diagnosis.oracle import agreeing_elements, input_tensors, oracle_for, read_output
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
@@ -92,6 +92,17 @@ def test_the_elements_the_float64_gradients_agree_on_are_read_beside_the_dispute
     assert agreeing["paddle"]["rmse"] > 100 * agreeing["noise_floor"] > 100 * agreeing["torch"]["rmse"]
     clean = grad_x_reading(CLEAN)["agreeing_elements"]
     assert clean["elements"] == agreeing["elements"] and clean["reading"] == Reading.WITHIN_ROUNDING
+
+
+def test_a_gradient_left_disputed_names_the_side_a_forward_outputs_dispute_stays():
+    """No gradient check (none ran): the dispute stays, and the agreeing elements' side is the gradient's reading;
+    the same reading labelled as a forward output is a semantics question and is left as it was."""
+    reading = grad_x_reading(NOISY)
+    final = read_with_gradient_check(reading, None)
+    assert final["reading"] == Reading.PADDLE_OFF and "where the float64 results agree" in final["evidence"]
+    assert final["float64_oracle"]["no_oracle"] == NoOracle.DISPUTED and "convention" not in final
+    forward = {**reading, "output": "output 0"}
+    assert read_with_gradient_check(forward, None) == forward
 
 
 def test_agreeing_elements_are_absent_where_the_float64_results_agree_everywhere_or_nowhere():
