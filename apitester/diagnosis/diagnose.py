@@ -121,7 +121,14 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     a ``no_oracle`` reading of a gradient (``GRADIENT_SETTLES``) whose check names the side off at that output
     (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
     becomes ``paddle_off`` / ``torch_off`` with ``"oracle": "gradient_check"`` and the check's evidence; what
-    the float64 oracle said is kept under ``float64_oracle``.  Any other reading is returned as it is."""
+    the float64 oracle said is kept under ``float64_oracle``.  Where that leaves a subgradient convention or the
+    dispute, a side the elements the float64 results agree on name stands (``hidden_side_reading``).  Any other
+    reading is returned as it is."""
+    return hidden_side_reading(_read_by_check(reading, check), reading)
+
+
+def _read_by_check(reading: dict, check: dict | None) -> dict:
+    """read_with_gradient_check's reading by the gradient check alone."""
     # A reference's derivative reading both sides off while the check finds one side's gradient matching its own
     # forward: that side computes its own documented function (cosine_similarity: Torch clamps each norm, Paddle
     # their product), so the difference left is the function's definition, and the side named is the one whose
@@ -164,6 +171,44 @@ def subgradient_reading(reading: dict, check: dict) -> dict:
     return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
             "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
             "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+
+
+def hidden_side_reading(settled: dict, reading: dict) -> dict:
+    """A gradient's side named on the elements where the float64 results agree (``agreeing_elements``: Torch's
+    float64 value there, each side's error to it rounded to the dtype, K and the floor), behind a dispute on the
+    other elements.  Where ``settled`` (the reading after the gradient check) is a subgradient convention or still
+    unsettled, that side is the final reading: a value error where the derivative exists (Paddle 3.0.0's float32
+    minimum gradient, 4.6-71x the floor off the ties), the convention at the ties kept beside it as evidence.
+    Within rounding there: ``settled``, the agreeing elements' reading added as evidence; any other ``settled``
+    as it is."""
+    agreeing = reading.get("agreeing_elements")
+    convention = settled.get("convention") if settled.get("reading") == Reading.CONVENTION else None
+    tie = isinstance(convention, dict) and convention.get("kind") == ConventionKind.SUBGRADIENT
+    gradient = str(reading.get("output", "")).startswith("grad ")  # the oracle's labels: "output 0", "grad x"
+    if not (gradient and isinstance(agreeing, dict)) or not (tie or _unsettled(settled)):
+        return settled  # a forward output's dispute is a semantics question, read as it was
+    if agreeing.get("reading") not in SIDE_READINGS:  # within rounding there: the convention (or dispute) stands
+        return {**settled, "agreeing_elements": agreeing}
+    side, count, total = agreeing["reading"], agreeing["elements"], agreeing["of"]
+    who = {Reading.PADDLE_OFF: "Paddle off", Reading.TORCH_OFF: "Torch off", Reading.BOTH_OFF: "both off"}[side]
+    paddle, torch = (_number(agreeing[s].get("rmse")) for s in ("paddle", "torch"))
+    where = "without a tie" if tie else "where the float64 results agree"
+    rest = total - count
+    other = (f"at the other {rest:,} (the ties) both give a subgradient: {convention.get('text', '')}" if tie else
+             f"on the other {rest:,} the float64 results disagree ({settled.get('no_oracle')})")
+    text = (f"{who} on the {count:,} of {total:,} elements {where} (RMSE Paddle {paddle}, Torch {torch}; noise floor "
+            f"{_number(agreeing.get('noise_floor'))}, K {agreeing.get('k')}); {other}")
+    out = {"output": reading.get("output"), "reading": side, "oracle": ReadingSource.FLOAT64_ORACLE,
+           "dtype": agreeing.get("dtype"), "noise_floor": agreeing.get("noise_floor"), "k": agreeing.get("k"),
+           "paddle": dict(agreeing["paddle"]), "torch": dict(agreeing["torch"]), "evidence": text,
+           "reason": f"{reading.get('reason', '')}; {text}", "agreeing_elements": agreeing,
+           "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+    if tie:
+        out["convention"] = convention
+    return out
+
+
+SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
 
 
 def undefined_reading(reading: dict, sides: dict) -> dict:
@@ -582,6 +627,8 @@ def _reading_detail(reading: dict) -> str:
         was = reading.get("float64_oracle") or {}
         return (f" (from the {reading['oracle']}) {reading.get('evidence')}"
                 + (f" (float64 oracle: {was.get('no_oracle')})" if was else ""))
+    if reading.get("agreeing_elements") and reading.get("evidence"):  # a side hidden behind a tie: both said
+        return f" ({reading['evidence']})"
     p, t = reading["paddle"], reading["torch"]
     if reading.get("oracle") == ReadingSource.REFERENCE:
         return (f" (against the {reading['evidence']}: RMSE paddle {p['rmse']}, torch {t['rmse']}; max abs paddle "

@@ -565,9 +565,45 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         if ref is not None:
             reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
             reading["oracle_gap"] = encode_float(gap)
-            return reading
-        return _without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
+        else:
+            reading = _without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
+        agreeing = agreeing_elements(low_p, low_t, high_p, high_t)
+        return {**reading, "agreeing_elements": agreeing} if agreeing else reading
     return _read_agreed(label, low_p, low_t, high_p, high_t, gap, reference if use_ref else None, index)
+
+
+def agreeing_mask(paddle64: np.ndarray, torch64: np.ndarray) -> np.ndarray:
+    """Elementwise ``oracles_agree``: where the two float64 results agree (within AGREE_RTOL of the output's
+    scale, or the same NaN/inf)."""
+    a, b = _as_float(paddle64), _as_float(torch64)
+    finite = np.isfinite(a) & np.isfinite(b)
+    same_nonfinite = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+    scale = float(np.abs(b[finite]).max()) if finite.any() else 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = finite & (np.abs(a - b) <= AGREE_RTOL * (np.abs(b) + (scale or 1.0)))
+    return close | same_nonfinite
+
+
+def agreeing_elements(low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> dict | None:
+    """Where the float64 results disagree on some elements only (a tie of minimum/maximum, where each side gives
+    its own subgradient), the elements where they agree read as ``_read_agreed`` reads a whole output: Torch's
+    float64 value is the oracle there, each side's error to it rounded to the dtype, floor eps x RMS, K.  A value
+    error on those elements (Paddle 3.0.0's float32 minimum gradient) is otherwise hidden behind the dispute.
+    None where no element (or every element) agrees."""
+    mask = agreeing_mask(high_p.array, high_t.array)
+    count, total = int(mask.sum()), int(mask.size)
+    if count == 0 or count == total:
+        return None
+    dtype, oracle = low_t.dtype, _as_float(high_t.array)[mask]
+    rounded = rounded_to(oracle, dtype)
+    paddle_err = error_to_oracle(np.asarray(low_p.array)[mask], rounded)
+    torch_err = error_to_oracle(np.asarray(low_t.array)[mask], rounded)
+    floor = noise_floor(oracle, dtype if dtype in EPS else "float32")
+    return {"elements": count, "of": total, "dtype": dtype,
+            "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
+            "noise_floor": encode_float(floor), "k": K,
+            "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
+            "torch": {k: encode_float(v) for k, v in torch_err.items()}}
 
 
 def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, gap: float,
@@ -748,8 +784,9 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
     if j >= len(leaves):
         return reading
     if sum(t.array.size for t in leaves) > REF_GRAD_MAX_ELEMENTS:  # shrinking adopts a smaller candidate's reading
-        return no_oracle(reading["output"], NoOracle.TOO_LARGE, f"{reading['reason']}; no reference derivative: "
-                                                                f"over {REF_GRAD_MAX_ELEMENTS} floating input elements")
+        out = no_oracle(reading["output"], NoOracle.TOO_LARGE, f"{reading['reason']}; no reference derivative: "
+                                                               f"over {REF_GRAD_MAX_ELEMENTS} floating input elements")
+        return {**out, "agreeing_elements": reading["agreeing_elements"]} if "agreeing_elements" in reading else out
     try:
         numeric, kinks = reference_gradient(reference, leaves[j], grad_of)
     except NotImplementedError as exc:
