@@ -27,7 +27,7 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .diagnosis.oracle import no_oracle, oracle_for, reading_of
+from .diagnosis.oracle import gradient_check, input_tensors, no_oracle, oracle_for, reading_of
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
 
@@ -180,15 +180,40 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
         return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
                          f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
     labels = outputs or [r["output"] for r in oracle["readings"]]
-    from .diagnosis.diagnose import hidden_side_reading  # (the diagnosis' rule, imported when a reading is taken)
-
-    # A gradient disputed at some elements only (minimum/maximum's ties on Paddle 3.0.0) is read on the elements
-    # where the float64 results agree, as the diagnosis reads it: a side off there is not hidden behind the dispute.
-    readings = [hidden_side_reading(r, r) for r in (reading_of(oracle, label) for label in labels)]
+    readings = [_settled(strict, prepared, draw, reading_of(oracle, label)) for label in labels]
     if not labels and oracle.get("no_oracle") not in (None, NoOracle.EXACT_DTYPE):
         readings = [no_oracle("", oracle["no_oracle"], oracle["reason"])]
     floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
     return max(floating, key=severity) if floating else None
+
+
+# A gradient the float64 oracle leaves unsettled (disputed, or a float64 config: nothing higher to upcast to) is
+# settled as the diagnosis settles it -- its float64 gradient check -- where that is cheap: inputs of at most this
+# many floating elements (the check differences each element; a few seconds at this size).  Above it the reading
+# stays the oracle's no_oracle (or, for a dispute at some elements only, the side those elements name).
+CLOSER_GRADCHECK_ELEMENTS = 512
+
+
+def _settled(strict, prepared, draw: inp.Draw, reading: dict) -> dict:
+    """``reading`` with the diagnosis' word where it has one: the gradient check's side, a kink's or an undefined
+    derivative's convention (``read_with_gradient_check``), and the side named on the elements where a disputed
+    gradient's float64 results agree (``hidden_side_reading``: minimum/maximum's ties on Paddle 3.0.0)."""
+    from .diagnosis.diagnose import GRADIENT_SETTLES, hidden_side_reading, read_with_gradient_check
+
+    gradient = str(reading.get("output", "")).startswith("grad ")
+    if not gradient or reading.get("no_oracle") not in GRADIENT_SETTLES:
+        return hidden_side_reading(reading, reading)
+    materialised = prepared.inputs_of(draw)
+    elements = sum(t.array.size for t in input_tensors(materialised) if t.dtype in trial.FLOATING)
+    if elements > CLOSER_GRADCHECK_ELEMENTS:
+        return hidden_side_reading(reading, reading)
+    reference = getattr(strict.spec, "ref_gradient", None)
+    reference = reference if callable(reference) else None
+    try:
+        check = gradient_check(strict, materialised, draw, reference_gradient=reference)
+    except Exception:  # an engine gap in the check: the oracle's reading stands
+        return hidden_side_reading(reading, reading)
+    return read_with_gradient_check(reading, check)
 
 
 def _apply(verdict: Verdict, read: list[tuple[str, dict | None]]) -> None:

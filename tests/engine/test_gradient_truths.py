@@ -182,3 +182,14 @@ def test_a_slope_float32_holds_exactly_names_no_rounding():
     materialised = draw_inputs(prepared, TYPICAL)
     input_tensors(materialised)[0].array[...] = [2.0, 0.3, -1.0, 1.0]
     assert rounded_parameter_convention(prepared, materialised, TYPICAL, "grad x", "backward") is None
+
+
+def test_who_is_closer_settles_a_small_unsettled_gradient_as_the_diagnosis_does():
+    """`closer` (apitester.readings) of a gradient the float64 oracle leaves disputed (Paddle 0, Torch NaN where no
+    derivative exists) runs the diagnosis' gradient check on inputs this small and reads the undefined convention,
+    as the diagnosis does -- not no_oracle (the readings audit's 10 logit closers on 3.0.0)."""
+    from apitester.readings import CLOSER_GRADCHECK_ELEMENTS, run_with_readings
+
+    verdict = run_with_readings('apitester_truth.logit_paddle_zero(Tensor([3],"float64"), )')
+    assert verdict.closer_output == "grad x" and 3 <= CLOSER_GRADCHECK_ELEMENTS
+    assert verdict.closer == Reading.CONVENTION, (verdict.closer, verdict.closer_code, verdict.closer_draws)
