@@ -19,6 +19,7 @@ worker pool and ``python -m apitester`` run every config through it; the diagnos
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -173,14 +174,16 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
     """The worst reading of the draw's inexact outputs (None: they are all integer / bool, no closer value). An
     output the oracle gives no reading for reads as the oracle's no_oracle -- never dropped below an exact output,
     which is not read at all."""
+    # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
+    materialised = prepared.inputs_of(draw)
     try:
-        # the trial's edge options, ties included: the inputs the verdict judged (a copy of its own once omitted ties)
-        oracle = oracle_for(strict, prepared.inputs_of(draw), draw, grads=strict.want_grad)
+        oracle = oracle_for(strict, materialised, draw, grads=strict.want_grad)
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
                          f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
     labels = outputs or [r["output"] for r in oracle["readings"]]
-    readings = [_settled(strict, prepared, draw, reading_of(oracle, label)) for label in labels]
+    check = functools.cache(lambda: _small_gradient_check(strict, materialised, draw))  # one check for every input
+    readings = [_settled(reading_of(oracle, label), check) for label in labels]
     if not labels and oracle.get("no_oracle") not in (None, NoOracle.EXACT_DTYPE):
         readings = [no_oracle("", oracle["no_oracle"], oracle["reason"])]
     floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
@@ -194,26 +197,32 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
 CLOSER_GRADCHECK_ELEMENTS = 512
 
 
-def _settled(strict, prepared, draw: inp.Draw, reading: dict) -> dict:
+def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> dict | None:
+    """The diagnosis' float64 gradient check of the draw, or None: inputs over CLOSER_GRADCHECK_ELEMENTS floating
+    elements, or an engine gap in the check (the oracle's reading then stands)."""
+    elements = sum(t.array.size for t in input_tensors(materialised) if t.dtype in trial.FLOATING)
+    if elements > CLOSER_GRADCHECK_ELEMENTS:
+        return None
+    reference = getattr(strict.spec, "ref_gradient", None)
+    try:
+        return gradient_check(strict, materialised, draw, reference_gradient=reference if callable(reference) else None)
+    except Exception:
+        return None
+
+
+def _settled(reading: dict, check) -> dict:
     """``reading`` with the diagnosis' word where it has one: the gradient check's side, a kink's or an undefined
     derivative's convention (``read_with_gradient_check``), and the side named on the elements where a disputed
-    gradient's float64 results agree (``hidden_side_reading``: minimum/maximum's ties on Paddle 3.0.0)."""
+    gradient's float64 results agree (``hidden_side_reading``: minimum/maximum's ties on Paddle 3.0.0). ``check``:
+    the draw's gradient check, taken on first use (``_small_gradient_check``)."""
+    # the diagnosis' rules, imported when a reading is taken (a pool worker does not load the diagnosis otherwise)
     from .diagnosis.diagnose import GRADIENT_SETTLES, hidden_side_reading, read_with_gradient_check
 
     gradient = str(reading.get("output", "")).startswith("grad ")
-    if not gradient or reading.get("no_oracle") not in GRADIENT_SETTLES:
-        return hidden_side_reading(reading, reading)
-    materialised = prepared.inputs_of(draw)
-    elements = sum(t.array.size for t in input_tensors(materialised) if t.dtype in trial.FLOATING)
-    if elements > CLOSER_GRADCHECK_ELEMENTS:
-        return hidden_side_reading(reading, reading)
-    reference = getattr(strict.spec, "ref_gradient", None)
-    reference = reference if callable(reference) else None
-    try:
-        check = gradient_check(strict, materialised, draw, reference_gradient=reference)
-    except Exception:  # an engine gap in the check: the oracle's reading stands
-        return hidden_side_reading(reading, reading)
-    return read_with_gradient_check(reading, check)
+    settled = None
+    if gradient and reading.get("no_oracle") in GRADIENT_SETTLES:
+        settled = check()
+    return hidden_side_reading(reading, reading) if settled is None else read_with_gradient_check(reading, settled)
 
 
 def _apply(verdict: Verdict, read: list[tuple[str, dict | None]]) -> None:
