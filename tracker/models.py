@@ -249,6 +249,10 @@ class TestRun(models.Model):
     # rule is judged single-threaded, as Paddle's alignment work is). None: a run stored before runs pinned them
     # (its workers had the host's cores ÷ workers; each result's provenance says what they were).
     threads = models.PositiveSmallIntegerField(null=True, blank=True, default=1)
+    # The Torch the run judges against when not the project's own ("": the main env's pin; "2.12.0": a worker's env
+    # pairing the release with that Torch, paddle_envs add X --torch 2.12.0). Such a run measures the reference's
+    # drift (manage.py torch_drift); the board's verdicts and the release axis read only runs with "" here.
+    torch = models.CharField(max_length=20, blank=True, default="")
 
     class Meta:
         ordering = ["-created", "-id"]

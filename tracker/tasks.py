@@ -127,8 +127,9 @@ class _Serving:
 
 def _probe_serving() -> _Serving:
     lanes, version = _worker_lanes()
-    # Every release it has an env for (probed when the env was built: paddle-env.json).
-    releases = sorted({version, *(env.version for env in paddle_envs.installed())} - {""}, key=version_key)
+    # Every release it has an env for (probed when the env was built: paddle-env.json), and each env pairing a
+    # release with another Torch by its key ("3.3.1+torch2.14.1"): a run asking for that Torch is served only here.
+    releases = sorted({version, *paddle_envs.served_keys()} - {""}, key=version_key)
     return _Serving(lanes, version, releases)
 
 

@@ -142,6 +142,22 @@ if os.environ.get("FAKE_PADDLE_RELEASE"):
     import paddle
 
     paddle.version.full_version = os.environ["FAKE_PADDLE_RELEASE"]
+# ... and with FAKE_TORCH_RELEASE, the Torch it pairs with (an env of `paddle_envs add X --torch V`).
+if os.environ.get("FAKE_TORCH_RELEASE"):
+    import torch
+
+    torch.__version__ = os.environ["FAKE_TORCH_RELEASE"]
+
+
+def _moved_reference(x, moved_in):
+    import torch
+
+    # Stands for a reference that moved between Torch versions: one more from Torch `moved_in` on.
+    return x + 1 if _version(torch.__version__) >= _version(moved_in) else x
+
+
+register(Spec(api="paddle.testonly.torch_moved", torch=_moved_reference, paddle=lambda x, moved_in: x,
+              signature=lambda x, moved_in: None, backward=False))
 
 
 def _version(text):

@@ -114,7 +114,7 @@ def test_a_verdict_given_with_other_flags_than_the_runs_is_never_stored():
     run = create_run("task", tasks=[44], paddle_flags=f"{FLAG}=1")
     fc = FailingConfig.objects.get()
     verdict = {"status": "pass", "message": "ok"}
-    build = {"paddle_version": MAIN, "paddle_commit": "x", "torch_version": "t"}
+    build = {"paddle_version": MAIN, "paddle_commit": "x", "torch_version": version("torch")}
     for read in (None, {FLAG: False}, {FLAG: True, "FLAGS_check_nan_inf": False}):
         with pytest.raises(WrongBuild, match=f"runs with Paddle flags {FLAG}=1"):
             store_result(run, fc, verdict, 0.1, build={**build, **({"paddle_flags": read} if read else {})})

@@ -152,15 +152,17 @@ READING_COLUMNS = ("stable", "nondeterministic", "closer", "closer_code", "close
 
 def alignment_releases() -> list[str]:
     """Releases with an exact reading, newest first."""
-    found = set(ConfigResult.objects.filter(exact__isnull=False).values_list("paddle_version", flat=True).distinct())
-    found |= set(ConfigResult.objects.filter(exact__isnull=False, paddle_version="")
+    judged = ConfigResult.objects.filter(exact__isnull=False, run__torch="")  # the project's Torch only (drift apart)
+    found = set(judged.values_list("paddle_version", flat=True).distinct())
+    found |= set(judged.filter(paddle_version="")
                  .values_list("run__paddle_version", flat=True).distinct())
     return sorted((r for r in found if r), key=version_key, reverse=True)
 
 
 def newest_results(release: str) -> list[dict]:
     """The newest verdict of each config on ``release`` (its task's own lane), as plain dicts."""
-    rows = (ConfigResult.objects.filter(Q(paddle_version=release) | Q(paddle_version="", run__paddle_version=release))
+    rows = (ConfigResult.objects.filter(Q(paddle_version=release) | Q(paddle_version="", run__paddle_version=release),
+                                        run__torch="")
             .order_by("run_id").values_list(*ROW_COLUMNS))
     newest: dict[int, dict] = {}
     readings: dict[int, int] = {}  # config -> results with a float64 reading (each one draw read in one run)

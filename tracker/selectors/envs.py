@@ -1,4 +1,5 @@
-"""The Paddle release of the main environment (this process's), read from the installed package."""
+"""The Paddle release and Torch of the main environment (this process's), read from the installed packages, and how an
+environment pairing a release with another Torch is named (issue #46)."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -22,3 +23,17 @@ def torch_version() -> str:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return ""
+
+
+TORCH_KEY = "+torch"  # an env key's separator: "3.3.1+torch2.14.1" (no Paddle version holds a "+torch")
+
+
+def env_key(release: str, torch: str = "") -> str:
+    """What names an env and what a worker advertises: the release, and the Torch it pairs with if not the project's."""
+    return f"{release}{TORCH_KEY}{torch}" if torch else release
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """env_key's inverse: (release, torch) — torch "" for an env of the project's Torch."""
+    release, _, torch = key.partition(TORCH_KEY)
+    return release, torch

@@ -81,6 +81,7 @@ def config_flakiness(*, task_ids=None, results=None) -> dict[tuple[int, str, str
     ConfigResult queryset to read instead, e.g. the main release's only). One grouped query: a row per
     (config, lane, release, status), whatever the number of runs."""
     qs = ConfigResult.objects.all() if results is None else results
+    qs = qs.filter(run__torch="")  # one build, one Torch: a verdict that moves with Torch is drift, not flakiness
     if task_ids is not None:
         qs = qs.filter(task_id__in=list(task_ids))
     rows = qs.values("failing_config_id", "task_id", "run__lane", "run__paddle_version", "run__paddle_commit",

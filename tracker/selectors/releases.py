@@ -278,6 +278,7 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
     tasks = Task.objects.all() if task_ids is None else Task.objects.filter(id__in=list(task_ids))
     own = {task_id: (number, lane_of(kernel)) for task_id, number, kernel in tasks.values_list("id", "number", "kernel")}
     results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(own))
+    results = results.filter(run__torch="")  # a run against another Torch measures drift, not a release
     newest = _newest_cells(results)
     found: dict[int, dict[int, dict[str, Cell]]] = {}
     for task_id, lane, config_id, version, run_version, run_id, status, exact, *detail in (

@@ -21,7 +21,7 @@ from apitester.pool import TimeBudget, config_elements, default_memory_budget, e
 from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
 from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
 from . import provenance
-from .envs import main_version
+from .envs import env_key, main_version
 from .flakiness import config_flakiness, flaky_rows
 from ..vocab import (
     ACTIVE_RUN_STATES,
@@ -218,7 +218,9 @@ def waiting_reason(run: TestRun) -> str:
         return ""
     if run.lane == Lane.GPU and not lane_workers(Lane.GPU):
         return _("waiting for a GPU worker")
-    if run.release and run.release != "matrix" and not release_workers(run.lane, run.release):
+    if run.torch and not release_workers(run.lane, env_key(run.release, run.torch)):
+        return _("waiting for a worker with Paddle %(v)s and Torch %(t)s") % {"v": run.release, "t": run.torch}
+    if run.release and run.release != "matrix" and not run.torch and not release_workers(run.lane, run.release):
         return _("waiting for a worker with Paddle %(v)s") % {"v": run.release}
     if not lane_workers(run.lane):
         return _("waiting for a worker (start: python manage.py qcluster)")
@@ -233,7 +235,7 @@ def _times_and_tasks(run: TestRun) -> dict:
 def _provenance_fields(run: TestRun) -> dict:
     """The threads both frameworks are pinned to (None: a run from before #46) and the distinct provenances of its
     verdicts (builds, threads, CPU capability, host — shown to staff only: selectors.visibility)."""
-    return {"threads": run.threads, "provenance": provenance.run_provenance(run)}
+    return {"threads": run.threads, "torch": run.torch, "provenance": provenance.run_provenance(run)}
 
 
 def run_summary(run: TestRun) -> dict:
@@ -336,8 +338,9 @@ def _tasks_field(run: TestRun) -> dict:
 
 def main_release_q(prefix: str = "run__") -> Q:
     """Runs on the main environment's Paddle ("" or its version). The board's verification and regression
-    readings use only these: a matrix run on an older release is a look back, not the newest verdict."""
-    return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
+    readings use only these: a matrix run on an older release is a look back, not the newest verdict; a run judged
+    against another Torch than the project's (``TestRun.torch``) measures the reference's drift, not Paddle."""
+    return (Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})) & Q(**{f"{prefix}torch": ""})
 
 
 # A verdict's JSON columns that only a listed row shows (decoding them for each of a large task's newest verdicts

@@ -7,6 +7,11 @@ costs a link, not a download); plain ``venv`` + pip is the fallback when no uv b
 itself is not installed into them: workers started with an env's interpreter get the repo root on
 PYTHONPATH (apitester needs only numpy, paddle and torch).
 
+An env may also pair a Paddle build with another Torch (issue #46: PaddleAPITest and Paddle's alignment PRs pin
+torch 2.12.0, this board judges against its own pin): ``paddle_envs add 3.3.1 --torch 2.14.1`` builds
+``<envs>/3.3.1+torch2.14.1/``, and a run asked for that Torch (``retest --torch 2.14.1``) runs there. Such an env
+is keyed by ``env_key(release, torch)``; the release axis (matrices, "fixed in") never sees it.
+
 An env is built in a temporary directory next to its final place, probed (its paddle must report the
 release asked for), described in ``paddle-env.json`` and only then renamed into place: a failed or
 interrupted install leaves no half-made env behind, and an env without its description is not an env.
@@ -30,7 +35,7 @@ from django.conf import settings
 from apitester.builds import ProbeError, probe_build, probe_flags, version_key
 from apitester.wheels import WheelError, read_wheel
 
-from ..selectors.envs import main_version
+from ..selectors.envs import env_key, main_version
 
 MARKER = "paddle-env.json"
 # What PyPI serves for CPython 3.11 (checked 2026-12); used when the index can't be asked.
@@ -38,6 +43,7 @@ KNOWN_RELEASES = ("3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.2.1", "3.2.2", "3.3.0",
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 # A release or a build between releases (a post or develop build: apitester.builds.version_key orders them).
 _BUILD_NAME = re.compile(r"^\d+\.\d+\.\d+(\.(post|dev)\d+)?$")
+_TORCH_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 class EnvError(RuntimeError):
@@ -62,6 +68,12 @@ class PaddleEnv:
     # from ("" for a release installed from the index).
     build_date: str = ""
     source: str = ""
+    # The Torch the env was asked to pair with ("": the project's own pin, the main env's Torch).
+    torch_pin: str = ""
+
+    @property
+    def key(self) -> str:
+        return env_key(self.version, self.torch_pin)
 
     def disk_bytes(self) -> int:
         return self.disk_usage()[0]
@@ -109,21 +121,46 @@ def installed() -> list[PaddleEnv]:
     return sorted(found, key=lambda e: version_key(e.version))
 
 
+def main_torch() -> str:
+    """The main env's Torch (the project's pin), without its local build tag (2.13.0, not 2.13.0+cpu)."""
+    return metadata.version("torch").split("+")[0]
+
+
+def normal_torch(torch: str) -> str:
+    """The Torch a run asks for: "" for the project's own (asking for it by number is asking for the main env)."""
+    torch = (torch or "").strip()
+    if torch and not _TORCH_VERSION.match(torch):
+        raise EnvError(f"{torch!r} is not a Torch release number (like 2.12.0)")
+    return "" if torch == main_torch() else torch
+
+
+def served_keys() -> list[str]:
+    """Every env key this host can run: its releases, and each release paired with another Torch."""
+    return sorted({*releases(), *(env.key for env in installed() if env.torch_pin)})
+
+
 def releases() -> list[str]:
     """Every release this host can run: the main env's and each installed env's, oldest first."""
-    versions = {env.version for env in installed()}
+    versions = {env.version for env in installed() if not env.torch_pin}
     if main_version():
         versions.add(main_version())
     return sorted(versions, key=version_key)
 
 
-def interpreter_for(release: str) -> str:
-    """The python executable whose paddle is ``release`` ("" = the main env)."""
-    if not release or release == main_version():
+def interpreter_for(release: str, torch: str = "") -> str:
+    """The python executable whose paddle is ``release`` ("" = the main env) beside Torch ``torch`` ("" = the
+    project's)."""
+    torch = normal_torch(torch)
+    if (not release or release == main_version()) and not torch:
         return sys.executable
+    release = release or main_version()
     for env in installed():
-        if env.version == release:
+        if env.version == release and env.torch_pin == torch:
             return env.python
+    if torch:
+        raise EnvError(f"no environment pairing Paddle {release} with Torch {torch} on this host (installed: "
+                       f"{', '.join(served_keys()) or 'none'}) — add one with: python manage.py paddle_envs add "
+                       f"{release} --torch {torch}")
     raise EnvError(unknown_release_message(release))
 
 
@@ -136,7 +173,7 @@ def _build_key(release: str) -> str:
     """What identifies the release's build: the env's recorded version and commit (the main env: its version)."""
     if is_main(release):
         return f"main {main_version()}"
-    env = next((e for e in installed() if e.version == release), None)
+    env = next((e for e in installed() if e.version == release and not e.torch_pin), None)
     return f"{env.paddle_version} {env.paddle_commit}" if env else release
 
 
@@ -199,10 +236,10 @@ def _base_python() -> str:
     return getattr(sys, "_base_executable", "") or sys.executable
 
 
-def _pins() -> list[str]:
-    """The main env's torch and numpy (the project's pins), so only Paddle differs between lanes."""
-    torch_version = metadata.version("torch").split("+")[0]
-    return [f"torch=={torch_version}", f"numpy=={metadata.version('numpy')}"]
+def _pins(torch: str = "") -> list[str]:
+    """The main env's torch and numpy (the project's pins), so only Paddle differs between lanes; ``torch``: another
+    Torch for an env that pairs with it (then only Torch and Paddle differ)."""
+    return [f"torch=={torch or main_torch()}", f"numpy=={metadata.version('numpy')}"]
 
 
 def _run(cmd: list[str], log: list[str], timeout: float) -> None:
@@ -213,9 +250,9 @@ def _run(cmd: list[str], log: list[str], timeout: float) -> None:
         raise EnvError(f"{Path(cmd[0]).name} failed (exit {out.returncode}): " + " | ".join(tail))
 
 
-def _build(version: str, target: Path, *, tool: str, timeout: float, wheel: str = "") -> None:
+def _build(version: str, target: Path, *, tool: str, timeout: float, wheel: str = "", torch: str = "") -> None:
     log: list[str] = []
-    packages = [wheel or f"paddlepaddle=={version}", *_pins()]
+    packages = [wheel or f"paddlepaddle=={version}", *_pins(torch)]
     if tool == "uv":
         uv = _uv()
         _run([uv, "venv", "--quiet", "--relocatable", "--python", _base_python(), str(target)], log, timeout)
@@ -265,11 +302,14 @@ def probe(python: str, *, timeout: float = 300.0) -> dict:
     return {key: found[key] for key in ("paddle_version", "paddle_commit", "torch_version", "numpy_version")}
 
 
-def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check_index: bool = True) -> tuple[PaddleEnv, bool]:
-    """Build the env for ``version``; returns (env, created). Already there → (env, False), nothing done."""
+def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check_index: bool = True,
+        torch: str = "") -> tuple[PaddleEnv, bool]:
+    """Build the env for ``version`` (beside Torch ``torch``, "" = the project's); returns (env, created). Already
+    there → (env, False), nothing done."""
     check_release_name(version)
+    torch = normal_torch(torch)
     for env in installed():
-        if env.version == version:
+        if env.version == version and env.torch_pin == torch:
             ensure_bytecode(env)
             return env, False
     if check_index:
@@ -277,31 +317,33 @@ def add(version: str, *, tool: str | None = None, timeout: float = 3600.0, check
         if version not in offered:
             raise EnvError(f"paddlepaddle {version} is not offered for this Python ({source} has: "
                            f"{', '.join(offered)}); installed here: {', '.join(releases()) or 'none'}")
-    return _install(version, tool=tool, timeout=timeout)
+    return _install(version, tool=tool, timeout=timeout, torch=torch)
 
 
-def _install(version: str, *, tool: str | None, timeout: float, wheel: dict | None = None) -> tuple[PaddleEnv, bool]:
+def _install(version: str, *, tool: str | None, timeout: float, wheel: dict | None = None,
+             torch: str = "") -> tuple[PaddleEnv, bool]:
     """Build, probe and describe the env in a temporary directory, then rename it into place (``wheel``: the
     read_wheel answer of the file to install instead of the index's release, with its ``path`` and ``source``)."""
-    tool = tool or ("uv" if _uv() else "pip")
+    # Another Torch than the project's is taken with pip by default: pip reads the host's own configuration (the
+    # indexes and caps where the other Torch builds are found); uv reads none of it and would download ~4 GB.
+    tool = tool or ("uv" if _uv() and not torch else "pip")
     root = envs_dir()
     root.mkdir(parents=True, exist_ok=True)
-    final = root / version
+    final = root / env_key(version, torch)
     if final.exists():  # a directory without its description: a leftover, not an env
         shutil.rmtree(final)
-    building = root / f".building-{version}-{os.getpid()}"
+    building = root / f".building-{env_key(version, torch)}-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     started = time.monotonic()
     try:
-        _build(version, building, tool=tool, timeout=timeout, wheel=(wheel or {}).get("path", ""))
+        _build(version, building, tool=tool, timeout=timeout, wheel=(wheel or {}).get("path", ""), torch=torch)
         found = probe(str(building / "bin" / "python"))
-        if found["paddle_version"] != version or (wheel and found["paddle_commit"] != wheel["commit"]):
-            raise EnvError(f"the env's paddle reports {found['paddle_version']} {found['paddle_commit'][:10]}, not "
-                           f"{version}{' ' + wheel['commit'][:10] if wheel else ''}")
+        _check_probe(found, version, wheel, torch)
         env = PaddleEnv(version=version, path=str(final), python=str(final / "bin" / "python"), tool=tool,
                         build_seconds=round(time.monotonic() - started, 1),
                         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        build_date=(wheel or {}).get("date", ""), source=(wheel or {}).get("source", ""), **found)
+                        build_date=(wheel or {}).get("date", ""), source=(wheel or {}).get("source", ""),
+                        torch_pin=torch, **found)
         data = {k: v for k, v in asdict(env).items() if k not in ("path", "python", "main")}
         (building / MARKER).write_text(json.dumps(data, indent=2) + "\n")
         os.rename(building, final)
@@ -312,6 +354,15 @@ def _install(version: str, *, tool: str | None, timeout: float, wheel: dict | No
             raise EnvError(f"installing paddlepaddle {version} took longer than {timeout:.0f} s") from exc
         raise
     return env, True
+
+
+def _check_probe(found: dict, version: str, wheel: dict | None, torch: str) -> None:
+    """The built env holds what was asked: the Paddle release (the wheel's commit) and the Torch it pairs with."""
+    if found["paddle_version"] != version or (wheel and found["paddle_commit"] != wheel["commit"]):
+        raise EnvError(f"the env's paddle reports {found['paddle_version']} {found['paddle_commit'][:10]}, not "
+                       f"{version}{' ' + wheel['commit'][:10] if wheel else ''}")
+    if torch and found["torch_version"].split("+")[0] != torch:
+        raise EnvError(f"the env's torch reports {found['torch_version']}, not {torch}")
 
 
 def fetch_wheel(source: str, *, timeout: float = 3600.0) -> Path:
@@ -351,20 +402,22 @@ def add_wheel(source: str, *, tool: str | None = None, timeout: float = 3600.0) 
     version = wheel["version"].split("+")[0]
     check_release_name(version)
     for env in installed():
-        if env.version == version:
+        if env.version == version and not env.torch_pin:
             return env, False
     return _install(version, tool=tool, timeout=timeout, wheel={**wheel, "path": str(path), "source": source})
 
 
-def remove(version: str) -> bool:
+def remove(version: str, torch: str = "") -> bool:
     check_release_name(version)
-    if version == main_version() and not (envs_dir() / version).exists():
+    torch = normal_torch(torch)
+    key = env_key(version, torch)
+    if version == main_version() and not torch and not (envs_dir() / version).exists():
         raise EnvError(f"Paddle {version} is the main environment (.venv); it is not removed by paddle_envs")
-    target = envs_dir() / version
+    target = envs_dir() / key
     if not target.exists():
-        raise EnvError(f"no env for Paddle {version} (installed: {', '.join(e.version for e in installed()) or 'none'})")
+        raise EnvError(f"no env for {key} (installed: {', '.join(e.key for e in installed()) or 'none'})")
     # Rename first so a half-deleted tree is never taken for an env.
-    doomed = envs_dir() / f".removing-{version}-{os.getpid()}"
+    doomed = envs_dir() / f".removing-{key}-{os.getpid()}"
     os.rename(target, doomed)
     shutil.rmtree(doomed, ignore_errors=True)
     return True

@@ -40,6 +40,7 @@ class RunRequest:
     paddle_flags: str | dict = ""
     readings: bool = False
     threads: int = 1  # both frameworks pinned to this many threads in the run's workers (issue #46)
+    torch: str = ""  # judge against this Torch instead of the project's (one release; issue #46's drift)
     smallest: int | None = None
     max_elements: int | None = None
     requested_by: str = ""
@@ -82,6 +83,9 @@ def _check_bounds(request: RunRequest) -> None:
                        "(GPU tasks on the CPU lane), as retest's --smallest and --max-elements do")
     if request.on_cpu and (request.releases or request.api or request.lane != Lane.CPU):
         raise RunError("a CPU-evidence run takes GPU task numbers, on the cpu lane, one release")
+    if request.torch and (request.releases or request.on_cpu):
+        raise RunError("a run against another Torch takes one release and the lane's own tasks (no release matrix, no "
+                       "CPU evidence): it measures how far the reference moves, one release at a time")
 
 
 def plan_run(request: RunRequest) -> RunPlan:
@@ -99,6 +103,7 @@ def plan_run(request: RunRequest) -> RunPlan:
     if count == 0:
         raise RunError("the scope has no failing configs to run (is the board imported?)")
     releases = [run_service.check_release(r) for r in request.releases]
+    run_service.check_torch(run_service.check_release(request.release), request.torch)
     return RunPlan(request, configs=count, tasks=len(tasks), lanes=len(releases) or 1)
 
 
@@ -125,6 +130,8 @@ def _create(plan: RunPlan) -> TestRun:
     common = {"tasks": list(request.tasks) or None, "api": request.api, "lane": request.lane,
               "requested_by": request.requested_by, "paddle_flags": request.paddle_flags, "readings": request.readings,
               "threads": request.threads}
+    if request.torch:
+        common["torch"] = request.torch
     if request.releases:
         return run_service.create_matrix_run(request.kind, releases=list(request.releases), mode=request.mode, **common)
     return run_service.create_run(request.kind, release=request.release, **common)

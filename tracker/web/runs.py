@@ -50,7 +50,7 @@ def _provenance_context(request, run: TestRun) -> dict:
     its thread-sensitive configs."""
     return {"provenance_rows": visibility.shown_provenance(provenance_selectors.run_provenance(run),
                                                           staff=request.user.is_staff),
-            "show_host": request.user.is_staff, "run_threads": run.threads,
+            "show_host": request.user.is_staff, "run_threads": run.threads, "run_torch": run.torch,
             "thread_sensitive": provenance_selectors.run_thread_sensitive(run)}
 
 

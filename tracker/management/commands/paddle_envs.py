@@ -1,5 +1,5 @@
 """Per-release Paddle environments: python manage.py paddle_envs add 3.0.0 [3.2.2 ...] | add --wheel FILE_OR_URL |
-list | remove 3.0.0."""
+add 3.3.1 --torch 2.12.0 | list | remove 3.0.0 [--torch V]."""
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -21,10 +21,17 @@ class Command(BaseCommand):
         add.add_argument("--wheel", action="append", default=[], metavar="FILE_OR_URL",
                          help="a Paddle wheel (a nightly or post build such as 3.3.1.post20260403): its version, "
                               "date and commit are read from the wheel, and the env is named by its version")
-        add.add_argument("--tool", choices=["uv", "pip"], help="default: uv when its binary is found, else venv+pip")
+        add.add_argument("--torch", metavar="V", default="",
+                         help="pair the release with Torch V instead of the project's own (an env of its own, "
+                              "<release>+torch<V>, for retest --torch V; other Torch builds carry ~4 GB of CUDA "
+                              "libraries on Linux, and run on the CPU)")
+        add.add_argument("--tool", choices=["uv", "pip"],
+                         help="default: uv when its binary is found, else venv+pip; pip with --torch (it reads this "
+                              "host's pip configuration: the indexes where other Torch builds are found)")
         sub.add_parser("list", help="installed envs with versions and disk used")
         remove = sub.add_parser("remove", help="delete the env of each release")
         remove.add_argument("versions", nargs="+", metavar="VERSION")
+        remove.add_argument("--torch", metavar="V", default="", help="the env pairing the release with Torch V")
 
     def handle(self, *args, **options):
         action = options["action"]
@@ -33,6 +40,8 @@ class Command(BaseCommand):
         failed = []
         versions = options["versions"]
         if action == "add" and options["wheel"]:
+            if options["torch"]:
+                raise CommandError("--torch pairs a release with another Torch; a wheel's env takes the project's")
             return self._add_wheels(options["wheel"], versions, options.get("tool"))
         if action == "add" and not versions:
             versions = list(settings.PADDLE_RELEASES)
@@ -41,16 +50,16 @@ class Command(BaseCommand):
         for version in versions:
             try:
                 if action == "add":
-                    env, created = paddle_envs.add(version, tool=options.get("tool"))
+                    env, created = paddle_envs.add(version, tool=options.get("tool"), torch=options["torch"])
                     if created:
                         self.stdout.write(f"Paddle {version}: built with {env.tool} in {env.build_seconds:.0f} s at "
                                           f"{env.path} ({_size(env.disk_bytes())}; paddle {env.paddle_version} "
                                           f"{env.paddle_commit[:10]}, torch {env.torch_version}, numpy {env.numpy_version})")
                     else:
-                        self.stdout.write(f"Paddle {version}: already installed at {env.path}")
+                        self.stdout.write(f"{env.key}: already installed at {env.path}")
                 else:
-                    paddle_envs.remove(version)
-                    self.stdout.write(f"Paddle {version}: removed")
+                    paddle_envs.remove(version, options["torch"])
+                    self.stdout.write(f"{paddle_envs.env_key(version, options['torch'])}: removed")
             except paddle_envs.EnvError as exc:
                 failed.append(f"Paddle {version}: {exc}")
         if failed:
@@ -80,5 +89,5 @@ class Command(BaseCommand):
         self.stdout.write(f"{main.version:<9} {'(main)':>10} {'':>10}  {main.version:<32} {'':<14} {main.path}")
         for env in paddle_envs.installed():
             total, shared = env.disk_usage()
-            self.stdout.write(f"{env.version:<9} {_size(total):>10} {_size(shared):>10}  "
+            self.stdout.write(f"{env.key:<9} {_size(total):>10} {_size(shared):>10}  "
                               f"{(env.paddle_version + ' ' + env.paddle_commit[:10]):<32} {env.torch_version:<14} {env.path}")

@@ -58,7 +58,8 @@ class Command(BaseCommand):
         parser.add_argument("--smallest", type=int, metavar="N",
                             help="with --on-cpu: only each task's N smallest configs (the first start's bounded share)")
         parser.add_argument("--release", metavar="X", default="",
-                            help="with --on-cpu: the Paddle release to run on (default: the main environment)")
+                            help="the Paddle release a one-release run (--on-cpu, --torch, a task or API) runs on "
+                                 "(default: the main environment)")
         parser.add_argument("--releases", metavar="all|X,Y",
                             help="one matrix run on several Paddle releases: 'all' (every release with an env "
                                  "here or on a worker) or a list like 3.0.0,3.3.1 (see manage.py paddle_envs)")
@@ -78,6 +79,10 @@ class Command(BaseCommand):
                             help="pin Paddle and Torch to N threads in the run's workers (default 1: the exact rule "
                                  "is judged single-threaded, as Paddle's alignment work is); a verdict that changes "
                                  "with the thread count is shown as thread-sensitive")
+        parser.add_argument("--torch", metavar="V", default="",
+                            help="judge against Torch V instead of the project's own (e.g. 2.12.0, as PaddleAPITest "
+                                 "pins): runs on a worker's env pairing the release with it (manage.py paddle_envs add "
+                                 "X --torch V); its verdicts feed manage.py torch_drift, never the board's verdicts")
         parser.add_argument("--wait", action="store_true", help="show a progress bar until the run ends")
         parser.add_argument("--inline", action="store_true",
                             help="execute in this process instead of queueing for qcluster (implies --wait)")
@@ -166,7 +171,7 @@ class Command(BaseCommand):
         """The run asked for, as services.run_requests takes it from the web views too."""
         return run_requests.RunRequest(
             paddle_flags=options["paddle_flags"], readings=options["readings"], requested_by="retest command",
-            threads=options["threads"],
+            threads=options["threads"], torch=options["torch"],
             lane=options["lane"], **overrides)
 
     def _start(self, request: run_requests.RunRequest, options) -> TestRun:
@@ -185,7 +190,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc))
         mode = run_service.FULL if options["full"] else run_service.BISECT
         return self._start(self._request(options, kind=kind, tasks=tuple(kwargs.get("tasks") or ()),
-                                         api=kwargs.get("api"), releases=releases, mode=mode), options)
+                                         api=kwargs.get("api"), releases=releases, mode=mode,
+                                         release="" if releases else options["release"]), options)
 
     def _follow_matrix(self, run: TestRun, options):
         """A matrix run's lanes; with --inline each is executed here, with --wait the progress is shown."""

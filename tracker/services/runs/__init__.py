@@ -17,8 +17,8 @@ from .executor import (EXECUTOR_ERROR, GPU_DECLINED, RELEASE_DECLINED, Execution
 from .matrix import (BISECT, FULL, MATRIX, cancel_run, create_matrix_run, matrix_observations, plan_next_round,
                      refresh_matrix, start_matrix_run)
 from .outcomes import record_run_outcomes
-from .scope import (LANES, SCOPE_KINDS, RunError, check_paddle_flags, check_release, known_releases, parse_releases,
-                    resolve_scope)
+from .scope import (LANES, SCOPE_KINDS, RunError, check_paddle_flags, check_release, check_torch, known_releases,
+                    parse_releases, resolve_scope)
 from .store import WrongBuild, bigint_or_none, check_build, expected_paddle, store_result
 from .sweep import (RESENT, executor_dead, max_requeues, queued_resend_after, requeue_declined_gpu_runs,
                     requeue_declined_release_runs, requeue_lost_queued_runs, resend_unclaimed_runs,
@@ -27,7 +27,7 @@ from .sweep import (RESENT, executor_dead, max_requeues, queued_resend_after, re
 __all__ = [
     "BISECT", "EXECUTOR_ERROR", "FULL", "GPU_DECLINED", "LANES", "MATRIX", "RELEASE_DECLINED", "RESENT", "SCOPE_KINDS",
     "ExecutionReport", "RunError", "WrongBuild", "bigint_or_none", "cancel_run", "check_build", "check_paddle_flags",
-    "check_release",
+    "check_release", "check_torch",
     "create_matrix_run", "create_run", "execute_run", "executor_dead", "executor_name", "expected_paddle",
     "known_releases", "mark_dequeued", "matrix_observations", "max_requeues", "parse_releases", "plan_next_round",
     "pool_options", "queued_resend_after", "record_run_outcomes", "refresh_matrix", "requeue_declined_gpu_runs",

@@ -20,6 +20,7 @@ from django.utils import timezone
 from apitester.pool import PoolError, TimeBudget, WorkerPool, warm_pool
 
 from ...models import ConfigResult, FailingConfig, RunShard, TestRun
+from ...selectors.envs import env_key
 from ...selectors.runs import run_configs
 from ...vocab import ACTIVE_RUN_STATES, WaitingReason
 from .. import paddle_envs, shards
@@ -102,12 +103,14 @@ def execute_run(run_id: int, *, workers: int | None = None, options: dict | None
     if run.lanes.exists():
         return report  # a matrix parent: its lanes are the runs that execute
     try:
-        python = paddle_envs.interpreter_for(run.release)
+        python = paddle_envs.interpreter_for(run.release, run.torch)
     except paddle_envs.EnvError:
-        # Not a release this host has: leave it queued for a worker that has it (never the wrong build).
+        # Not a release (or release and Torch pair) this host has: leave it queued for a worker that has it (never
+        # the wrong build).
         TestRun.objects.filter(pk=run.pk, state=TestRun.State.QUEUED).update(
             waiting=WaitingReason.RELEASE_WORKER,
-            message=f"{RELEASE_DECLINED} {run.release} (this host has: {', '.join(paddle_envs.releases())})")
+            message=f"{RELEASE_DECLINED} {env_key(run.release, run.torch)} (this host has: "
+                    f"{', '.join(paddle_envs.served_keys())})")
         report.state = TestRun.objects.get(pk=run.pk).state
         return report
     shards.ensure_shards(run)

@@ -9,6 +9,7 @@ from apitester.paddle_flags import FlagError, check_flags, parse_flags
 from ...models import Task, TaskStatus, TestRun
 from ...vocab import Lane, ScopeKind
 from ...selectors.board import task_number_span
+from ...selectors.envs import env_key, split_key
 from ...selectors.runs import advertised_releases
 from .. import paddle_envs
 
@@ -85,8 +86,28 @@ def resolve_scope(kind: str, *, tasks=None, api: str | None = None, lane: str = 
 
 
 def known_releases() -> list[str]:
-    """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise."""
-    return sorted(set(paddle_envs.releases()) | set(advertised_releases()), key=version_key)
+    """Releases some worker can run: this host's envs plus what fresh worker heartbeats advertise (not their envs
+    pairing a release with another Torch: those are no release of their own)."""
+    advertised = {key for key in advertised_releases() if not split_key(key)[1]}
+    return sorted(set(paddle_envs.releases()) | advertised, key=version_key)
+
+
+def check_torch(release: str, torch: str) -> str:
+    """The Torch a run is asked to judge against, normalised ("" = the project's own); RunError (nothing created)
+    when it is no Torch number or no worker has an env pairing the release with it."""
+    try:
+        torch = paddle_envs.normal_torch(torch)
+    except paddle_envs.EnvError as exc:
+        raise RunError(str(exc)) from None
+    if not torch:
+        return ""
+    key = env_key(release or paddle_envs.main_version(), torch)
+    if key not in set(paddle_envs.served_keys()) | set(advertised_releases()):
+        try:
+            paddle_envs.interpreter_for(release, torch)
+        except paddle_envs.EnvError as exc:
+            raise RunError(str(exc)) from None
+    return torch
 
 
 def check_release(release: str) -> str:

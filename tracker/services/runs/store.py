@@ -101,6 +101,16 @@ def check_build(run: TestRun, build: dict) -> None:
     """The verdict's build is the run's: its Paddle release, read with the run's Paddle flags."""
     check_release_build(run, build)
     check_flags_in_effect(run, build)
+    check_torch_build(run, build)
+
+
+def check_torch_build(run: TestRun, build: dict) -> None:
+    """A run asking for another Torch stores only verdicts given against it; a run on the project's Torch only those of
+    a worker whose Torch is the project's (its main env's pin, every plain env's)."""
+    expected = run.torch or paddle_envs.main_torch()
+    got = str((build or {}).get("torch_version", "")).split("+")[0]
+    if got and got != expected:
+        raise WrongBuild(f"run {run.pk} judges against Torch {expected} but the worker runs Torch {got}")
 
 
 def check_release_build(run: TestRun, build: dict) -> None:

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from ...models import TestRun
 from ...vocab import WaitingReason
+from ...selectors.envs import split_key
 from .. import shards
 from ..queue import enqueue_run
 from .matrix import MATRIX, refresh_matrix
@@ -55,12 +56,25 @@ def requeue_declined_gpu_runs(*, enqueue: bool = True) -> list[int]:
     return _requeue_declined(declined, lambda run: "requeued for a GPU worker", enqueue=enqueue)
 
 
+def served_runs_q(keys: list[str]) -> Q:
+    """Runs a worker advertising these env keys can execute: a plain release's runs on the project's Torch, and for
+    a key pairing a release with another Torch ("3.3.1+torch2.14.1") the runs asking for exactly that pair."""
+    plain = [key for key in keys if not split_key(key)[1]]
+    served = Q(release__in=plain, torch="")
+    for key in keys:
+        release, torch = split_key(key)
+        if torch:
+            served |= Q(release=release, torch=torch)
+    return served
+
+
 def requeue_declined_release_runs(releases: list[str], *, enqueue: bool = True) -> list[int]:
     """Runs a worker without their Paddle release declined go back on the queue when a worker that has
     the release starts (their queue message was consumed by the declining worker)."""
-    declined = TestRun.objects.filter(state=TestRun.State.QUEUED, release__in=releases,
+    declined = TestRun.objects.filter(served_runs_q(releases), state=TestRun.State.QUEUED,
                                       waiting=WaitingReason.RELEASE_WORKER)
-    return _requeue_declined(declined, lambda run: f"requeued for a worker with Paddle {run.release}",
+    return _requeue_declined(declined, lambda run: f"requeued for a worker with Paddle {run.release}"
+                                                   + (f" and Torch {run.torch}" if run.torch else ""),
                              enqueue=enqueue)
 
 
@@ -134,8 +148,8 @@ def resend_unclaimed_runs(lanes: list[str], releases: list[str], *, enqueue: boo
     """
     now = now or timezone.now()
     cutoff = now - queued_resend_after()
-    waiting = (TestRun.objects.filter(state=TestRun.State.QUEUED, executor="", lane__in=lanes,
-                                      release__in=["", *releases])
+    waiting = (TestRun.objects.filter(served_runs_q(["", *releases]), state=TestRun.State.QUEUED, executor="",
+                                      lane__in=lanes)
                .exclude(release=MATRIX)
                .filter(Q(sent_at__lte=cutoff) | Q(sent_at__isnull=True, created__lte=cutoff)))
     resent = []
