@@ -42,7 +42,7 @@ def test_unknown_release_names_what_is_installed_and_offered(old_env, settings, 
 def test_a_failed_install_leaves_nothing_behind(settings, tmp_path, monkeypatch):
     settings.PADDLE_ENVS_DIR = str(tmp_path / "envs")
     # numpy 0.0.1 does not exist: the real uv resolver fails after the venv was made.
-    monkeypatch.setattr(paddle_envs, "_pins", lambda: ["numpy==0.0.1"])
+    monkeypatch.setattr(paddle_envs, "_pins", lambda torch="": ["numpy==0.0.1"])
     with pytest.raises(paddle_envs.EnvError, match="uv failed"):
         paddle_envs.add("3.0.0", check_index=False)
     assert list((tmp_path / "envs").iterdir()) == []

@@ -56,10 +56,10 @@ class Command(BaseCommand):
                                           f"{env.path} ({_size(env.disk_bytes())}; paddle {env.paddle_version} "
                                           f"{env.paddle_commit[:10]}, torch {env.torch_version}, numpy {env.numpy_version})")
                     else:
-                        self.stdout.write(f"{env.key}: already installed at {env.path}")
+                        self.stdout.write(f"Paddle {env.key}: already installed at {env.path}")
                 else:
                     paddle_envs.remove(version, options["torch"])
-                    self.stdout.write(f"{paddle_envs.env_key(version, options['torch'])}: removed")
+                    self.stdout.write(f"Paddle {paddle_envs.env_key(version, options['torch'])}: removed")
             except paddle_envs.EnvError as exc:
                 failed.append(f"Paddle {version}: {exc}")
         if failed:
