@@ -76,18 +76,19 @@ def page(browser):
 # in collection order (scripts/test.sh: --no-loadscope-reorder), so these start first and the short files fill
 # the other worker around them instead of one long file finishing alone at the end.
 SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measurements/suite-speed.md)
-    "tests/releases/test_bisect_runs.py",  # 200 s
-    "tests/runner/test_pool.py",  # 191 s
+    # (~: run 2's figure × the file's after/before ratio alone, "2026-12-07: trimmed" in suite-speed.md)
     "tests/runner/test_shards_releases.py",  # 142 s
-    "tests/runner/test_resume.py",  # 106 s
+    "tests/runner/test_pool.py",  # ~112 s (191 s before the trim)
+    "tests/runner/test_resume.py",  # ~96 s (106 s)
     "tests/deployment/test_shards_deployment.py",  # 92 s
-    "tests/runner/test_diagnosis_board.py",  # 84 s
     "tests/runner/test_conventions_board.py",  # 60 s (a run, then a diagnosis process)
     "tests/hardening/test_public_reads.py",  # 37 s at load 12 (two tasks' run histories, pages read cold)
     "tests/runner/test_shards_hosts.py",  # 83 s
     "tests/deployment/test_shared_deployment.py",  # 78 s
     "tests/engine/test_cli.py",  # 69 s
     "tests/charts/test_browser.py",  # 65 s
+    "tests/runner/test_diagnosis_board.py",  # ~62 s (84 s)
+    "tests/releases/test_bisect_runs.py",  # ~60 s (200 s)
     "tests/runner/test_runs.py",  # 59 s
     "tests/engine/test_draws.py",  # 52 s
     "tests/runner/test_gradient_reading_board.py",  # 42-58 s alone on the loaded 2-core host (load average 11)
@@ -97,7 +98,7 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/engine/test_verdict_layers.py",  # 35 s
     "tests/engine/test_references.py",  # 30 s (refs-core branch, a loaded 2-core machine)
     "tests/runner/test_shards.py",  # 30 s
-    "tests/runner/test_first_verdicts.py",  # 29 s
+    "tests/runner/test_first_verdicts.py",  # ~23 s (29 s)
     "tests/runner/test_requeue_limit.py",  # 27 s
     "tests/runner/test_flakiness.py",  # 20-95 s on the loaded 2-core host (two runs, a fresh worker pool each)
     "tests/qa/test_site_walk.py",  # 24 s
@@ -107,7 +108,6 @@ SLOW_FILES = [  # seconds summed over the file's tests (run 2 of docs/measuremen
     "tests/runner/test_hostile_configs.py",  # 20 s
     "tests/hardening/test_webhook_stalls.py",  # 18 s
     "tests/releases/test_release_runs.py",  # 18 s
-    "tests/runner/test_verdict_layers.py",  # 18 s
     # (the next two measured on the shared 2-core host at load 5 with other suites running: 30 s and 33 s; at load 10
     # 48 s and 60-90 s — each starts paddle+torch processes: flag probes, pools, CLI runs)
     "tests/releases/test_paddle_flags.py",

@@ -1,10 +1,15 @@
 """A bisecting matrix run through the real write path: real workers on fake release envs (the main Paddle
-reporting another version), each round's lanes planned by refresh_matrix when the previous ones end."""
+reporting another version), each round's lanes planned by refresh_matrix when the previous ones end.
+
+The fake envs are the module's (one directory), and the lanes run on warm pools (RUNNER_WARM_POOLS, one idle
+pool a release, as a matrix host keeps them): a release's worker starts (imports paddle and torch) once for the
+whole file instead of once a lane — 5 starts instead of 20. A lane on a fresh pool is the same code path with
+the start in front (tests/releases/test_release_runs.py, tests/runner/test_pool.py's warm-pool tests)."""
 from importlib.metadata import version
 
 import pytest
 
-from apitester.pool import TimeBudget
+from apitester.pool import TimeBudget, close_idle_pools
 from tracker.models import ConfigResult, TestRun
 from tracker.services.runs import BISECT, create_matrix_run, execute_run
 
@@ -32,10 +37,19 @@ def run_until_done(parent):
     return executed
 
 
+@pytest.fixture(scope="module")
+def envs_dir(tmp_path_factory):
+    """The fake release envs, one directory for the module: the warm pools' key holds the env's python path."""
+    close_idle_pools()
+    yield make_fake_envs(tmp_path_factory.mktemp("bisect") / "envs", FAKES)
+    close_idle_pools()  # the module's idle workers end with it
+
+
 @pytest.fixture
-def fake_envs(settings, tmp_path, monkeypatch):
+def fake_envs(settings, envs_dir, monkeypatch):
     monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.fake_specs.workers")
-    settings.PADDLE_ENVS_DIR = str(make_fake_envs(tmp_path / "envs", FAKES))
+    settings.PADDLE_ENVS_DIR = str(envs_dir)
+    settings.RUNNER_WARM_POOLS = len(RELEASES)  # one idle pool a release (each one worker)
 
 
 def test_bisection_runs_the_ends_then_probes_only_the_config_whose_ends_differ_and_the_pages_show_it(fake_envs, client):

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django_q.models import OrmQ
 
-from apitester.pool import TimeBudget
+from apitester.pool import TimeBudget, close_idle_pools
 from tracker.models import Diagnosis, Event
 from tracker.services.diagnoses import diagnose_tasks, diagnosis_targets
 from tracker.services.runs import create_run, execute_run
@@ -28,8 +28,18 @@ OTHER = 'paddle.Tensor.__mul__(Tensor([64],"float16"), 1000000.0, )'
 PASSING = 'paddle.Tensor.__mul__(Tensor([8, 8],"float32"), 2.0, )'
 
 
+@pytest.fixture(scope="module")
+def warm_pool_of_the_module():
+    """The tests that retest task 141 run on one warm pool (RUNNER_WARM_POOLS): its worker imports paddle and
+    torch once for the module instead of once a test. Closed when the module ends."""
+    close_idle_pools()
+    yield
+    close_idle_pools()
+
+
 @pytest.fixture
-def retested():
+def retested(settings, warm_pool_of_the_module):
+    settings.RUNNER_WARM_POOLS = 1
     task = make_task(141, "paddle.Tensor.__mul__", [SAME_A, SAME_B, OTHER, PASSING])
     execute_run(create_run("task", tasks=[141], lane="cpu").pk, workers=1, options=FAST)
     return task
@@ -123,6 +133,7 @@ def test_a_strict_failure_the_oracle_reads_torch_off_becomes_torch_suspect_and_n
     from tracker.selectors.runs import latest_results
 
     monkeypatch.setenv("APITESTER_EXTRA_SPECS", "tests.engine.diagnosis_test_specs")
+    close_idle_pools()  # a warm pool's workers were started without these specs: this run starts its own
     make_task(142, "apitester_diag.torch_off", [TORCH_OFF])
     execute_run(create_run("task", tasks=[142], lane="cpu").pk, workers=1, options=FAST)
     [judged] = ConfigResult.objects.filter(task__number=142)

@@ -33,13 +33,19 @@ def test_dispatch_order_without_groups_is_largest_first_and_stable():
     assert dispatch_order([], size_of=len, group_of=len) == []
 
 
-def test_real_pool_hands_out_one_config_per_group_first():
+@pytest.fixture(scope="module")
+def fast_pool():
+    """One real worker for the tests that drive a pool directly (its paddle + torch start paid once)."""
+    with WorkerPool(1, device="cpu", **FAST) as pool:
+        yield pool
+
+
+def test_real_pool_hands_out_one_config_per_group_first(fast_pool):
     """One real worker: results come back in dispatch order."""
     jobs = [("t1-big", _clip(40, 40)), ("t1-small", _clip(3)), ("t2-big", _clip(30, 30)), ("t2-small", _clip(4)),
             ("t1-mid", _clip(10, 10))]
     group = {"t1-big": 1, "t1-small": 1, "t1-mid": 1, "t2-big": 2, "t2-small": 2}
-    with WorkerPool(1, device="cpu", **FAST) as pool:
-        keys = [r.key for r in pool.run(jobs, group_of=group.__getitem__)]
+    keys = [r.key for r in fast_pool.run(jobs, group_of=group.__getitem__)]
     assert keys == ["t1-small", "t2-small", "t1-big", "t2-big", "t1-mid"]
 
 
@@ -66,7 +72,7 @@ def test_a_run_judges_every_tasks_smallest_config_before_the_rest(client):
 
 
 @pytest.mark.django_db
-def test_board_and_task_page_show_per_task_progress_of_the_running_run(client):
+def test_board_and_task_page_show_per_task_progress_of_the_running_run(client, fast_pool):
     """Verdicts arrive through the runner's write path (store_result, with verdicts of a real pool)."""
     configs = [_clip(3), _clip(4), 'paddle.Tensor.__mul__(Tensor([8, 8],"float16"), 1000000.0, )']
     task = make_task(7, "paddle.clip", configs)
@@ -78,10 +84,9 @@ def test_board_and_task_page_show_per_task_progress_of_the_running_run(client):
     page = client.get("/").content.decode()
     assert "0 of 3 configs re-tested" in page and "0 of 1 configs re-tested" in page
 
-    with WorkerPool(1, device="cpu", **FAST) as pool:
-        jobs = [(configs[0], configs[0]), (configs[2], configs[2])]
-        for result in pool.run(jobs):
-            store_result(run, by_config[result.key], result.verdict, result.seconds, build=pool.build)
+    jobs = [(configs[0], configs[0]), (configs[2], configs[2])]
+    for result in fast_pool.run(jobs):
+        store_result(run, by_config[result.key], result.verdict, result.seconds, build=fast_pool.build)
 
     progress = task_progress(run)
     assert progress[7].as_dict() == {"total": 3, "done": 2, "pass": 1, "fail": 1, "other": 0}

@@ -47,10 +47,10 @@ def _rss_of_this_process() -> int:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
 
 
-@pytest.mark.parametrize("allocator", ["numpy", "paddle", "torch"])
-def test_a_config_that_allocates_past_the_hard_limit_is_a_crash_and_the_host_survives(allocator):
+def test_a_config_that_allocates_past_the_hard_limit_is_a_crash_and_the_host_survives():
+    """numpy, paddle and torch each allocate 4 GiB from 12 bytes, one after the other in one pool (one test, not
+    three: a pool's start imports paddle and torch); each runs in a fresh worker, its predecessor replaced."""
     budget = 64 << 20
-    over = f'paddle.testonly.allocate_{allocator}(x=Tensor([3],"float32"), mib=4096, )'  # 4 GiB from 12 bytes
     host_rss = _rss_of_this_process()
     with WorkerPool(1, memory_budget=budget, time_budget=TimeBudget(base=60),
                     env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
@@ -61,23 +61,35 @@ def test_a_config_that_allocates_past_the_hard_limit_is_a_crash_and_the_host_sur
         assert info["address_space_limit"] == info["address_space_baseline"] + pool.address_space_allowance
         assert _limits_of(info["pid"]) == info["address_space_limit"]
         assert 0.5 * 2**30 < info["address_space_baseline"] < 4 * 2**30
-        results = {r.key: r for r in pool.run([("over", over)])}
+        crashes = {}
+        for allocator in ("numpy", "paddle", "torch"):
+            over = f'paddle.testonly.allocate_{allocator}(x=Tensor([3],"float32"), mib=4096, )'
+            [crashes[allocator]] = list(pool.run([(allocator, over)]))  # one result each
         after = {r.key: r for r in pool.run([("pass", PASSING[1])])}
-    crash = results["over"]
-    assert crash.status == "crash" and crash.attempts == 1, crash.verdict
-    assert "out of memory under the worker's address-space limit" in crash.verdict["message"]
-    assert crash.verdict["signal"] == "MemoryError"
-    # The worker that ran out was replaced; the next config runs (and passes) in a fresh one.
-    assert after["pass"].status == "pass" and after["pass"].worker_pid != info["pid"]
+    for allocator, crash in crashes.items():
+        assert crash.key == allocator and crash.status == "crash" and crash.attempts == 1, (allocator, crash.verdict)
+        assert "out of memory under the worker's address-space limit" in crash.verdict["message"], allocator
+        assert crash.verdict["signal"] == "MemoryError", allocator
+    # The worker that ran out was replaced each time; the next config runs (and passes) in a fresh one.
+    pids = [crash.worker_pid for crash in crashes.values()]
+    assert pids[0] == info["pid"] and len(set(pids)) == 3, pids
+    assert after["pass"].status == "pass" and after["pass"].worker_pid not in pids
     assert _rss_of_this_process() - host_rss < 256 << 20  # the 4 GiB never reached this process
 
 
-def test_normal_configs_pass_under_the_default_limit():
+@pytest.fixture(scope="module")
+def default_pool():
+    """One worker under the default limits, shared by the tests that only run passing configs on it."""
     with WorkerPool(1, env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
-        info = pool.wait_ready()
-        assert info["address_space_limit"] == info["address_space_baseline"] + pool.address_space_allowance
-        assert pool.address_space_allowance > ADDRESS_SPACE_SLACK + pool.memory_budget
-        results = {r.key: r.status for r in pool.run([(c, c) for c in PASSING])}
+        yield pool
+
+
+def test_normal_configs_pass_under_the_default_limit(default_pool):
+    pool = default_pool
+    info = pool.wait_ready()
+    assert info["address_space_limit"] == info["address_space_baseline"] + pool.address_space_allowance
+    assert pool.address_space_allowance > ADDRESS_SPACE_SLACK + pool.memory_budget
+    results = {r.key: r.status for r in pool.run([(c, c) for c in PASSING])}
     assert set(results.values()) == {"pass"}, results
 
 
@@ -87,7 +99,7 @@ def test_a_retry_whose_fresh_worker_hangs_while_importing_is_timed_out(tmp_path)
            "APITESTER_TEST_HANG_MARKER": str(marker)}
     with WorkerPool(1, time_budget=TimeBudget(base=60), env=env) as pool:
         pool.wait_ready()  # the first worker starts normally (no marker yet)
-        pool.startup_timeout = 20.0  # from here on: the retry's worker gets 20 s to become ready
+        pool.startup_timeout = 8.0  # from here on: the retry's worker gets 8 s to become ready
         started = time.monotonic()
         results = list(pool.run([("k", 'paddle.testonly.crash_then_hang_on_start(x=Tensor([3],"float32"), )')]))
         elapsed = time.monotonic() - started
@@ -95,8 +107,8 @@ def test_a_retry_whose_fresh_worker_hangs_while_importing_is_timed_out(tmp_path)
     assert len(results) == 1
     verdict = results[0].verdict
     assert results[0].status == "crash" and verdict["signal"] == "SIGSEGV", verdict
-    assert "did not become ready within 20 s, so no retry ran" in verdict["message"]
-    assert 20 <= elapsed < 120
+    assert "did not become ready within 8 s, so no retry ran" in verdict["message"]
+    assert 8 <= elapsed < 120
 
 
 # ---- warm pools: a release matrix's lanes skip the workers' start
@@ -182,15 +194,15 @@ def test_more_feeds_batches_until_an_empty_one_and_a_batch_of_only_too_large_con
     assert asked == [3, 2, 1]  # asked once more after the too-large batch, never after the empty one
 
 
-def test_a_freed_worker_has_its_next_job_before_the_caller_sees_the_result():
+def test_a_freed_worker_has_its_next_job_before_the_caller_sees_the_result(default_pool):
     """The caller handles each result (the runner's database write) before it resumes the pool: the worker that
     finished must already be running the next job (from ``pending`` or from ``more()``) by then, or it idles for
     every write."""
     batches = [[("c", PASSING[0])], []]
-    with WorkerPool(1, env={"APITESTER_EXTRA_SPECS": EXTRA_SPECS}) as pool:
-        seen = []
-        for result in pool.run([("a", PASSING[0]), ("b", PASSING[1])], more=lambda: batches.pop(0)):
-            seen.append((result.key, pool.busy))
+    pool = default_pool
+    seen = []
+    for result in pool.run([("a", PASSING[0]), ("b", PASSING[1])], more=lambda: batches.pop(0)):
+        seen.append((result.key, pool.busy))
     # a and b were pending (sent largest first), c came from more() once both were sent; the worker is free
     # only after the last
     assert sorted(key for key, _ in seen[:2]) == ["a", "b"] and seen[2][0] == "c"

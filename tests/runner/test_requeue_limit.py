@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from .conftest import PASSING
-from .test_resume import REPO, env, manage, query  # noqa: F401 (env: the fixture kill_env builds on)
+from .test_resume import REPO, env, manage, query, seeded_db  # noqa: F401 (env: the fixture kill_env builds on)
 
 MAX_REQUEUES = 2
 

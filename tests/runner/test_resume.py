@@ -23,16 +23,34 @@ REPO = Path(__file__).resolve().parents[2]
 TOTAL = 12  # dbscript.seed: 10 slow configs + 2 real ones on task 1
 
 
-@pytest.fixture
-def env(tmp_path):
-    db = tmp_path / "runner.sqlite3"
-    environment = {
+def _environment(db: Path) -> dict:
+    return {
         **os.environ, "DATABASE_URL": f"sqlite:///{db}", "APITESTER_EXTRA_SPECS": EXTRA_SPECS,
         "RUNNER_WORKERS": "1", "PYTHONPATH": str(REPO), "LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
-    manage(environment, "migrate", "--noinput")
-    manage(environment, "shell", "-c", "from tests.runner import dbscript; dbscript.seed()")
+
+
+@pytest.fixture(scope="module")
+def seeded_db(tmp_path_factory):
+    """The migrated SQLite file seeded by dbscript.seed, made once a module (two manage.py processes)."""
+    db = tmp_path_factory.mktemp("seeded") / "runner.sqlite3"
+    manage(_environment(db), "migrate", "--noinput")
+    manage(_environment(db), "shell", "-c", "from tests.runner import dbscript; dbscript.seed()")
+    return db
+
+
+@pytest.fixture
+def env(tmp_path, seeded_db):
+    """A test's own copy of the seeded database file (sqlite's backup: a consistent copy, WAL included)."""
+    db = tmp_path / "runner.sqlite3"
+    source, copy = sqlite3.connect(seeded_db), sqlite3.connect(db)
+    try:
+        source.backup(copy)
+    finally:
+        source.close()
+        copy.close()
+    environment = _environment(db)
     environment["_DB"] = str(db)
     return environment
 

@@ -13,7 +13,7 @@ import sys
 from tests.waiting import wait_for
 
 from .test_resume import REPO, manage, query
-from .test_resume import env  # noqa: F401  (fixture: migrated SQLite file seeded by dbscript.seed)
+from .test_resume import env, seeded_db  # noqa: F401  (fixtures: a copy of a migrated, seeded SQLite file)
 
 CONFIGS = 12
 SHARD_SIZE = 2

@@ -3,7 +3,7 @@ Torch is stored with both layers and never reads "fix verified" (issue 11).  Rea
 in real worker processes; the configs are read from the PaddleAPITest reports at run time."""
 import pytest
 
-from apitester.pool import TimeBudget
+from apitester.pool import TimeBudget, close_idle_pools
 from apitester.reports import iter_config_lines, reports_dir
 from tracker.models import ConfigResult, Event, PullRequest
 from tracker.figures.cells import CELL_DIFFERS
@@ -28,6 +28,20 @@ def embedding_padding_configs(n: int) -> list[str]:
     if not named:
         pytest.fail("the embedding padding_idx=0 configs are missing: set PADDLEAPITEST_REPORTS")
     return named[:1] + [line for line in lines if line not in named][: n - 1]
+
+
+@pytest.fixture(autouse=True)
+def warm_pool(settings):
+    """Both tests' runs on one warm pool (RUNNER_WARM_POOLS): its worker imports paddle and torch once for the
+    module; closed when the module ends (a module-scoped finaliser below)."""
+    settings.RUNNER_WARM_POOLS = 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_the_warm_pool():
+    close_idle_pools()
+    yield
+    close_idle_pools()
 
 
 def test_task_42_after_a_retest_is_a_documented_difference_not_a_verified_fix(client):

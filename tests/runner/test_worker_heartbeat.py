@@ -10,7 +10,7 @@ import sys
 from tests.waiting import wait_for
 
 from .test_resume import REPO, manage, query
-from .test_resume import env  # noqa: F401  (fixture: migrated SQLite file seeded by dbscript.seed)
+from .test_resume import env, seeded_db  # noqa: F401  (fixtures: a copy of a migrated, seeded SQLite file)
 
 ORPHAN = ("from tracker.models import TestRun; from tracker.services.runs import create_run; "
           "run = create_run('task', tasks=[2], lane='gpu'); "
