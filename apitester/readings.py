@@ -28,7 +28,10 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .diagnosis.oracle import gradient_check, input_tensors, no_oracle, oracle_for, reading_of
+from .diagnosis.gradients import gradient_check
+from .diagnosis.measuring import no_oracle
+from .diagnosis.oracle import oracle_for, reading_of
+from .diagnosis.sides import input_tensors
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
 

@@ -61,7 +61,8 @@ from ..compare import Verdict, encode_float
 from ..config import ConfigSyntaxError, parse_config
 from .conventions import Convention
 from ..inputs import estimate_bytes
-from .oracle import gradient_check, oracle_for, reading_of
+from .gradients import gradient_check
+from .oracle import oracle_for, reading_of
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
 from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Status

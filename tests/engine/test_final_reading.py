@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from apitester.diagnosis.diagnose import REPORTED_MAX_ELEMENTS, diagnose_config, render_text
-from apitester.diagnosis.oracle import input_tensors
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw
 from apitester.vocab import Reading

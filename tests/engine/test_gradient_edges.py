@@ -14,8 +14,9 @@ import pytest
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis.diagnose import diagnose_config, group_failures
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check, input_tensors,
-                              judge)
+from apitester.diagnosis.gradients import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check,
+                                           judge)
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
@@ -78,7 +79,7 @@ def test_a_domain_boundary_and_a_vertical_tangent():
 
 
 def test_a_spent_budget_leaves_the_element_unresolved_never_judged():
-    from apitester.diagnosis.oracle import _Budget
+    from apitester.diagnosis.gradients import _Budget
 
     d = element_derivative(math.sin, 1.0, math.sin(1.0), _Budget(forwards=0))
     assert (d.forward.state, d.backward.state, d.central) == (UNRESOLVED, UNRESOLVED, None)

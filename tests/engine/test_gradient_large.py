@@ -5,10 +5,10 @@ the test-only specs of gradient_edge_specs (one element at exactly 0, the rest a
 import json
 
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
-from apitester.diagnosis import oracle
+from apitester.diagnosis import gradients
 from apitester.diagnosis.diagnose import read_with_gradient_check
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
+from apitester.diagnosis.gradients import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
@@ -71,6 +71,6 @@ def test_small_inputs_are_still_judged_at_every_element():
 
 
 def test_over_the_largest_size_the_check_does_not_run(monkeypatch):
-    monkeypatch.setattr(oracle, "GRADCHECK_LARGEST", LARGE - 1)
+    monkeypatch.setattr(gradients, "GRADCHECK_LARGEST", LARGE - 1)
     check = checked("abs_subgradients")
     assert check == {"ran": False, "reason": f"{LARGE} floating input elements, over {LARGE - 1}"}

@@ -15,8 +15,9 @@ import pytest
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis.conventions import convention_of, gradient_shape_reading
 from apitester.diagnosis.diagnose import diagnose_config
-from apitester.diagnosis.oracle import (MATCH, MISS, UNRESOLVED, absorbed, element_derivative, gradient_check,
-                                        input_tensors, judge)
+from apitester.diagnosis.gradients import (MATCH, MISS, UNRESOLVED, absorbed, element_derivative, gradient_check,
+                                           judge)
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict, probe
 from apitester.inputs import Draw
 from apitester.vocab import ConventionKind, Reading, ReadingSource, Status

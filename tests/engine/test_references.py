@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 
 from diagnosis_helpers import EXTRA  # noqa: F401  (registers the apitester_diag.* specs)
-from apitester.diagnosis import oracle as orc
+from apitester.diagnosis import measuring, reference, reference_gradients
 from apitester import references as refs
 from apitester.compare import Verdict
 from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import check_reference, oracle_for
+from apitester.diagnosis.oracle import oracle_for
+from apitester.diagnosis.reference import check_reference
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
 from apitester.vocab import NoOracle, Reading, ReadingSource
@@ -216,7 +217,7 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
 
 def test_a_reference_derivative_past_its_time_bound_is_not_taken_and_says_so(monkeypatch):
     # The same disputed gradient as above, with no time for the derivative: the reading stays disputed and says why.
-    monkeypatch.setattr(orc, "REF_GRAD_MAX_SECONDS", 0.0)
+    monkeypatch.setattr(reference_gradients, "REF_GRAD_MAX_SECONDS", 0.0)
     prepared = prepare_strict('apitester_diag.ref_torch_grad_off(Tensor([3, 2],"float32"), )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
     got = {r["output"]: r for r in found["readings"]}["grad x"]
@@ -239,7 +240,7 @@ def test_a_reference_that_does_not_cover_the_arguments_leaves_the_reading_disput
 
 
 def test_over_the_size_bound_the_reading_is_too_large_so_shrinking_adopts_a_smaller_ones(monkeypatch):
-    monkeypatch.setattr(orc, "REF_MAX_ELEMENTS", 8)
+    monkeypatch.setattr(reference, "REF_MAX_ELEMENTS", 8)
     (got,) = _readings('apitester_diag.ref_paddle_off(Tensor([16],"float32"), )')
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.TOO_LARGE)
     (small,) = _readings('apitester_diag.ref_paddle_off(Tensor([8],"float32"), )')
@@ -277,7 +278,7 @@ def test_exact_apply_sums_without_cancellation():
 
 def test_the_noise_floor_and_rmse_of_huge_values_do_not_overflow():
     # clip of 1.5e246 at float64: squaring overflowed, the floor was inf and an inf error read within_rounding
-    assert orc._rms(np.array([1e300, -1e300])) == 1e300
-    assert orc.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
+    assert measuring.rms(np.array([1e300, -1e300])) == 1e300
+    assert measuring.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
     huge = np.array([1.5e246, 0.5])
-    assert orc.error_to_oracle(np.array([3.4e38, 0.5]), huge)["rmse"] == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    assert measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge)["rmse"] == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))

@@ -12,7 +12,8 @@ import pytest
 
 from apitester.compare import Out
 from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
-from apitester.diagnosis.oracle import agreeing_elements, input_tensors, oracle_for, read_output
+from apitester.diagnosis.oracle import agreeing_elements, oracle_for, read_output
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
 from apitester.specs import base
