@@ -102,8 +102,8 @@ def oracles_agree(paddle64: np.ndarray, torch64: np.ndarray) -> tuple[bool, floa
 def noise_floor(oracle: np.ndarray, dtype: str) -> float:
     """NOISE_ULPS * eps(dtype) * RMS of the oracle's finite values (the smallest normal if all are 0)."""
     b = np.abs(as_float(oracle))
-    rms = rms(b[np.isfinite(b)])
-    return NOISE_ULPS * EPS[dtype] * max(rms, float(np.finfo(np.float64).tiny))
+    scale = rms(b[np.isfinite(b)])
+    return NOISE_ULPS * EPS[dtype] * max(scale, float(np.finfo(np.float64).tiny))
 
 
 def read_errors(paddle_rmse: float, torch_rmse: float, floor: float) -> str:
