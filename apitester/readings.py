@@ -184,11 +184,11 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
                          f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
-    labels = outputs or [r["output"] for r in oracle["readings"]]
+    labels = outputs or [r["output"] for r in oracle.readings]
     check = functools.cache(lambda: _small_gradient_check(strict, materialised, draw))  # one check for every input
     readings = [_settled(reading_of(oracle, label), check) for label in labels]
-    if not labels and oracle.get("no_oracle") not in (None, NoOracle.EXACT_DTYPE):
-        readings = [no_oracle("", oracle["no_oracle"], oracle["reason"])]
+    if not labels and oracle.no_oracle not in (None, NoOracle.EXACT_DTYPE):
+        readings = [no_oracle("", oracle.no_oracle, oracle.reason)]
     floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
     return max(floating, key=severity) if floating else None
 

@@ -37,7 +37,7 @@ def once(config, x):
         m["x"] = InputTensor(x, "float64")
     began = time.perf_counter()
     found = orc.oracle_for(prepared, m, D, grads=False)
-    return time.perf_counter() - began, [(r["reading"], r.get("no_oracle")) for r in found["readings"]][:1]
+    return time.perf_counter() - began, [(r["reading"], r.get("no_oracle")) for r in found.readings][:1]
 
 
 def main() -> None:

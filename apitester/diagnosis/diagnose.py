@@ -101,7 +101,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
-                  oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
+                  oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(), gradient_check=check)
     result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])

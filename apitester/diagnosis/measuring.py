@@ -13,6 +13,7 @@ import numpy as np
 from .. import inputs as inp
 from ..compare import Out, encode_float
 from ..vocab import Reading
+from .records import Errors
 
 
 # ---------------------------------------------------------------- the rules and their constants
@@ -56,7 +57,7 @@ def rms(values: np.ndarray) -> float:
     return top * float(np.sqrt(np.mean(np.square(values / top))))
 
 
-def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> dict:
+def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> Errors:
     """Max abs, max rel and RMSE of ``values`` to ``oracle`` (a NaN or inf where the oracle has a
     different value counts as an infinite error; equal NaN/inf positions count as 0)."""
     a, b = as_float(values), as_float(oracle)
@@ -66,12 +67,11 @@ def error_to_oracle(values: np.ndarray, oracle: np.ndarray) -> dict:
     diff = np.where(same_nonfinite, 0.0, diff)
     diff = np.where(np.isnan(diff), np.inf, diff)
     if diff.size == 0:
-        return {"max_abs": 0.0, "max_rel": 0.0, "rmse": 0.0}
+        return Errors(0.0, 0.0, 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(diff == 0, 0.0, diff / np.abs(b))
         rmse = rms(diff)
-    return {"max_abs": float(diff.max()), "max_rel": float(np.nan_to_num(rel, nan=np.inf, posinf=np.inf).max()),
-            "rmse": rmse}
+    return Errors(float(diff.max()), float(np.nan_to_num(rel, nan=np.inf, posinf=np.inf).max()), rmse)
 
 
 def rounded_to(oracle: np.ndarray, dtype: str) -> np.ndarray:
@@ -162,10 +162,9 @@ def measure(label: str, low_p: Out, low_t: Out, oracle: np.ndarray, dtype: str, 
     paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
     b = np.abs(as_float(oracle))
     floor = NOISE_ULPS * eps * max(rms(b[np.isfinite(b)]), float(np.finfo(np.float64).tiny))
-    reading = {"output": label, "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
+    reading = {"output": label, "reading": read_errors(paddle_err.rmse, torch_err.rmse, floor),
                "dtype": dtype, "noise_floor": encode_float(floor), "k": K,
-               "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
-               "torch": {k: encode_float(v) for k, v in torch_err.items()}}
+               "paddle": paddle_err.to_dict(), "torch": torch_err.to_dict()}
     notes = nonfinite_note(low_p.array, low_t.array, oracle, against)
     if notes:
         reading["nonfinite"] = notes

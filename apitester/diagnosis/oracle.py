@@ -42,6 +42,7 @@ from ..compare import Out, encode_float
 from ..vocab import NoOracle, Reading
 from .measuring import (AGREE_RTOL, EPS, HIGH, K, as_float, error_to_oracle, has_nonfinite, no_oracle,
                         nonfinite_note, noise_floor, oracles_agree, read_errors, rounded_to, agreeing_mask)
+from .records import AgreeingElements, DrawReadings
 from .reference import Reference, read_by_reference, without_reference
 from .reference_gradients import settle_gradient
 from .sides import config_level_reason, output_gradients, run_side, upcast
@@ -86,11 +87,11 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         else:
             reading = without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
         agreeing = agreeing_elements(low_p, low_t, high_p, high_t)
-        return {**reading, "agreeing_elements": agreeing} if agreeing else reading
+        return {**reading, "agreeing_elements": agreeing.to_dict()} if agreeing else reading
     return _read_agreed(label, low_p, low_t, high_p, high_t, gap, reference if use_ref else None, index)
 
 
-def agreeing_elements(low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> dict | None:
+def agreeing_elements(low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> AgreeingElements | None:
     """Where the float64 results disagree on some elements only (a tie of minimum/maximum, where each side gives
     its own subgradient), the elements where they agree read as ``_read_agreed`` reads a whole output: Torch's
     float64 value is the oracle there, each side's error to it rounded to the dtype, floor eps x RMS, K.  A value
@@ -105,11 +106,8 @@ def agreeing_elements(low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> dict 
     paddle_err = error_to_oracle(np.asarray(low_p.array)[mask], rounded)
     torch_err = error_to_oracle(np.asarray(low_t.array)[mask], rounded)
     floor = noise_floor(oracle, dtype if dtype in EPS else "float32")
-    return {"elements": count, "of": total, "dtype": dtype,
-            "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
-            "noise_floor": encode_float(floor), "k": K,
-            "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
-            "torch": {k: encode_float(v) for k, v in torch_err.items()}}
+    return AgreeingElements(count, total, dtype, read_errors(paddle_err.rmse, torch_err.rmse, floor), floor, K,
+                            paddle_err, torch_err)
 
 
 def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, gap: float,
@@ -131,10 +129,9 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
     rounded = rounded_to(oracle, dtype)
     paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
     floor = noise_floor(oracle, dtype if dtype in EPS else "float32")
-    reading = {"output": label, "reading": read_errors(paddle_err["rmse"], torch_err["rmse"], floor),
+    reading = {"output": label, "reading": read_errors(paddle_err.rmse, torch_err.rmse, floor),
                "dtype": dtype, "noise_floor": encode_float(floor), "k": K, "oracle_gap": encode_float(gap),
-               "paddle": {k: encode_float(v) for k, v in paddle_err.items()},
-               "torch": {k: encode_float(v) for k, v in torch_err.items()}}
+               "paddle": paddle_err.to_dict(), "torch": torch_err.to_dict()}
     notes = nonfinite_note(low_p.array, low_t.array, rounded, "the float64 oracle")
     if notes:
         reading["nonfinite"] = notes
@@ -150,16 +147,17 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
 REFERENCE_SETTLES = (NoOracle.FLOAT64_CONFIG, NoOracle.EXACT_DTYPE)
 
 
-def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool, ref_max_elements: int | None = None) -> dict:
+def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool,
+               ref_max_elements: int | None = None) -> DrawReadings:
     """Readings of every forward output (and, with ``grads``, every input gradient) of one draw.
 
-    ``prepared`` is the strict layer (``Trial.strict``).  Returns {"readings": [...],
-    "no_oracle": code or None, "reason": text} -- the readings are per output, labelled as the
+    ``prepared`` is the strict layer (``Trial.strict``).  Returns the ``DrawReadings``
+    (``readings``, ``no_oracle``: a code or None, ``reason``) -- the readings are per output, labelled as the
     verdict labels them ("output 0", "grad x").  ``ref_max_elements``: the reference's input bound (default
     REF_MAX_ELEMENTS; the diagnosis reads a reported config with a wider one)."""
     level = config_level_reason(prepared, materialised)
     if level is not None and not (level[0] in REFERENCE_SETTLES and prepared.spec.ref is not None):
-        return {"readings": [], "no_oracle": level[0], "reason": level[1]}
+        return DrawReadings.none(level[0], level[1])
     grad_of = output_gradients(prepared, materialised, draw) if grads else {}
     high_inputs = upcast(materialised)
     high_grad_of = {i: g.astype(np.complex128 if g.dtype.kind == "c" else np.float64) for i, g in grad_of.items()}
@@ -171,8 +169,7 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool, ref
     }
     failed = [f"{key}: {run.error}" for key, run in runs.items() if run.error]
     if failed:
-        return {"readings": [], "no_oracle": NoOracle.SIDE_RAISED,
-                "reason": "a side raised: " + "; ".join(failed)[:400]}
+        return DrawReadings.none(NoOracle.SIDE_RAISED, "a side raised: " + "; ".join(failed)[:400])
     reference = Reference(prepared, high_inputs, ref_max_elements)
     readings = [read_output(f"output {i}", *(run.outputs[i] for run in runs.values()), reference=reference, index=i)
                 for i in range(min(len(run.outputs) for run in runs.values()))]
@@ -181,14 +178,14 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool, ref
         readings += [settle_gradient(read_output(label, *(run.grads[j] for run in runs.values())), j,
                                      reference, runs, high_grad_of)
                      for j, label in enumerate(low_p.grad_labels)]
-    return {"readings": readings, "no_oracle": None, "reason": ""}
+    return DrawReadings(tuple(readings))
 
 
-def reading_of(oracle: dict, output: str | None) -> dict:
+def reading_of(oracle: DrawReadings, output: str | None) -> dict:
     """The reading of the verdict's failing output (``Verdict.output``), or the oracle's no_oracle."""
-    for reading in oracle["readings"]:
+    for reading in oracle.readings:
         if reading["output"] == output:
             return reading
-    if oracle.get("no_oracle"):
-        return no_oracle(output or "", oracle["no_oracle"], oracle["reason"])
+    if oracle.no_oracle:
+        return no_oracle(output or "", oracle.no_oracle, oracle.reason)
     return no_oracle(output or "", NoOracle.NOT_NUMERIC, f"no value reading for {output or 'this failure'}")

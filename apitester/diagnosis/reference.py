@@ -17,6 +17,7 @@ from ..compare import Out, encode_float
 from ..vocab import NoOracle, Reading, ReadingSource
 from .measuring import (AGREE_RTOL, EPS, HIGH, measure, no_oracle, oracles_agree, rounded_to,
                         same_values)
+from .records import ReferenceAgreement, ReferenceCheck
 from .sides import input_tensors, run_side, upcast
 
 
@@ -225,10 +226,10 @@ def without_reference(reading: dict, reference: Reference | None) -> dict:
     return reading
 
 
-def check_reference(prepared, materialised: dict) -> dict:
+def check_reference(prepared, materialised: dict) -> ReferenceCheck:
     """The spec's reference against both frameworks' float64 results on one draw's inputs.
 
-    Returns {"ran": bool, "why": str, "outputs": [{"output", "frameworks_agree", "ref_agrees", "gap"}]}:
+    Returns a ``ReferenceCheck`` (``ran``, ``why``, ``outputs``: a ``ReferenceAgreement`` per forward output):
     per forward output, whether Paddle and Torch agree at float64 (``oracles_agree``; integer and bool
     outputs exactly) and, where they do, whether the reference agrees with them by the same rule.
     ``tests/engine/test_references.py`` runs it on typical inputs for every spec with a ``ref``."""
@@ -236,15 +237,14 @@ def check_reference(prepared, materialised: dict) -> dict:
     reference = Reference(prepared, high)
     outs = reference.outputs()
     if outs is None:
-        return {"ran": False, "why": reference.why, "outputs": []}
+        return ReferenceCheck(False, reference.why)
     runs = {name: run_side(name, prepared, trial.copy_inputs(high)) for name in ("paddle", "torch")}
     if any(run.error for run in runs.values()):
-        return {"ran": False, "why": "; ".join(f"{k}: {r.error}" for k, r in runs.items() if r.error), "outputs": []}
+        return ReferenceCheck(False, "; ".join(f"{k}: {r.error}" for k, r in runs.items() if r.error))
     rows = []
     for i, ref in enumerate(outs):
         if i >= min(len(r.outputs) for r in runs.values()):
-            rows.append({"output": i, "frameworks_agree": False, "ref_agrees": None,
-                         "gap": "the reference has more outputs than the frameworks"})
+            rows.append(ReferenceAgreement(i, False, None, "the reference has more outputs than the frameworks"))
             continue
         p, t = runs["paddle"].outputs[i].array, runs["torch"].outputs[i].array
         if p is None or t is None:
@@ -257,10 +257,10 @@ def check_reference(prepared, materialised: dict) -> dict:
                 ref = rounded_to(ref.astype(np.float64) if ref.dtype.kind != "c" else ref, low)  # a fixed dtype
             ok, gap = (oracles_agree(ref, t)
                        if ref.shape == t.shape else (False, math.inf))
-            rows.append({"output": i, "frameworks_agree": together, "ref_agrees": ok, "gap": gap})
+            rows.append(ReferenceAgreement(i, together, ok, gap))
         else:
             together = p.shape == t.shape and bool(np.array_equal(p, t))
             ok = ref.shape == t.shape and bool(np.array_equal(ref.astype(t.dtype), t))
-            rows.append({"output": i, "frameworks_agree": together, "ref_agrees": ok,
-                         "gap": 0.0 if ok else f"ref {ref.shape} {ref.dtype} vs torch {t.shape} {t.dtype}"})
-    return {"ran": True, "why": "", "outputs": rows}
+            rows.append(ReferenceAgreement(i, together, ok,
+                                           0.0 if ok else f"ref {ref.shape} {ref.dtype} vs torch {t.shape} {t.dtype}"))
+    return ReferenceCheck(True, "", tuple(rows))

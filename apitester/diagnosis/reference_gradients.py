@@ -162,8 +162,8 @@ def _side_reading(reading: dict, reference: Reference, match: dict, high: dict, 
     name = (Reading.BOTH_OFF if not (match["paddle"] or match["torch"])
             else Reading.TORCH_OFF if match["paddle"] else Reading.PADDLE_OFF)
     target = numeric[use]
-    errors = {side: {k: encode_float(v) for k, v in error_to_oracle(
-        np.asarray(values, dtype=np.float64).reshape(-1)[use], target).items()} for side, values in high.items()}
+    errors = {side: error_to_oracle(np.asarray(values, dtype=np.float64).reshape(-1)[use], target).to_dict()
+              for side, values in high.items()}
     out = {"output": reading["output"], "reading": name, "dtype": "float64", "k": K,
            "noise_floor": encode_float(GRAD_ATOL), "oracle": ReadingSource.REFERENCE,
            "evidence": f"derivative of the {reference.evidence} (central differences, step {REF_GRAD_STEP:g})",

@@ -110,12 +110,12 @@ def test_every_reference_agrees_with_both_frameworks_where_they_agree():
             if isinstance(prepared, Verdict):
                 continue
             result = check_reference(prepared, draw_inputs(prepared, TYPICAL))
-            for row in result["outputs"]:
-                if not row["frameworks_agree"]:
+            for row in result.outputs:
+                if not row.frameworks_agree:
                     continue
                 checked.add(api)
-                if not row["ref_agrees"]:
-                    disagreements.append(f"{config} output {row['output']}: gap {row['gap']}")
+                if not row.ref_agrees:
+                    disagreements.append(f"{config} output {row.output}: gap {row.gap}")
         if api not in checked:
             never.append(api)
     assert disagreements == [], "references that miss what both frameworks compute:\n" + "\n".join(disagreements)
@@ -130,8 +130,8 @@ def test_every_reference_agrees_with_both_frameworks_where_they_agree():
 def _readings(config: str, draw: Draw = TYPICAL) -> list[dict]:
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, draw), draw, grads=False)
-    assert found["no_oracle"] is None, found
-    return found["readings"]
+    assert found.no_oracle is None, found
+    return list(found.readings)
 
 
 @pytest.mark.parametrize("api, expected, matches", [
@@ -207,7 +207,7 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
     config = f'apitester_diag.ref_torch_grad_off(Tensor([3, 2],"{dtype}"), )'
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    got = {r["output"]: r for r in found.readings}["grad x"]
     assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["gradient_match"] == {"paddle": True, "torch": False}
     assert "derivative of the independent reference" in got["evidence"]
@@ -220,7 +220,7 @@ def test_a_reference_derivative_past_its_time_bound_is_not_taken_and_says_so(mon
     monkeypatch.setattr(reference_gradients, "REF_GRAD_MAX_SECONDS", 0.0)
     prepared = prepare_strict('apitester_diag.ref_torch_grad_off(Tensor([3, 2],"float32"), )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    got = {r["output"]: r for r in found.readings}["grad x"]
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.DISPUTED), got
     assert "no reference derivative: over 0 s after 0 of 6 elements" in got["reason"]
 
@@ -229,7 +229,7 @@ def test_a_declared_gradient_convention_is_not_settled_by_the_reference():
     # clip's Tensor bounds: Paddle gives them no gradient by declaration (gradient_convention)
     prepared = prepare_strict('paddle.clip(x=Tensor([1, 3],"float64"), min=Tensor([1],"float64"), max=None, )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad min"]
+    got = {r["output"]: r for r in found.readings}["grad min"]
     assert got["reading"] == Reading.NO_ORACLE and "declared gradient convention" in got["reason"], got
 
 
@@ -281,4 +281,4 @@ def test_the_noise_floor_and_rmse_of_huge_values_do_not_overflow():
     assert measuring.rms(np.array([1e300, -1e300])) == 1e300
     assert measuring.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
     huge = np.array([1.5e246, 0.5])
-    assert measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge)["rmse"] == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    assert measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge).rmse == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))

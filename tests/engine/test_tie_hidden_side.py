@@ -81,7 +81,7 @@ CLEAN = 'apitester_ties.maximum_tie_to_x(Tensor([40],"float32"), Tensor([40],"fl
 def grad_x_reading(config: str) -> dict:
     prepared = prepare_strict(config)
     oracle = oracle_for(prepared, draw_inputs(prepared, Draw("typical", 0)), Draw("typical", 0), grads=True)
-    return next(r for r in oracle["readings"] if r["output"] == "grad x")
+    return next(r for r in oracle.readings if r["output"] == "grad x")
 
 
 def test_the_elements_the_float64_gradients_agree_on_are_read_beside_the_dispute():
@@ -122,7 +122,7 @@ def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
     x, y = (t.array for t in input_tensors(materialised))
     assert (x == y).any()  # ties drawn
     oracle = oracle_for(prepared, materialised, Draw("typical", 0), grads=True)
-    for reading in oracle["readings"]:
+    for reading in oracle.readings:
         assert reading["reading"] == Reading.WITHIN_ROUNDING and "agreeing_elements" not in reading
 
 
