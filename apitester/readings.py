@@ -31,6 +31,7 @@ from .config import ConfigSyntaxError, parse_config
 from .diagnosis.gradients import gradient_check
 from .diagnosis.measuring import no_oracle
 from .diagnosis.oracle import oracle_for, reading_of
+from .diagnosis.records import GradientCheck
 from .diagnosis.sides import input_tensors
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
@@ -200,7 +201,7 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
 CLOSER_GRADCHECK_ELEMENTS = 512
 
 
-def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> dict | None:
+def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> GradientCheck | None:
     """The diagnosis' float64 gradient check of the draw, or None: inputs over CLOSER_GRADCHECK_ELEMENTS floating
     elements, or an engine gap in the check (the oracle's reading then stands)."""
     elements = sum(t.array.size for t in input_tensors(materialised) if t.dtype in trial.FLOATING)

@@ -63,9 +63,10 @@ from .conventions import Convention
 from ..inputs import estimate_bytes
 from .gradients import gradient_check
 from .oracle import oracle_for, reading_of
+from .records import GradientCheck, OutputCheck
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -101,7 +102,8 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
-                  oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(), gradient_check=check)
+                  oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(),
+                  gradient_check=_plain(check.to_dict()) if check is not None else None)
     result["repro"] = _repro(final.config, final_draw)
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])
@@ -117,7 +119,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
 GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG, NoOracle.TOO_LARGE})
 
 
-def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
+def read_with_gradient_check(reading: dict, check: GradientCheck | None) -> dict:
     """The failing output's reading, with the gradient check's word where the float64 oracle has none (issue 34):
     a ``no_oracle`` reading of a gradient (``GRADIENT_SETTLES``) whose check names the side off at that output
     (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
@@ -128,7 +130,7 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     return hidden_side_reading(_read_by_check(reading, check), reading)
 
 
-def _read_by_check(reading: dict, check: dict | None) -> dict:
+def _read_by_check(reading: dict, check: GradientCheck | None) -> dict:
     """read_with_gradient_check's reading by the gradient check alone."""
     # A reference's derivative reading both sides off while the check finds one side's gradient matching its own
     # forward: that side computes its own documented function (cosine_similarity: Torch clamps each norm, Paddle
@@ -137,32 +139,32 @@ def _read_by_check(reading: dict, check: dict | None) -> dict:
     both_by_reference = (reading.get("reading") == Reading.BOTH_OFF
                          and reading.get("oracle") == ReadingSource.REFERENCE)
     unsettled = reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
-    if not (unsettled or both_by_reference) or not check or not check.get("ran"):
+    if not (unsettled or both_by_reference) or not check or not check.ran:
         return reading
     output = reading.get("output")
-    side = (check.get("side_off_by_output") or {}).get(output)
-    if side not in ("paddle", "torch"):
+    side = check.side_off_by_output.get(output)
+    if side not in (Side.PADDLE, Side.TORCH):
         return subgradient_reading(reading, check) if unsettled else reading
     before = ({"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")} if unsettled else
               {"reading": reading.get("reading"), "oracle": reading.get("oracle"), "evidence": reading.get("evidence")})
     return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
-            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
+            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": check.evidence.get(output, ""),
             "float64_oracle": before}
 
 
-def subgradient_reading(reading: dict, check: dict) -> dict:
+def subgradient_reading(reading: dict, check: GradientCheck) -> dict:
     """An unsettled gradient whose check finds both sides matching everywhere it could judge, and kinks (a tie of
     minimum/maximum, a clamp bound, abs at 0) among the elements: the two differ only where the derivative is not
     one number, and any value between the one-sided derivatives is a subgradient -- a convention (Torch splits a
     tie's gradient between minimum's inputs, Paddle 3.0.0 gives it to one), not a side off."""
     output = reading.get("output")
-    sides = {side: ((check.get(side) or {}).get("outputs") or {}).get(output) or {} for side in ("paddle", "torch")}
-    if all(s.get("undefined") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+    sides = {side: check.output(side, output) for side in (Side.PADDLE, Side.TORCH)}
+    if all(s.undefined and not s.miss and not s.unresolved for s in sides.values()):
         return undefined_reading(reading, sides)
-    if not all(s.get("kinks") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+    if not all(s.kinks and not s.miss and not s.unresolved for s in sides.values()):
         return reading
-    kinks = sides["paddle"]["kinks"]
-    (paddle, p_value), (torch, t_value) = (subgradient_choice(sides[side].get("first_kink")) for side in ("paddle", "torch"))
+    kinks = sides[Side.PADDLE].kinks
+    (paddle, p_value), (torch, t_value) = (subgradient_choice(sides[side].first_kink) for side in (Side.PADDLE, Side.TORCH))
     if paddle == torch:  # the first kink alone does not tell them apart: say what both do
         paddle, torch = "a subgradient", "another subgradient"
     text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
@@ -212,19 +214,19 @@ def hidden_side_reading(settled: dict, reading: dict) -> dict:
 SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
 
 
-def undefined_reading(reading: dict, sides: dict) -> dict:
+def undefined_reading(reading: dict, sides: dict[Side, OutputCheck]) -> dict:
     """An unsettled gradient whose check finds both sides matching wherever a derivative exists, and elements
     with none (they feed an output that is not finite at the input: logit at -0.5, NaN there and around): the two
     differ where no derivative exists, so each side's value there is a convention -- Paddle 3.0.0's 0 claims a flat
     function, Torch's NaN says "undefined" -- never a side off (issue 44).  ``sides``: each side's check of the
     output."""
     output = reading.get("output")
-    values = [(sides[side].get("first_undefined") or {}).get("analytic", "?") for side in ("paddle", "torch")]
+    values = [(sides[side].first_undefined or {}).get("analytic", "?") for side in (Side.PADDLE, Side.TORCH)]
     paddle, torch = ({"nan": "NaN", "inf": "inf", "-inf": "-inf"}.get(v, v) if isinstance(v, str) else f"{v:.4g}"
                      for v in values)
     if paddle == torch:  # the first such element does not tell them apart
         paddle, torch = "a value", "another value"
-    count = max(sides["paddle"]["undefined"], sides["torch"]["undefined"])
+    count = max(sides[Side.PADDLE].undefined, sides[Side.TORCH].undefined)
     text = (f"{output}: undefined outside the domain (the forward is not finite at and around {count} "
             f"element{'s' if count != 1 else ''}, so no derivative exists): Paddle {paddle}, Torch {torch}")
     convention = Convention(ConventionKind.UNDEFINED, paddle, torch, text=text, key=f"undefined: {paddle} vs {torch}",
@@ -235,7 +237,7 @@ def undefined_reading(reading: dict, sides: dict) -> dict:
 
 
 def _final_reading(final, final_draw, config: str, start, start_draw,
-                   reported_max_elements: int | None) -> tuple[dict, dict | None]:
+                   reported_max_elements: int | None) -> tuple[dict, GradientCheck | None]:
     """The diagnosis' one final reading (its ``describes`` says of which config) and the gradient check beside it.
 
     ``reported_max_elements`` (None: REPORTED_MAX_ELEMENTS) bounds the reported config's own reading.
@@ -359,14 +361,14 @@ def _brief(reading: dict | None, describes: str) -> dict | None:
     return brief
 
 
-def _check_word(check: dict | None, reading: dict, describes: str) -> dict | None:
+def _check_word(check: GradientCheck | None, reading: dict, describes: str) -> dict | None:
     """The gradient check's word on the failing output: the side it names off there (None: no side), or None
     when no check ran."""
     if not check:
         return None
-    if not check.get("ran"):
-        return {"ran": False, "describes": describes, "reason": str(check.get("reason", ""))[:200]}
-    side = (check.get("side_off_by_output") or {}).get(reading.get("output"))
+    if not check.ran:
+        return {"ran": False, "describes": describes, "reason": str(check.reason)[:200]}
+    side = check.side_off_by_output.get(reading.get("output"))
     word = {"paddle": Reading.PADDLE_OFF, "torch": Reading.TORCH_OFF}.get(side)
     return {"ran": True, "describes": describes, "reading": str(word) if word else None}
 
@@ -401,7 +403,8 @@ def _unsettled(reading: dict) -> bool:
     return reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
 
 
-def _read_on_reported(reading: dict, check: dict | None, config: str, start, start_draw) -> tuple[dict, dict | None]:
+def _read_on_reported(reading: dict, check: GradientCheck | None, config: str, start,
+                      start_draw) -> tuple[dict, GradientCheck | None]:
     """A gradient the shrunk config leaves unsettled, read on the reported config and draw instead.
 
     Shrinking keeps (status, direction, output, reading) and so can land on a degenerate candidate: a cut
@@ -477,20 +480,20 @@ def _reported_draw(config: str):
     return inp.Draw.parse(verdict.draw)
 
 
-def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> dict | None:
+def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> GradientCheck | None:
     if direction != "backward":
         return None
     prepared = prepare_strict(config)
     if isinstance(prepared, Verdict):
-        return {"ran": False, "reason": prepared.message[:300]}
+        return GradientCheck.not_run(prepared.message[:300])
     # The hook for an independent reference's derivative (issue 34, item 1): a spec that declares
     # ``ref_gradient`` (see oracle.gradient_check's ``reference_gradient``) is judged against it.
     reference = getattr(prepared.spec, "ref_gradient", None)
     try:
-        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw,
-                                     reference_gradient=reference if callable(reference) else None))
+        return gradient_check(prepared, draw_inputs(prepared, draw), draw,
+                              reference_gradient=reference if callable(reference) else None)
     except Exception as exc:  # an engine gap in the check: said so
-        return {"ran": False, "reason": f"engine error in the gradient check: {exc}"[:300]}
+        return GradientCheck.not_run(f"engine error in the gradient check: {exc}"[:300])
 
 
 def _repro(config: str, draw: inp.Draw) -> dict:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import trial
 from .. import inputs as inp
 from ..compare import encode_float
+from ..vocab import Side
+from .records import GradientCheck, OutputCheck, SideCheck
 from .sides import input_tensors, output_gradients, run_side, upcast
 
 
@@ -297,7 +299,7 @@ def _finite_part(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray]
     return weights, frozen
 
 
-def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradient=None) -> dict:
+def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradient=None) -> GradientCheck:
     """Each side's analytic float64 gradient against the numeric derivative of its own float64 forward
     (the rule above), per input: ``side_off`` (the one side that misses anywhere while the other matches) and
     ``side_off_by_output`` ({"grad x2": "paddle"}), with each side's misses as evidence.
@@ -312,51 +314,61 @@ def gradient_check(prepared, materialised: dict, draw: inp.Draw, reference_gradi
     leaves = [t for t in input_tensors(materialised) if t.dtype in trial.FLOATING]
     count = sum(t.array.size for t in leaves)
     if not prepared.want_grad or not leaves:
-        return {"ran": False, "reason": "no differentiable floating input"}
+        return GradientCheck.not_run("no differentiable floating input")
     if count > GRADCHECK_LARGEST or count > GRADCHECK_MAX_ELEMENTS and reference_gradient is not None:
-        return {"ran": False, "reason": f"{count} floating input elements, over "
-                                        f"{GRADCHECK_MAX_ELEMENTS if reference_gradient else GRADCHECK_LARGEST}"}
+        return GradientCheck.not_run(f"{count} floating input elements, over "
+                                     f"{GRADCHECK_MAX_ELEMENTS if reference_gradient else GRADCHECK_LARGEST}")
     grad_of = output_gradients(prepared, materialised, draw)
     if not grad_of:
-        return {"ran": False, "reason": "no output differentiable on both sides"}
+        return GradientCheck.not_run("no output differentiable on both sides")
     high = upcast(materialised)
     high_grad_of = {i: g.astype(np.float64) for i, g in grad_of.items()}
     chosen = differing_elements(prepared, high, high_grad_of) if count > GRADCHECK_MAX_ELEMENTS else None
     if isinstance(chosen, str):  # nothing differs to judge: why
-        return {"ran": False, "reason": f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}: {chosen}"}
+        return GradientCheck.not_run(f"{count} floating input elements, over {GRADCHECK_MAX_ELEMENTS}: {chosen}")
     reference = None
     if reference_gradient is not None:
         found = reference_gradient(trial.copy_inputs(high), dict(high_grad_of))
         reference = [np.asarray(r, dtype=np.float64).reshape(-1) for r in found] if found is not None else None
-    result = {"ran": True, "elements": count, "step": GRAD_STEP, "atol": GRAD_ATOL, "rtol": GRAD_RTOL,
-              "method": ("reference derivative" if reference is not None else
-                         "one-sided differences, Richardson-extrapolated; central where both sides agree"),
-              "against": "reference" if reference is not None else "own_forward"}
-    if chosen is not None:
-        result["chosen"] = {"elements": sum(map(len, chosen.values())), "of": count,
-                            "rule": "the elements where the two float64 gradients differ most"}
+    method = ("reference derivative" if reference is not None else
+              "one-sided differences, Richardson-extrapolated; central where both sides agree")
+    noted = None if chosen is None else {"elements": sum(map(len, chosen.values())), "of": count,
+                                         "rule": "the elements where the two float64 gradients differ most"}
     undefined = undefined_elements(prepared, high, high_grad_of) if reference is None else {}
-    for name in ("paddle", "torch"):
-        result[name] = _side_gradient_check(name, prepared, high, high_grad_of, reference, chosen, undefined)
-    matches = {name: result[name].get("matches") for name in ("paddle", "torch")}
+    sides = {name: _side_gradient_check(name, prepared, high, high_grad_of, reference, chosen, undefined)
+             for name in (Side.PADDLE, Side.TORCH)}
+    check = GradientCheck(True, "", count, GRAD_STEP, GRAD_ATOL, GRAD_RTOL, method,
+                          "reference" if reference is not None else "own_forward", noted, sides[Side.PADDLE],
+                          sides[Side.TORCH], _side_off(sides), _off_by_output(sides))
+    evidence = {label: _evidence(label, side, check) for label, side in check.side_off_by_output.items()}
+    # the positions were for the comparison; the JSON keeps the first few
+    return replace(check, paddle=_kept(check.paddle), torch=_kept(check.torch), evidence=evidence)
+
+
+def _side_off(sides: dict[Side, SideCheck]) -> Side | None:
+    """The one side that misses anywhere while the other matches."""
+    matches = {name: side.matches for name, side in sides.items()}
     misses = [name for name, ok in matches.items() if ok is False]
-    result["side_off"] = misses[0] if len(misses) == 1 and True in matches.values() else None
+    return misses[0] if len(misses) == 1 and True in matches.values() else None
+
+
+def _off_by_output(sides: dict[Side, SideCheck]) -> dict[str, Side]:
+    """Per input gradient, the one side that misses where the other matches (and does not leave it unresolved)."""
     by_output = {}
-    labels = result["paddle"].get("outputs", {}).keys() & result["torch"].get("outputs", {}).keys()
-    for label in sorted(labels):
-        per = {name: result[name]["outputs"][label] for name in ("paddle", "torch")}
-        off = [name for name in per if per[name]["miss"]]
+    for label in sorted(sides[Side.PADDLE].outputs.keys() & sides[Side.TORCH].outputs.keys()):
+        per = {name: side.outputs[label] for name, side in sides.items()}
+        off = [name for name in per if per[name].miss]
         if len(off) == 1:
-            other = per["torch" if off[0] == "paddle" else "paddle"]
-            if other["match"] and set(per[off[0]]["missed_at"]) - set(other["unresolved_at"]):
+            other = per[Side.TORCH if off[0] == Side.PADDLE else Side.PADDLE]
+            if other.match and set(per[off[0]].missed_at) - set(other.unresolved_at):
                 by_output[label] = off[0]
-    result["side_off_by_output"] = by_output
-    result["evidence"] = {label: _evidence(label, side, result) for label, side in by_output.items()}
-    for name in ("paddle", "torch"):  # the positions were for the comparison; the JSON keeps the first few
-        for out in result[name].get("outputs", {}).values():
-            out["missed_at"] = out["missed_at"][:20]
-            del out["unresolved_at"]
-    return result
+    return by_output
+
+
+def _kept(side: SideCheck) -> SideCheck:
+    """The side's check as the JSON keeps it: the first 20 missed positions, no unresolved ones."""
+    outputs = {label: replace(out, missed_at=out.missed_at[:20], unresolved_at=()) for label, out in side.outputs.items()}
+    return replace(side, outputs=outputs)
 
 
 def undefined_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> dict[int, set[int]]:
@@ -419,22 +431,22 @@ def differing_elements(prepared, high: dict, grad_of: dict[int, np.ndarray]) -> 
 def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.ndarray],
                          reference: list[np.ndarray] | None = None,
                          chosen: dict[int, list[int]] | None = None,
-                         undefined: dict[int, set[int]] | None = None) -> dict:
+                         undefined: dict[int, set[int]] | None = None) -> SideCheck:
     """One side's check: every (or every chosen) element of every floating input judged MATCH / MISS /
     UNRESOLVED, or UNDEFINED where ``undefined`` (``undefined_elements``) says it has no derivative."""
     try:
         grad_of, frozen = (grad_of, {}) if reference is not None else _finite_part(name, prepared, high, grad_of)
     except Exception as exc:
-        return {"matches": None, "error": str(exc)[:300]}
+        return SideCheck(None, str(exc)[:300])
     analytic = run_side(name, prepared, trial.copy_inputs(high), grad_of)
     if analytic.error:
-        return {"matches": None, "error": analytic.error}
+        return SideCheck(None, analytic.error)
     leaves = [t for t in input_tensors(high) if t.dtype in trial.FLOATING]  # the order trial.convert takes leaves in
     misshaped = [f"{label} has shape {list(g.array.shape)}, its input {list(leaf.array.shape)}"
                  for leaf, g, label in zip(leaves, analytic.grads, analytic.grad_labels)
                  if g.array is not None and tuple(g.array.shape) != tuple(leaf.array.shape)]
     if misshaped:  # no element-wise judging of a gradient not shaped as its input (that side's error)
-        return {"matches": None, "error": "; ".join(misshaped)[:300]}
+        return SideCheck(None, "; ".join(misshaped)[:300])
     budget = _Budget(GRADCHECK_MAX_FORWARDS, GRADCHECK_MAX_SECONDS if chosen is None else GRADCHECK_CHOSEN_SECONDS)
     operand = _largest_input(leaves)
     coarse = _coarse_gradient(name, prepared, high, grad_of) if reference is None else None
@@ -464,10 +476,11 @@ def _side_gradient_check(name: str, prepared, high: dict, grad_of: dict[int, np.
                     _note_edges(out, d, shape, j, value, why)
                 worst = max(worst, gap)
                 _tally(out, verdict, shape, j, value, numeric)
-            outputs[label] = out
+            outputs[label] = OutputCheck(**{**out, "missed_at": tuple(out["missed_at"]),
+                                            "unresolved_at": tuple(out["unresolved_at"])})
     except Exception as exc:  # a perturbed input the side rejects
-        return {"matches": None, "error": str(exc)[:300]}
-    return {"matches": not any(o[MISS] for o in outputs.values()), "max_abs": encode_float(worst), "outputs": outputs}
+        return SideCheck(None, str(exc)[:300])
+    return SideCheck(not any(o.miss for o in outputs.values()), "", worst, outputs)
 
 
 def _largest_input(leaves) -> float:
@@ -578,11 +591,11 @@ def _index(shape: tuple, j: int) -> list[int]:
     return [int(i) for i in np.unravel_index(j, shape)] if shape else []
 
 
-def _evidence(label: str, off: str, result: dict) -> str:
+def _evidence(label: str, off: Side, check: GradientCheck) -> str:
     """A sentence saying how the side off misses at ``label`` while the other side matches."""
-    other = "torch" if off == "paddle" else "paddle"
-    o, t = result[off]["outputs"][label], result[other]["outputs"][label]
-    miss = o["first_miss"] or {}
+    other = Side.TORCH if off == Side.PADDLE else Side.PADDLE
+    o, t = check.output(off, label), check.output(other, label)
+    miss = o.first_miss or {}
     if "reference" in miss:
         want = f"the reference derivative is {_num(miss['reference'])}"
     elif "numeric" in miss:
@@ -590,14 +603,14 @@ def _evidence(label: str, off: str, result: dict) -> str:
     else:
         want = (f"the one-sided derivatives are {_num(miss.get('forward'))} (forward) and "
                 f"{_num(miss.get('backward'))} (backward)")
-    source = "a reference derivative" if result.get("against") == "reference" else "its own float64 forward's"
-    total = o[MATCH] + o[MISS] + o[UNRESOLVED]
-    kinks = f", {t['kinks']} at a kink" if t.get("kinks") else ""
-    chosen = (f" (the elements judged: where the two gradients differ most, of {result['chosen']['of']})"
-              if result.get("chosen") else "")
+    source = "a reference derivative" if check.against == "reference" else "its own float64 forward's"
+    total = o.match + o.miss + o.unresolved
+    kinks = f", {t.kinks} at a kink" if t.kinks else ""
+    chosen = (f" (the elements judged: where the two gradients differ most, of {check.chosen['of']})"
+              if check.chosen else "")
     return (f"float64 gradient check of {label}: {off.capitalize()}'s gradient misses {source} derivative at "
-            f"{o[MISS]} of {total} elements (at {miss.get('index')}: {_num(miss.get('analytic'))} where "
-            f"{want}); {other.capitalize()}'s matches at {t[MATCH]} of {total}{kinks}{chosen}")
+            f"{o.miss} of {total} elements (at {miss.get('index')}: {_num(miss.get('analytic'))} where "
+            f"{want}); {other.capitalize()}'s matches at {t.match} of {total}{kinks}{chosen}")
 
 
 def _num(value) -> str:

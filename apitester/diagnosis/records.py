@@ -7,15 +7,15 @@ and the tracker read (``tracker/services/diagnoses.py``): they are the ones the 
 
 Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
 (``AgreeingElements``), the oracle of one draw (``DrawReadings``) and a spec reference's check
-(``ReferenceCheck``). The per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
+(``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``). The per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
 dict: the next type to convert.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..compare import decode_float, encode_float
-from ..vocab import NoOracle, Reading
+from ..vocab import NoOracle, Reading, Side
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
 
@@ -119,3 +119,119 @@ class ReferenceCheck:
     def from_dict(cls, data: dict) -> ReferenceCheck:
         return cls(data["ran"], data.get("why", ""),
                    tuple(ReferenceAgreement.from_dict(row) for row in data.get("outputs", ())))
+
+
+# ---------------------------------------------------------------- the float64 gradient check
+
+_COUNTS = ("match", "miss", "unresolved", "kinks", "absorbed", "undefined")
+_FIRSTS = ("first_miss", "first_kink", "first_absorbed", "first_undefined")
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """One input's gradient judged element by element (``gradients.gradient_check``): how many elements match, miss,
+    stay unresolved, sit at a kink, had an absorbed step, have no derivative (``undefined``); where it missed (the
+    JSON keeps the first 20) and the first element of each kind (index, analytic value, the derivative's figures).
+    ``unresolved_at`` serves the comparison of the two sides and is not in the JSON."""
+
+    match: int = 0
+    miss: int = 0
+    unresolved: int = 0
+    kinks: int = 0
+    absorbed: int = 0
+    undefined: int = 0
+    missed_at: tuple[int, ...] = ()
+    first_miss: dict | None = None
+    first_kink: dict | None = None
+    first_absorbed: dict | None = None
+    first_undefined: dict | None = None
+    unresolved_at: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {**{key: getattr(self, key) for key in _COUNTS}, "missed_at": list(self.missed_at),
+                **{key: getattr(self, key) for key in _FIRSTS}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> OutputCheck:
+        return cls(**{key: data.get(key, 0) for key in _COUNTS}, missed_at=tuple(data.get("missed_at", ())),
+                   **{key: data.get(key) for key in _FIRSTS})
+
+
+@dataclass(frozen=True)
+class SideCheck:
+    """One side's gradient check: ``matches`` (None with ``error`` when the side could not be checked), the largest
+    gap to the derivative, and each input gradient's ``OutputCheck`` by label ("grad x")."""
+
+    matches: bool | None
+    error: str = ""
+    max_abs: float = 0.0
+    outputs: dict[str, OutputCheck] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        if self.matches is None:
+            return {"matches": None, "error": self.error}
+        return {"matches": self.matches, "max_abs": encode_float(self.max_abs),
+                "outputs": {label: out.to_dict() for label, out in self.outputs.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SideCheck:
+        if data.get("matches") is None:
+            return cls(None, data.get("error", ""))
+        return cls(data["matches"], "", float(decode_float(data.get("max_abs", 0.0))),
+                   {label: OutputCheck.from_dict(out) for label, out in (data.get("outputs") or {}).items()})
+
+
+@dataclass(frozen=True)
+class GradientCheck:
+    """The float64 gradient check of one draw (``gradients.gradient_check``): each side's analytic gradient against
+    the numeric derivative of its own float64 forward (``against`` "own_forward") or a reference derivative
+    ("reference"); the side off (``side_off``, and per input ``side_off_by_output``) with its ``evidence``. Not run:
+    ``ran`` False and the ``reason``."""
+
+    ran: bool
+    reason: str = ""
+    elements: int = 0
+    step: float = 0.0
+    atol: float = 0.0
+    rtol: float = 0.0
+    method: str = ""
+    against: str = ""
+    chosen: dict | None = None
+    paddle: SideCheck | None = None
+    torch: SideCheck | None = None
+    side_off: Side | None = None
+    side_off_by_output: dict[str, Side] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def not_run(cls, reason: str) -> GradientCheck:
+        return cls(False, reason)
+
+    def side(self, name: str) -> SideCheck | None:
+        return self.paddle if name == Side.PADDLE else self.torch if name == Side.TORCH else None
+
+    def output(self, name: str, label: str | None) -> OutputCheck:
+        """Side ``name``'s check of the input gradient ``label`` (an empty one where it has none)."""
+        side = self.side(name)
+        return (side.outputs.get(label) if side is not None else None) or OutputCheck()
+
+    def to_dict(self) -> dict:
+        if not self.ran:
+            return {"ran": False, "reason": self.reason}
+        out = {"ran": True, "elements": self.elements, "step": self.step, "atol": self.atol, "rtol": self.rtol,
+               "method": self.method, "against": self.against}
+        if self.chosen is not None:
+            out["chosen"] = dict(self.chosen)
+        return {**out, "paddle": self.paddle.to_dict(), "torch": self.torch.to_dict(), "side_off": self.side_off,
+                "side_off_by_output": dict(self.side_off_by_output), "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GradientCheck:
+        if not data.get("ran"):
+            return cls.not_run(data.get("reason", ""))
+        side_off = data.get("side_off")
+        return cls(True, "", data["elements"], data["step"], data["atol"], data["rtol"], data["method"],
+                   data["against"], data.get("chosen"), SideCheck.from_dict(data["paddle"]),
+                   SideCheck.from_dict(data["torch"]), Side(side_off) if side_off else None,
+                   {label: Side(side) for label, side in (data.get("side_off_by_output") or {}).items()},
+                   dict(data.get("evidence") or {}))

@@ -7,6 +7,7 @@ import json
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis import gradients
 from apitester.diagnosis.diagnose import read_with_gradient_check
+from apitester.diagnosis.records import GradientCheck
 from apitester.inputs import Draw
 from apitester.diagnosis.gradients import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
@@ -20,7 +21,7 @@ LARGE = 3 * GRADCHECK_MAX_ELEMENTS
 
 def checked(api: str, elements: int = LARGE) -> dict:
     prepared = prepare_strict(f'apitester_diag.{api}(Tensor([{elements}],"float64"), )')
-    return json.loads(json.dumps(gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL)))
+    return json.loads(json.dumps(gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL).to_dict()))
 
 
 def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink():
@@ -35,7 +36,7 @@ def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink(
         assert (out["match"], out["miss"], out["kinks"], out["first_kink"]["index"]) == (1, 0, 1, [0])
     assert check["side_off"] is None and check["side_off_by_output"] == {}
     unsettled = {"output": "grad x", "reading": Reading.NO_ORACLE, "no_oracle": NoOracle.TOO_LARGE, "reason": "r"}
-    reading = read_with_gradient_check(unsettled, check)
+    reading = read_with_gradient_check(unsettled, GradientCheck.from_dict(check))  # the JSON read back
     assert (reading["reading"], reading["convention"]["kind"]) == (Reading.CONVENTION, "subgradient")
 
 
