@@ -28,6 +28,7 @@ def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink(
     """|x| at its one exact 0: Paddle's gradient 0, this Torch side's +1; the 1,535 other elements agree and are
     not re-differentiated."""
     check = checked("abs_subgradients")
+    assert GradientCheck.from_dict(check).to_dict() == check  # the JSON reads back as it was
     assert check["ran"] and check["elements"] == LARGE
     assert check["chosen"] == {"elements": 1, "of": LARGE, "rule": "the elements where the two float64 gradients "
                                                                   "differ most"}

@@ -20,6 +20,7 @@ from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
 from apitester.diagnosis.oracle import oracle_for
+from apitester.diagnosis.records import DrawReadings, Errors, ReferenceCheck
 from apitester.diagnosis.reference import check_reference
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
@@ -110,6 +111,7 @@ def test_every_reference_agrees_with_both_frameworks_where_they_agree():
             if isinstance(prepared, Verdict):
                 continue
             result = check_reference(prepared, draw_inputs(prepared, TYPICAL))
+            assert ReferenceCheck.from_dict(result.to_dict()).to_dict() == result.to_dict()
             for row in result.outputs:
                 if not row.frameworks_agree:
                     continue
@@ -131,6 +133,7 @@ def _readings(config: str, draw: Draw = TYPICAL) -> list[dict]:
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, draw), draw, grads=False)
     assert found.no_oracle is None, found
+    assert DrawReadings.from_dict(found.to_dict()) == found  # its JSON reads back
     return list(found.readings)
 
 
@@ -281,4 +284,9 @@ def test_the_noise_floor_and_rmse_of_huge_values_do_not_overflow():
     assert measuring.rms(np.array([1e300, -1e300])) == 1e300
     assert measuring.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
     huge = np.array([1.5e246, 0.5])
-    assert measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge).rmse == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    errors = measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge)
+    assert errors.rmse == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    # the typed reading and its JSON (apitester.diagnosis.records): an inf error is "inf" there and reads back
+    inf = measuring.error_to_oracle(np.array([np.nan, 0.5]), huge)
+    assert inf.to_dict()["max_abs"] == "inf" and Errors.from_dict(inf.to_dict()) == inf
+    assert Errors.from_dict(errors.to_dict()) == errors

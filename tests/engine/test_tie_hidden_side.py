@@ -13,6 +13,7 @@ import pytest
 from apitester.compare import Out
 from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
 from apitester.diagnosis.oracle import agreeing_elements, oracle_for, read_output
+from apitester.diagnosis.records import AgreeingElements
 from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
@@ -113,6 +114,8 @@ def test_agreeing_elements_are_absent_where_the_float64_results_agree_everywhere
     assert "agreeing_elements" not in read_output("grad x", low, low, same, same)
     half = Out(np.array([1.0, 5.0]), "float64", True)
     assert read_output("grad x", low, low, same, half)["agreeing_elements"]["elements"] == 1
+    typed = agreeing_elements(low, low, same, half)  # the typed reading is what the JSON says
+    assert AgreeingElements.from_dict(read_output("grad x", low, low, same, half)["agreeing_elements"]) == typed
 
 
 def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
