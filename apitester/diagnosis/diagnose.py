@@ -57,13 +57,13 @@ import time
 from contextlib import contextmanager
 
 from .. import inputs as inp
-from ..compare import Verdict, encode_float
+from ..compare import Verdict
 from ..config import ConfigSyntaxError, parse_config
 from .conventions import Convention
 from ..inputs import estimate_bytes
 from .gradients import gradient_check
 from .oracle import oracle_for, reading_of
-from .records import GradientCheck, OutputCheck
+from .records import GradientCheck, OutputCheck, Repro, VerdictSummary
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
 from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
@@ -91,10 +91,10 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
         return _done(result, too_large, began)
     start_draw = inp.Draw.parse(draw) if draw is not None else _reported_draw(config)
     if isinstance(start_draw, Verdict):
-        result["verdict"] = _verdict_summary(start_draw)
+        result["verdict"] = VerdictSummary.of(start_draw).to_dict()
         return _done(result, f"no strict failure to diagnose ({start_draw.strict_status})", began)
     start = probe(config, start_draw)
-    result["verdict"] = _verdict_summary(start.verdict)
+    result["verdict"] = VerdictSummary.of(start.verdict).to_dict()
     if start.verdict.strict_status not in STRICT_FAILURES:
         return _done(result, f"no strict failure to diagnose ({start.verdict.strict_status})", began)
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
@@ -104,7 +104,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
                   oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(),
                   gradient_check=_plain(check.to_dict()) if check is not None else None)
-    result["repro"] = _repro(final.config, final_draw)
+    result["repro"] = _repro(final.config, final_draw).to_dict()
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])
     return _done(result, "", began)
@@ -496,19 +496,12 @@ def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> Gradi
         return GradientCheck.not_run(f"engine error in the gradient check: {exc}"[:300])
 
 
-def _repro(config: str, draw: inp.Draw) -> dict:
+def _repro(config: str, draw: inp.Draw) -> Repro:
     try:
         script = repro_script(config, draw)
     except Exception as exc:  # a value the script writer cannot write: the command still replays it
         script = f"# no script: {exc}"[:300]
-    return {"config": config, "draw": str(draw), "command": repro_command(config, draw), "script": script}
-
-
-def _verdict_summary(verdict: Verdict) -> dict:
-    return {"status": str(verdict.status), "strict_status": str(verdict.strict_status),
-            "direction": verdict.direction, "output": verdict.output,
-            "max_abs": encode_float(verdict.max_abs), "max_rel": encode_float(verdict.max_rel),
-            "draw": verdict.draw, "message": verdict.message[:500]}
+    return Repro(config, str(draw), repro_command(config, draw), script)
 
 
 def _done(result: dict, reason: str, began: float) -> dict:

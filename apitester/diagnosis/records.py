@@ -7,7 +7,9 @@ and the tracker read (``tracker/services/diagnoses.py``): they are the ones the 
 
 Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
 (``AgreeingElements``), the oracle of one draw (``DrawReadings``) and a spec reference's check
-(``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``). The per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
+(``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and
+what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``) and its ``Repro``. The
+per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
 dict: the next type to convert.
 """
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..compare import decode_float, encode_float
-from ..vocab import NoOracle, Reading, Side
+from ..vocab import NoOracle, Reading, Side, Status
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
 
@@ -235,3 +237,56 @@ class GradientCheck:
                    SideCheck.from_dict(data["torch"]), Side(side_off) if side_off else None,
                    {label: Side(side) for label, side in (data.get("side_off_by_output") or {}).items()},
                    dict(data.get("evidence") or {}))
+
+
+# ---------------------------------------------------------------- what a diagnosis says beside its reading
+
+
+@dataclass(frozen=True)
+class VerdictSummary:
+    """The verdict a diagnosis starts from (its ``verdict``): both layers' statuses, where it failed, by how much,
+    the draw, the message's first 500 characters."""
+
+    status: Status
+    strict_status: Status
+    direction: str | None
+    output: str | None
+    max_abs: float | None
+    max_rel: float | None
+    draw: str | None
+    message: str
+
+    @classmethod
+    def of(cls, verdict) -> VerdictSummary:
+        """The summary of an ``apitester.compare.Verdict``."""
+        return cls(Status(verdict.status), Status(verdict.strict_status), verdict.direction, verdict.output,
+                   verdict.max_abs, verdict.max_rel, verdict.draw, verdict.message[:500])
+
+    def to_dict(self) -> dict:
+        return {"status": str(self.status), "strict_status": str(self.strict_status), "direction": self.direction,
+                "output": self.output, "max_abs": encode_float(self.max_abs), "max_rel": encode_float(self.max_rel),
+                "draw": self.draw, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> VerdictSummary:
+        return cls(Status(data["status"]), Status(data["strict_status"]), data.get("direction"), data.get("output"),
+                   decode_float(data.get("max_abs")), decode_float(data.get("max_rel")), data.get("draw"),
+                   data.get("message", ""))
+
+
+@dataclass(frozen=True)
+class Repro:
+    """The repro of a diagnosed failure (its ``repro``): the shrunk config, its draw, the command that replays it
+    and the paste-ready script (``apitester.diagnosis.repro``)."""
+
+    config: str
+    draw: str
+    command: str
+    script: str
+
+    def to_dict(self) -> dict:
+        return {"config": self.config, "draw": self.draw, "command": self.command, "script": self.script}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Repro:
+        return cls(data["config"], data["draw"], data["command"], data["script"])
