@@ -55,6 +55,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 
 from .. import inputs as inp
 from ..compare import Verdict
@@ -63,7 +64,8 @@ from .conventions import Convention
 from ..inputs import estimate_bytes
 from .gradients import gradient_check
 from .oracle import oracle_for, reading_of
-from .records import GradientCheck, OutputCheck, Repro, VerdictSummary
+from .records import (BriefReading, CheckWord, EvidenceReadings, GradientCheck, OutputCheck, Repro,
+                      VerdictSummary)
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
 from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
@@ -249,17 +251,17 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
     check = _gradient_check(final.config, final_draw, direction)
     repro = read_with_gradient_check(_plain(final.reading), check)
     if (final.config, str(final_draw)) == (config, str(start_draw)):  # not shrunk: the repro is the reported config
-        evidence = {"float64_oracle": _brief(final.reading, Describes.REPORTED),
-                    "gradient_check": _check_word(check, repro, Describes.REPORTED)}
+        evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPORTED),
+                                    CheckWord.of(check, repro.get("output"), Describes.REPORTED))
         return _describing(repro, Describes.REPORTED, evidence), check
-    evidence = {"float64_oracle": _brief(final.reading, Describes.REPRO),
-                "gradient_check": _check_word(check, repro, Describes.REPRO)}
+    evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPRO),
+                                CheckWord.of(check, repro.get("output"), Describes.REPRO))
     if _unsettled(repro):
         repro, check = _read_on_reported(repro, check, config, start, start_draw)
         if repro.get("read_on") == "reported":
-            evidence.update(float64_oracle=_brief(start.reading, Describes.REPORTED),
-                            repro=_brief(final.reading, Describes.REPRO),
-                            gradient_check=_check_word(check, repro, Describes.REPORTED))
+            evidence = EvidenceReadings(BriefReading.of(start.reading, Describes.REPORTED),
+                                        CheckWord.of(check, repro.get("output"), Describes.REPORTED),
+                                        BriefReading.of(final.reading, Describes.REPRO), has_repro=True)
             return _describing(repro, Describes.REPORTED, evidence), check
     bound = REPORTED_MAX_ELEMENTS if reported_max_elements is None else reported_max_elements
     reported, why = _reported_reading(config, start, start_draw, bound)
@@ -273,8 +275,10 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
             why = f"the reported config's own reading leaves the gradient unsettled ({_what(settled)})"
             return _describing(repro, Describes.REPRO, evidence, why), check
         reported, final_check = settled, reported_check
-        evidence["gradient_check"] = _check_word(reported_check, settled, Describes.REPORTED)
-    evidence.update(float64_oracle=_brief(oracle_word, Describes.REPORTED), repro=_brief(repro, Describes.REPRO))
+        evidence = replace(evidence, gradient_check=CheckWord.of(reported_check, settled.get("output"),
+                                                                 Describes.REPORTED))
+    evidence = replace(evidence, float64_oracle=BriefReading.of(oracle_word, Describes.REPORTED),
+                       repro=BriefReading.of(repro, Describes.REPRO), has_repro=True)
     return _describing(reported, Describes.REPORTED, evidence), final_check
 
 
@@ -350,32 +354,9 @@ def _what(reading: dict) -> str:
     return f"{reading.get('reading')}: {reading.get('no_oracle') or reading.get('oracle') or ''}".rstrip(": ")
 
 
-def _brief(reading: dict | None, describes: str) -> dict | None:
-    """A reading as evidence: its word, its source and code, and the config it describes."""
-    if not reading:
-        return None
-    brief = {"reading": str(reading.get("reading") or Reading.NO_ORACLE), "describes": describes}
-    for key in ("output", "oracle", "no_oracle"):
-        if reading.get(key):
-            brief[key] = str(reading[key])
-    return brief
-
-
-def _check_word(check: GradientCheck | None, reading: dict, describes: str) -> dict | None:
-    """The gradient check's word on the failing output: the side it names off there (None: no side), or None
-    when no check ran."""
-    if not check:
-        return None
-    if not check.ran:
-        return {"ran": False, "describes": describes, "reason": str(check.reason)[:200]}
-    side = check.side_off_by_output.get(reading.get("output"))
-    word = {"paddle": Reading.PADDLE_OFF, "torch": Reading.TORCH_OFF}.get(side)
-    return {"ran": True, "describes": describes, "reading": str(word) if word else None}
-
-
-def _describing(reading: dict, describes: str, evidence: dict, why: str = "") -> dict:
+def _describing(reading: dict, describes: str, evidence: EvidenceReadings, why: str = "") -> dict:
     """The final reading, saying which config it describes and the readings it stands on."""
-    reading = {**reading, "describes": describes, "evidence_readings": evidence}
+    reading = {**reading, "describes": describes, "evidence_readings": evidence.to_dict()}
     if why:
         reading["describes_why"] = why
     return reading

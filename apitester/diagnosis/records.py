@@ -8,8 +8,8 @@ and the tracker read (``tracker/services/diagnoses.py``): they are the ones the 
 Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
 (``AgreeingElements``), the oracle of one draw (``DrawReadings``) and a spec reference's check
 (``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and
-what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``) and its ``Repro``. The
-per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
+what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``), its ``Repro`` and the
+readings its final reading stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``). The per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
 dict: the next type to convert.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..compare import decode_float, encode_float
-from ..vocab import NoOracle, Reading, Side, Status
+from ..vocab import Describes, NoOracle, Reading, Side, Status
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
 
@@ -290,3 +290,92 @@ class Repro:
     @classmethod
     def from_dict(cls, data: dict) -> Repro:
         return cls(data["config"], data["draw"], data["command"], data["script"])
+
+
+# ---------------------------------------------------------------- the readings a final reading stands on
+
+_BRIEF_KEYS = ("output", "oracle", "no_oracle")
+
+
+@dataclass(frozen=True)
+class BriefReading:
+    """A reading as evidence (``evidence_readings``' ``float64_oracle`` and ``repro``): its word, the config it
+    describes, and its output, source and no_oracle code where it has them."""
+
+    reading: str
+    describes: Describes
+    output: str = ""
+    oracle: str = ""
+    no_oracle: str = ""
+
+    @classmethod
+    def of(cls, reading: dict | None, describes: Describes) -> BriefReading | None:
+        if not reading:
+            return None
+        return cls(str(reading.get("reading") or Reading.NO_ORACLE), describes,
+                   *(str(reading[key]) if reading.get(key) else "" for key in _BRIEF_KEYS))
+
+    def to_dict(self) -> dict:
+        return {"reading": self.reading, "describes": self.describes,
+                **{key: getattr(self, key) for key in _BRIEF_KEYS if getattr(self, key)}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BriefReading:
+        return cls(data["reading"], Describes(data["describes"]), *(data.get(key, "") for key in _BRIEF_KEYS))
+
+
+@dataclass(frozen=True)
+class CheckWord:
+    """The gradient check's word on the failing output (``evidence_readings``' ``gradient_check``): the side it
+    reads off there (``reading``: None for no side), or that it did not run and why."""
+
+    ran: bool
+    describes: Describes
+    reading: Reading | None = None
+    reason: str = ""
+
+    @classmethod
+    def of(cls, check: GradientCheck | None, output: str | None, describes: Describes) -> CheckWord | None:
+        if not check:
+            return None
+        if not check.ran:
+            return cls(False, describes, reason=str(check.reason)[:200])
+        side = check.side_off_by_output.get(output)
+        return cls(True, describes, {Side.PADDLE: Reading.PADDLE_OFF, Side.TORCH: Reading.TORCH_OFF}.get(side))
+
+    def to_dict(self) -> dict:
+        if not self.ran:
+            return {"ran": False, "describes": self.describes, "reason": self.reason}
+        return {"ran": True, "describes": self.describes, "reading": str(self.reading) if self.reading else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CheckWord:
+        if not data.get("ran"):
+            return cls(False, Describes(data["describes"]), reason=data.get("reason", ""))
+        word = data.get("reading")
+        return cls(True, Describes(data["describes"]), Reading(word) if word else None)
+
+
+@dataclass(frozen=True)
+class EvidenceReadings:
+    """What a diagnosis' final reading stands on (its ``evidence_readings``): the float64 oracle's reading, the
+    gradient check's word and, where the config was shrunk and the reported one read, the repro's reading
+    (``has_repro``: the JSON has a ``repro`` key)."""
+
+    float64_oracle: BriefReading | None = None
+    gradient_check: CheckWord | None = None
+    repro: BriefReading | None = None
+    has_repro: bool = False
+
+    def to_dict(self) -> dict:
+        out = {"float64_oracle": self.float64_oracle.to_dict() if self.float64_oracle else None,
+               "gradient_check": self.gradient_check.to_dict() if self.gradient_check else None}
+        if self.has_repro:
+            out["repro"] = self.repro.to_dict() if self.repro else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EvidenceReadings:
+        brief, word, repro = data.get("float64_oracle"), data.get("gradient_check"), data.get("repro")
+        return cls(BriefReading.from_dict(brief) if brief else None, CheckWord.from_dict(word) if word else None,
+                   BriefReading.from_dict(repro) if repro else None, "repro" in data)
