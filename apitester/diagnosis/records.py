@@ -6,11 +6,12 @@ board stores), ``from_dict`` reads that JSON back. The keys, their order and the
 and the tracker read (``tracker/services/diagnoses.py``): they are the ones the dicts had before the types.
 
 Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
-(``AgreeingElements``), the oracle of one draw (``DrawReadings``) and a spec reference's check
-(``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and
-what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``), its ``Repro`` and the
-readings its final reading stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``). The per-output reading inside ``DrawReadings.readings`` (``output``, ``reading``, …) is still a
-dict: the next type to convert.
+(``AgreeingElements``), the oracle of one draw (``DrawReadings``), a spec reference's check (``ReferenceCheck``),
+the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and what a diagnosis says beside
+its reading: the verdict it starts from (``VerdictSummary``), its ``Repro`` and the readings its final reading
+stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``). The per-output reading inside
+``DrawReadings.readings`` (``output``, ``reading``, …) is still a dict: the next type to convert (its paths write
+their keys in different orders today).
 """
 from __future__ import annotations
 
