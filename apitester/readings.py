@@ -28,7 +28,11 @@ from . import trial
 from . import inputs as inp
 from .compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
-from .diagnosis.oracle import gradient_check, input_tensors, no_oracle, oracle_for, reading_of
+from .diagnosis.gradients import gradient_check
+from .diagnosis.measuring import no_oracle
+from .diagnosis.oracle import oracle_for, reading_of
+from .diagnosis.records import GradientCheck
+from .diagnosis.sides import input_tensors
 from .phases import Phase
 from .vocab import Device, NoOracle, Reading
 
@@ -181,11 +185,11 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
                          f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
-    labels = outputs or [r["output"] for r in oracle["readings"]]
+    labels = outputs or [r["output"] for r in oracle.readings]
     check = functools.cache(lambda: _small_gradient_check(strict, materialised, draw))  # one check for every input
     readings = [_settled(reading_of(oracle, label), check) for label in labels]
-    if not labels and oracle.get("no_oracle") not in (None, NoOracle.EXACT_DTYPE):
-        readings = [no_oracle("", oracle["no_oracle"], oracle["reason"])]
+    if not labels and oracle.no_oracle not in (None, NoOracle.EXACT_DTYPE):
+        readings = [no_oracle("", oracle.no_oracle, oracle.reason)]
     floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
     return max(floating, key=severity) if floating else None
 
@@ -197,7 +201,7 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
 CLOSER_GRADCHECK_ELEMENTS = 512
 
 
-def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> dict | None:
+def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> GradientCheck | None:
     """The diagnosis' float64 gradient check of the draw, or None: inputs over CLOSER_GRADCHECK_ELEMENTS floating
     elements, or an engine gap in the check (the oracle's reading then stands)."""
     elements = sum(t.array.size for t in input_tensors(materialised) if t.dtype in trial.FLOATING)

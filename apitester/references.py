@@ -27,7 +27,7 @@ import numpy as np
 DPS = 40
 REFERENCE_DPS = DPS  # the precision a reference value is computed at
 # ... and the second precision it must agree with, element by element after rounding to float64, to count
-# (``apitester.diagnosis.oracle.Reference.certain``): a 40-digit SVD of an exactly singular matrix gives a
+# (``apitester.diagnosis.reference.Reference.certain``): a 40-digit SVD of an exactly singular matrix gives a
 # smallest singular value of 2e-41 (cond 3.4e41), at 80 digits 1e-81 -- the two disagree, the value is not settled.
 CHECK_DPS = 2 * DPS
 

@@ -1,5 +1,5 @@
 """What the reference's second precision costs (issue #44): one oracle read of a draw, best of 3, with the check
-off ("before": ``oracle.SIDE_READINGS`` emptied, so no reading re-runs the reference at 80 digits) and on.
+off ("before": ``reference.SIDE_READINGS`` emptied, so no reading re-runs the reference at 80 digits) and on.
 
     PYTHONPATH=. .venv/bin/python benchmarks/reference_certainty.py
 
@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engine")
 import diagnosis_helpers  # noqa: E402,F401  (registers the apitester_diag.* specs)
 import test_reference_certainty as T  # noqa: E402  (the exactly singular matrix)
 from apitester.diagnosis import oracle as orc
+from apitester.diagnosis import reference as ref_module
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, InputTensor
 
@@ -36,7 +37,7 @@ def once(config, x):
         m["x"] = InputTensor(x, "float64")
     began = time.perf_counter()
     found = orc.oracle_for(prepared, m, D, grads=False)
-    return time.perf_counter() - began, [(r["reading"], r.get("no_oracle")) for r in found["readings"]][:1]
+    return time.perf_counter() - began, [(r["reading"], r.get("no_oracle")) for r in found.readings][:1]
 
 
 def main() -> None:
@@ -46,10 +47,10 @@ def main() -> None:
 
 def measure(config, x) -> None:
     once(config, x)  # warm
-    saved = orc.SIDE_READINGS
-    orc.SIDE_READINGS = ()
+    saved = ref_module.SIDE_READINGS
+    ref_module.SIDE_READINGS = ()
     before = min(once(config, x)[0] for _ in range(3))
-    orc.SIDE_READINGS = saved
+    ref_module.SIDE_READINGS = saved
     runs = [once(config, x) for _ in range(3)]
     after = min(r[0] for r in runs)
     print(f"{config[:60]:60s} before {before:7.3f}s after {after:7.3f}s  x{after / before:5.2f}  {runs[0][1]}")

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from .. import trial
-from .oracle import oracles_agree, output_gradients, run_side
+from .measuring import oracles_agree
+from .sides import output_gradients, run_side
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
 @dataclass(frozen=True)

@@ -55,16 +55,20 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 
 from .. import inputs as inp
-from ..compare import Verdict, encode_float
+from ..compare import Verdict
 from ..config import ConfigSyntaxError, parse_config
 from .conventions import Convention
 from ..inputs import estimate_bytes
-from .oracle import gradient_check, oracle_for, reading_of
+from .gradients import gradient_check
+from .oracle import oracle_for, reading_of
+from .records import (BriefReading, CheckWord, EvidenceReadings, GradientCheck, OutputCheck, Repro,
+                      VerdictSummary)
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -89,10 +93,10 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
         return _done(result, too_large, began)
     start_draw = inp.Draw.parse(draw) if draw is not None else _reported_draw(config)
     if isinstance(start_draw, Verdict):
-        result["verdict"] = _verdict_summary(start_draw)
+        result["verdict"] = VerdictSummary.of(start_draw).to_dict()
         return _done(result, f"no strict failure to diagnose ({start_draw.strict_status})", began)
     start = probe(config, start_draw)
-    result["verdict"] = _verdict_summary(start.verdict)
+    result["verdict"] = VerdictSummary.of(start.verdict).to_dict()
     if start.verdict.strict_status not in STRICT_FAILURES:
         return _done(result, f"no strict failure to diagnose ({start.verdict.strict_status})", began)
     shrunk = shrink(config, start_draw, Budget(max_trials, max_seconds), start=start)
@@ -100,8 +104,9 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
     result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
-                  oracle=_plain(final.oracle), shrink=shrunk.to_dict(), gradient_check=check)
-    result["repro"] = _repro(final.config, final_draw)
+                  oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(),
+                  gradient_check=_plain(check.to_dict()) if check is not None else None)
+    result["repro"] = _repro(final.config, final_draw).to_dict()
     result["signature"] = failure_signature(result)
     result["implied_verdict"] = implied_verdict(result["reading"])
     return _done(result, "", began)
@@ -116,7 +121,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
 GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG, NoOracle.TOO_LARGE})
 
 
-def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
+def read_with_gradient_check(reading: dict, check: GradientCheck | None) -> dict:
     """The failing output's reading, with the gradient check's word where the float64 oracle has none (issue 34):
     a ``no_oracle`` reading of a gradient (``GRADIENT_SETTLES``) whose check names the side off at that output
     (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
@@ -127,7 +132,7 @@ def read_with_gradient_check(reading: dict, check: dict | None) -> dict:
     return hidden_side_reading(_read_by_check(reading, check), reading)
 
 
-def _read_by_check(reading: dict, check: dict | None) -> dict:
+def _read_by_check(reading: dict, check: GradientCheck | None) -> dict:
     """read_with_gradient_check's reading by the gradient check alone."""
     # A reference's derivative reading both sides off while the check finds one side's gradient matching its own
     # forward: that side computes its own documented function (cosine_similarity: Torch clamps each norm, Paddle
@@ -136,32 +141,32 @@ def _read_by_check(reading: dict, check: dict | None) -> dict:
     both_by_reference = (reading.get("reading") == Reading.BOTH_OFF
                          and reading.get("oracle") == ReadingSource.REFERENCE)
     unsettled = reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
-    if not (unsettled or both_by_reference) or not check or not check.get("ran"):
+    if not (unsettled or both_by_reference) or not check or not check.ran:
         return reading
     output = reading.get("output")
-    side = (check.get("side_off_by_output") or {}).get(output)
-    if side not in ("paddle", "torch"):
+    side = check.side_off_by_output.get(output)
+    if side not in (Side.PADDLE, Side.TORCH):
         return subgradient_reading(reading, check) if unsettled else reading
     before = ({"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")} if unsettled else
               {"reading": reading.get("reading"), "oracle": reading.get("oracle"), "evidence": reading.get("evidence")})
     return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
-            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": (check.get("evidence") or {}).get(output, ""),
+            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": check.evidence.get(output, ""),
             "float64_oracle": before}
 
 
-def subgradient_reading(reading: dict, check: dict) -> dict:
+def subgradient_reading(reading: dict, check: GradientCheck) -> dict:
     """An unsettled gradient whose check finds both sides matching everywhere it could judge, and kinks (a tie of
     minimum/maximum, a clamp bound, abs at 0) among the elements: the two differ only where the derivative is not
     one number, and any value between the one-sided derivatives is a subgradient -- a convention (Torch splits a
     tie's gradient between minimum's inputs, Paddle 3.0.0 gives it to one), not a side off."""
     output = reading.get("output")
-    sides = {side: ((check.get(side) or {}).get("outputs") or {}).get(output) or {} for side in ("paddle", "torch")}
-    if all(s.get("undefined") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+    sides = {side: check.output(side, output) for side in (Side.PADDLE, Side.TORCH)}
+    if all(s.undefined and not s.miss and not s.unresolved for s in sides.values()):
         return undefined_reading(reading, sides)
-    if not all(s.get("kinks") and not s.get("miss") and not s.get("unresolved") for s in sides.values()):
+    if not all(s.kinks and not s.miss and not s.unresolved for s in sides.values()):
         return reading
-    kinks = sides["paddle"]["kinks"]
-    (paddle, p_value), (torch, t_value) = (subgradient_choice(sides[side].get("first_kink")) for side in ("paddle", "torch"))
+    kinks = sides[Side.PADDLE].kinks
+    (paddle, p_value), (torch, t_value) = (subgradient_choice(sides[side].first_kink) for side in (Side.PADDLE, Side.TORCH))
     if paddle == torch:  # the first kink alone does not tell them apart: say what both do
         paddle, torch = "a subgradient", "another subgradient"
     text = (f"{output} at {kinks} kink{'s' if kinks != 1 else ''} (a tie, a clamp bound, a domain edge): both sides "
@@ -211,19 +216,19 @@ def hidden_side_reading(settled: dict, reading: dict) -> dict:
 SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
 
 
-def undefined_reading(reading: dict, sides: dict) -> dict:
+def undefined_reading(reading: dict, sides: dict[Side, OutputCheck]) -> dict:
     """An unsettled gradient whose check finds both sides matching wherever a derivative exists, and elements
     with none (they feed an output that is not finite at the input: logit at -0.5, NaN there and around): the two
     differ where no derivative exists, so each side's value there is a convention -- Paddle 3.0.0's 0 claims a flat
     function, Torch's NaN says "undefined" -- never a side off (issue 44).  ``sides``: each side's check of the
     output."""
     output = reading.get("output")
-    values = [(sides[side].get("first_undefined") or {}).get("analytic", "?") for side in ("paddle", "torch")]
+    values = [(sides[side].first_undefined or {}).get("analytic", "?") for side in (Side.PADDLE, Side.TORCH)]
     paddle, torch = ({"nan": "NaN", "inf": "inf", "-inf": "-inf"}.get(v, v) if isinstance(v, str) else f"{v:.4g}"
                      for v in values)
     if paddle == torch:  # the first such element does not tell them apart
         paddle, torch = "a value", "another value"
-    count = max(sides["paddle"]["undefined"], sides["torch"]["undefined"])
+    count = max(sides[Side.PADDLE].undefined, sides[Side.TORCH].undefined)
     text = (f"{output}: undefined outside the domain (the forward is not finite at and around {count} "
             f"element{'s' if count != 1 else ''}, so no derivative exists): Paddle {paddle}, Torch {torch}")
     convention = Convention(ConventionKind.UNDEFINED, paddle, torch, text=text, key=f"undefined: {paddle} vs {torch}",
@@ -234,7 +239,7 @@ def undefined_reading(reading: dict, sides: dict) -> dict:
 
 
 def _final_reading(final, final_draw, config: str, start, start_draw,
-                   reported_max_elements: int | None) -> tuple[dict, dict | None]:
+                   reported_max_elements: int | None) -> tuple[dict, GradientCheck | None]:
     """The diagnosis' one final reading (its ``describes`` says of which config) and the gradient check beside it.
 
     ``reported_max_elements`` (None: REPORTED_MAX_ELEMENTS) bounds the reported config's own reading.
@@ -246,17 +251,17 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
     check = _gradient_check(final.config, final_draw, direction)
     repro = read_with_gradient_check(_plain(final.reading), check)
     if (final.config, str(final_draw)) == (config, str(start_draw)):  # not shrunk: the repro is the reported config
-        evidence = {"float64_oracle": _brief(final.reading, Describes.REPORTED),
-                    "gradient_check": _check_word(check, repro, Describes.REPORTED)}
+        evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPORTED),
+                                    CheckWord.of(check, repro.get("output"), Describes.REPORTED))
         return _describing(repro, Describes.REPORTED, evidence), check
-    evidence = {"float64_oracle": _brief(final.reading, Describes.REPRO),
-                "gradient_check": _check_word(check, repro, Describes.REPRO)}
+    evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPRO),
+                                CheckWord.of(check, repro.get("output"), Describes.REPRO))
     if _unsettled(repro):
         repro, check = _read_on_reported(repro, check, config, start, start_draw)
         if repro.get("read_on") == "reported":
-            evidence.update(float64_oracle=_brief(start.reading, Describes.REPORTED),
-                            repro=_brief(final.reading, Describes.REPRO),
-                            gradient_check=_check_word(check, repro, Describes.REPORTED))
+            evidence = EvidenceReadings(BriefReading.of(start.reading, Describes.REPORTED),
+                                        CheckWord.of(check, repro.get("output"), Describes.REPORTED),
+                                        BriefReading.of(final.reading, Describes.REPRO), has_repro=True)
             return _describing(repro, Describes.REPORTED, evidence), check
     bound = REPORTED_MAX_ELEMENTS if reported_max_elements is None else reported_max_elements
     reported, why = _reported_reading(config, start, start_draw, bound)
@@ -270,8 +275,10 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
             why = f"the reported config's own reading leaves the gradient unsettled ({_what(settled)})"
             return _describing(repro, Describes.REPRO, evidence, why), check
         reported, final_check = settled, reported_check
-        evidence["gradient_check"] = _check_word(reported_check, settled, Describes.REPORTED)
-    evidence.update(float64_oracle=_brief(oracle_word, Describes.REPORTED), repro=_brief(repro, Describes.REPRO))
+        evidence = replace(evidence, gradient_check=CheckWord.of(reported_check, settled.get("output"),
+                                                                 Describes.REPORTED))
+    evidence = replace(evidence, float64_oracle=BriefReading.of(oracle_word, Describes.REPORTED),
+                       repro=BriefReading.of(repro, Describes.REPRO), has_repro=True)
     return _describing(reported, Describes.REPORTED, evidence), final_check
 
 
@@ -347,32 +354,9 @@ def _what(reading: dict) -> str:
     return f"{reading.get('reading')}: {reading.get('no_oracle') or reading.get('oracle') or ''}".rstrip(": ")
 
 
-def _brief(reading: dict | None, describes: str) -> dict | None:
-    """A reading as evidence: its word, its source and code, and the config it describes."""
-    if not reading:
-        return None
-    brief = {"reading": str(reading.get("reading") or Reading.NO_ORACLE), "describes": describes}
-    for key in ("output", "oracle", "no_oracle"):
-        if reading.get(key):
-            brief[key] = str(reading[key])
-    return brief
-
-
-def _check_word(check: dict | None, reading: dict, describes: str) -> dict | None:
-    """The gradient check's word on the failing output: the side it names off there (None: no side), or None
-    when no check ran."""
-    if not check:
-        return None
-    if not check.get("ran"):
-        return {"ran": False, "describes": describes, "reason": str(check.get("reason", ""))[:200]}
-    side = (check.get("side_off_by_output") or {}).get(reading.get("output"))
-    word = {"paddle": Reading.PADDLE_OFF, "torch": Reading.TORCH_OFF}.get(side)
-    return {"ran": True, "describes": describes, "reading": str(word) if word else None}
-
-
-def _describing(reading: dict, describes: str, evidence: dict, why: str = "") -> dict:
+def _describing(reading: dict, describes: str, evidence: EvidenceReadings, why: str = "") -> dict:
     """The final reading, saying which config it describes and the readings it stands on."""
-    reading = {**reading, "describes": describes, "evidence_readings": evidence}
+    reading = {**reading, "describes": describes, "evidence_readings": evidence.to_dict()}
     if why:
         reading["describes_why"] = why
     return reading
@@ -400,7 +384,8 @@ def _unsettled(reading: dict) -> bool:
     return reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
 
 
-def _read_on_reported(reading: dict, check: dict | None, config: str, start, start_draw) -> tuple[dict, dict | None]:
+def _read_on_reported(reading: dict, check: GradientCheck | None, config: str, start,
+                      start_draw) -> tuple[dict, GradientCheck | None]:
     """A gradient the shrunk config leaves unsettled, read on the reported config and draw instead.
 
     Shrinking keeps (status, direction, output, reading) and so can land on a degenerate candidate: a cut
@@ -476,35 +461,28 @@ def _reported_draw(config: str):
     return inp.Draw.parse(verdict.draw)
 
 
-def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> dict | None:
+def _gradient_check(config: str, draw: inp.Draw, direction: str | None) -> GradientCheck | None:
     if direction != "backward":
         return None
     prepared = prepare_strict(config)
     if isinstance(prepared, Verdict):
-        return {"ran": False, "reason": prepared.message[:300]}
+        return GradientCheck.not_run(prepared.message[:300])
     # The hook for an independent reference's derivative (issue 34, item 1): a spec that declares
     # ``ref_gradient`` (see oracle.gradient_check's ``reference_gradient``) is judged against it.
     reference = getattr(prepared.spec, "ref_gradient", None)
     try:
-        return _plain(gradient_check(prepared, draw_inputs(prepared, draw), draw,
-                                     reference_gradient=reference if callable(reference) else None))
+        return gradient_check(prepared, draw_inputs(prepared, draw), draw,
+                              reference_gradient=reference if callable(reference) else None)
     except Exception as exc:  # an engine gap in the check: said so
-        return {"ran": False, "reason": f"engine error in the gradient check: {exc}"[:300]}
+        return GradientCheck.not_run(f"engine error in the gradient check: {exc}"[:300])
 
 
-def _repro(config: str, draw: inp.Draw) -> dict:
+def _repro(config: str, draw: inp.Draw) -> Repro:
     try:
         script = repro_script(config, draw)
     except Exception as exc:  # a value the script writer cannot write: the command still replays it
         script = f"# no script: {exc}"[:300]
-    return {"config": config, "draw": str(draw), "command": repro_command(config, draw), "script": script}
-
-
-def _verdict_summary(verdict: Verdict) -> dict:
-    return {"status": str(verdict.status), "strict_status": str(verdict.strict_status),
-            "direction": verdict.direction, "output": verdict.output,
-            "max_abs": encode_float(verdict.max_abs), "max_rel": encode_float(verdict.max_rel),
-            "draw": verdict.draw, "message": verdict.message[:500]}
+    return Repro(config, str(draw), repro_command(config, draw), script)
 
 
 def _done(result: dict, reason: str, began: float) -> dict:

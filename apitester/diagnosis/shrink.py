@@ -32,6 +32,7 @@ from ..config import Call, Constructor, TensorSpec, format_call, parse_config, w
 from .conventions import (Convention, convention_of, convention_reading, gradient_shape_reading,
                           rounded_parameter_convention)
 from .oracle import oracle_for, reading_of
+from .records import DrawReadings
 from .ties import tie_convention_of
 from ..vocab import NoOracle, Reading, Status
 
@@ -85,7 +86,7 @@ class Probe:
 
     config: str
     verdict: Verdict
-    oracle: dict
+    oracle: DrawReadings
     reading: dict
     failure: Failure
     elements: int
@@ -122,13 +123,12 @@ def probe(config: str, draw: inp.Draw) -> Probe:
     verdict = ex.run_config(config, draw=draw)
     strict = verdict.strict or layer_of(verdict)
     elements = elements_of(config)
-    oracle = {"readings": [], "no_oracle": None, "reason": ""}
+    oracle = DrawReadings()
     # the strict layer's Trial, prepared once for the oracle and the tie reading
     prepared = prepare_strict(config) if strict["status"] in VALUE_FAILURES else None
     if strict["status"] in VALUE_FAILURES:
         if elements > ORACLE_MAX_ELEMENTS:
-            oracle = {"readings": [], "no_oracle": TOO_LARGE,
-                      "reason": f"{elements} input elements, over the oracle's {ORACLE_MAX_ELEMENTS}"}
+            oracle = DrawReadings.none(TOO_LARGE, f"{elements} input elements, over the oracle's {ORACLE_MAX_ELEMENTS}")
         else:
             oracle = _oracle(prepared, draw, strict["direction"] == "backward")
     reading = reading_of(oracle, strict["output"])
@@ -172,14 +172,14 @@ def _rounded_parameter(prepared: "trial.Trial | Verdict", draw: inp.Draw, strict
         return None
 
 
-def _oracle(prepared: "trial.Trial | Verdict", draw: inp.Draw, grads: bool) -> dict:
+def _oracle(prepared: "trial.Trial | Verdict", draw: inp.Draw, grads: bool) -> DrawReadings:
     if isinstance(prepared, Verdict):
-        return {"readings": [], "no_oracle": "not_numeric", "reason": prepared.message[:300]}
+        return DrawReadings.none(NoOracle.NOT_NUMERIC, prepared.message[:300])
     try:
         materialised = draw_inputs(prepared, draw)
         return oracle_for(prepared, materialised, draw, grads=grads)
     except Exception as exc:  # an engine gap in the oracle: said so, never a Paddle bug
-        return {"readings": [], "no_oracle": "side_raised", "reason": f"engine error in the oracle: {exc}"[:300]}
+        return DrawReadings.none(NoOracle.SIDE_RAISED, f"engine error in the oracle: {exc}"[:300])
 
 
 # ---------------------------------------------------------------- candidates

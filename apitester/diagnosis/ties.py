@@ -20,7 +20,7 @@ from .. import trial
 from .. import inputs as inp
 from ..compare import Verdict, compare_outputs
 from .conventions import Convention, tie_convention
-from .oracle import run_side
+from .sides import run_side
 from ..vocab import Status
 
 # At most this many ties are read one by one (two runs of each side per tie at most).

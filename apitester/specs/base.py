@@ -221,7 +221,7 @@ class Spec:
     shapes_agree: Callable[..., str | None] | None = None
     # An independent reference (OpInfo's ``ref``): the API's documented semantics in NumPy / SciPy /
     # mpmath, never torch or paddle.  Called as ``ref(**args)`` with the keyword arguments the torch
-    # reference gets, every tensor a numpy array upcast like apitester.diagnosis.oracle.upcast (float ->
+    # reference gets, every tensor a numpy array upcast like apitester.diagnosis.sides.upcast (float ->
     # float64, complex -> complex128, integer/bool unchanged; scalars, lists, strings as the config
     # gives them); returns an array or a tuple/list of arrays in the order of the flattened outputs
     # (trial.flatten_outputs).  It may raise NotImplementedError for arguments it does not cover.

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from apitester.diagnosis.diagnose import REPORTED_MAX_ELEMENTS, diagnose_config, render_text
-from apitester.diagnosis.oracle import input_tensors
+from apitester.diagnosis.records import DrawReadings, EvidenceReadings, Repro, VerdictSummary
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw
 from apitester.vocab import Reading
@@ -89,6 +90,10 @@ def test_over_the_bound_the_repros_reading_is_labelled_as_the_repros(over_bound)
     assert (reading["reading"], reading["describes"]) == (Reading.BOTH_OFF, "repro")
     assert f"{ELEMENTS:,} input elements, over the {ELEMENTS - 1:,}" in reading["describes_why"]
     assert reading["evidence_readings"]["float64_oracle"]["describes"] == "repro"
+    # the typed parts of a diagnosis read back from its JSON as they were (apitester.diagnosis.records)
+    for part, typed in (("verdict", VerdictSummary), ("repro", Repro), ("oracle", DrawReadings)):
+        assert typed.from_dict(over_bound[part]).to_dict() == over_bound[part], part
+    assert EvidenceReadings.from_dict(reading["evidence_readings"]).to_dict() == reading["evidence_readings"]
     assert "repro" not in reading["evidence_readings"]  # nothing of the reported config to set beside it
     assert over_bound["failure"]["reading"] == reading["reading"]
     assert "read on the shrunk repro, not the reported config" in render_text(over_bound)

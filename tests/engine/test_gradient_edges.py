@@ -14,10 +14,11 @@ import pytest
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis.diagnose import diagnose_config, group_failures
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check, input_tensors,
-                              judge)
+from apitester.diagnosis.gradients import (GRAD_STEP, MATCH, MISS, UNRESOLVED, element_derivative, gradient_check,
+                                           judge)
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
-from apitester.vocab import NoOracle, Reading
+from apitester.vocab import NoOracle, Reading, Side
 
 import gradient_edge_specs  # noqa: F401,E402  (registers the apitester_diag.* gradient specs)
 
@@ -32,7 +33,7 @@ def checked(config: str, values=None) -> dict:
     materialised = draw_inputs(prepared, TYPICAL)
     if values is not None:
         input_tensors(materialised)[0].array[...] = values
-    return gradient_check(prepared, materialised, TYPICAL)
+    return gradient_check(prepared, materialised, TYPICAL).to_dict()  # as the diagnosis' JSON says it
 
 
 # ---------------------------------------------------------------- the numeric rule on functions of known derivative
@@ -78,7 +79,7 @@ def test_a_domain_boundary_and_a_vertical_tangent():
 
 
 def test_a_spent_budget_leaves_the_element_unresolved_never_judged():
-    from apitester.diagnosis.oracle import _Budget
+    from apitester.diagnosis.gradients import _Budget
 
     d = element_derivative(math.sin, 1.0, math.sin(1.0), _Budget(forwards=0))
     assert (d.forward.state, d.backward.state, d.central) == (UNRESOLVED, UNRESOLVED, None)
@@ -131,8 +132,9 @@ def test_a_reference_derivative_judges_both_sides_when_given():
 
     prepared = prepare_strict('apitester_diag.sinc_paddle_nan(Tensor([4],"float64"), )')
     check = gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, reference_gradient=sinc_gradient)
-    assert check["against"] == "reference" and check["side_off_by_output"] == {"grad x": "paddle"}
-    assert "a reference derivative" in check["evidence"]["grad x"]
+    assert check.against == "reference" and check.side_off_by_output == {"grad x": Side.PADDLE}
+    assert "a reference derivative" in check.evidence["grad x"]
+    assert check.output(Side.PADDLE, "grad x").miss > 0 and check.output(Side.TORCH, "grad x").miss == 0
 
 
 def test_a_reference_derivative_of_two_inputs_where_both_sides_agree_names_no_side():
@@ -145,7 +147,7 @@ def test_a_reference_derivative_of_two_inputs_where_both_sides_agree_names_no_si
     materialised = draw_inputs(prepared, TYPICAL)
     x, y = input_tensors(materialised)
     x.array[...], y.array[...] = [1.0, 2.0, 3.0], [3.0, 2.0, 1.0]
-    check = gradient_check(prepared, materialised, TYPICAL, reference_gradient=maximum_gradient)
+    check = gradient_check(prepared, materialised, TYPICAL, reference_gradient=maximum_gradient).to_dict()
     for side in ("paddle", "torch"):
         assert {label: (o["match"], o["unresolved"]) for label, o in check[side]["outputs"].items()} == \
             {"grad x": (2, 1), "grad y": (2, 1)}
@@ -160,7 +162,7 @@ def test_a_huge_output_beside_does_not_swallow_the_change_a_step_makes():
     materialised = draw_inputs(prepared, TYPICAL)
     x, low = input_tensors(materialised)
     x.array[...], low.array[...] = [[1e246, -5.0, -7.0]], [0.5]
-    check = gradient_check(prepared, materialised, TYPICAL)
+    check = gradient_check(prepared, materialised, TYPICAL).to_dict()
     torch_min = check["torch"]["outputs"]["grad min"]
     assert check["torch"]["matches"] is True and torch_min["match"] == 1
     missed = check["paddle"]["outputs"]["grad min"]["first_miss"]

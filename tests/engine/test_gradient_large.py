@@ -5,10 +5,11 @@ the test-only specs of gradient_edge_specs (one element at exactly 0, the rest a
 import json
 
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
-from apitester.diagnosis import oracle
+from apitester.diagnosis import gradients
 from apitester.diagnosis.diagnose import read_with_gradient_check
+from apitester.diagnosis.records import GradientCheck
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
+from apitester.diagnosis.gradients import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.vocab import NoOracle, Reading
 
@@ -20,13 +21,14 @@ LARGE = 3 * GRADCHECK_MAX_ELEMENTS
 
 def checked(api: str, elements: int = LARGE) -> dict:
     prepared = prepare_strict(f'apitester_diag.{api}(Tensor([{elements}],"float64"), )')
-    return json.loads(json.dumps(gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL)))
+    return json.loads(json.dumps(gradient_check(prepared, draw_inputs(prepared, TYPICAL), TYPICAL).to_dict()))
 
 
 def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink():
     """|x| at its one exact 0: Paddle's gradient 0, this Torch side's +1; the 1,535 other elements agree and are
     not re-differentiated."""
     check = checked("abs_subgradients")
+    assert GradientCheck.from_dict(check).to_dict() == check  # the JSON reads back as it was
     assert check["ran"] and check["elements"] == LARGE
     assert check["chosen"] == {"elements": 1, "of": LARGE, "rule": "the elements where the two float64 gradients "
                                                                   "differ most"}
@@ -35,7 +37,7 @@ def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink(
         assert (out["match"], out["miss"], out["kinks"], out["first_kink"]["index"]) == (1, 0, 1, [0])
     assert check["side_off"] is None and check["side_off_by_output"] == {}
     unsettled = {"output": "grad x", "reading": Reading.NO_ORACLE, "no_oracle": NoOracle.TOO_LARGE, "reason": "r"}
-    reading = read_with_gradient_check(unsettled, check)
+    reading = read_with_gradient_check(unsettled, GradientCheck.from_dict(check))  # the JSON read back
     assert (reading["reading"], reading["convention"]["kind"]) == (Reading.CONVENTION, "subgradient")
 
 
@@ -71,6 +73,6 @@ def test_small_inputs_are_still_judged_at_every_element():
 
 
 def test_over_the_largest_size_the_check_does_not_run(monkeypatch):
-    monkeypatch.setattr(oracle, "GRADCHECK_LARGEST", LARGE - 1)
+    monkeypatch.setattr(gradients, "GRADCHECK_LARGEST", LARGE - 1)
     check = checked("abs_subgradients")
     assert check == {"ran": False, "reason": f"{LARGE} floating input elements, over {LARGE - 1}"}

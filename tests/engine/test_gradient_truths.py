@@ -15,8 +15,9 @@ import pytest
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis.conventions import convention_of, gradient_shape_reading
 from apitester.diagnosis.diagnose import diagnose_config
-from apitester.diagnosis.oracle import (MATCH, MISS, UNRESOLVED, absorbed, element_derivative, gradient_check,
-                                        input_tensors, judge)
+from apitester.diagnosis.gradients import (MATCH, MISS, UNRESOLVED, absorbed, element_derivative, gradient_check,
+                                           judge)
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict, probe
 from apitester.inputs import Draw
 from apitester.vocab import ConventionKind, Reading, ReadingSource, Status
@@ -34,7 +35,7 @@ def checked(config: str, *values) -> dict:
     materialised = draw_inputs(prepared, TYPICAL)
     for tensor, value in zip(input_tensors(materialised), values):
         tensor.array[...] = value
-    return gradient_check(prepared, materialised, TYPICAL)
+    return gradient_check(prepared, materialised, TYPICAL).to_dict()  # as the diagnosis' JSON says it
 
 
 # ---------------------------------------------------------------- absorbed steps

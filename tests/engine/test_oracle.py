@@ -6,7 +6,7 @@ import pytest
 from diagnosis_helpers import MUL_FP16
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import K, read_errors
+from apitester.diagnosis.measuring import K, read_errors
 from apitester.diagnosis.repro import draw_arguments
 from apitester.diagnosis.shrink import probe
 from apitester.vocab import NoOracle, Reading
@@ -73,9 +73,9 @@ def test_a_cast_over_the_references_size_reads_too_large_and_shrinks_to_a_readin
     """Paddle 3.0.0's cast(Tensor([20, 500, 4], "int32"), float16) read cannot_upcast for good: 40,000 elements are
     over the reference's bound, and "an argument fixes the output dtype" stopped shrinking from trying a smaller
     candidate. Over the bound it reads too_large, and the diagnosis reads a candidate the reference runs on."""
-    from apitester.diagnosis import oracle
+    from apitester.diagnosis import reference
 
-    monkeypatch.setattr(oracle, "REF_MAX_ELEMENTS", 4)
+    monkeypatch.setattr(reference, "REF_MAX_ELEMENTS", 4)
     got = reading('apitester_diag.int_to_half(Tensor([6],"int64"), )')
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.TOO_LARGE)
     assert got["reason"].startswith("the upcast run gives float16 (paddle) / float16 (torch)")

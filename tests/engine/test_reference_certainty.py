@@ -67,8 +67,8 @@ def _readings(config: str, **arrays) -> list[dict]:
     for name, array in arrays.items():
         materialised[name] = InputTensor(array, materialised[name].dtype)
     found = oracle_for(prepared, materialised, TYPICAL, grads=False)
-    assert found["no_oracle"] is None, found
-    return found["readings"]
+    assert found.no_oracle is None, found
+    return list(found.readings)
 
 
 def test_the_cond_of_an_exactly_singular_matrix_is_inf_and_torch_is_the_side_off():

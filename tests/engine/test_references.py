@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 
 from diagnosis_helpers import EXTRA  # noqa: F401  (registers the apitester_diag.* specs)
-from apitester.diagnosis import oracle as orc
+from apitester.diagnosis import measuring, reference, reference_gradients
 from apitester import references as refs
 from apitester.compare import Verdict
 from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
-from apitester.diagnosis.oracle import check_reference, oracle_for
+from apitester.diagnosis.oracle import oracle_for
+from apitester.diagnosis.records import DrawReadings, Errors, ReferenceCheck
+from apitester.diagnosis.reference import check_reference
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
 from apitester.vocab import NoOracle, Reading, ReadingSource
@@ -109,12 +111,13 @@ def test_every_reference_agrees_with_both_frameworks_where_they_agree():
             if isinstance(prepared, Verdict):
                 continue
             result = check_reference(prepared, draw_inputs(prepared, TYPICAL))
-            for row in result["outputs"]:
-                if not row["frameworks_agree"]:
+            assert ReferenceCheck.from_dict(result.to_dict()).to_dict() == result.to_dict()
+            for row in result.outputs:
+                if not row.frameworks_agree:
                     continue
                 checked.add(api)
-                if not row["ref_agrees"]:
-                    disagreements.append(f"{config} output {row['output']}: gap {row['gap']}")
+                if not row.ref_agrees:
+                    disagreements.append(f"{config} output {row.output}: gap {row.gap}")
         if api not in checked:
             never.append(api)
     assert disagreements == [], "references that miss what both frameworks compute:\n" + "\n".join(disagreements)
@@ -129,8 +132,9 @@ def test_every_reference_agrees_with_both_frameworks_where_they_agree():
 def _readings(config: str, draw: Draw = TYPICAL) -> list[dict]:
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, draw), draw, grads=False)
-    assert found["no_oracle"] is None, found
-    return found["readings"]
+    assert found.no_oracle is None, found
+    assert DrawReadings.from_dict(found.to_dict()) == found  # its JSON reads back
+    return list(found.readings)
 
 
 @pytest.mark.parametrize("api, expected, matches", [
@@ -206,7 +210,7 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
     config = f'apitester_diag.ref_torch_grad_off(Tensor([3, 2],"{dtype}"), )'
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    got = {r["output"]: r for r in found.readings}["grad x"]
     assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["gradient_match"] == {"paddle": True, "torch": False}
     assert "derivative of the independent reference" in got["evidence"]
@@ -216,10 +220,10 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
 
 def test_a_reference_derivative_past_its_time_bound_is_not_taken_and_says_so(monkeypatch):
     # The same disputed gradient as above, with no time for the derivative: the reading stays disputed and says why.
-    monkeypatch.setattr(orc, "REF_GRAD_MAX_SECONDS", 0.0)
+    monkeypatch.setattr(reference_gradients, "REF_GRAD_MAX_SECONDS", 0.0)
     prepared = prepare_strict('apitester_diag.ref_torch_grad_off(Tensor([3, 2],"float32"), )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad x"]
+    got = {r["output"]: r for r in found.readings}["grad x"]
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.DISPUTED), got
     assert "no reference derivative: over 0 s after 0 of 6 elements" in got["reason"]
 
@@ -228,7 +232,7 @@ def test_a_declared_gradient_convention_is_not_settled_by_the_reference():
     # clip's Tensor bounds: Paddle gives them no gradient by declaration (gradient_convention)
     prepared = prepare_strict('paddle.clip(x=Tensor([1, 3],"float64"), min=Tensor([1],"float64"), max=None, )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found["readings"]}["grad min"]
+    got = {r["output"]: r for r in found.readings}["grad min"]
     assert got["reading"] == Reading.NO_ORACLE and "declared gradient convention" in got["reason"], got
 
 
@@ -239,7 +243,7 @@ def test_a_reference_that_does_not_cover_the_arguments_leaves_the_reading_disput
 
 
 def test_over_the_size_bound_the_reading_is_too_large_so_shrinking_adopts_a_smaller_ones(monkeypatch):
-    monkeypatch.setattr(orc, "REF_MAX_ELEMENTS", 8)
+    monkeypatch.setattr(reference, "REF_MAX_ELEMENTS", 8)
     (got,) = _readings('apitester_diag.ref_paddle_off(Tensor([16],"float32"), )')
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.TOO_LARGE)
     (small,) = _readings('apitester_diag.ref_paddle_off(Tensor([8],"float32"), )')
@@ -277,7 +281,12 @@ def test_exact_apply_sums_without_cancellation():
 
 def test_the_noise_floor_and_rmse_of_huge_values_do_not_overflow():
     # clip of 1.5e246 at float64: squaring overflowed, the floor was inf and an inf error read within_rounding
-    assert orc._rms(np.array([1e300, -1e300])) == 1e300
-    assert orc.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
+    assert measuring.rms(np.array([1e300, -1e300])) == 1e300
+    assert measuring.noise_floor(np.array([1e300, 0.0]), "float32") == pytest.approx(2.0 ** -23 * 1e300 / math.sqrt(2))
     huge = np.array([1.5e246, 0.5])
-    assert orc.error_to_oracle(np.array([3.4e38, 0.5]), huge)["rmse"] == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    errors = measuring.error_to_oracle(np.array([3.4e38, 0.5]), huge)
+    assert errors.rmse == pytest.approx((1.5e246 - 3.4e38) / math.sqrt(2))
+    # the typed reading and its JSON (apitester.diagnosis.records): an inf error is "inf" there and reads back
+    inf = measuring.error_to_oracle(np.array([np.nan, 0.5]), huge)
+    assert inf.to_dict()["max_abs"] == "inf" and Errors.from_dict(inf.to_dict()) == inf
+    assert Errors.from_dict(errors.to_dict()) == errors

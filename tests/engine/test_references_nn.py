@@ -25,7 +25,7 @@ import pytest
 
 from apitester import trial
 from apitester import inputs as inp
-from apitester.diagnosis import oracle
+from apitester.diagnosis import sides
 import inspect
 from types import SimpleNamespace
 
@@ -76,10 +76,10 @@ def _run(config: str, *, high: bool = True, seed: int = 0):
     upcast inputs (``high``) or at the config's dtypes, the ref on the upcast inputs."""
     prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
-    upcast = oracle.upcast(low)
+    upcast = sides.upcast(low)
     sides_on = upcast if high else low
-    paddle = oracle.run_side("paddle", prep, trial.copy_inputs(sides_on))
-    torch = oracle.run_side("torch", prep, trial.copy_inputs(sides_on))
+    paddle = sides.run_side("paddle", prep, trial.copy_inputs(sides_on))
+    torch = sides.run_side("torch", prep, trial.copy_inputs(sides_on))
     assert not paddle.error and not torch.error, (paddle.error, torch.error)
     values = {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in upcast.items()}
     ref = prep.spec.ref(**trial.reference_kwargs(values, prep.sig))
@@ -91,7 +91,7 @@ def _inputs(config: str, seed: int = 0) -> dict:
     """The typical draw's inputs of ``config`` as numpy arrays, by Paddle parameter name (what _run uses)."""
     prep = trial.prepare(config)
     low, _ = inp.materialise_draw(prep.parsed, prep.spec.domains, inp.Draw(inp.TYPICAL, seed))
-    return {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in oracle.upcast(low).items()}
+    return {k: trial.map_tensors(v, lambda t: t.array.copy()) for k, v in sides.upcast(low).items()}
 
 
 def _assert_close(actual, expected, rtol: float, what: str):

@@ -12,7 +12,9 @@ import pytest
 
 from apitester.compare import Out
 from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
-from apitester.diagnosis.oracle import agreeing_elements, input_tensors, oracle_for, read_output
+from apitester.diagnosis.oracle import agreeing_elements, oracle_for, read_output
+from apitester.diagnosis.records import AgreeingElements
+from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
 from apitester.specs import base
@@ -80,7 +82,7 @@ CLEAN = 'apitester_ties.maximum_tie_to_x(Tensor([40],"float32"), Tensor([40],"fl
 def grad_x_reading(config: str) -> dict:
     prepared = prepare_strict(config)
     oracle = oracle_for(prepared, draw_inputs(prepared, Draw("typical", 0)), Draw("typical", 0), grads=True)
-    return next(r for r in oracle["readings"] if r["output"] == "grad x")
+    return next(r for r in oracle.readings if r["output"] == "grad x")
 
 
 def test_the_elements_the_float64_gradients_agree_on_are_read_beside_the_dispute():
@@ -112,6 +114,8 @@ def test_agreeing_elements_are_absent_where_the_float64_results_agree_everywhere
     assert "agreeing_elements" not in read_output("grad x", low, low, same, same)
     half = Out(np.array([1.0, 5.0]), "float64", True)
     assert read_output("grad x", low, low, same, half)["agreeing_elements"]["elements"] == 1
+    typed = agreeing_elements(low, low, same, half)  # the typed reading is what the JSON says
+    assert AgreeingElements.from_dict(read_output("grad x", low, low, same, half)["agreeing_elements"]) == typed
 
 
 def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
@@ -121,7 +125,7 @@ def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
     x, y = (t.array for t in input_tensors(materialised))
     assert (x == y).any()  # ties drawn
     oracle = oracle_for(prepared, materialised, Draw("typical", 0), grads=True)
-    for reading in oracle["readings"]:
+    for reading in oracle.readings:
         assert reading["reading"] == Reading.WITHIN_ROUNDING and "agreeing_elements" not in reading
 
 

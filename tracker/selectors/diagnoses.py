@@ -90,7 +90,7 @@ def tie_rule_text(rule: str) -> str:
 
 
 def _gradient_part_text(engine_text: str) -> str:
-    """apitester.diagnosis.oracle.gradient_convention_reading's words for one side (the only part the engine names
+    """apitester.diagnosis.reference_gradients.gradient_convention_reading's words for one side (the only part the engine names
     today is the Hermitian part of eigh / eigvalsh / pinv(hermitian=True))."""
     return {"the Hermitian part only": _("the Hermitian part only"),
             "more than the Hermitian part": _("more than the Hermitian part")}.get(engine_text, engine_text)
