@@ -15,6 +15,7 @@ from django.utils import timezone
 from tests.deployment.conftest import PG_ADMIN_DB, pg_connect
 from tests.factories import make_task
 from tracker.models import ConfigResult, FailingConfig, TestRun
+from tracker.services import latest
 from tracker.selectors.envs import main_version
 from tracker.web.budget import BoundedReadsMiddleware
 from tracker.web.conditional import CSRF_PLACEHOLDER
@@ -46,6 +47,7 @@ def history(task, weeks: int, releases=RELEASES, lane="cpu") -> int:
                                      status="pass" if fixed else "accuracy_error", direction="forward",
                                      max_abs=0.5, max_rel=0.1, paddle_version=run.paddle_version))
     ConfigResult.objects.bulk_create(rows, batch_size=2000)
+    latest.rebuild({row.failing_config_id for row in rows})  # bulk writes bypass store_result
     return len(rows)
 
 
@@ -146,6 +148,7 @@ def test_a_new_result_shows_on_the_next_read_of_the_api(client, young):
     ConfigResult.objects.bulk_create(ConfigResult(run=run, failing_config=config, task=young, status="pass",
                                                   paddle_version=main_version())
                                      for config in FailingConfig.objects.filter(task=young))
+    latest.rebuild(FailingConfig.objects.filter(task=young).values_list("pk", flat=True))
     after = client.get("/api/tasks/7").json()
     assert after["retest"]["verification"]["kind"] == "verified", after["retest"]["verification"]
     assert {v["run"] for v in after["retest"]["latest_verdicts"]} == {run.pk}
