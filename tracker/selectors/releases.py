@@ -302,7 +302,9 @@ def _newest_rows(task_ids: list[int] | None, details: bool) -> list[tuple]:
     by run id: the newest of each config per task, lane, run release and Paddle version — never the results
     themselves (a year of weekly runs is ~400 verdicts per config, of which a grid shows one per release)."""
     latest = LatestResult.objects.all() if task_ids is None else LatestResult.objects.filter(task_id__in=task_ids)
-    return list(ConfigResult.objects.filter(pk__in=latest.values("result_id"))
+    # the ids first, as a list: given the subquery inline, PostgreSQL hashed the whole results table
+    ids = list(latest.values_list("result_id", flat=True))
+    return list(ConfigResult.objects.filter(pk__in=ids)
                 .values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id"))
 
 
