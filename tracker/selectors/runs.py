@@ -22,7 +22,7 @@ from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remai
 from ..models import ConfigResult, FailingConfig, LatestResult, RunShard, Task, TestRun, WorkerHeartbeat
 from . import provenance
 from .envs import main_version
-from .flakiness import config_flakiness, flaky_rows
+from .flakiness import config_flakiness, flaky_listing
 from ..vocab import (
     ACTIVE_RUN_STATES,
     AdaptationKind,
@@ -664,7 +664,7 @@ def task_runs_panel(task: Task, latest: TaskLatest | None = None) -> dict:
         "verification": task_verification(task, lane, own),
         "latest": task_latest_verdicts(task, lane, latest=own),
         "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
-        "flaky": flaky_rows(task_ids=[task.id], lane=lane),
+        "flaky": flaky_listing(task_ids=[task.id], lane=lane),  # the highest scores, and a count of the rest
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}
                         for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)
