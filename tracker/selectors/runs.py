@@ -374,9 +374,11 @@ def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> d
     if not ids:
         return {}
     # JSON no reader of every row needs is deferred (the rows a page lists are read again whole:
-    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows.
-    qs = (ConfigResult.objects.filter(pk__in=ids).select_related("failing_config")
-          .defer("diff_map", "failing_config__origins", *ROW_JSON)
+    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows; nor are
+    # their configs (a config object per verdict was a third of a GPU task page's time): a reader of a few configs'
+    # texts reads those (cpu_evidence), one result's config loads on access.
+    qs = (ConfigResult.objects.filter(pk__in=ids)
+          .defer("diff_map", *ROW_JSON)
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
     results = list(qs.order_by("failing_config_id"))
     runs = TestRun.objects.defer("scope").in_bulk({r.run_id for r in results})
