@@ -457,6 +457,10 @@ class LatestResult(models.Model):
     version = models.CharField(max_length=50, blank=True, default="")  # the result's Paddle version, else its run's
     run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="+")
     result = models.OneToOneField(ConfigResult, on_delete=models.CASCADE, related_name="+")
+    # the result's, copied: the board-wide grid reads these rows alone (joined, PostgreSQL scanned every result);
+    # a diagnosis that changes the result's status changes it here too (services.latest.restatus)
+    status = models.CharField(max_length=30)
+    exact = models.BooleanField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["failing_config", "task", "lane", "release", "version"],

@@ -9,6 +9,7 @@ from tracker.models import ConfigResult, FailingConfig, LatestResult, Task, Test
 from tracker.selectors import releases, runs
 from tracker.selectors.envs import main_version
 from tracker.services import latest
+from tracker.services.diagnoses import apply_implied_verdict
 from tracker.services.runs import store_result
 from tracker.vocab import lane_of
 
@@ -36,7 +37,8 @@ def old_latest(task: Task, lane: str) -> dict[int, int]:
 
 
 def old_grids(task_ids=None) -> dict[int, dict[int, dict[str, int]]]:
-    """task id -> config id -> release -> run id: each cell's newest verdict, over every result of these tasks."""
+    """task id -> config id -> release -> (run id, status): each cell's newest verdict, over every result of these
+    tasks."""
     own = {t.pk: lane_of(t.kernel) for t in (Task.objects.all() if task_ids is None
                                              else Task.objects.filter(pk__in=task_ids))}
     results = ConfigResult.objects.filter(task_id__in=own).select_related("run")
@@ -44,7 +46,7 @@ def old_grids(task_ids=None) -> dict[int, dict[int, dict[str, int]]]:
     grids: dict = {}
     for (config_id, lane, release), r in newest.items():
         if release and lane == own[r.task_id]:
-            grids.setdefault(r.task_id, {}).setdefault(config_id, {})[release] = r.run_id
+            grids.setdefault(r.task_id, {}).setdefault(config_id, {})[release] = (r.run_id, r.status)
     return grids
 
 
@@ -113,12 +115,13 @@ def _same_answers(board):
     for task in Task.objects.all():
         for lane in ("cpu", "gpu"):
             assert {c: r.pk for c, r in runs.latest_results(lane=lane, task=task).items()} == old_latest(task, lane)
-    new = {t: {c: {r: cell.run_id for r, cell in row.items() if not cell.inferred} for c, row in g.cells.items()}
-           for t, g in releases.release_grids().items()}
+    new = {t: {c: {r: (cell.run_id, cell.status) for r, cell in row.items() if not cell.inferred}
+               for c, row in g.cells.items()} for t, g in releases.release_grids().items()}
     assert new == old_grids()
     for task in board["tasks"]:
-        grid = releases.release_grids([task.pk]).get(task.pk)
-        assert ({c: {r: cell.run_id for r, cell in row.items()} for c, row in grid.cells.items()} if grid else None) \
+        grid = releases.release_grids([task.pk], details=True).get(task.pk)
+        assert ({c: {r: (cell.run_id, cell.status) for r, cell in row.items()} for c, row in grid.cells.items()}
+                if grid else None) \
             == old_grids([task.pk]).get(task.pk)
     verifications, expected = runs.verifications_in_own_lane(), old_verifications()
     assert verifications.keys() == expected.keys()
@@ -132,11 +135,17 @@ def test_the_table_gives_the_old_readers_answers(board):
     newest = runs.latest_results(lane="cpu", task=board["tasks"][0])
     assert [newest[x.pk].status for x in (a, b, c, d)] == ["pass", "accuracy_error", "crash", "pass"]
     _same_answers(board)
+    # a diagnosis' implied verdict changes a newest verdict's status: the grids read the row's copy
+    b = ConfigResult.objects.select_related("task").get(failing_config=b, run__release="", status="accuracy_error",
+                                                        run_id=newest[b.pk].run_id)
+    assert apply_implied_verdict(b, {"diagnosed": True, "implied_verdict": {"status": "torch_suspect"}})
+    assert releases.release_grids()[b.task_id].cells[b.failing_config_id][MAIN].status == "torch_suspect"
+    _same_answers(board)
     written = set(LatestResult.objects.values_list("failing_config_id", "task_id", "lane", "release", "version",
-                                                   "run_id", "result_id"))
+                                                   "run_id", "result_id", "status", "exact"))
     assert latest.rebuild() == len(written)  # the data migration's fill writes what store_result wrote
     assert set(LatestResult.objects.values_list("failing_config_id", "task_id", "lane", "release", "version",
-                                                "run_id", "result_id")) == written
+                                                "run_id", "result_id", "status", "exact")) == written
 
 
 def test_a_deleted_run_or_result_gives_the_older_verdict_back(board):

@@ -25,6 +25,8 @@ class Migration(migrations.Migration):
                 ('lane', models.CharField(max_length=3)),
                 ('release', models.CharField(blank=True, default='', max_length=50)),
                 ('version', models.CharField(blank=True, default='', max_length=50)),
+                ('status', models.CharField(max_length=30)),
+                ('exact', models.BooleanField(blank=True, null=True)),
                 ('failing_config', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tracker.failingconfig')),
                 ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tracker.configresult')),
                 ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tracker.testrun')),

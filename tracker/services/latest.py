@@ -21,14 +21,20 @@ def record(result: ConfigResult, run: TestRun) -> None:
     """``result`` (just stored into ``run``) is its key's newest verdict unless a later run's verdict is there."""
     key = {"failing_config_id": result.failing_config_id, "task_id": result.task_id, "lane": run.lane,
            "release": run.release, "version": result.paddle_version or run.paddle_version}
+    newest = {"run_id": run.pk, "result_id": result.pk, "status": result.status, "exact": result.exact}
     rows = LatestResult.objects.filter(**key)
-    if rows.filter(run_id__lt=run.pk).update(run_id=run.pk, result_id=result.pk) or rows.exists():
+    if rows.filter(run_id__lt=run.pk).update(**newest) or rows.exists():
         return
     try:
         with transaction.atomic():
-            LatestResult.objects.create(**key, run_id=run.pk, result_id=result.pk)
+            LatestResult.objects.create(**key, **newest)
     except IntegrityError:  # another writer inserted the key meanwhile: the newer of the two stays
-        rows.filter(run_id__lt=run.pk).update(run_id=run.pk, result_id=result.pk)
+        rows.filter(run_id__lt=run.pk).update(**newest)
+
+
+def restatus(result: ConfigResult) -> None:
+    """The result's status changed (a diagnosis' implied verdict): its row, if it is a newest verdict, says so."""
+    LatestResult.objects.filter(result_id=result.pk).update(status=result.status)
 
 
 def newest_rows(result_model, config_ids: list[int]) -> list[dict]:
@@ -40,10 +46,12 @@ def newest_rows(result_model, config_ids: list[int]) -> list[dict]:
               .values("failing_config_id", "task_id", "run__lane", "run__release", "version")
               .annotate(newest=Max("run_id")))
     keys = {(row["failing_config_id"], row["newest"]): row for row in newest}
-    ids = results.filter(run_id__in={run_id for _config, run_id in keys}).values_list("failing_config_id", "run_id", "id")
+    ids = results.filter(run_id__in={run_id for _config, run_id in keys}).values_list(
+        "failing_config_id", "run_id", "id", "status", "exact")
     return [{"failing_config_id": config_id, "task_id": row["task_id"], "lane": row["run__lane"],
-             "release": row["run__release"], "version": row["version"] or "", "run_id": run_id, "result_id": pk}
-            for config_id, run_id, pk in ids if (row := keys.get((config_id, run_id)))]
+             "release": row["run__release"], "version": row["version"] or "", "run_id": run_id, "result_id": pk,
+             "status": status, "exact": exact}
+            for config_id, run_id, pk, status, exact in ids if (row := keys.get((config_id, run_id)))]
 
 
 def fill(result_model, latest_model, config_ids=None) -> int:
