@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.db.models import JSONField
 
 from . import models
+from .services import latest
 
 
 class StrictJSONFormField(forms.JSONField):
@@ -80,11 +81,34 @@ class TestRunAdmin(ModelAdmin):
     list_display = ("id", "lane", "state", "waiting", "paddle_version", "total", "done", "created")
     list_filter = ("lane", "state", "waiting")
 
+    # A deleted run's configs get their newest verdict back from the runs left (services.latest).
+    def delete_model(self, request, obj):
+        latest.delete_runs(models.TestRun.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        latest.delete_runs(queryset)
+
+    def save_model(self, request, obj, form, change):  # a lane, release or version edited: its verdicts' rows
+        super().save_model(request, obj, form, change)
+        if change:
+            latest.rebuild(obj.results.values_list("failing_config_id", flat=True))
+
 
 @admin.register(models.ConfigResult)
 class ConfigResultAdmin(ModelAdmin):
     list_display = ("run", "task", "status", "direction", "max_abs", "max_rel", "seconds")
     list_filter = ("status",)
+
+    def delete_model(self, request, obj):
+        latest.delete_results(models.ConfigResult.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        latest.delete_results(queryset)
+
+    def save_model(self, request, obj, form, change):  # a run, config or version edited: the rows of both configs
+        before = models.ConfigResult.objects.filter(pk=obj.pk).values_list("failing_config_id", flat=True).first()
+        super().save_model(request, obj, form, change)
+        latest.rebuild({obj.failing_config_id, before} - {None})
 
 
 for model in (models.WebhookDelivery, models.SyncCursor, models.IssueComment, models.WorkerHeartbeat):

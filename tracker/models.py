@@ -448,6 +448,33 @@ class ConfigResult(models.Model):
         return f"run {self.run_id} cfg {self.failing_config_id}: {self.status}"
 
 
+class LatestResult(models.Model):
+    """A config's newest verdict per (task it was judged under, lane, its run's release, Paddle version): the row
+    the "latest" readers (selectors.runs.latest_results, selectors.releases.release_grids, the board's verifications)
+    read instead of scanning every result (a year of weekly runs holds ~400 per config, issue #45). Newest = the
+    highest run id, as those readers always chose. Written by services.latest in the transaction that stores the
+    verdict (services.runs.store_result); a bulk write or a deletion fills the rows again (services.latest.rebuild)."""
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")  # the result's task
+    lane = models.CharField(max_length=3)  # the run's
+    release = models.CharField(max_length=50, blank=True, default="")  # the run's ("" = the main environment's)
+    version = models.CharField(max_length=50, blank=True, default="")  # the result's Paddle version, else its run's
+    run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="+")
+    result = models.OneToOneField(ConfigResult, on_delete=models.CASCADE, related_name="+")
+    # the result's, copied: the board-wide grid reads these rows alone (joined, PostgreSQL scanned every result);
+    # a diagnosis that changes the result's status changes it here too (services.latest.restatus)
+    status = models.CharField(max_length=30)
+    exact = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["failing_config", "task", "lane", "release", "version"],
+                                               name="one_latest_per_config_key")]
+        indexes = [models.Index(fields=["task", "lane"], name="latest_task_lane")]
+
+    def __str__(self):
+        return f"cfg {self.failing_config_id} {self.lane} {self.release or 'main'} {self.version}: run {self.run_id}"
+
+
 class WebhookDelivery(models.Model):
     """One GitHub webhook delivery, kept so a redelivered X-GitHub-Delivery is applied only once."""
 

@@ -10,6 +10,7 @@ from tracker.github.client import GitHubClient
 from tracker.services.github_sync import sync_github
 from tracker.models import Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun
 from tracker.selectors import charts as sel
+from tracker.services import latest
 from tracker.services.synthetic import generate_results
 
 from tests.factories import make_task
@@ -35,7 +36,9 @@ def make_run(lane="cpu", days_ago=0, version="3.3.1"):
 
 
 def result(run, cfg, status, max_rel=None):
-    return ConfigResult.objects.create(run=run, failing_config=cfg, task=cfg.task, status=status, max_rel=max_rel)
+    made = ConfigResult.objects.create(run=run, failing_config=cfg, task=cfg.task, status=status, max_rel=max_rel)
+    latest.record(made, run)  # as store_result does
+    return made
 
 
 def test_funnel_equals_board_counts():

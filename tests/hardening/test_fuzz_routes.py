@@ -21,6 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from tracker.models import (Claim, ConfigResult, Contributor, Event, FailingConfig, PullRequest, Task, TestRun,
                             WebhookDelivery)
+from tracker.services import latest
 
 pytestmark = pytest.mark.django_db
 
@@ -124,6 +125,7 @@ def site():
     result = ConfigResult.objects.create(run=run, failing_config=config, task=tasks[0], status="accuracy_error",
                                          direction="forward", max_abs=0.5, max_rel=0.1,
                                          diff_map={"values": [[0.1, 0.2], [0.3, 0.4]], "mask": [[0, 1], [1, 0]]})
+    latest.rebuild([config.pk])
     staff = User.objects.create_superuser("fuzz-admin", "a@example.org", "pw")
     content_type = ContentType.objects.get_for_model(Task)
     return {

@@ -7,6 +7,7 @@ from django.test import Client
 
 from tests.github import payloads
 from tracker.models import ConfigResult, FailingConfig, Task, TestRun
+from tracker.services import latest
 from tracker.services.claims import apply_comment
 from tracker.web.conditional import CSRF_PLACEHOLDER
 
@@ -48,6 +49,7 @@ def test_a_new_result_changes_the_task_page(client, tasks):
                                  paddle_version="3.3.1")
     ConfigResult.objects.create(run=run, failing_config=config, task=tasks[1], status="accuracy_error",
                                 direction="forward", max_abs=1.0, max_rel=0.5)
+    latest.rebuild([config.pk])
     page = client.get("/tasks/2", HTTP_IF_NONE_MATCH=etag)
     assert page.status_code == 200 and "accuracy_error" in page.content.decode()
     # Another task's page is unaffected by this task's results.

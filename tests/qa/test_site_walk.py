@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from tracker.models import ConfigResult, FailingConfig, Task, TestRun
+from tracker.services import latest
 from tracker.services.synthetic import generate_results
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,6 +38,7 @@ def site(db):
                                        config_hash="qa-unsupported", origin_file="qa", category="accuracy")
     ConfigResult.objects.create(run=result.run, failing_config=gap, task=result.task, status="unsupported",
                                 message="no spec for this API in the engine registry")
+    latest.rebuild([gap.pk])  # written beside store_result: its newest-verdict row too
     # A GPU run that waits, because no GPU worker exists here.
     gpu_task = Task.objects.filter(kernel="GPU", locked_reason="").first()
     TestRun.objects.create(scope={"kind": "task", "tasks": [gpu_task.number]}, lane="gpu", total=1)

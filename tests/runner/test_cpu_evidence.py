@@ -184,6 +184,10 @@ def test_a_bounded_runs_config_list_and_the_diff_maps_are_not_decoded_per_verdic
     listed = list(run_results(latest[0].run))
     for result in latest + listed:
         assert {"diff_map"} <= result.get_deferred_fields() and "scope" in result.run.get_deferred_fields()
+    for result in listed:
         assert "origins" in result.failing_config.get_deferred_fields()
+    # the newest verdicts come without their configs at all (issue #45: an object per config was a third of a GPU
+    # task page's time); the few readers of a config's text read those
+    assert not any("failing_config" in result._state.fields_cache for result in latest)
     failing = next(r for r in latest if r.status == "accuracy_error")
     assert failing.diff_map["values"]  # loaded when a caller asks for it

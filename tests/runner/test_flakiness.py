@@ -97,3 +97,26 @@ def test_a_kernel_that_alternates_run_to_run_is_never_a_verified_fix(extra_specs
     assert verification.kind == "flaky" and verification.flaky == 1  # ... yet no fix is verified
     assert not Event.objects.filter(task=task, kind="fix_verified").exists()
     assert [(row.config, row.flakiness.disagreeing, row.flakiness.results) for row in flaky_rows()] == [(flaky, 1, 2)]
+
+
+@pytest.mark.django_db
+def test_pages_list_the_highest_scores_and_count_the_rest(client, monkeypatch):
+    """A year-old board's task page carried 1.57 MB of flaky rows (issue #45): pages list FLAKY_LISTED of them,
+    highest scores first, and say how many more there are; /api/flaky still lists every one."""
+    from tracker.selectors import flakiness
+
+    configs = [f'paddle.abs(Tensor([{n}],"float32"), )' for n in (3, 4, 5)]
+    task = make_task(3, "paddle.abs", configs)
+    ordered = list(task.failing_configs.order_by("pk"))
+    for turn in range(4):  # the first config disagrees once in 4, the others twice: higher scores
+        run = _run([3])
+        for index, config in enumerate(ordered):
+            store_result(run, config, FAIL if turn < (1 if index == 0 else 2) else PASS, 0.1)
+    monkeypatch.setattr(flakiness, "FLAKY_LISTED", 2)
+    listing = flakiness.flaky_listing()
+    assert [row.config for row in listing["rows"]] == configs[1:] and listing["hidden"] == 1
+    for path in ("/tasks/3", "/flaky"):
+        page = client.get(path).content.decode()
+        assert page.count("<tr data-task") == 2, path
+        assert "1 more flaky config with a lower score is not listed" in page, path
+    assert client.get("/api/flaky").json()["count"] == 3

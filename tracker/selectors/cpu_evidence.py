@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from apitester.vocab import kernel_not_registered
 
-from ..models import Task
+from ..models import FailingConfig, Task
 from ..vocab import FAILING, PASSING, Kernel, Lane
 from .runs import latest_results
 
@@ -87,12 +87,17 @@ def task_cpu_evidence(task: Task, latest: dict | None = None) -> CpuEvidence | N
         elif result.status in FAILING:
             evidence.fails += 1
             if len(evidence.failing_configs) < LISTED:
-                evidence.failing_configs.append(result.failing_config.config)
+                evidence.failing_configs.append(result.failing_config_id)
         elif result.status in PASSING:
             evidence.passes += 1
             if len(evidence.passing_configs) < LISTED:
-                evidence.passing_configs.append(result.failing_config.config)
+                evidence.passing_configs.append(result.failing_config_id)
         else:
             evidence.other += 1
     evidence.paddle_versions = sorted(v for v in versions if v)
+    # the listed configs' texts, in one query (the ids above)
+    texts = dict(FailingConfig.objects.filter(pk__in=evidence.failing_configs + evidence.passing_configs)
+                 .values_list("id", "config"))
+    evidence.failing_configs = [texts[pk] for pk in evidence.failing_configs]
+    evidence.passing_configs = [texts[pk] for pk in evidence.passing_configs]
     return evidence

@@ -113,12 +113,31 @@ class FlakyRow:
     config: str
 
 
-def flaky_rows(*, task_ids=None, lane: str | None = None) -> list[FlakyRow]:
+# The flaky rows a page lists, highest scores first (a year-old board's task page carried 1.57 MB of them); the page
+# counts the rest, /api/flaky lists them all.
+FLAKY_LISTED = 50
+
+
+def flaky_rows(*, task_ids=None, lane: str | None = None, found: list[Flakiness] | None = None) -> list[FlakyRow]:
     """The flaky configs in their task's own lane (of these tasks; of this lane), highest score first, with their
-    task number and config text."""
-    own_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
-    found = [f for f in flaky_configs(task_ids=task_ids, own_lane=own_lane) if lane is None or f.lane == lane]
+    task number and config text; ``found``: those flaky configs already read (flaky_configs_in_own_lane)."""
+    if found is None:
+        found = flaky_configs_in_own_lane(task_ids=task_ids, lane=lane)
     configs = dict(FailingConfig.objects.filter(pk__in={f.config_id for f in found}).values_list("id", "config"))
     tasks = {pk: (number, api) for pk, number, api in
              Task.objects.filter(pk__in={f.task_id for f in found}).values_list("id", "number", "api")}
     return [FlakyRow(f, *tasks[f.task_id], configs.get(f.config_id, "")) for f in found]
+
+
+def flaky_configs_in_own_lane(*, task_ids=None, lane: str | None = None) -> list[Flakiness]:
+    """The flaky (config, lane, build)s in their task's own lane (of these tasks; of this lane), highest score first."""
+    own_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
+    return [f for f in flaky_configs(task_ids=task_ids, own_lane=own_lane) if lane is None or f.lane == lane]
+
+
+def flaky_listing(*, task_ids=None, lane: str | None = None, limit: int | None = None) -> dict:
+    """What a page lists: the ``limit`` (FLAKY_LISTED) highest-scored flaky rows (their config texts only are read)
+    and how many more there are (``hidden``)."""
+    limit = FLAKY_LISTED if limit is None else limit
+    found = flaky_configs_in_own_lane(task_ids=task_ids, lane=lane)
+    return {"rows": flaky_rows(found=found[:limit]), "hidden": max(0, len(found) - limit), "total": len(found)}

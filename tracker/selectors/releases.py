@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from django.db.models import Max, Value
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models import Value
 from django.utils.translation import gettext as _
 
 from apitester.builds import is_build, version_key
 from apitester.wheels import build_date
 
 from .. import bisection
-from ..models import ConfigResult, FailingConfig, PullRequest, Task, TestRun
+from ..models import ConfigResult, FailingConfig, LatestResult, PullRequest, Task, TestRun
 from ..vocab import NO_VERDICT, FixedInKind, Kernel, is_failing, is_passing, lane_of
 
 
@@ -277,15 +276,16 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
     """
     tasks = Task.objects.all() if task_ids is None else Task.objects.filter(id__in=list(task_ids))
     own = {task_id: (number, lane_of(kernel)) for task_id, number, kernel in tasks.values_list("id", "number", "kernel")}
-    results = ConfigResult.objects.all() if task_ids is None else ConfigResult.objects.filter(task_id__in=list(own))
-    results = results.filter(run__torch="")  # a run against another Torch measures drift, not a release
-    newest = _newest_cells(results)
+    rows = _newest_rows(None if task_ids is None else list(own), details)
+    # the newest per (config, lane, release) among the rows (a row per task and run release too: a few more)
+    newest: dict[tuple, int] = {}
+    for _task, lane, config_id, version, run_version, run_id, *_rest in rows:
+        key = (config_id, lane, version or run_version)
+        newest[key] = max(newest.get(key, run_id), run_id)
     found: dict[int, dict[int, dict[str, Cell]]] = {}
-    for task_id, lane, config_id, version, run_version, run_id, status, exact, *detail in (
-            results.filter(run_id__in={run_id for _config, run_id in newest})
-            .values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id")):
+    for task_id, lane, config_id, version, run_version, run_id, status, exact, *detail in rows:
         release = version or run_version
-        if release and task_id in own and lane == own[task_id][1] and (config_id, run_id) in newest:
+        if release and task_id in own and lane == own[task_id][1] and newest[(config_id, lane, release)] == run_id:
             max_abs, max_rel, commit, torch = detail or (None, None, "", "")
             found.setdefault(task_id, {}).setdefault(config_id, {})[release] = Cell(
                 status, max_abs, max_rel, run_id, commit, torch, exact=exact)
@@ -298,16 +298,18 @@ def release_grids(task_ids=None, *, details: bool = False) -> dict[int, ReleaseG
     return grids
 
 
-def _newest_cells(results) -> set[tuple[int, int]]:
-    """(config id, run id) of the newest verdict of each config per release and lane: the only rows a grid shows.
-
-    The database groups (a year of weekly runs is ~400 verdicts per config, of which a grid shows one per release),
-    so only those rows are read and decoded."""
-    release = Coalesce(NullIf("paddle_version", Value("")), "run__paddle_version")
-    return {(config_id, run_id) for config_id, run_id in
-            results.order_by().values("failing_config_id", "run__lane").annotate(release=release)
-            .values("failing_config_id", "run__lane", "release").annotate(newest=Max("run_id"))
-            .values_list("failing_config_id", "newest")}
+def _newest_rows(task_ids: list[int] | None, details: bool) -> list[tuple]:
+    """GRID_COLUMNS (+ CELL_DETAILS) of the verdicts the LatestResult rows of these tasks (None: every task) name,
+    by run id: the newest of each config per task, lane, run release and Paddle version — never the results
+    themselves (a year of weekly runs is ~400 verdicts per config, of which a grid shows one per release)."""
+    latest = LatestResult.objects.all() if task_ids is None else LatestResult.objects.filter(task_id__in=task_ids)
+    if not details:  # the rows hold what a status grid reads (the version: the result's, else its run's)
+        return list(latest.annotate(none=Value("")).values_list(
+            "task_id", "lane", "failing_config_id", "version", "none", "run_id", "status", "exact").order_by("run_id"))
+    # the ids first, as a list: given the subquery inline, PostgreSQL hashed the whole results table
+    ids = list(latest.values_list("result_id", flat=True))
+    return list(ConfigResult.objects.filter(pk__in=ids)
+                .values_list(*GRID_COLUMNS, *(CELL_DETAILS if details else ())).order_by("run_id"))
 
 
 def release_answers(grids: dict[int, ReleaseGrid]) -> dict[int, FixedIn]:

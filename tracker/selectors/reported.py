@@ -95,7 +95,8 @@ def annotate_reported(configs) -> list:
 
 def task_configs_reported(task: Task, page: int = 1) -> dict:
     """The `configs` part of GET /api/tasks/<n>: a page of the task's failing configs with what the reports saw."""
-    paginator = Paginator(task.failing_configs.order_by("id").only("id", "config"), API_CONFIGS_PER_PAGE)
+    # (task_id too: the related manager sets each config's task from it; deferred, it was read once per config)
+    paginator = Paginator(task.failing_configs.order_by("id").only("id", "config", "task_id"), API_CONFIGS_PER_PAGE)
     current = paginator.get_page(page)
     by_config = reported_by_config(c.id for c in current)
     return {

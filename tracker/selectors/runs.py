@@ -19,10 +19,10 @@ from apitester.known import describe as describe_stale
 from apitester.pool import TimeBudget, config_elements, default_memory_budget, estimate_bytes
 
 from ..estimate import Done, Estimate, Left, Profile, per_config_overhead, remaining_seconds
-from ..models import ConfigResult, FailingConfig, RunShard, Task, TestRun, WorkerHeartbeat
+from ..models import ConfigResult, FailingConfig, LatestResult, RunShard, Task, TestRun, WorkerHeartbeat
 from . import provenance
 from .envs import env_key, main_version
-from .flakiness import config_flakiness, flaky_rows
+from .flakiness import config_flakiness, flaky_listing
 from ..vocab import (
     ACTIVE_RUN_STATES,
     AdaptationKind,
@@ -348,35 +348,40 @@ def main_release_q(prefix: str = "run__") -> Q:
 ROW_JSON = ("phases", "torch_cache", "worst_index", "known_failure", "comparison")
 
 
+def newest_main(*, lane: str | None = None, task: Task | None = None, config_ids=None) -> dict[tuple[int, str], tuple]:
+    """(config id, lane) -> (run id, result id, the result's task id) of its newest verdict on the main environment
+    (main_release_q), read off LatestResult (a row per release and Paddle version: a few per config) — never off
+    the results themselves (a year of weekly runs holds ~400 per config)."""
+    rows = LatestResult.objects.filter(main_release_q(""))
+    if lane is not None:
+        rows = rows.filter(lane=lane)
+    if task is not None:
+        rows = rows.filter(failing_config__task=task)  # the config's task now (staff may have moved it)
+    if config_ids is not None:
+        rows = rows.filter(failing_config_id__in=list(config_ids))
+    newest: dict[tuple[int, str], tuple] = {}
+    for config_id, row_lane, run_id, result_id, task_id in rows.values_list(
+            "failing_config_id", "lane", "run_id", "result_id", "task_id"):
+        if (found := newest.get((config_id, row_lane))) is None or run_id > found[0]:
+            newest[(config_id, row_lane)] = (run_id, result_id, task_id)
+    return newest
+
+
 def latest_results(*, lane: str, task: Task | None = None, config_ids=None) -> dict[int, ConfigResult]:
     """failing_config_id -> its newest ConfigResult in the lane (main environment).
 
-    Only the newest result of each config is read, whatever the history: a year of weekly runs holds ~400
-    results per config, and reading them all to keep one made a task page cost seconds. The database picks it
-    per config (the (failing_config, run) index, newest first); the page's selectors get this dict passed down
-    (`task_latest`) instead of reading it again.
+    Only the newest result of each config is read, whatever the history: the LatestResult rows name it
+    (newest_main); the page's selectors get this dict passed down (`task_latest`) instead of reading it again.
     """
-    # The lane's runs on the main environment first (hundreds): the per-config probe then walks only the
-    # (failing_config, run) index, newest run first, with no join (joined, PostgreSQL walked every run per config).
-    run_ids = list(TestRun.objects.filter(main_release_q(""), lane=lane).values_list("id", flat=True))
-    if not run_ids:
+    ids = [result_id for _run, result_id, _task in newest_main(lane=lane, task=task, config_ids=config_ids).values()]
+    if not ids:
         return {}
-    newest = (ConfigResult.objects.filter(run_id__in=run_ids, failing_config_id=OuterRef("pk"))
-              .order_by("-run_id").values("pk")[:1])
-    configs = FailingConfig.objects.all()
-    if task is not None:
-        configs = configs.filter(task=task)
-    if config_ids is not None:
-        configs = configs.filter(id__in=list(config_ids))
-    # Large JSON nobody here reads is deferred: a bounded run lists its config ids in its scope (16,116 for the GPU
-    # tasks' CPU evidence up to 1e5 elements), a one_hot verdict's diff map is ~60 KB; decoding both once per result
-    # made the task page of No.178 (2,993 verdicts) take 100 s. A caller that reads one loads it on access.
-    # The ids first, as a list: given the subquery inline, PostgreSQL hashed the whole results table (10 s).
-    ids = [pk for pk in configs.annotate(newest=Subquery(newest)).values_list("newest", flat=True) if pk is not None]
     # JSON no reader of every row needs is deferred (the rows a page lists are read again whole:
-    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows.
-    qs = (ConfigResult.objects.filter(pk__in=ids).select_related("failing_config")
-          .defer("diff_map", "failing_config__origins", *ROW_JSON)
+    # task_latest_verdicts), and the few runs and tasks are read once, not joined into each of 15,000 rows; nor are
+    # their configs (a config object per verdict was a third of a GPU task page's time): a reader of a few configs'
+    # texts reads those (cpu_evidence), one result's config loads on access.
+    qs = (ConfigResult.objects.filter(pk__in=ids)
+          .defer("diff_map", *ROW_JSON)
           .annotate(has_diff_map=ExpressionWrapper(Q(diff_map__isnull=False), output_field=BooleanField())))
     results = list(qs.order_by("failing_config_id"))
     runs = TestRun.objects.defer("scope").in_bulk({r.run_id for r in results})
@@ -501,27 +506,25 @@ def _all_pass(latest: list[tuple]) -> bool:
 def verifications_in_own_lane() -> dict[int, Verification]:
     """task id -> its Verification in its own kernel's lane, for every re-tested task at once.
 
-    Same rule as task_verification, in three queries whatever the board size: the newest run of each
-    config per lane comes from one aggregate, then only the results of those runs are read.
+    Same rule as task_verification, in a few queries whatever the board size: the newest verdict of each config
+    per lane comes off the LatestResult rows (newest_main), then only those results are read.
     """
-    newest = {
-        (row["failing_config_id"], row["run__lane"]): row["newest"]
-        for row in ConfigResult.objects.filter(main_release_q()).values("failing_config_id", "run__lane")
-        .annotate(newest=Max("run_id"))
-    }
+    newest = newest_main()
     if not newest:
         return {}
     kernel_lane = {task_id: lane_of(kernel) for task_id, kernel in Task.objects.values_list("id", "kernel")}
-    versions = dict(TestRun.objects.values_list("id", "paddle_version"))
-    commits = dict(TestRun.objects.filter(paddle_commit__gt="").values_list("id", "paddle_commit"))
+    mine = {result_id: (config_id, lane) for (config_id, lane), (_run, result_id, task_id) in newest.items()
+            if lane == kernel_lane.get(task_id)}  # each task's own lane only
+    runs = {run_id: (version, commit) for run_id, version, commit in TestRun.objects.filter(
+        id__in={run_id for run_id, _result, _task in newest.values()}).values_list("id", "paddle_version", "paddle_commit")}
     latest: dict[int, list[tuple]] = {}
     builds: dict[int, list[tuple]] = {}  # task id -> (config, lane, version, commit) of each newest verdict
-    rows = ConfigResult.objects.filter(run_id__in=set(newest.values())).values_list(
-        "failing_config_id", "task_id", "run_id", "run__lane", "status", "adaptations")
-    for config_id, task_id, run_id, lane, status, adaptations in rows:
-        if lane == kernel_lane.get(task_id) and newest.get((config_id, lane)) == run_id:
-            latest.setdefault(task_id, []).append((status, run_id, versions.get(run_id, ""), adaptations))
-            builds.setdefault(task_id, []).append((config_id, lane, versions.get(run_id, ""), commits.get(run_id, "")))
+    rows = ConfigResult.objects.filter(pk__in=list(mine)).values_list("id", "task_id", "run_id", "status", "adaptations")
+    for result_id, task_id, run_id, status, adaptations in rows:
+        config_id, lane = mine[result_id]
+        version, commit = runs.get(run_id, ("", ""))
+        latest.setdefault(task_id, []).append((status, run_id, version, adaptations))
+        builds.setdefault(task_id, []).append((config_id, lane, version, commit))
     # flakiness only matters where a fix would read verified: read it for those tasks only
     passing = [task_id for task_id, items in latest.items() if _all_pass(items)]
     scores = config_flakiness(task_ids=passing, results=ConfigResult.objects.filter(main_release_q())) if passing else {}
@@ -666,7 +669,7 @@ def task_runs_panel(task: Task, latest: TaskLatest | None = None) -> dict:
         "verification": task_verification(task, lane, own),
         "latest": task_latest_verdicts(task, lane, latest=own),
         "regressions": regressions(task=task, lane=lane),  # own lane: a GPU task's CPU evidence is not its verdict
-        "flaky": flaky_rows(task_ids=[task.id], lane=lane),
+        "flaky": flaky_listing(task_ids=[task.id], lane=lane),  # the highest scores, and a count of the rest
         # scope.tasks is JSON: filtered in Python so SQLite and PostgreSQL behave alike
         "active_runs": [{"run": r, "waiting": waiting_reason(r), "progress": task_progress(r).get(task.number)}
                         for r in TestRun.objects.filter(state__in=ACTIVE_RUN_STATES)

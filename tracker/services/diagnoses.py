@@ -29,6 +29,7 @@ from ..models import ConfigResult, Diagnosis, Source, Task
 from ..selectors.envs import main_version, torch_version
 from ..selectors.diagnoses import diagnosable_results
 from ..vocab import EventKind
+from . import latest
 from .events import record_event
 from .queue import cpu_queue
 from .runs import bigint_or_none
@@ -154,6 +155,7 @@ def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis
     for name, value in fields.items():
         setattr(result, name, value)
     result.save(update_fields=list(fields))
+    latest.restatus(result)
     why = (f"the {_source_words(implied.get('source'))} reads Torch off" if fields["status"] == Status.TORCH_SUSPECT
            else "the engine's own status: the diagnosis no longer reads Torch off")
     record_event(task=result.task, kind=EventKind.VERDICT_REREAD, source=Source.DIAGNOSIS,

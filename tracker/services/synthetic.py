@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from ..models import ConfigResult, FailingConfig, Kernel, Task, TestRun
 from ..vocab import FAILING, ScopeKind, Status
+from . import latest
 
 _DTYPES = ("float16", "float32", "float64", "bfloat16", "int64")
 
@@ -75,4 +76,5 @@ def generate_results(*, runs: int = 20, results: int = 50_000, seed: int = 0, di
                 diff_map=diff_map,
             ))
         ConfigResult.objects.bulk_create(batch, batch_size=2000)
+    latest.rebuild(cfg.id for cfg in configs)  # bulk writes bypass store_result: each config's newest verdict
     return {"tasks": len(tasks), "configs": len(configs), "runs": runs, "results": len(configs) * runs}

@@ -71,7 +71,7 @@ def regression_list(request):
 @require_GET
 def flaky_list(request):
     lane = params.choice(request, "lane", TestRun.Lane.values) or None
-    return render(request, "tracker/runs/flaky.html", {"rows": flakiness.flaky_rows(lane=lane), "lane": lane})
+    return render(request, "tracker/runs/flaky.html", {"flaky": flakiness.flaky_listing(lane=lane), "lane": lane})
 
 
 @require_GET

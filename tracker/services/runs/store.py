@@ -13,7 +13,7 @@ from apitester.paddle_flags import matches as flags_match
 
 from ...models import ConfigResult, FailingConfig, TestRun
 from ...vocab import CACHE_EVENTS, PHASE_NAMES, Status
-from .. import paddle_envs
+from .. import latest, paddle_envs
 from ..provenance import provenance_id
 
 
@@ -247,9 +247,11 @@ def store_result(run: TestRun, failing_config: FailingConfig, verdict: dict, sec
 
     def create(fields):
         try:
-            with transaction.atomic():
-                return ConfigResult.objects.create(run=run, failing_config=failing_config,
-                                                   task_id=failing_config.task_id, **versions, **fields)
+            with transaction.atomic():  # the verdict and its config's newest-verdict row together
+                result = ConfigResult.objects.create(run=run, failing_config=failing_config,
+                                                     task_id=failing_config.task_id, **versions, **fields)
+                latest.record(result, run)
+                return result
         except IntegrityError:
             return None
 
