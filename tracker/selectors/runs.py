@@ -340,7 +340,13 @@ def main_release_q(prefix: str = "run__") -> Q:
     """Runs on the main environment's Paddle ("" or its version). The board's verification and regression
     readings use only these: a matrix run on an older release is a look back, not the newest verdict; a run judged
     against another Torch than the project's (``TestRun.torch``) measures the reference's drift, not Paddle."""
-    return (Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})) & Q(**{f"{prefix}torch": ""})
+    return main_release_only_q(prefix) & Q(**{f"{prefix}torch": ""})
+
+
+def main_release_only_q(prefix: str) -> Q:
+    """The main environment's release, whatever Torch: for LatestResult, which holds no run against another Torch
+    (services.latest.record)."""
+    return Q(**{f"{prefix}release": ""}) | Q(**{f"{prefix}release": main_version()})
 
 
 # A verdict's JSON columns that only a listed row shows (decoding them for each of a large task's newest verdicts
@@ -352,7 +358,7 @@ def newest_main(*, lane: str | None = None, task: Task | None = None, config_ids
     """(config id, lane) -> (run id, result id, the result's task id) of its newest verdict on the main environment
     (main_release_q), read off LatestResult (a row per release and Paddle version: a few per config) — never off
     the results themselves (a year of weekly runs holds ~400 per config)."""
-    rows = LatestResult.objects.filter(main_release_q(""))
+    rows = LatestResult.objects.filter(main_release_only_q(""))
     if lane is not None:
         rows = rows.filter(lane=lane)
     if task is not None:
