@@ -148,7 +148,7 @@ def _set_paddle_flags(text: str) -> tuple[dict, dict]:
     flags = parse_flags(text)
     if not flags:
         return {}, {}
-    from .execute import frameworks
+    from .engine.execute import frameworks
 
     effective = apply_flags(frameworks()[0], flags)
     print(f"Paddle flags: {format_flags(flags)}", file=sys.stderr)
@@ -159,7 +159,7 @@ def given_draw(path: str, configs: list[str], draw: Draw | None) -> Draw:
     """--inputs: the given draw of one config's arrays, checked against the config before anything runs
     (GivenInputsError naming the array and why; a config that does not prepare is left to its verdict)."""
     from .inputs import GivenInputsError, load_given_inputs
-    from .trial import NotRunnable, prepare
+    from .engine.trial import NotRunnable, prepare
 
     if len(configs) != 1:
         raise GivenInputsError(f"--inputs gives the arrays of one config, {len(configs)} were given")

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Iterator, TypeVar
 
 from .builds import build_info
-from .compare import Verdict
+from .engine.compare import Verdict
 from .paddle_flags import read_flags
 from .provenance import pin_threads, provenance, thread_env
 from .vocab import RAISED, Device, Status
@@ -336,7 +336,7 @@ class WorkerPool:
         # and per ``readings_token`` (a run: set both before each run; 0 = every config).
         self.readings = readings
         self.readings_per_group = readings_per_group
-        # The Torch result cache's directory and bound (apitester.torch_cache; None: off), per run like the readings:
+        # The Torch result cache's directory and bound (apitester.engine.torch_cache; None: off), per run like the readings:
         # a release matrix's lanes share Torch's results across Paddle builds.
         self.torch_cache: dict | None = None
         self.readings_token = ""
@@ -813,7 +813,7 @@ def _worker_main(job_fd: int, result_fd: int, threads: int, address_space_extra:
 
     pin_threads(threads)
     from . import specs
-    from . import torch_cache
+    from .engine import torch_cache
     from .readings import Quota, run_with_readings
 
     specs.all_specs()  # import every spec module now, not inside the first config's budget

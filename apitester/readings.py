@@ -23,17 +23,17 @@ import functools
 import math
 import time
 
-from . import execute as ex
-from . import trial
+from .engine import execute as ex
+from .engine import trial
 from . import inputs as inp
-from .compare import Verdict, decode_float
+from .engine.compare import Verdict, decode_float
 from .config import ConfigSyntaxError, parse_config
 from .diagnosis.gradients import gradient_check
 from .diagnosis.measuring import no_oracle
 from .diagnosis.oracle import oracle_for, reading_of
 from .diagnosis.records import GradientCheck
 from .diagnosis.sides import input_tensors
-from .phases import Phase
+from .engine.phases import Phase
 from .vocab import Device, NoOracle, Reading
 
 # The oracle runs each side twice more (at the config's dtypes and at float64) on inputs upcast to float64:

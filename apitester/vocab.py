@@ -217,7 +217,7 @@ SILENT_ADAPTATIONS = frozenset({AdaptationKind.ARGUMENT_MAPPING, AdaptationKind.
 
 
 class CacheEvent(StrEnum):
-    """What the Torch result cache did for a verdict (apitester.torch_cache; ``Verdict.torch_cache`` counts them)."""
+    """What the Torch result cache did for a verdict (apitester.engine.torch_cache; ``Verdict.torch_cache`` counts them)."""
 
     HIT = "hit"
     MISS = "miss"

@@ -44,7 +44,7 @@ def time_main(path: str) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from apitester import inputs as inp
     from apitester.config import parse_config
-    from apitester.execute import frameworks, run_config
+    from apitester.engine.execute import frameworks, run_config
     from apitester.specs import get_spec
 
     frameworks()
@@ -103,7 +103,7 @@ def formats_main(n: int) -> int:
 
     from apitester import inputs as inp
     from apitester.config import parse_config
-    from apitester.execute import frameworks, run_config
+    from apitester.engine.execute import frameworks, run_config
     from apitester.reports import reports_dir
 
     origin = reports_dir() / "reports/ci_ce_cpu/error_config.txt"

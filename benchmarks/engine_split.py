@@ -4,7 +4,7 @@
         [--max-input-bytes 16777216] [--min-input-bytes 0] [--api paddle.sum] [--json OUT]
 
 A seeded sample of the report file's configs (default: reports/ci_ce_cpu/error_config.txt under $PADDLEAPITEST_REPORTS,
-read in place, never copied), each run once through apitester.execute.run_config on the installed Paddle.
+read in place, never copied), each run once through apitester.engine.execute.run_config on the installed Paddle.
 The engine's steps are timed by wrapping the module-level functions run_config calls (no profiler, so the
 Python-heavy steps are not inflated): the calls into Paddle and Torch (the call clock, framework_seconds),
 drawing inputs (materialise_draw), handing them to the frameworks (_convert), reading outputs back
@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from apitester import execute, inputs  # noqa: E402
+from apitester import inputs  # noqa: E402
+from apitester.engine import execute  # noqa: E402
 from apitester.config import ConfigSyntaxError, parse_config  # noqa: E402
 from apitester.reports import reports_dir  # noqa: E402
 

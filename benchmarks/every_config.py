@@ -17,7 +17,7 @@ elements, seconds.
 issue 18's draws) next to the worst over the draws, and every class change by API with the draw that made
 it. The typical draw's verdict is read off the reported one: when the reported draw is ``typical:0`` it is
 the typical draw's; otherwise the typical draw passed (or was a by-design difference with fewer values off,
-see apitester.execute.run_config), shown as "pass". With B: per task, the configs failing on A and passing on B
+see apitester.engine.execute.run_config), shown as "pass". With B: per task, the configs failing on A and passing on B
 (what "fixed in" rests on), with the typical draw only and with the draws.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python benchmarks/exact_rule.py RUN.jsonl [--top 20] [--markdown TITLE]
 
 RUN.jsonl is benchmarks/every_config.py's output (one engine verdict per line, with ``exact``, ``max_ulp`` and
-``rule`` over the strict layer: apitester/compare.py, docs/verdicts.md "The exact rule"). Prints the counts of
+``rule`` over the strict layer: apitester/engine/compare.py, docs/verdicts.md "The exact rule"). Prints the counts of
 ``rule`` overall and per API, the configs with no value comparison (``rule`` null: errors, unsupported, skipped),
 and the APIs with the most non-exact configs, with the median and max ULP distance — and, where the verdicts
 carry them (``closer``, ``stable``), who is closer to the float64 oracle and how many configs were not stable;

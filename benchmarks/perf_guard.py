@@ -10,7 +10,7 @@ a few configs over it (deform_conv2d on [20, 64, 152, 272]) spend minutes inside
 would hide the engine's own cost. Both sides run ``python -m apitester coverage FILE --workers 1 --threads 1``
 at the same time (a ``git worktree`` of the baseline, the same .venv), so both see the same machine. Prints each
 side's wall seconds and their ratio, the configs whose status, ``exact`` or ``max_ulp`` differ between the two
-(where the baseline has them), and this checkout's seconds per phase (apitester.phases). ``--readings``: a third
+(where the baseline has them), and this checkout's seconds per phase (apitester.engine.phases). ``--readings``: a third
 run of this checkout with the readings asked for, after the pair (their cost on the same configs).
 
     .venv/bin/python benchmarks/perf_guard.py --compare A.jsonl B.jsonl

@@ -23,7 +23,7 @@ PROVENANCE = {"paddle_version": "3.3.1", "paddle_commit": "7688495538f4d6c1893f0
 
 def engine() -> None:
     from apitester import provenance
-    from apitester.execute import run_config
+    from apitester.engine.execute import run_config
 
     started = time.perf_counter()
     import paddle  # noqa: F401

@@ -403,7 +403,7 @@ class Audit:
 def side_outputs(config: str, draw) -> tuple:
     """Paddle's and Torch's forward outputs on the draw, as the engine's strict layer compared them, the inputs
     (arrays by parameter name), the backward's (Paddle grads, Torch grads) or None, and output 0's gradient."""
-    from apitester import trial as tr
+    from apitester.engine import trial as tr
     from apitester.inputs import Draw
 
     draw = Draw.parse(draw)

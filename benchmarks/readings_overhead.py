@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apitester.execute import frameworks, run_config  # noqa: E402
+from apitester.engine.execute import frameworks, run_config  # noqa: E402
 from apitester.readings import run_with_readings  # noqa: E402
 
 

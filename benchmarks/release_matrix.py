@@ -16,7 +16,7 @@ envs are those of `manage.py paddle_envs` ($PADDLE_ENVS_DIR, default var/paddle-
 Prints: wall time; runs executed vs a full scan (configs × releases); Σ in-worker seconds and Σ seconds
 inside Paddle's and Torch's own calls (ConfigResult.framework_seconds: the API on both sides and the
 autograd calls, every draw), with wall ÷ Σ framework per worker (wall × workers ÷ Σ) — the engine's own
-overhead including worker start, input generation and comparison; Σ seconds per phase (apitester.phases) and what
+overhead including worker start, input generation and comparison; Σ seconds per phase (apitester.engine.phases) and what
 the Torch result cache did (a matrix's lanes reuse Torch's results across releases; ``TORCH_CACHE_DIR=""`` turns it
 off for the "before" figure); the in-worker overhead (seconds outside those calls) per API, largest first; then the
 per-task answers of
@@ -160,7 +160,7 @@ def _measure(args, db: Path) -> int:
           f"wall × {args.workers} ÷ Σ framework = {wall * args.workers / framework if framework else float('nan'):.2f} "
           f"(in-worker ÷ framework = {(sums['worker'] or 0) / framework if framework else float('nan'):.2f}); "
           f"executor CPU {executor_cpu:.0f} s")
-    # Torch's share and the Torch result cache (apitester.torch_cache: on for a matrix's lanes unless TORCH_CACHE_DIR="")
+    # Torch's share and the Torch result cache (apitester.engine.torch_cache: on for a matrix's lanes unless TORCH_CACHE_DIR="")
     from tracker.selectors.runs import run_profile
 
     profile = run_profile(parent)

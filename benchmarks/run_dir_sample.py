@@ -22,7 +22,7 @@ files, as a run that classified it twice would leave it.
     .venv/bin/python -m apitester coverage /tmp/i47/test_log/checkpoint.txt --workers 1 --threads 1 --quiet --jsonl ours.jsonl
     .venv/bin/python benchmarks/run_dir_sample.py compare /tmp/i47/test_log ours.jsonl [--earlier ours300.jsonl]
 
-`compare` prints the per-class counts (apitester.run_dirs, the importer's reader) and every config whose final
+`compare` prints the per-class counts (apitester.reports.run_dirs, the importer's reader) and every config whose final
 class and this board's verdict differ, with why (our status, its class and its message).
 """
 from __future__ import annotations
@@ -36,10 +36,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from apitester.report_logs import Kind, read_logs  # noqa: E402
+from apitester.reports.report_logs import Kind, read_logs  # noqa: E402
 from apitester.readings import input_bytes  # noqa: E402
 from apitester.reports import reports_dir  # noqa: E402
-from apitester.run_dirs import CLASS_GROUPS, CLASS_RENAMES, case_id, read_run_dir  # noqa: E402
+from apitester.reports.run_dirs import CLASS_GROUPS, CLASS_RENAMES, case_id, read_run_dir  # noqa: E402
 from apitester.vocab import status_class  # noqa: E402
 
 SOURCE_LOG = "reports/ci_ce_cpu/error_log.log"

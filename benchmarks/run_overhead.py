@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apitester.execute import frameworks, run_config  # noqa: E402
+from apitester.engine.execute import frameworks, run_config  # noqa: E402
 
 CONFIGS = [
     'paddle.clip(Tensor([5],"float64"), min=0, )',

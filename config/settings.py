@@ -319,7 +319,7 @@ RUNNER_READINGS_PER_GROUP = _env_int("RUNNER_READINGS_PER_GROUP", 3)
 # the first click: a page states the number and asks for a confirmation (or a bound). `retest` is its own confirmation.
 RUN_CONFIRM_ABOVE = max(0, _env_int("RUN_CONFIRM_ABOVE", 1000))
 # Torch's results kept on disk per (config, draw, Torch build) and reused by every Paddle release of a release matrix
-# or bisection (apitester.torch_cache; "" turns it off): at most TORCH_CACHE_MAX_MB, least recently read out first.
+# or bisection (apitester.engine.torch_cache; "" turns it off): at most TORCH_CACHE_MAX_MB, least recently read out first.
 TORCH_CACHE_DIR = os.environ.get("TORCH_CACHE_DIR", str(BASE_DIR / "var" / "torch-cache"))
 TORCH_CACHE_MAX_MB = max(1, _env_int("TORCH_CACHE_MAX_MB", 4096))
 

@@ -355,7 +355,7 @@ class ConfigResult(models.Model):
     seconds = models.FloatField(default=0.0)
     # Of ``seconds``: the time inside Paddle's and Torch's own calls (the engine's overhead is the rest).
     framework_seconds = models.FloatField(default=0.0)
-    # Where the verdict's seconds went (apitester.phases: draws, convert, paddle, torch, backward, compare, exact,
+    # Where the verdict's seconds went (apitester.engine.phases: draws, convert, paddle, torch, backward, compare, exact,
     # torch_cache, readings, other) and what the Torch result cache did ({"hit": n, ...}; {} when it was off).
     phases = models.JSONField(default=dict, blank=True)
     torch_cache = models.JSONField(default=dict, blank=True)
@@ -566,7 +566,7 @@ class Diagnosis(models.Model):
 
 class ReportedDiff(models.Model):
     """What PaddleAPITest's own log says about one failing config in one report (read from its
-    error_log.log by apitester.report_logs): the report's evidence, shown beside — never as — our verdicts."""
+    error_log.log by apitester.reports.report_logs): the report's evidence, shown beside — never as — our verdicts."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reported_diffs")
     failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="reported_diffs")
@@ -575,7 +575,7 @@ class ReportedDiff(models.Model):
     report_date = models.DateField(null=True, blank=True)
     device = models.CharField(max_length=3, choices=Kernel.choices)  # the kernel the report tested
     category = models.CharField(max_length=50, blank=True, default="")
-    kind = models.CharField(max_length=30)  # apitester.report_logs.Kind
+    kind = models.CharField(max_length=30)  # apitester.reports.report_logs.Kind
     direction = models.CharField(max_length=10, blank=True, default="")  # forward | backward | "" (log does not say)
     mismatched = models.BigIntegerField(null=True, blank=True)
     total = models.BigIntegerField(null=True, blank=True)
@@ -624,7 +624,7 @@ class ExternalResult(models.Model):
     run = models.ForeignKey(ExternalRun, on_delete=models.CASCADE, related_name="results")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="external_results")
     failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="external_results")
-    result_class = models.CharField(max_length=30, db_index=True)  # apitester.run_dirs.CLASS_PRECEDENCE
+    result_class = models.CharField(max_length=30, db_index=True)  # apitester.reports.run_dirs.CLASS_PRECEDENCE
     written_class = models.CharField(max_length=30)  # as the run's file named it (2025 or 2026 vocabulary)
     classes = models.JSONField(default=list)  # every class the run put it in, final first
     class_file = models.CharField(max_length=300)

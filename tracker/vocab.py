@@ -32,7 +32,7 @@ from apitester.vocab import (  # noqa: F401  (the board's statuses and classes, 
     rule_of,
     status_class,
 )
-from apitester.phases import Phase
+from apitester.engine.phases import Phase
 
 # What a stored verdict's ``phases`` and ``torch_cache`` may name (the engine's vocabularies, as plain strings): the
 # keys the store keeps and the run page sums.

@@ -1,4 +1,4 @@
-"""The diagnosis of a failing config, on a ``Trial`` (apitester.trial): who is off and by how much, why, and the
+"""The diagnosis of a failing config, on a ``Trial`` (apitester.engine.trial): who is off and by how much, why, and the
 smallest input that still fails.
 
 - ``oracle``: measuring each side against a float64 oracle (``read_output``), the spec's independent reference

@@ -3,7 +3,7 @@
 A dtype, shape or error failure has no exact value to measure the sides against, but it is not a mystery
 either: "dtype int32 (Paddle) vs int64 (Torch)", "shape (n,) vs (n, 1)", "Paddle raises ValueError: … where
 Torch returns".  ``convention_of`` reads that off the strict layer of a verdict: its status and its ``facts``
-(``Verdict.facts``, as ``apitester.compare`` and ``apitester.trial`` record them; no message is parsed back) and ``convention_reading`` makes it the failing
+(``Verdict.facts``, as ``apitester.engine.compare`` and ``apitester.engine.trial`` record them; no message is parsed back) and ``convention_reading`` makes it the failing
 output's reading (``Reading.CONVENTION``, docs/diagnosis.md) in place of ``no_oracle``.
 
 Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_convention`` takes each side's
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .measuring import oracles_agree
 from .sides import output_gradients, run_side
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
@@ -79,7 +79,7 @@ def gradient_shape_reading(layer: dict) -> dict | None:
     """A gradient whose shape is not its input's is that side's error, not a shape convention (issue 44): the
     reading naming the side (``paddle_off`` / ``torch_off``, ``both_off`` where neither has its input's shape), or
     None where the layer is no gradient's shape mismatch, the input's shape is not recorded (``facts["input_shape"]``,
-    apitester.trial) or both gradients have it (the shape convention stands)."""
+    apitester.engine.trial) or both gradients have it (the shape convention stands)."""
     facts = layer.get("facts") or {}
     want = facts.get("input_shape")
     if layer.get("status") != Status.SHAPE_MISMATCH or "shapes" not in facts or want is None:

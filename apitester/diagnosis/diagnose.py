@@ -58,7 +58,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from .. import inputs as inp
-from ..compare import Verdict
+from ..engine.compare import Verdict
 from ..config import ConfigSyntaxError, parse_config
 from .conventions import Convention
 from ..inputs import estimate_bytes
@@ -453,7 +453,7 @@ def _too_large(config: str, max_input_bytes: int) -> str:
 
 def _reported_draw(config: str):
     """The draw the config's verdict reports (its failing draw), or the Verdict when it has none."""
-    from ..execute import run_config  # noqa: PLC0415  (paddle and torch load on the first run only)
+    from ..engine.execute import run_config  # noqa: PLC0415  (paddle and torch load on the first run only)
 
     verdict = run_config(config)
     if verdict.strict_status not in STRICT_FAILURES or not verdict.draw:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import encode_float
+from ..engine.compare import encode_float
 from ..vocab import Side
 from .records import GradientCheck, OutputCheck, SideCheck
 from .sides import input_tensors, output_gradients, run_side, upcast

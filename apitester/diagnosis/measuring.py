@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .. import inputs as inp
-from ..compare import Out, encode_float
+from ..engine.compare import Out, encode_float
 from ..vocab import Reading
 from .records import Errors
 

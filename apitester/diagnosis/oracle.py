@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import Out, encode_float
+from ..engine.compare import Out, encode_float
 from ..vocab import NoOracle, Reading
 from .measuring import (AGREE_RTOL, EPS, HIGH, K, as_float, error_to_oracle, has_nonfinite, no_oracle,
                         nonfinite_note, noise_floor, oracles_agree, read_errors, rounded_to, agreeing_mask)

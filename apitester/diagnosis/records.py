@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..compare import decode_float, encode_float
+from ..engine.compare import decode_float, encode_float
 from ..vocab import Describes, NoOracle, Reading, Side, Status
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
@@ -259,7 +259,7 @@ class VerdictSummary:
 
     @classmethod
     def of(cls, verdict) -> VerdictSummary:
-        """The summary of an ``apitester.compare.Verdict``."""
+        """The summary of an ``apitester.engine.compare.Verdict``."""
         return cls(Status(verdict.status), Status(verdict.strict_status), verdict.direction, verdict.output,
                    verdict.max_abs, verdict.max_rel, verdict.draw, verdict.message[:500])
 

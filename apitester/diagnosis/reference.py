@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import references
-from ..compare import Out, encode_float
+from ..engine.compare import Out, encode_float
 from ..vocab import NoOracle, Reading, ReadingSource
 from .measuring import (AGREE_RTOL, EPS, HIGH, measure, no_oracle, oracles_agree, rounded_to,
                         same_values)

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import encode_float
+from ..engine.compare import encode_float
 from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 from .gradients import GRAD_ATOL, GRAD_RTOL
 from .measuring import K, error_to_oracle, no_oracle, nonfinite_note

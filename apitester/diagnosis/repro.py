@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import Verdict
+from ..engine.compare import Verdict
 from .shrink import draw_inputs, prepare_strict
 
 LITERAL_MAX_ELEMENTS = 1024
@@ -269,7 +269,7 @@ def as_numpy(value):
 
 
 def random_grad(shape, dtype, index):
-    """The engine's output-gradient (apitester.trial.output_gradient): its generator, in draw format FORMAT."""
+    """The engine's output-gradient (apitester.engine.trial.output_gradient): its generator, in draw format FORMAT."""
     rng = np.random.default_rng([SEED, zlib.crc32(b"grad_output"), index])
     held = "float32" if dtype == "bfloat16" else dtype
     arr = uniform_array(rng, -1.0, 1.0, shape, held, fmt=FORMAT)

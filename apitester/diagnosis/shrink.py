@@ -24,10 +24,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .. import execute as ex
-from .. import trial
+from ..engine import execute as ex
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import Verdict, layer_of
+from ..engine.compare import Verdict, layer_of
 from ..config import Call, Constructor, TensorSpec, format_call, parse_config, walk
 from .conventions import (Convention, convention_of, convention_reading, gradient_shape_reading,
                           rounded_parameter_convention)

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import Out
+from ..engine.compare import Out
 from ..specs.base import dtype_name
 from ..vocab import AdaptationKind, NoOracle
 from .measuring import HIGH, UPCAST

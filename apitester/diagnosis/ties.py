@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import trial
+from ..engine import trial
 from .. import inputs as inp
-from ..compare import Verdict, compare_outputs
+from ..engine.compare import Verdict, compare_outputs
 from .conventions import Convention, tie_convention
 from .sides import run_side
 from ..vocab import Status

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from apitester.report_logs import read_logs
+from apitester.reports.report_logs import read_logs
 from tracker.models import Event, FailingConfig, ReportedDiff, Task
 from tracker.selectors.reported import API_CONFIGS_PER_PAGE, tasks_with_reported_diffs
 from tracker.services.board_import import load_board_file

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from apitester.run_dirs import case_id, class_of_file, read_run_dir
+from apitester.reports.run_dirs import case_id, class_of_file, read_run_dir
 from tests.factories import make_task
 from tracker.models import ConfigResult, Event, ExternalResult, ExternalRun, FailingConfig
 from tracker.services.external_runs import RunDirRefused, import_run_dir

@@ -5,8 +5,8 @@ a kernel within rounding on its typical draws and off on the edge draw's big val
 import pytest
 
 import tests.fake_specs.exact  # noqa: F401  (apitester_test.zero_grad, disputed_zero_grad, off_on_big)
-from apitester.compare import Verdict
-from apitester.execute import run_config
+from apitester.engine.compare import Verdict
+from apitester.engine.execute import run_config
 from apitester.readings import CLOSER_MAX_DRAWS, run_with_readings
 from apitester.vocab import NoOracle, Reading
 

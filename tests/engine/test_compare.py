@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from apitester.compare import AGREE_CHUNK, Out, Verdict, compare_arrays, compare_outputs, max_pool
+from apitester.engine.compare import AGREE_CHUNK, Out, Verdict, compare_arrays, compare_outputs, max_pool
 
 
 def f32(*values):

@@ -11,7 +11,7 @@ import pytest
 from diagnosis_helpers import REPO
 from apitester.diagnosis.conventions import tie_rule
 from apitester.diagnosis.diagnose import failure_signature
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.inputs import Draw
 from apitester.known import stale_known_failures
 from apitester.diagnosis.repro import draw_arguments, repro_script
@@ -98,7 +98,7 @@ def test_grid_sample_nearest_ties_on_paddle_3_0_0_round_half_away_from_zero():
     the engine's edge draw puts grid values on the ties (PaddleAPITest saw 4-12 tied elements differ)."""
     if not ENV_300.exists():
         pytest.fail(f"{ENV_300} is missing: build it with manage.py paddle_envs add 3.0.0")
-    code = ("import json; from apitester.execute import run_config; from apitester.diagnosis.shrink import probe; "
+    code = ("import json; from apitester.engine.execute import run_config; from apitester.diagnosis.shrink import probe; "
             "from apitester.inputs import Draw; import sys; c = sys.argv[1]; v = run_config(c, draw='edge:0@2'); "
             "p = probe(c, Draw.parse(v.draw)); print(json.dumps([v.strict_status, p.reading.get('convention')], default=str))")
     out = subprocess.run([str(ENV_300), "-c", code, GRID], capture_output=True, text=True, timeout=300,

@@ -12,8 +12,8 @@ import pytest
 import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 from apitester import inputs as inp
 from apitester.config import TensorSpec, parse_config
-from apitester.execute import run_config
-from apitester.trial import bind as _bind, plain_arguments as _plain, signature as _signature
+from apitester.engine.execute import run_config
+from apitester.engine.trial import bind as _bind, plain_arguments as _plain, signature as _signature
 from apitester.specs import engine_specs, get_spec
 from tests.engine_helpers.report_configs import configs
 from tests.engine_helpers.cli import FAKE_SPECS, run as run_cli
@@ -242,7 +242,7 @@ def test_whether_an_edge_draw_places_anything_is_known_before_drawing():
 def test_an_output_gradient_is_drawn_once_per_seed_within_a_config(monkeypatch):
     """The typical and the edge draw share seed 0 and so their output gradient: drawn once, handed to both
     frameworks (neither writes to it), so the edge draw's backward sees the same values the replayed edge draw does."""
-    from apitester import execute
+    from apitester.engine import execute
     config = 'paddle.maximum(Tensor([50, 1],"float32"), Tensor([1, 100],"float32"), )'
     calls = []
     real = inp.uniform_array

@@ -8,8 +8,8 @@ import numpy as np
 
 import tests.fake_specs.engine  # noqa: F401  (apitester_test.double)
 import tests.fake_specs.exact  # noqa: F401  (the noisy and nudged kernels)
-from apitester.compare import Verdict
-from apitester.execute import run_config
+from apitester.engine.compare import Verdict
+from apitester.engine.execute import run_config
 from apitester.readings import run_with_readings
 from apitester.vocab import NoOracle, Reading, Side
 from tests.engine_helpers.cli import run

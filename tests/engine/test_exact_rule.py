@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from apitester.compare import Out, Rule, Verdict, compare_outputs, exactness, merge_exactness, ulp_distance
-from apitester.execute import run_config
+from apitester.engine.compare import Out, Rule, Verdict, compare_outputs, exactness, merge_exactness, ulp_distance
+from apitester.engine.execute import run_config
 from tests.engine_helpers.cli import run
 
 

@@ -3,7 +3,7 @@ errors, dtype mismatch, random APIs."""
 
 import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 
 
 def test_correct_backward_passes_with_the_same_output_gradient():
@@ -83,7 +83,7 @@ def test_paddle_outputs_are_read_without_a_copy_and_outlive_their_tensor():
 
     import numpy as np
 
-    from apitester.trial import frameworks, paddle_array as _paddle_array
+    from apitester.engine.trial import frameworks, paddle_array as _paddle_array
 
     paddle, _ = frameworks()
     base = paddle.to_tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5)
@@ -110,7 +110,7 @@ def test_an_expanded_torch_gradient_is_compared_as_one_contiguous_array():
     torch's copy (numpy's strided copy of it at every comparison cost more than the API), values unchanged."""
     import numpy as np
 
-    from apitester.trial import frameworks, torch_out as _torch_out
+    from apitester.engine.trial import frameworks, torch_out as _torch_out
 
     _, torch = frameworks()
     expanded = torch.full((3, 1), 0.5, dtype=torch.float16).expand(3, 1000)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from apitester import inputs as inp
-from apitester.trial import prepare
+from apitester.engine.trial import prepare
 from tests.engine_helpers.cli import run
 
 CUMSUM = 'paddle.cumsum(Tensor([32],"float32"), axis=0, )'

@@ -80,7 +80,7 @@ def test_named_constants_stand_for_their_numbers():
 
 
 def test_a_config_with_named_constants_runs_to_a_verdict():
-    from apitester.execute import run_config
+    from apitester.engine.execute import run_config
 
     verdict = run_config('paddle.clip(Tensor([5],"float64"), min=-math.inf, max=math.pi, )')
     assert verdict.status == "pass", verdict.message

@@ -1,4 +1,4 @@
-"""Where a verdict's time goes (apitester.phases) and the Torch result cache (apitester.torch_cache), issue #43:
+"""Where a verdict's time goes (apitester.engine.phases) and the Torch result cache (apitester.engine.torch_cache), issue #43:
 each phase holds its own exclusive seconds; a cached Torch result gives the same verdict bit for bit, is reused
 for the same config and draw, is not reused for another Torch build, thread count or draw, is re-checked on a
 sample of hits, and a corrupted entry is recomputed, never trusted."""
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import tests.fake_specs.engine  # noqa: F401  (apitester_test.slow_sides)
-from apitester import torch_cache
-from apitester import execute as ex
-from apitester import trial
-from apitester.execute import run_config
-from apitester.phases import Phase, PhaseClock
+from apitester.engine import torch_cache
+from apitester.engine import execute as ex
+from apitester.engine import trial
+from apitester.engine.execute import run_config
+from apitester.engine.phases import Phase, PhaseClock
 
 INTERPOLATE = 'paddle.nn.functional.interpolate(Tensor([1, 2, 16, 16],"float16"), list[64,64,], mode="bilinear", ' \
               'align_corners=False, )'

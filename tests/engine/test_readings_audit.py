@@ -8,7 +8,7 @@ import pytest
 
 from apitester import inputs as inp
 from apitester.diagnosis.oracle import oracle_for
-from apitester.trial import prepare
+from apitester.engine.trial import prepare
 from benchmarks import readings_audit as audit
 
 FIXED = [

@@ -9,7 +9,7 @@ beside it, because a verdict is only worth asserting when we know why it is what
 import numpy as np
 import pytest
 
-from apitester.execute import frameworks, run_config
+from apitester.engine.execute import frameworks, run_config
 from tests.engine_helpers.report_configs import report_line
 
 CASES = [

@@ -15,7 +15,7 @@ import pytest
 from diagnosis_helpers import EXTRA  # noqa: F401  (registers the apitester_diag.* specs)
 from apitester.diagnosis import measuring, reference, reference_gradients
 from apitester import references as refs
-from apitester.compare import Verdict
+from apitester.engine.compare import Verdict
 from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw

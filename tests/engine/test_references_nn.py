@@ -23,7 +23,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from apitester import trial
+from apitester.engine import trial
 from apitester import inputs as inp
 from apitester.diagnosis import sides
 import inspect

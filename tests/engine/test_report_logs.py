@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from apitester.report_logs import Kind, LogSource, discover_logs, read_log_lines, read_logs
+from apitester.reports.report_logs import Kind, LogSource, discover_logs, read_log_lines, read_logs
 from apitester.reports import reports_dir
 
 SOURCE = LogSource(path=None, rel="reports/ci_ce_gpu/test_history/20250606/error/error_log.log", device="GPU",

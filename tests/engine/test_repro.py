@@ -58,7 +58,8 @@ def test_the_scripts_output_gradient_is_the_engines_in_the_draws_format(draw):
 
     import numpy as np
 
-    from apitester import inputs, trial
+    from apitester import inputs
+    from apitester.engine import trial
 
     source = repro_script('apitester_test.tanh_wrong_grad(Tensor([300, 300],"float32"), )', draw)
     tree = ast.parse(source)

@@ -7,9 +7,9 @@ import pytest
 
 import tests.fake_specs.engine  # noqa: F401  (registers the apitester_test.* specs)
 
-from apitester import trial
-from apitester.execute import run_config
-from apitester.trial import SHARED_INPUT_ELEMENTS, frameworks, paddle_tensor as _paddle_tensor
+from apitester.engine import trial
+from apitester.engine.execute import run_config
+from apitester.engine.trial import SHARED_INPUT_ELEMENTS, frameworks, paddle_tensor as _paddle_tensor
 
 BIG = SHARED_INPUT_ELEMENTS + 3
 

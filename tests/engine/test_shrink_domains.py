@@ -69,7 +69,7 @@ def test_ctc_labels_never_equal_the_blank_label_in_a_candidate():
 
 
 def test_the_rule_is_the_domains_own_on_values_a_draw_gives():
-    from apitester import trial
+    from apitester.engine import trial
     from apitester.inputs import InputTensor, domain_violations
 
     prepared = trial.prepare(TAKE)

@@ -13,7 +13,7 @@ from functools import lru_cache
 import pytest
 
 from apitester.config import parse_config
-from apitester.execute import frameworks, run_config
+from apitester.engine.execute import frameworks, run_config
 from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import get_spec
 from apitester.specs.base import KnownFailure, release_matches

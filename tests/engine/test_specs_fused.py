@@ -10,7 +10,7 @@ checked against the compositions their Paddle docstrings give, built from Paddle
 import numpy as np
 import pytest
 
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.specs import get_spec
 from tests.engine_helpers.cpu_kernels import require_kernel
 from tests.engine_helpers.report_configs import configs, verdict_of

@@ -66,7 +66,7 @@ def test_index_put_indices_address_distinct_positions():
     call = parse_config(config)
     import inspect
 
-    from apitester.execute import resolve_paddle
+    from apitester.engine.execute import resolve_paddle
 
     bound = inspect.signature(resolve_paddle(call.api)).bind(*call.args, **call.kwargs)
     arrays = materialise(dict(bound.arguments), spec.domains, seed=0)

@@ -6,7 +6,7 @@ references implement (their verdicts were checked by hand and are explained besi
 
 
 from apitester.config import parse_config
-from apitester.execute import resolve_paddle, run_config
+from apitester.engine.execute import resolve_paddle, run_config
 from apitester.inputs import materialise
 from apitester.specs import get_spec
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from apitester.config import parse_config
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.reports import config_files, reports_dir
 from apitester.specs import get_spec
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.inputs import DomainContext
 from apitester.reports import iter_config_lines, reports_dir
 from apitester.specs import base, get_spec

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from apitester import provenance
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from tests.engine_helpers.cli import run
 
 THREADED = 'apitester_test.threaded_sum(Tensor([4096],"float32"), )'

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from apitester.compare import Out
+from apitester.engine.compare import Out
 from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
 from apitester.diagnosis.oracle import agreeing_elements, oracle_for, read_output
 from apitester.diagnosis.records import AgreeingElements

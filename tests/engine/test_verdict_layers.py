@@ -6,8 +6,8 @@ import json
 import tests.fake_specs.engine  # noqa: F401  (registers apitester_test.precise_sum)
 import pytest
 
-from apitester.compare import final_status
-from apitester.execute import run_config
+from apitester.engine.compare import final_status
+from apitester.engine.execute import run_config
 from apitester.specs import all_specs, engine_specs
 from apitester.specs.base import NEEDS_STRICT_REFERENCE, SILENT_KINDS, Adaptation, Spec
 

@@ -1,7 +1,8 @@
 """The verdict statuses and their classes: one classification for the engine, coverage and the board."""
 import pytest
 
-from apitester import compare, coverage, vocab
+from apitester import coverage, vocab
+from apitester.engine import compare
 from apitester.vocab import CLASSES, NO_VERDICT, Status, status_class
 
 

@@ -3,7 +3,7 @@ from functools import lru_cache
 
 import pytest
 
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.reports import iter_config_lines, reports_dir
 
 REPORTS = reports_dir() / "reports"

@@ -16,9 +16,9 @@ import dataclasses
 import warnings
 
 from apitester import inputs as inp
-from apitester.compare import compare_outputs
-from apitester.trial import NotRunnable, convert as _convert, flatten_outputs as _flatten_outputs, prepare as _prepare
-from apitester.trial import reference_kwargs as _reference_kwargs, to_torch as _to_torch, torch_out as _torch_out
+from apitester.engine.compare import compare_outputs
+from apitester.engine.trial import NotRunnable, convert as _convert, flatten_outputs as _flatten_outputs, prepare as _prepare
+from apitester.engine.trial import reference_kwargs as _reference_kwargs, to_torch as _to_torch, torch_out as _torch_out
 from apitester.specs.base import Spec, resolve_torch, torch_dtype
 
 RENAMES = {"x": "input", "y": "other", "axis": "dim", "label": "target", "epsilon": "eps",

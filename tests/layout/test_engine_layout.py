@@ -76,12 +76,12 @@ def test_no_module_uses_another_modules_private_names():
 
 def test_the_detector_sees_both_forms_of_private_use(tmp_path):
     probe = ENGINE / "_layout_probe_tmp.py"
-    probe.write_text("from . import execute as ex\nfrom .config import _x\nex._run\n", encoding="utf-8")
+    probe.write_text("from .engine import execute as ex\nfrom .config import _x\nex._run\n", encoding="utf-8")
     try:
         uses = private_uses(probe)
     finally:
         probe.unlink()
-    assert [what for _, _, what in uses] == ["apitester.config._x", "apitester.execute._run"]
+    assert [what for _, _, what in uses] == ["apitester.config._x", "apitester.engine.execute._run"]
 
 
 def _string_arguments(call: ast.Call) -> list[ast.Constant]:

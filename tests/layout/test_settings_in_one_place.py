@@ -35,9 +35,9 @@ ALLOWED = {
         "the provenance records the OMP/MKL thread environment the frameworks read (what it is, not a knob)",
     "apitester/builds.py:_probe":
         "child process environment: the build probe (an interpreter asked for its Paddle and Torch) inherits this one's, with Paddle's logging quiet",
-    "apitester/trial.py:frameworks":
+    "apitester/engine/trial.py:frameworks":
         "process environment for Paddle itself: GLOG_minloglevel quiets its C++ logging before it is imported",
-    "apitester/reports.py:reports_dir":
+    "apitester/reports/__init__.py:reports_dir":
         "the Django-free engine's knob (no Django settings there): the board's setting PADDLEAPITEST_REPORTS reads "
         "the same variable, and falls back to this function when it is empty (tracker.selectors.reported."
         "reports_root), so the default is defined once",

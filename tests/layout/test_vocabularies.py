@@ -164,5 +164,5 @@ def test_the_template_scan_finds_a_planted_state_literal():
 
 
 def test_the_scans_read_the_real_tree():
-    assert (REPO / "apitester" / "execute.py").exists() and (REPO / "templates" / "tracker").is_dir()
+    assert (REPO / "apitester" / "engine" / "execute.py").exists() and (REPO / "templates" / "tracker").is_dir()
     assert Path(__file__).parent.name == "layout"

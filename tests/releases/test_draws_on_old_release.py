@@ -27,7 +27,7 @@ def test_logit_nan_region_gradient_fails_on_3_0_0_in_its_edge_draw_and_passes_on
 
     # the typical draw alone is the old single-draw verdict (the false pass); the edge draw replays the
     # failure (one process of the old env for both replays: its paddle import is the slow part)
-    replay = ("import json, sys; from apitester.execute import run_config\n"
+    replay = ("import json, sys; from apitester.engine.execute import run_config\n"
               "for draw in ('typical:0@2', 'edge:0@2'): print(json.dumps(run_config(sys.argv[1], draw=draw).to_dict()))")
     proc = subprocess.run([old_env.python, "-c", replay, LOGIT], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=300)

@@ -2,7 +2,7 @@
 import pytest
 from django.utils import timezone
 
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from tracker.models import TestRun
 from tracker.services.runs import create_run, store_result
 

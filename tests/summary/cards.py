@@ -5,7 +5,7 @@ PaddleAPITest's GPU report logged (and its CPU evidence)."""
 from django.utils import timezone
 
 from apitester.diagnosis.diagnose import diagnose_config
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from tests.board.conftest import write_report_tree
 from tests.factories import make_task
 from tests.releases.grids import store_grid

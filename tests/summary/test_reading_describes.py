@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from apitester.diagnosis.diagnose import diagnose_config
-from apitester.execute import run_config
+from apitester.engine.execute import run_config
 from apitester.inputs import Draw
 from tracker.models import TestRun
 from tracker.services.diagnoses import store_diagnosis

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from apitester.run_dirs import CLASS_GROUPS, CLASS_PRECEDENCE
+from apitester.reports.run_dirs import CLASS_GROUPS, CLASS_PRECEDENCE
 
 from ..models import ExternalResult, Task
 

@@ -299,7 +299,7 @@ def run_summary(run: TestRun) -> dict:
 
 
 def run_profile(run: TestRun) -> dict:
-    """Where a run's worker time went: seconds per engine phase summed over its verdicts (apitester.phases; a matrix
+    """Where a run's worker time went: seconds per engine phase summed over its verdicts (apitester.engine.phases; a matrix
     run: over its lanes'), the Torch result cache's events, and whether the run read the readings. Summed by the
     database (one aggregate over the JSON keys, no row decoded here: a CPU-evidence run holds 15,000 verdicts).
     Verdicts stored before phases were recorded count in ``configs`` only."""

@@ -27,7 +27,7 @@ from . import releases as release_selectors
 from . import reported as reported_selectors
 from . import runs as run_selectors
 
-# The engine's verdict message names the values at the worst element (apitester.compare.describe):
+# The engine's verdict message names the values at the worst element (apitester.engine.compare.describe):
 #  " ACTUAL (paddle): np.float16(19.16)" / " DESIRED (torch): np.float16(10.44)".
 _ACTUAL = re.compile(r"ACTUAL \(paddle\): (?P<value>.+)")
 _DESIRED = re.compile(r"DESIRED \(torch\): (?P<value>.+)")

@@ -1,6 +1,6 @@
 """Import one PaddleAPITest run directory (write path of `import_reports DIR --kernel cpu|gpu`).
 
-`apitester.run_dirs.read_run_dir` reads the class files (both vocabularies), the checkpoint and the log and
+`apitester.reports.run_dirs.read_run_dir` reads the class files (both vocabularies), the checkpoint and the log and
 chooses one final class per config. Here:
 - a config whose final class is a Paddle failure (`run_dirs.PADDLE_FAILURE`) and whose API has a task of the
   given kernel becomes that task's FailingConfig (added if missing; a stored one is left as it is);
@@ -25,7 +25,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from apitester.run_dirs import CLASS_GROUPS, RunDirectory, read_run_dir
+from apitester.reports.run_dirs import CLASS_GROUPS, RunDirectory, read_run_dir
 
 from ..models import ExternalResult, ExternalRun, FailingConfig, Source, Task
 from ..vocab import EventKind, Kernel

@@ -1,6 +1,6 @@
 """Store what PaddleAPITest's logs say about each failing config (write path of `import_reports --logs`).
 
-`apitester.report_logs.read_logs` reads every error_log.log; each failure is attached to the stored
+`apitester.reports.report_logs.read_logs` reads every error_log.log; each failure is attached to the stored
 FailingConfig with the same config text whose task tests the same device (the log's ci_ce_cpu /
 ci_ce_gpu), one `ReportedDiff` per (config, log file, result line). A failure whose config is not stored
 (the import of the config files did not attach it to a task) is counted, not stored.
@@ -19,7 +19,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from apitester.report_logs import ReportedFailure, read_logs
+from apitester.reports.report_logs import ReportedFailure, read_logs
 
 from ..models import FailingConfig, ReportedDiff, Source
 from ..vocab import EventKind

@@ -6,7 +6,7 @@ files, 2025 or 2026 class names): its failing configs become the kernel's tasks'
 config is stored as PaddleAPITest's result (`tracker.services.external_runs`); all or nothing."""
 from django.core.management.base import BaseCommand, CommandError
 
-from apitester.run_dirs import is_run_dir
+from apitester.reports.run_dirs import is_run_dir
 from tracker.selectors.reported import reports_root
 from tracker.services.external_runs import RunDirRefused, import_run_dir
 from tracker.services.report_import import import_reports

@@ -63,7 +63,7 @@ def pool_options() -> dict:
 
 def torch_cache_for(run: TestRun) -> dict | None:
     """The Torch result cache a run's workers use: a release matrix's lanes (and bisection probes) share Torch's results
-    across Paddle builds; a single run has nothing to share them with (apitester.torch_cache)."""
+    across Paddle builds; a single run has nothing to share them with (apitester.engine.torch_cache)."""
     if not run.parent_id or not settings.TORCH_CACHE_DIR:
         return None
     return {"dir": settings.TORCH_CACHE_DIR, "max_bytes": settings.TORCH_CACHE_MAX_MB << 20}

@@ -6,7 +6,7 @@ import math
 
 from django.db import DataError, IntegrityError, transaction
 
-from apitester.compare import FLOAT_FIELDS, Verdict, decode_float, encode_float
+from apitester.engine.compare import FLOAT_FIELDS, Verdict, decode_float, encode_float
 from apitester.inputs import Draw
 from apitester.paddle_flags import format_flags
 from apitester.paddle_flags import matches as flags_match

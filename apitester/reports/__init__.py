@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .vocab import Device
+from ..vocab import Device
 
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]  # the checkout (this file is apitester/reports/__init__.py)
 
 KERNEL_DIRS = {"ci_ce_cpu": "CPU", "ci_ce_gpu": "GPU"}
 

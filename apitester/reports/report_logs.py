@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from .reports import MalformedLine, discover_report_files
+from . import MalformedLine, discover_report_files
 
 LOG_NAME = "error_log.log"
 MESSAGE_CHARS = 500

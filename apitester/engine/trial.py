@@ -11,7 +11,7 @@ Paddle API, arguments that do not bind). The Trial owns what every reader of a c
 * each side's run (``run_side``), conversion, flattening, the output gradients and the backward;
 * its clock (``Trial.clock``, a ``phases.PhaseClock``) and the output gradients drawn so far (``Trial.state``).
 
-``apitester.execute`` keeps the verdict policy (the draw plan, the layers, the stability reading); the diagnosis
+``apitester.engine.execute`` keeps the verdict policy (the draw plan, the layers, the stability reading); the diagnosis
 (oracle, shrink, readings, ties, repro) runs the Trial's sides and reads only its public names.
 """
 
@@ -29,14 +29,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import inputs as inp
+from .. import inputs as inp
 from . import torch_cache
 from .compare import Out, Verdict, compare_outputs, merge_exactness
-from .config import Call, ConfigSyntaxError, TensorSpec, parse_config, walk
+from ..config import Call, ConfigSyntaxError, TensorSpec, parse_config, walk
 from .phases import Phase, PhaseClock
-from .specs import get_spec
-from .specs.base import Spec, dtype_name
-from .vocab import Device, Side, Status
+from ..specs import get_spec
+from ..specs.base import Spec, dtype_name
+from ..vocab import Device, Side, Status
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 
@@ -731,7 +731,7 @@ class TorchRaised(Exception):
 
 class TorchSide:
     """Torch's half of one comparison layer: its forward outputs and the gradients the backward asks for, computed
-    here or read from the Torch result cache (``apitester.torch_cache``, on in a release matrix's workers). A
+    here or read from the Torch result cache (``apitester.engine.torch_cache``, on in a release matrix's workers). A
     cached forward has no autograd graph: a backward the entry does not hold runs Torch's forward again first.
 
     Not cached: random APIs (their check reads fresh samples), configs whose inputs an API may write into (in-place,
@@ -883,7 +883,7 @@ class TorchSide:
 
 
 def cache_parts(prep: Trial) -> dict:
-    """What Torch's result for this comparison depends on (apitester.torch_cache)."""
+    """What Torch's result for this comparison depends on (apitester.engine.torch_cache)."""
     _, torch = frameworks()
     return {"config": prep.config, "draw": prep.draw_key, "layer": prep.torch_layer, "grad": prep.want_grad,
             "device": torch_device(), "torch": torch.__version__, "threads": torch.get_num_threads(),

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .reports import MalformedLine, check_config_line
+from . import MalformedLine, check_config_line
 
 # PFCCLab/PaddleAPITest#651: 2025 name → 2026 name.
 CLASS_RENAMES = {

@@ -28,15 +28,15 @@ import zlib
 
 import numpy as np
 
-from . import inputs as inp
+from .. import inputs as inp
 from . import torch_cache
 from .compare import Out, Verdict, final_status, layer_of, merge_exactness
-from .config import ConfigSyntaxError, api_name, parse_config
+from ..config import ConfigSyntaxError, api_name, parse_config
 from .phases import Phase, PhaseClock
-from .specs import get_spec
+from ..specs import get_spec
 from .trial import (NotRunnable, Trial, copy_inputs, frameworks, gpu_available, judge, prepare,
                     resolve_paddle)
-from .vocab import Device, Side, Status
+from ..vocab import Device, Side, Status
 
 # Statuses of a draw that make it the verdict (a Paddle failure) and those that are worse than a
 # pass without being one (docs/verdicts.md).

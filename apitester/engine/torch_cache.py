@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .vocab import CacheEvent
+from ..vocab import CacheEvent
 
 FORMAT = 2  # of an entry file; another format is another key
 
@@ -79,7 +79,7 @@ class Entry:
 @lru_cache(maxsize=1)
 def engine_fingerprint() -> str:
     """A hash of every source file of the engine (apitester/**/*.py), computed once per process."""
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # apitester/, this file being apitester/engine/torch_cache.py
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode())

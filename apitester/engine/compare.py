@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .inputs import Draw
+from ..inputs import Draw
 from .phases import Phase, PhaseClock
-from .vocab import AdaptationKind, Rule, Side, Status, rule_of  # noqa: F401  (Rule re-exported)
+from ..vocab import AdaptationKind, Rule, Side, Status, rule_of  # noqa: F401  (Rule re-exported)
 
 # Every status a verdict can have (the engine's and the pool's), in apitester.vocab's order.
 STATUSES = tuple(Status)
@@ -154,13 +154,13 @@ class Verdict:
     # "dtypes" [paddle, torch] (dtype_mismatch), "shapes" [[paddle dims], [torch dims]], "outputs" [paddle count,
     # torch count], "none" the side that gave None (shape_mismatch), "raised" the side that raised and "error_type"
     # its exception's type (paddle_error, torch_error), "both_reject" a paddle_error Torch's call shares,
-    # "input_shape" beside "shapes" of a gradient: its input's dims (apitester.trial; a gradient has its input's shape).
+    # "input_shape" beside "shapes" of a gradient: its input's dims (apitester.engine.trial; a gradient has its input's shape).
     facts: dict = field(default_factory=dict)
-    # Where ``seconds`` went, per phase (apitester.phases.Phase: draws, convert, paddle, torch, paddle_backward,
+    # Where ``seconds`` went, per phase (apitester.engine.phases.Phase: draws, convert, paddle, torch, paddle_backward,
     # torch_backward, compare, exact, torch_cache, readings, other), exclusive seconds each; the profile
     # benchmarks/perf_guard.py prints.
     phases: dict = field(default_factory=dict)
-    # What the Torch result cache did for this config (apitester.torch_cache.CacheEvent -> count; {} when off): on
+    # What the Torch result cache did for this config (apitester.engine.torch_cache.CacheEvent -> count; {} when off): on
     # in a release matrix's workers, where every Paddle build reads Torch's result of the same config and draw.
     torch_cache: dict = field(default_factory=dict)
 

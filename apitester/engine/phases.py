@@ -1,6 +1,6 @@
 """Where one verdict's seconds go: a clock of named phases (issue #43; docs/verdicts.md "Where a verdict's time goes").
 
-Each trial has its own clock (``apitester.trial.Trial.clock``, made by ``execute.run_config`` for each config) and
+Each trial has its own clock (``apitester.engine.trial.Trial.clock``, made by ``execute.run_config`` for each config) and
 it is read into ``Verdict.phases`` (seconds per phase,
 plus ``other``: the rest of the verdict's wall time). Spans nest; a phase is credited its *exclusive* time (a
 comparison's seconds do not include the exact rule's, which has its own phase), except inside an absorbing span
@@ -26,7 +26,7 @@ class Phase(StrEnum):
     TORCH_BACKWARD = "torch_backward"  # torch.autograd.grad
     COMPARE = "compare"  # the 1e-2 comparison, diff maps
     EXACT = "exact"  # the exact rule: exact / max_ulp on the outputs already computed
-    TORCH_CACHE = "torch_cache"  # reading and writing the Torch result cache (apitester.torch_cache)
+    TORCH_CACHE = "torch_cache"  # reading and writing the Torch result cache (apitester.engine.torch_cache)
     READINGS = "readings"  # the stability re-run and who is closer (asked for: --readings)
     OTHER = "other"  # the verdict's seconds outside every phase above (parsing, binding, bookkeeping)
 
