@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import trial
 from .measuring import oracles_agree
+from .records import OutputReading
 from .sides import output_gradients, run_side
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
 
@@ -75,7 +76,7 @@ def _dtype(facts: dict) -> Convention | None:
                       key=f"dtype: {paddle} vs {torch}")
 
 
-def gradient_shape_reading(layer: dict) -> dict | None:
+def gradient_shape_reading(layer: dict) -> OutputReading | None:
     """A gradient whose shape is not its input's is that side's error, not a shape convention (issue 44): the
     reading naming the side (``paddle_off`` / ``torch_off``, ``both_off`` where neither has its input's shape), or
     None where the layer is no gradient's shape mismatch, the input's shape is not recorded (``facts["input_shape"]``,
@@ -93,8 +94,7 @@ def gradient_shape_reading(layer: dict) -> dict | None:
     reading = {(Side.PADDLE,): Reading.PADDLE_OFF, (Side.TORCH,): Reading.TORCH_OFF}.get(tuple(off), Reading.BOTH_OFF)
     said = "; ".join(f"{side.capitalize()}'s {output} has shape {dims[side]}, its input {want}" for side in off)
     evidence = f"{said} (a gradient has its input's shape)"
-    return {"output": output, "reading": reading, "oracle": ReadingSource.INPUT_SHAPE, "evidence": evidence,
-            "reason": evidence}
+    return OutputReading(output, reading, reason=evidence, oracle=ReadingSource.INPUT_SHAPE, evidence=evidence)
 
 
 def _shape(facts: dict) -> Convention | None:
@@ -144,10 +144,9 @@ def convention_of(layer: dict, error: str = "") -> Convention | None:
     return None
 
 
-def convention_reading(output: str | None, convention: Convention) -> dict:
+def convention_reading(output: str | None, convention: Convention) -> OutputReading:
     """The failing output's reading for a convention: names both behaviours, no oracle needed."""
-    return {"output": output or "", "reading": Reading.CONVENTION, "convention": convention.to_dict(),
-            "reason": convention.text}
+    return OutputReading(output or "", Reading.CONVENTION, reason=convention.text, convention=convention.to_dict())
 
 
 # ---------------------------------------------------------------- ties
