@@ -2,16 +2,17 @@
 
 Each reading type is a frozen dataclass whose kinds are ``apitester.vocab`` enums; ``to_dict`` is the one way it
 becomes the JSON a diagnosis or a verdict prints (``python -m apitester diagnose --json``, ``--readings``, what the
-board stores), ``from_dict`` reads that JSON back. The keys, their order and their values are the interface scripts
-and the tracker read (``tracker/services/diagnoses.py``): they are the ones the dicts had before the types.
+board stores), ``from_dict`` reads that JSON back. The keys and their values are the interface scripts and the
+tracker read (``tracker/services/diagnoses.py``): they are the ones the dicts had before the types (a key absent on
+one path is absent still). Key order is not part of it (JSON objects are unordered; no consumer reads by position):
+``to_dict`` writes its fields' order.
 
-Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
-(``AgreeingElements``), the oracle of one draw (``DrawReadings``), a spec reference's check (``ReferenceCheck``),
-the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and what a diagnosis says beside
-its reading: the verdict it starts from (``VerdictSummary``), its ``Repro`` and the readings its final reading
-stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``). The per-output reading inside
-``DrawReadings.readings`` (``output``, ``reading``, …) is still a dict: the next type to convert (its paths write
-their keys in different orders today).
+The types: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
+(``AgreeingElements``), one output's reading (``OutputReading``), the oracle of one draw (``DrawReadings``), a spec
+reference's check (``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``,
+``OutputCheck``), and what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``), its
+``Repro``, the readings its final reading stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``) and the
+verdict the reading implies (``ImpliedVerdict``); a verdict's worst reading of each inexact draw (``CloserDraw``).
 """
 from __future__ import annotations
 

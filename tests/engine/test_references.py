@@ -20,7 +20,7 @@ from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
 from apitester.diagnosis.oracle import oracle_for
-from apitester.diagnosis.records import DrawReadings, Errors, ReferenceCheck
+from apitester.diagnosis.records import DrawReadings, Errors, ImpliedVerdict, OutputReading, ReferenceCheck
 from apitester.diagnosis.reference import check_reference
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
@@ -161,6 +161,11 @@ def test_a_strict_failure_the_reference_reads_torch_off_implies_torch_suspect_na
     assert implied["status"] == "torch_suspect"
     assert "independent reference" in implied["evidence"] and "apitester_diag.ref_torch_off" in implied["evidence"]
     assert diagnosis["failure"]["reading"] == Reading.TORCH_OFF  # what distinct failures group by
+    # the typed reading and the verdict it implies read back from the JSON as they were written (keys, values)
+    reading = OutputReading.from_dict(diagnosis["reading"])
+    assert reading.oracle == ReadingSource.REFERENCE and reading.torch.rmse > reading.paddle.rmse
+    assert reading.to_dict() == diagnosis["reading"]
+    assert ImpliedVerdict.from_dict(implied).to_dict() == implied and implied["k"] == reading.k
 
 
 def test_a_float64_config_is_settled_by_the_mpmath_reference():
