@@ -60,12 +60,11 @@ from dataclasses import replace
 from .. import inputs as inp
 from ..compare import Verdict, encode_float
 from ..config import ConfigSyntaxError, parse_config
-from .conventions import Convention
 from ..inputs import estimate_bytes
 from .gradients import gradient_check
 from .oracle import oracle_for, reading_of
-from .records import (BriefReading, CheckWord, Errors, EvidenceReadings, GradientCheck, ImpliedVerdict, OutputCheck,
-                      OutputReading, Repro, VerdictSummary)
+from .records import (BriefReading, CheckWord, Convention, Errors, EvidenceReadings, GradientCheck, ImpliedVerdict,
+                      OutputCheck, OutputReading, Repro, VerdictSummary)
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
 from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side
@@ -184,7 +183,7 @@ def subgradient_reading(reading: OutputReading, check: GradientCheck) -> OutputR
 def _convention_by_check(reading: OutputReading, convention: Convention, text: str) -> OutputReading:
     """A convention the gradient check names where the float64 oracle had none (what it said kept beside)."""
     return OutputReading(reading.output, Reading.CONVENTION, reason=f"{reading.reason or ''}; {text}",
-                         oracle=ReadingSource.GRADIENT_CHECK, convention=convention.to_dict(),
+                         oracle=ReadingSource.GRADIENT_CHECK, convention=convention,
                          float64_oracle=_float64_oracle(reading))
 
 
@@ -198,7 +197,7 @@ def hidden_side_reading(settled: OutputReading, reading: OutputReading) -> Outpu
     as it is."""
     agreeing = reading.agreeing_elements
     convention = settled.convention if settled.reading == Reading.CONVENTION else None
-    tie = isinstance(convention, dict) and convention.get("kind") == ConventionKind.SUBGRADIENT
+    tie = convention is not None and convention.kind == ConventionKind.SUBGRADIENT
     if not (reading.is_gradient and agreeing is not None) or not (tie or _unsettled(settled)):
         return settled  # a forward output's dispute is a semantics question, read as it was
     if agreeing.reading not in SIDE_READINGS:  # within rounding there: the convention (or dispute) stands
@@ -208,7 +207,7 @@ def hidden_side_reading(settled: OutputReading, reading: OutputReading) -> Outpu
     paddle, torch = (_number(errors.rmse) for errors in (agreeing.paddle, agreeing.torch))
     where = "without a tie" if tie else "where the float64 results agree"
     rest = total - count
-    other = (f"at the other {rest:,} (the ties) both give a subgradient: {convention.get('text', '')}" if tie else
+    other = (f"at the other {rest:,} (the ties) both give a subgradient: {convention.text}" if tie else
              f"on the other {rest:,} the float64 results disagree ({settled.no_oracle})")
     text = (f"{who} on the {count:,} of {total:,} elements {where} (RMSE Paddle {paddle}, Torch {torch}; noise floor "
             f"{_number(agreeing.noise_floor)}, K {agreeing.k}); {other}")

@@ -8,7 +8,8 @@ one path is absent still). Key order is not part of it (JSON objects are unorder
 ``to_dict`` writes its fields' order.
 
 The types: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
-(``AgreeingElements``), one output's reading (``OutputReading``), the oracle of one draw (``DrawReadings``), a spec
+(``AgreeingElements``), a convention (``Convention``, named by ``conventions``), one output's reading
+(``OutputReading``), the oracle of one draw (``DrawReadings``), a spec
 reference's check (``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``,
 ``OutputCheck``), and what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``), its
 ``Repro``, the readings its final reading stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``) and the
@@ -17,9 +18,10 @@ verdict the reading implies (``ImpliedVerdict``); a verdict's worst reading of e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..compare import decode_float, encode_float
-from ..vocab import Describes, NoOracle, Reading, ReadingSource, Side, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
 
@@ -384,12 +386,41 @@ class EvidenceReadings:
                    BriefReading.from_dict(repro) if repro else None, "repro" in data)
 
 
+# ---------------------------------------------------------------- a convention (apitester.diagnosis.conventions)
+
+_CONVENTION_KEYS = ("kind", "paddle", "torch", "text", "key")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """Two behaviours that differ by convention, not by value: each side's, the sentence naming both (``text``)
+    and what distinct failures group by (``key``: sizes and error texts left out). ``details``: the kind's own
+    fields, in the order the JSON shows them (between ``torch`` and ``text``)."""
+
+    kind: ConventionKind
+    paddle: str
+    torch: str
+    text: str
+    key: str
+    details: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict:
+        """The JSON form every reading, diagnosis file and the board read (one definition)."""
+        return {"kind": self.kind, "paddle": self.paddle, "torch": self.torch, **dict(self.details),
+                "text": self.text, "key": self.key}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Convention:
+        details = tuple((key, value) for key, value in data.items() if key not in _CONVENTION_KEYS)
+        return cls(ConventionKind(data["kind"]), data["paddle"], data["torch"], data["text"], data["key"], details)
+
+
 # ---------------------------------------------------------------- one output's reading
 
 # OutputReading's fields that are JSON-valued as they are (str, number, or a dict of them); the others are encoded
 # below (``_ENCODED``: floats through ``encode_float``; typed: their own ``to_dict``).
 _FLOATS = ("noise_floor", "oracle_gap")
-_TYPED = {"paddle": Errors, "torch": Errors, "agreeing_elements": AgreeingElements,
+_TYPED = {"paddle": Errors, "torch": Errors, "agreeing_elements": AgreeingElements, "convention": Convention,
           "evidence_readings": EvidenceReadings}
 
 
@@ -421,7 +452,7 @@ class OutputReading:
     reference_check: dict | None = None        # {"digits": [int, int], "uncertain": int}
     gradient_match: dict | None = None         # {"paddle": bool, "torch": bool}: to the reference's derivative
     agreeing_elements: AgreeingElements | None = None
-    convention: dict | None = None             # conventions.Convention.to_dict()
+    convention: Convention | None = None
     float64_oracle: dict | None = None         # what the float64 oracle said where another source read the output
     read_on: str | None = None                 # "reported": a shrunk gradient read on the reported config
     shrunk_reading: dict | None = None         # ... and what the shrunk config said ({"no_oracle", "reason"})

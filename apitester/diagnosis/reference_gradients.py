@@ -17,7 +17,7 @@ from .. import inputs as inp
 from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 from .gradients import GRAD_ATOL, GRAD_RTOL
 from .measuring import K, error_to_oracle, no_oracle, nonfinite_note
-from .records import OutputReading
+from .records import Convention, OutputReading
 from .reference import Reference
 from .sides import input_tensors
 
@@ -206,8 +206,8 @@ def gradient_convention_reading(reading: OutputReading, project: "functools.part
     paddle, torch = returns(whole["paddle"]), returns(whole["torch"])
     text = (f"gradients equal on their {project.name} (the reference's derivative there); outside it Paddle "
             f"returns {paddle}, Torch {torch}")
-    convention = {"kind": ConventionKind.GRADIENT, "paddle": paddle, "torch": torch, "part": project.name,
-                  "text": text, "key": f"gradient: {paddle} vs {torch}"}
+    convention = Convention(ConventionKind.GRADIENT, paddle, torch, text, f"gradient: {paddle} vs {torch}",
+                            details=(("part", project.name),))
     return OutputReading(reading.output, Reading.CONVENTION, reason=f"{reading.reason}; {text}",
                          oracle=ReadingSource.REFERENCE, convention=convention,
                          float64_oracle={"no_oracle": reading.no_oracle, "reason": reading.reason or ""})

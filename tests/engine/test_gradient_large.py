@@ -38,7 +38,7 @@ def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink(
     assert check["side_off"] is None and check["side_off_by_output"] == {}
     unsettled = OutputReading.none("grad x", NoOracle.TOO_LARGE, "r")
     reading = read_with_gradient_check(unsettled, GradientCheck.from_dict(check))  # the JSON read back
-    assert (reading.reading, reading.convention["kind"]) == (Reading.CONVENTION, "subgradient")
+    assert (reading.reading, reading.convention.kind) == (Reading.CONVENTION, "subgradient")
 
 
 def test_a_nan_gradient_at_one_element_among_many_names_that_side():

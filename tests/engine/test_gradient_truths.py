@@ -169,7 +169,7 @@ def test_a_slope_paddle_keeps_at_float32_moves_the_bound_and_reads_as_a_conventi
     forwards; only Torch sees a kink); with Torch's slope rounded to float32 Torch gives Paddle's gradient."""
     found = probe(HARDSIGMOID.format(slope=0.2), TYPICAL)
     assert (found.verdict.status, found.verdict.output) == (Status.ACCURACY_ERROR, "grad x")
-    convention = found.reading.convention
+    convention = found.reading.convention.to_dict()
     assert found.reading.reading == Reading.CONVENTION and convention["kind"] == ConventionKind.PARAMETER
     assert (convention["rounds"], convention["parameters"], convention["paddle"]) == (
         "paddle", "slope=0.2", "slope rounded to float32")
