@@ -26,12 +26,12 @@ import time
 from .engine import execute as ex
 from .engine import trial
 from . import inputs as inp
-from .engine.compare import Verdict, decode_float
+from .engine.compare import Verdict
 from .config import ConfigSyntaxError, parse_config
 from .diagnosis.gradients import gradient_check
 from .diagnosis.measuring import no_oracle
 from .diagnosis.oracle import oracle_for, reading_of
-from .diagnosis.records import GradientCheck
+from .diagnosis.records import CloserDraw, GradientCheck, OutputReading
 from .diagnosis.sides import input_tensors
 from .engine.phases import Phase
 from .vocab import Device, NoOracle, Reading
@@ -174,7 +174,7 @@ def _draws_to_read(verdict: Verdict) -> list[tuple[inp.Draw, list[str]]]:
     return sorted(draws, key=lambda pair: str(pair[0]) != first)
 
 
-def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | None:
+def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> OutputReading | None:
     """The worst reading of the draw's inexact outputs (None: they are all integer / bool, no closer value). An
     output the oracle gives no reading for reads as the oracle's no_oracle -- never dropped below an exact output,
     which is not read at all."""
@@ -185,12 +185,12 @@ def _read_draw(strict, prepared, draw: inp.Draw, outputs: list[str]) -> dict | N
     except Exception as exc:  # an engine gap in the oracle: said, never blamed on a side
         return no_oracle(outputs[0] if outputs else "", NoOracle.SIDE_RAISED,
                          f"engine error in the oracle: {type(exc).__name__}: {str(exc)[:200]}")
-    labels = outputs or [r["output"] for r in oracle.readings]
+    labels = outputs or [r.output for r in oracle.readings]
     check = functools.cache(lambda: _small_gradient_check(strict, materialised, draw))  # one check for every input
     readings = [_settled(reading_of(oracle, label), check) for label in labels]
     if not labels and oracle.no_oracle not in (None, NoOracle.EXACT_DTYPE):
         readings = [no_oracle("", oracle.no_oracle, oracle.reason)]
-    floating = [r for r in readings if r.get("no_oracle") != NoOracle.EXACT_DTYPE]
+    floating = [r for r in readings if r.no_oracle != NoOracle.EXACT_DTYPE]
     return max(floating, key=severity) if floating else None
 
 
@@ -214,7 +214,7 @@ def _small_gradient_check(strict, materialised: dict, draw: inp.Draw) -> Gradien
         return None
 
 
-def _settled(reading: dict, check) -> dict:
+def _settled(reading: OutputReading, check) -> OutputReading:
     """``reading`` with the diagnosis' word where it has one: the gradient check's side, a kink's or an undefined
     derivative's convention (``read_with_gradient_check``), and the side named on the elements where a disputed
     gradient's float64 results agree (``hidden_side_reading``: minimum/maximum's ties on Paddle 3.0.0). ``check``:
@@ -222,14 +222,13 @@ def _settled(reading: dict, check) -> dict:
     # the diagnosis' rules, imported when a reading is taken (a pool worker does not load the diagnosis otherwise)
     from .diagnosis.diagnose import GRADIENT_SETTLES, hidden_side_reading, read_with_gradient_check
 
-    gradient = str(reading.get("output", "")).startswith("grad ")
     settled = None
-    if gradient and reading.get("no_oracle") in GRADIENT_SETTLES:
+    if reading.is_gradient and reading.no_oracle in GRADIENT_SETTLES:
         settled = check()
     return hidden_side_reading(reading, reading) if settled is None else read_with_gradient_check(reading, settled)
 
 
-def _apply(verdict: Verdict, read: list[tuple[str, dict | None]]) -> None:
+def _apply(verdict: Verdict, read: list[tuple[str, OutputReading | None]]) -> None:
     """The worst reading over the draws read on the verdict (``severity``), the draw it comes from named."""
     verdict.closer_draws = [_summary(draw, r) for draw, r in read if r is not None]
     worst = max(((draw, r) for draw, r in read if r is not None), key=lambda pair: severity(pair[1]), default=None)
@@ -237,33 +236,31 @@ def _apply(verdict: Verdict, read: list[tuple[str, dict | None]]) -> None:
         verdict.closer_skipped = _NO_FLOAT
         return
     verdict.closer_draw, reading = worst
-    verdict.closer, verdict.closer_output = reading["reading"], reading["output"] or verdict.output
-    verdict.closer_code = reading.get("no_oracle") or ""
-    verdict.closer_skipped = reading["reason"] if str(reading.get("reason", "")).startswith("engine error") else ""
-    if reading.get("paddle"):
-        verdict.paddle_rmse = decode_float(reading["paddle"]["rmse"])
-        verdict.torch_rmse = decode_float(reading["torch"]["rmse"])
+    verdict.closer, verdict.closer_output = reading.reading, reading.output or verdict.output
+    verdict.closer_code = reading.no_oracle or ""
+    verdict.closer_skipped = reading.reason if str(reading.reason or "").startswith("engine error") else ""
+    if reading.paddle is not None:
+        verdict.paddle_rmse, verdict.torch_rmse = float(reading.paddle.rmse), float(reading.torch.rmse)
 
 
-def _summary(draw: str, reading: dict) -> dict:
-    return {"draw": draw, "output": reading["output"], "reading": str(reading["reading"]),
-            "code": str(reading.get("no_oracle") or "")}
+def _summary(draw: str, reading: OutputReading) -> dict:
+    return CloserDraw(draw, reading.output, reading.reading, reading.no_oracle or "").to_dict()
 
 
-def severity(reading: dict) -> tuple[int, float]:
+def severity(reading: OutputReading) -> tuple[int, float]:
     """How bad a reading is, for "the worst" over outputs and draws (docs/verdicts.md#stability-and-who-is-closer):
     first by its kind (SEVERITY: a side off, then no oracle, then a convention, then within rounding), then by how
     far its worse side is from rounding (its RMSE over the noise floor; -1 without one)."""
-    return SEVERITY.get(reading["reading"], 0), _distance(reading)
+    return SEVERITY.get(reading.reading, 0), _distance(reading)
 
 
-def _distance(reading: dict) -> float:
+def _distance(reading: OutputReading) -> float:
     """How far the reading's worse side is from rounding (its RMSE over the noise floor; -1 without an oracle).
     A floor of 0 (an exact 0 is the truth everywhere) makes any error infinitely far."""
-    if not reading.get("paddle"):
+    if reading.paddle is None:
         return -1.0
-    floor = decode_float(reading.get("noise_floor") or 0.0)
-    worse = max(decode_float(reading["paddle"]["rmse"]), decode_float(reading["torch"]["rmse"]))
+    floor = reading.noise_floor or 0.0
+    worse = max(reading.paddle.rmse, reading.torch.rmse)
     if not floor:
         return math.inf if worse else 0.0
     return worse / floor

@@ -10,8 +10,9 @@ Ties (``ConventionKind.TIE``) are read from values, not from the message: ``tie_
 rounding choice at the inputs placed exactly on a tie (``apitester.specs.base.Ties``) and names each side's
 rule (``TieRule``).
 
-A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``), serialised in one place
-(``Convention.to_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
+A convention is a ``Convention`` (frozen, its kind a ``ConventionKind``; defined beside the other typed readings in
+``records``, an ``OutputReading`` holds it), serialised in one place (``Convention.to_dict``, read back by
+``Convention.from_dict``) as ``{"kind", "paddle", "torch", "text", "key"}`` and for ``raises`` also ``"raises"``
 (the side that raises) and ``"error"`` (its message), for ``tie`` also ``"paddle_rule"``, ``"torch_rule"`` and
 ``"ties"`` (how many tied elements went different ways), for ``subgradient`` also ``"kinks"``, for ``undefined``
 also ``"elements"`` (how many input elements have no derivative), for ``parameter`` also ``"parameters"``
@@ -23,34 +24,14 @@ left out (a shape as ``(n,) vs (n, 1)``, an error as its exception type).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ..engine import trial
 from .measuring import oracles_agree
+from .records import Convention, OutputReading
 from .sides import output_gradients, run_side
 from ..vocab import ConventionKind, Reading, ReadingSource, Side, Status, TieRule
-
-@dataclass(frozen=True)
-class Convention:
-    """Two behaviours that differ by convention, not by value: each side's, the sentence naming both (``text``)
-    and what distinct failures group by (``key``: sizes and error texts left out). ``details``: the kind's own
-    fields, in the order the JSON shows them (between ``torch`` and ``text``)."""
-
-    kind: ConventionKind
-    paddle: str
-    torch: str
-    text: str
-    key: str
-    details: tuple[tuple[str, Any], ...] = ()
-
-    def to_dict(self) -> dict:
-        """The JSON form every reading, diagnosis file and the board read (one definition)."""
-        return {"kind": self.kind, "paddle": self.paddle, "torch": self.torch, **dict(self.details),
-                "text": self.text, "key": self.key}
-
 
 def symbolic_shape(dims: list[int], names: dict[int, str]) -> str:
     """A shape with every size above 1 named by its value (the first size seen is n, then m, k, …), 1 kept:
@@ -75,7 +56,7 @@ def _dtype(facts: dict) -> Convention | None:
                       key=f"dtype: {paddle} vs {torch}")
 
 
-def gradient_shape_reading(layer: dict) -> dict | None:
+def gradient_shape_reading(layer: dict) -> OutputReading | None:
     """A gradient whose shape is not its input's is that side's error, not a shape convention (issue 44): the
     reading naming the side (``paddle_off`` / ``torch_off``, ``both_off`` where neither has its input's shape), or
     None where the layer is no gradient's shape mismatch, the input's shape is not recorded (``facts["input_shape"]``,
@@ -93,8 +74,7 @@ def gradient_shape_reading(layer: dict) -> dict | None:
     reading = {(Side.PADDLE,): Reading.PADDLE_OFF, (Side.TORCH,): Reading.TORCH_OFF}.get(tuple(off), Reading.BOTH_OFF)
     said = "; ".join(f"{side.capitalize()}'s {output} has shape {dims[side]}, its input {want}" for side in off)
     evidence = f"{said} (a gradient has its input's shape)"
-    return {"output": output, "reading": reading, "oracle": ReadingSource.INPUT_SHAPE, "evidence": evidence,
-            "reason": evidence}
+    return OutputReading(output, reading, reason=evidence, oracle=ReadingSource.INPUT_SHAPE, evidence=evidence)
 
 
 def _shape(facts: dict) -> Convention | None:
@@ -144,10 +124,9 @@ def convention_of(layer: dict, error: str = "") -> Convention | None:
     return None
 
 
-def convention_reading(output: str | None, convention: Convention) -> dict:
+def convention_reading(output: str | None, convention: Convention) -> OutputReading:
     """The failing output's reading for a convention: names both behaviours, no oracle needed."""
-    return {"output": output or "", "reading": Reading.CONVENTION, "convention": convention.to_dict(),
-            "reason": convention.text}
+    return OutputReading(output or "", Reading.CONVENTION, reason=convention.text, convention=convention)
 
 
 # ---------------------------------------------------------------- ties

@@ -58,17 +58,16 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from .. import inputs as inp
-from ..engine.compare import Verdict
+from ..engine.compare import Verdict, encode_float
 from ..config import ConfigSyntaxError, parse_config
-from .conventions import Convention
 from ..inputs import estimate_bytes
 from .gradients import gradient_check
 from .oracle import oracle_for, reading_of
-from .records import (BriefReading, CheckWord, EvidenceReadings, GradientCheck, OutputCheck, Repro,
-                      VerdictSummary)
+from .records import (BriefReading, CheckWord, Convention, Errors, EvidenceReadings, GradientCheck, ImpliedVerdict,
+                      OutputCheck, OutputReading, Repro, VerdictSummary)
 from .repro import repro_command, repro_script
 from .shrink import Budget, TOO_LARGE, VALUE_FAILURES, draw_inputs, prepare_strict, probe, shrink
-from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side
 
 SCHEMA = 1
 # A diagnosis runs the config itself several times (verdict, oracle at float64): above this many
@@ -103,12 +102,13 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
     final = shrunk.final
     final_draw = final.draw or start_draw  # a cut of the failing draw when the shrink kept its elements
     reading, check = _final_reading(final, final_draw, config, start, start_draw, reported_max_elements)
-    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading),
+    result.update(diagnosed=True, reason="", failure=final.failure.to_dict(), reading=_plain(reading.to_dict()),
                   oracle=_plain(final.oracle.to_dict()), shrink=shrunk.to_dict(),
                   gradient_check=_plain(check.to_dict()) if check is not None else None)
     result["repro"] = _repro(final.config, final_draw).to_dict()
     result["signature"] = failure_signature(result)
-    result["implied_verdict"] = implied_verdict(result["reading"])
+    implied = implied_verdict(reading)
+    result["implied_verdict"] = implied.to_dict() if implied is not None else None
     return _done(result, "", began)
 
 
@@ -121,7 +121,7 @@ def diagnose_config(config_text: str, *, draw: "str | dict | inp.Draw | None" = 
 GRADIENT_SETTLES = frozenset({NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG, NoOracle.TOO_LARGE})
 
 
-def read_with_gradient_check(reading: dict, check: GradientCheck | None) -> dict:
+def read_with_gradient_check(reading: OutputReading, check: GradientCheck | None) -> OutputReading:
     """The failing output's reading, with the gradient check's word where the float64 oracle has none (issue 34):
     a ``no_oracle`` reading of a gradient (``GRADIENT_SETTLES``) whose check names the side off at that output
     (``side_off_by_output``: that side's analytic gradient misses the derivative, the other side's matches)
@@ -132,34 +132,38 @@ def read_with_gradient_check(reading: dict, check: GradientCheck | None) -> dict
     return hidden_side_reading(_read_by_check(reading, check), reading)
 
 
-def _read_by_check(reading: dict, check: GradientCheck | None) -> dict:
+def _read_by_check(reading: OutputReading, check: GradientCheck | None) -> OutputReading:
     """read_with_gradient_check's reading by the gradient check alone."""
     # A reference's derivative reading both sides off while the check finds one side's gradient matching its own
     # forward: that side computes its own documented function (cosine_similarity: Torch clamps each norm, Paddle
     # their product), so the difference left is the function's definition, and the side named is the one whose
     # gradient misses even its own forward (a NaN).
-    both_by_reference = (reading.get("reading") == Reading.BOTH_OFF
-                         and reading.get("oracle") == ReadingSource.REFERENCE)
-    unsettled = reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
+    both_by_reference = reading.reading == Reading.BOTH_OFF and reading.oracle == ReadingSource.REFERENCE
+    unsettled = _unsettled(reading)
     if not (unsettled or both_by_reference) or not check or not check.ran:
         return reading
-    output = reading.get("output")
+    output = reading.output
     side = check.side_off_by_output.get(output)
     if side not in (Side.PADDLE, Side.TORCH):
         return subgradient_reading(reading, check) if unsettled else reading
-    before = ({"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")} if unsettled else
-              {"reading": reading.get("reading"), "oracle": reading.get("oracle"), "evidence": reading.get("evidence")})
-    return {"output": output, "reading": Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
-            "oracle": ReadingSource.GRADIENT_CHECK, "evidence": check.evidence.get(output, ""),
-            "float64_oracle": before}
+    before = (_float64_oracle(reading) if unsettled else
+              {"reading": reading.reading, "oracle": reading.oracle, "evidence": reading.evidence})
+    return OutputReading(output, Reading.PADDLE_OFF if side == "paddle" else Reading.TORCH_OFF,
+                         oracle=ReadingSource.GRADIENT_CHECK, evidence=check.evidence.get(output, ""),
+                         float64_oracle=before)
 
 
-def subgradient_reading(reading: dict, check: GradientCheck) -> dict:
+def _float64_oracle(reading: OutputReading) -> dict:
+    """What the float64 oracle said, kept where another source reads the output (``float64_oracle``)."""
+    return {"no_oracle": reading.no_oracle, "reason": reading.reason or ""}
+
+
+def subgradient_reading(reading: OutputReading, check: GradientCheck) -> OutputReading:
     """An unsettled gradient whose check finds both sides matching everywhere it could judge, and kinks (a tie of
     minimum/maximum, a clamp bound, abs at 0) among the elements: the two differ only where the derivative is not
     one number, and any value between the one-sided derivatives is a subgradient -- a convention (Torch splits a
     tie's gradient between minimum's inputs, Paddle 3.0.0 gives it to one), not a side off."""
-    output = reading.get("output")
+    output = reading.output
     sides = {side: check.output(side, output) for side in (Side.PADDLE, Side.TORCH)}
     if all(s.undefined and not s.miss and not s.unresolved for s in sides.values()):
         return undefined_reading(reading, sides)
@@ -173,12 +177,17 @@ def subgradient_reading(reading: dict, check: GradientCheck) -> dict:
             f"give a subgradient (between the one-sided derivatives): Paddle {paddle}{p_value}, Torch {torch}{t_value}")
     convention = Convention(ConventionKind.SUBGRADIENT, paddle, torch, text=text,
                             key=f"subgradient: {paddle} vs {torch}", details=(("kinks", kinks),))
-    return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
-            "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
-            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+    return _convention_by_check(reading, convention, text)
 
 
-def hidden_side_reading(settled: dict, reading: dict) -> dict:
+def _convention_by_check(reading: OutputReading, convention: Convention, text: str) -> OutputReading:
+    """A convention the gradient check names where the float64 oracle had none (what it said kept beside)."""
+    return OutputReading(reading.output, Reading.CONVENTION, reason=f"{reading.reason or ''}; {text}",
+                         oracle=ReadingSource.GRADIENT_CHECK, convention=convention,
+                         float64_oracle=_float64_oracle(reading))
+
+
+def hidden_side_reading(settled: OutputReading, reading: OutputReading) -> OutputReading:
     """A gradient's side named on the elements where the float64 results agree (``agreeing_elements``: Torch's
     float64 value there, each side's error to it rounded to the dtype, K and the floor), behind a dispute on the
     other elements.  Where ``settled`` (the reading after the gradient check) is a subgradient convention or still
@@ -186,43 +195,38 @@ def hidden_side_reading(settled: dict, reading: dict) -> dict:
     minimum gradient, 4.6-71x the floor off the ties), the convention at the ties kept beside it as evidence.
     Within rounding there: ``settled``, the agreeing elements' reading added as evidence; any other ``settled``
     as it is."""
-    agreeing = reading.get("agreeing_elements")
-    convention = settled.get("convention") if settled.get("reading") == Reading.CONVENTION else None
-    tie = isinstance(convention, dict) and convention.get("kind") == ConventionKind.SUBGRADIENT
-    gradient = str(reading.get("output", "")).startswith("grad ")  # the oracle's labels: "output 0", "grad x"
-    if not (gradient and isinstance(agreeing, dict)) or not (tie or _unsettled(settled)):
+    agreeing = reading.agreeing_elements
+    convention = settled.convention if settled.reading == Reading.CONVENTION else None
+    tie = convention is not None and convention.kind == ConventionKind.SUBGRADIENT
+    if not (reading.is_gradient and agreeing is not None) or not (tie or _unsettled(settled)):
         return settled  # a forward output's dispute is a semantics question, read as it was
-    if agreeing.get("reading") not in SIDE_READINGS:  # within rounding there: the convention (or dispute) stands
-        return {**settled, "agreeing_elements": agreeing}
-    side, count, total = agreeing["reading"], agreeing["elements"], agreeing["of"]
+    if agreeing.reading not in SIDE_READINGS:  # within rounding there: the convention (or dispute) stands
+        return replace(settled, agreeing_elements=agreeing)
+    side, count, total = agreeing.reading, agreeing.elements, agreeing.of
     who = {Reading.PADDLE_OFF: "Paddle off", Reading.TORCH_OFF: "Torch off", Reading.BOTH_OFF: "both off"}[side]
-    paddle, torch = (_number(agreeing[s].get("rmse")) for s in ("paddle", "torch"))
+    paddle, torch = (_number(errors.rmse) for errors in (agreeing.paddle, agreeing.torch))
     where = "without a tie" if tie else "where the float64 results agree"
     rest = total - count
-    other = (f"at the other {rest:,} (the ties) both give a subgradient: {convention.get('text', '')}" if tie else
-             f"on the other {rest:,} the float64 results disagree ({settled.get('no_oracle')})")
+    other = (f"at the other {rest:,} (the ties) both give a subgradient: {convention.text}" if tie else
+             f"on the other {rest:,} the float64 results disagree ({settled.no_oracle})")
     text = (f"{who} on the {count:,} of {total:,} elements {where} (RMSE Paddle {paddle}, Torch {torch}; noise floor "
-            f"{_number(agreeing.get('noise_floor'))}, K {agreeing.get('k')}); {other}")
-    out = {"output": reading.get("output"), "reading": side, "oracle": ReadingSource.FLOAT64_ORACLE,
-           "dtype": agreeing.get("dtype"), "noise_floor": agreeing.get("noise_floor"), "k": agreeing.get("k"),
-           "paddle": dict(agreeing["paddle"]), "torch": dict(agreeing["torch"]), "evidence": text,
-           "reason": f"{reading.get('reason', '')}; {text}", "agreeing_elements": agreeing,
-           "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
-    if tie:
-        out["convention"] = convention
-    return out
+            f"{_number(agreeing.noise_floor)}, K {agreeing.k}); {other}")
+    return OutputReading(reading.output, side, reason=f"{reading.reason or ''}; {text}", dtype=agreeing.dtype,
+                         noise_floor=agreeing.noise_floor, k=agreeing.k, paddle=agreeing.paddle, torch=agreeing.torch,
+                         oracle=ReadingSource.FLOAT64_ORACLE, evidence=text, agreeing_elements=agreeing,
+                         convention=convention if tie else None, float64_oracle=_float64_oracle(reading))
 
 
 SIDE_READINGS = (Reading.PADDLE_OFF, Reading.TORCH_OFF, Reading.BOTH_OFF)
 
 
-def undefined_reading(reading: dict, sides: dict[Side, OutputCheck]) -> dict:
+def undefined_reading(reading: OutputReading, sides: dict[Side, OutputCheck]) -> OutputReading:
     """An unsettled gradient whose check finds both sides matching wherever a derivative exists, and elements
     with none (they feed an output that is not finite at the input: logit at -0.5, NaN there and around): the two
     differ where no derivative exists, so each side's value there is a convention -- Paddle 3.0.0's 0 claims a flat
     function, Torch's NaN says "undefined" -- never a side off (issue 44).  ``sides``: each side's check of the
     output."""
-    output = reading.get("output")
+    output = reading.output
     values = [(sides[side].first_undefined or {}).get("analytic", "?") for side in (Side.PADDLE, Side.TORCH)]
     paddle, torch = ({"nan": "NaN", "inf": "inf", "-inf": "-inf"}.get(v, v) if isinstance(v, str) else f"{v:.4g}"
                      for v in values)
@@ -233,13 +237,11 @@ def undefined_reading(reading: dict, sides: dict[Side, OutputCheck]) -> dict:
             f"element{'s' if count != 1 else ''}, so no derivative exists): Paddle {paddle}, Torch {torch}")
     convention = Convention(ConventionKind.UNDEFINED, paddle, torch, text=text, key=f"undefined: {paddle} vs {torch}",
                             details=(("elements", count),))
-    return {"output": output, "reading": Reading.CONVENTION, "convention": convention.to_dict(),
-            "oracle": ReadingSource.GRADIENT_CHECK, "reason": f"{reading.get('reason', '')}; {text}",
-            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+    return _convention_by_check(reading, convention, text)
 
 
 def _final_reading(final, final_draw, config: str, start, start_draw,
-                   reported_max_elements: int | None) -> tuple[dict, GradientCheck | None]:
+                   reported_max_elements: int | None) -> tuple[OutputReading, GradientCheck | None]:
     """The diagnosis' one final reading (its ``describes`` says of which config) and the gradient check beside it.
 
     ``reported_max_elements`` (None: REPORTED_MAX_ELEMENTS) bounds the reported config's own reading.
@@ -249,18 +251,18 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
     describes the reported config, or says it is the repro's (issue 44)."""
     direction = final.failure.direction
     check = _gradient_check(final.config, final_draw, direction)
-    repro = read_with_gradient_check(_plain(final.reading), check)
+    repro = read_with_gradient_check(final.reading, check)
     if (final.config, str(final_draw)) == (config, str(start_draw)):  # not shrunk: the repro is the reported config
         evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPORTED),
-                                    CheckWord.of(check, repro.get("output"), Describes.REPORTED))
+                                    CheckWord.of(check, repro.output, Describes.REPORTED))
         return _describing(repro, Describes.REPORTED, evidence), check
     evidence = EvidenceReadings(BriefReading.of(final.reading, Describes.REPRO),
-                                CheckWord.of(check, repro.get("output"), Describes.REPRO))
+                                CheckWord.of(check, repro.output, Describes.REPRO))
     if _unsettled(repro):
         repro, check = _read_on_reported(repro, check, config, start, start_draw)
-        if repro.get("read_on") == "reported":
+        if repro.read_on == "reported":
             evidence = EvidenceReadings(BriefReading.of(start.reading, Describes.REPORTED),
-                                        CheckWord.of(check, repro.get("output"), Describes.REPORTED),
+                                        CheckWord.of(check, repro.output, Describes.REPORTED),
                                         BriefReading.of(final.reading, Describes.REPRO), has_repro=True)
             return _describing(repro, Describes.REPORTED, evidence), check
     bound = REPORTED_MAX_ELEMENTS if reported_max_elements is None else reported_max_elements
@@ -275,7 +277,7 @@ def _final_reading(final, final_draw, config: str, start, start_draw,
             why = f"the reported config's own reading leaves the gradient unsettled ({_what(settled)})"
             return _describing(repro, Describes.REPRO, evidence, why), check
         reported, final_check = settled, reported_check
-        evidence = replace(evidence, gradient_check=CheckWord.of(reported_check, settled.get("output"),
+        evidence = replace(evidence, gradient_check=CheckWord.of(reported_check, settled.output,
                                                                  Describes.REPORTED))
     evidence = replace(evidence, float64_oracle=BriefReading.of(oracle_word, Describes.REPORTED),
                        repro=BriefReading.of(repro, Describes.REPRO), has_repro=True)
@@ -291,11 +293,11 @@ REPORTED_MAX_ELEMENTS = 1 << 21
 REPORTED_MAX_SECONDS = 60.0
 
 
-def _reported_reading(config: str, start, start_draw, max_elements: int) -> tuple[dict | None, str]:
+def _reported_reading(config: str, start, start_draw, max_elements: int) -> tuple[OutputReading | None, str]:
     """The reported config's own reading of the failing output, or None and why it was not affordable (over
     ``max_elements`` input elements, REPORTED_MAX_ELEMENTS unless the caller says; over the timer)."""
-    reading = _plain(start.reading)
-    if reading.get("no_oracle") != TOO_LARGE:  # the start probe read the reported config itself
+    reading = start.reading
+    if reading.no_oracle != TOO_LARGE:  # the start probe read the reported config itself
         return reading, ""
     if start.elements > max_elements:
         return None, f"the reported config has {start.elements:,} input elements, over the {max_elements:,} it is read at"
@@ -309,11 +311,11 @@ def _reported_reading(config: str, start, start_draw, max_elements: int) -> tupl
                                 grads=start.failure.direction == "backward", ref_max_elements=bound)
     except Exception as exc:  # the timer, or an engine gap: the repro's reading stands, saying why
         return None, f"reading the reported config failed: {exc}"[:300]
-    reading = _plain(reading_of(oracle, start.failure.output))
-    if reading.get("no_oracle") == TOO_LARGE and start.failure.direction == "backward" and not _overtime(reading):
+    reading = reading_of(oracle, start.failure.output)
+    if reading.no_oracle == TOO_LARGE and start.failure.direction == "backward" and not _overtime(reading):
         return reading, ""  # a gradient over the reference derivative's bound: the gradient check reads it
-    if reading.get("no_oracle") == TOO_LARGE or _overtime(reading):
-        return None, f"the reported config is too large to read: {reading.get('reason', '')}"[:300]
+    if reading.no_oracle == TOO_LARGE or _overtime(reading):
+        return None, f"the reported config is too large to read: {reading.reason or ''}"[:300]
     return reading, ""
 
 
@@ -340,26 +342,24 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _overtime(reading: dict) -> bool:
-    return "ReadingOverTime" in str(reading.get("reason", ""))  # the timer fired inside the reference (caught there)
+def _overtime(reading: OutputReading) -> bool:
+    return "ReadingOverTime" in str(reading.reason or "")  # the timer fired inside the reference (caught there)
 
 
-def _needs_check(reading: dict, direction: str | None) -> bool:
+def _needs_check(reading: OutputReading, direction: str | None) -> bool:
     """A gradient reading only a gradient check settles: unsettled, or both off by a reference's derivative."""
     return direction == "backward" and (_unsettled(reading) or (
-        reading.get("reading") == Reading.BOTH_OFF and reading.get("oracle") == ReadingSource.REFERENCE))
+        reading.reading == Reading.BOTH_OFF and reading.oracle == ReadingSource.REFERENCE))
 
 
-def _what(reading: dict) -> str:
-    return f"{reading.get('reading')}: {reading.get('no_oracle') or reading.get('oracle') or ''}".rstrip(": ")
+def _what(reading: OutputReading) -> str:
+    return f"{reading.reading}: {reading.no_oracle or reading.oracle or ''}".rstrip(": ")
 
 
-def _describing(reading: dict, describes: str, evidence: EvidenceReadings, why: str = "") -> dict:
+def _describing(reading: OutputReading, describes: Describes, evidence: EvidenceReadings,
+                why: str = "") -> OutputReading:
     """The final reading, saying which config it describes and the readings it stands on."""
-    reading = {**reading, "describes": describes, "evidence_readings": evidence.to_dict()}
-    if why:
-        reading["describes_why"] = why
-    return reading
+    return replace(reading, describes=describes, evidence_readings=evidence, describes_why=why or None)
 
 
 SUBGRADIENT_RULES = ("the left derivative", "the right derivative", "the mean of the one-sided derivatives")
@@ -380,12 +380,12 @@ def subgradient_choice(kink: dict | None) -> tuple[str, str]:
     return "another value between them", f" ({value:.4g} between {left:.4g} and {right:.4g})"
 
 
-def _unsettled(reading: dict) -> bool:
-    return reading.get("reading") == Reading.NO_ORACLE and reading.get("no_oracle") in GRADIENT_SETTLES
+def _unsettled(reading: OutputReading) -> bool:
+    return reading.reading == Reading.NO_ORACLE and reading.no_oracle in GRADIENT_SETTLES
 
 
-def _read_on_reported(reading: dict, check: GradientCheck | None, config: str, start,
-                      start_draw) -> tuple[dict, GradientCheck | None]:
+def _read_on_reported(reading: OutputReading, check: GradientCheck | None, config: str, start,
+                      start_draw) -> tuple[OutputReading, GradientCheck | None]:
     """A gradient the shrunk config leaves unsettled, read on the reported config and draw instead.
 
     Shrinking keeps (status, direction, output, reading) and so can land on a degenerate candidate: a cut
@@ -394,49 +394,42 @@ def _read_on_reported(reading: dict, check: GradientCheck | None, config: str, s
     The reading then comes from the reported config, says so (``"read_on": "reported"``), and keeps what
     the shrunk one said; the repro stays the shrunk one (the same strict failure)."""
     reported = _gradient_check(config, start_draw, start.failure.direction)
-    settled = read_with_gradient_check(_plain(start.reading), reported)
-    if settled.get("reading") in (Reading.PADDLE_OFF, Reading.TORCH_OFF) and settled.get("output") == reading.get("output"):
-        shrunk = {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}
-        settled = {**settled, "read_on": "reported", "shrunk_reading": shrunk,
-                   "evidence": f"{settled.get('evidence', '')} (on the reported config; the shrunk one leaves it "
-                               f"unsettled: {shrunk['reason']})"[:600]}
+    settled = read_with_gradient_check(start.reading, reported)
+    if settled.reading in (Reading.PADDLE_OFF, Reading.TORCH_OFF) and settled.output == reading.output:
+        shrunk = _float64_oracle(reading)
+        settled = replace(settled, read_on="reported", shrunk_reading=shrunk,
+                          evidence=f"{settled.evidence or ''} (on the reported config; the shrunk one leaves it "
+                                   f"unsettled: {shrunk['reason']})"[:600])
         return settled, reported
     return reading, check
 
 
-def implied_verdict(reading: dict) -> dict | None:
+def implied_verdict(reading: OutputReading) -> ImpliedVerdict | None:
     """What the failing output's reading implies for the final verdict: ``torch_suspect`` when Torch is the
     side off (issue 19: off the float64 oracle, with both sides' errors as the evidence; issue 34: a gradient the
     gradient check reads off, with its evidence), naming the reading's source; otherwise None.  The strict layer
-    is not changed by it, so "fix verified" still needs Paddle to agree with the plain Torch call."""
-    if reading.get("reading") != Reading.TORCH_OFF:
+    is not changed by it, so "fix verified" still needs Paddle to agree with the plain Torch call.  Where the
+    reading describes the shrunk repro, its evidence says so."""
+    if reading.reading != Reading.TORCH_OFF:
         return None
-    source = str(reading.get("oracle") or ReadingSource.FLOAT64_ORACLE)
-    if not (isinstance(reading.get("paddle"), dict) and isinstance(reading.get("torch"), dict)):
-        evidence = str(reading.get("evidence") or f"the {source} reads Torch off")
-        return _described({"status": Status.TORCH_SUSPECT.value, "output": reading["output"], "source": source,
-                           "evidence": evidence}, reading)
-    paddle, torch, k, floor = reading["paddle"], reading["torch"], reading.get("k"), reading.get("noise_floor")
+    source = str(reading.oracle or ReadingSource.FLOAT64_ORACLE)
+    repro = " (read on the shrunk repro, not the reported config)" if reading.describes == Describes.REPRO else ""
+    if reading.paddle is None or reading.torch is None:
+        evidence = str(reading.evidence or f"the {source} reads Torch off")
+        return ImpliedVerdict(reading.output, evidence + repro, source, describes=reading.describes or None)
+    k, floor = reading.k, encode_float(reading.noise_floor)
 
-    def side(errors: dict) -> str:
-        return ", ".join(f"{name} {_number(errors.get(name))}" for name in ("max_abs", "max_rel", "rmse"))
+    def side(errors: Errors) -> str:
+        return ", ".join(f"{name} {_number(value)}" for name, value in errors.to_dict().items())
 
-    against = reading.get("evidence") if reading.get("oracle") == ReadingSource.REFERENCE else "the float64 oracle"
-    evidence = (f"{reading['output']} at {reading.get('dtype')}, error to {against}: Torch {side(torch)}; "
-                f"Paddle {side(paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor {_number(floor)})")
+    against = reading.evidence if reading.oracle == ReadingSource.REFERENCE else "the float64 oracle"
+    evidence = (f"{reading.output} at {reading.dtype}, error to {against}: Torch {side(reading.torch)}; "
+                f"Paddle {side(reading.paddle)} (Torch's RMSE is over {k}x Paddle's and over the noise floor "
+                f"{_number(floor)})")
     if source != ReadingSource.FLOAT64_ORACLE:
         evidence = f"{source}: {evidence}"
-    return _described({"status": "torch_suspect", "output": reading["output"], "evidence": evidence, "source": source,
-                       "paddle": dict(paddle), "torch": dict(torch), "k": k, "noise_floor": floor}, reading)
-
-
-def _described(implied: dict, reading: dict) -> dict:
-    """An implied verdict saying which config its reading describes (a repro's reading says so in its evidence)."""
-    if reading.get("describes"):
-        implied["describes"] = reading["describes"]
-    if reading.get("describes") == Describes.REPRO:
-        implied["evidence"] += " (read on the shrunk repro, not the reported config)"
-    return implied
+    return ImpliedVerdict(reading.output, evidence + repro, source, reading.paddle, reading.torch, k,
+                          reading.noise_floor, reading.describes or None)
 
 
 def _number(value) -> str:

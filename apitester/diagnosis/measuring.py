@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from .. import inputs as inp
-from ..engine.compare import Out, encode_float
+from ..engine.compare import Out
 from ..vocab import Reading
-from .records import Errors
+from .records import Errors, OutputReading
 
 
 # ---------------------------------------------------------------- the rules and their constants
@@ -119,8 +119,8 @@ def read_errors(paddle_rmse: float, torch_rmse: float, floor: float) -> str:
     return Reading.WITHIN_ROUNDING
 
 
-def no_oracle(label: str, code: str, reason: str) -> dict:
-    return {"output": label, "reading": Reading.NO_ORACLE, "no_oracle": code, "reason": reason}
+def no_oracle(label: str, code: str, reason: str) -> OutputReading:
+    return OutputReading.none(label, code, reason)
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -156,19 +156,16 @@ def has_nonfinite(*arrays: np.ndarray) -> bool:
     return any(not np.isfinite(as_float(a)).all() for a in arrays)
 
 
-def measure(label: str, low_p: Out, low_t: Out, oracle: np.ndarray, dtype: str, eps: float, against: str) -> dict:
+def measure(label: str, low_p: Out, low_t: Out, oracle: np.ndarray, dtype: str, eps: float,
+            against: str) -> OutputReading:
     """Each side's config-dtype result against ``oracle`` rounded to the output's dtype, read by K and the floor."""
     rounded = oracle if dtype in HIGH else rounded_to(oracle, dtype)
     paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
     b = np.abs(as_float(oracle))
     floor = NOISE_ULPS * eps * max(rms(b[np.isfinite(b)]), float(np.finfo(np.float64).tiny))
-    reading = {"output": label, "reading": read_errors(paddle_err.rmse, torch_err.rmse, floor),
-               "dtype": dtype, "noise_floor": encode_float(floor), "k": K,
-               "paddle": paddle_err.to_dict(), "torch": torch_err.to_dict()}
-    notes = nonfinite_note(low_p.array, low_t.array, oracle, against)
-    if notes:
-        reading["nonfinite"] = notes
-    return reading
+    return OutputReading(label, read_errors(paddle_err.rmse, torch_err.rmse, floor), dtype=dtype, noise_floor=floor,
+                         k=K, paddle=paddle_err, torch=torch_err,
+                         nonfinite=nonfinite_note(low_p.array, low_t.array, oracle, against) or None)
 
 
 def agreeing_mask(paddle64: np.ndarray, torch64: np.ndarray) -> np.ndarray:

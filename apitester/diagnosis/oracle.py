@@ -30,26 +30,29 @@ own: ``sides`` (running a side), ``measuring`` (errors, the noise floor, who is 
 reference as the oracle), ``reference_gradients`` (a gradient settled by the reference's derivative) and
 ``gradients`` (the numeric gradient check).
 
-Everything returned is plain JSON values (floats through ``compare.encode_float``).
+An output's reading is a ``records.OutputReading`` (its ``to_dict`` the JSON, floats through
+``compare.encode_float``).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..engine import trial
 from .. import inputs as inp
-from ..engine.compare import Out, encode_float
-from ..vocab import NoOracle, Reading
+from ..engine.compare import Out
+from ..vocab import NoOracle
 from .measuring import (AGREE_RTOL, EPS, HIGH, K, as_float, error_to_oracle, has_nonfinite, no_oracle,
                         nonfinite_note, noise_floor, oracles_agree, read_errors, rounded_to, agreeing_mask)
-from .records import AgreeingElements, DrawReadings
+from .records import AgreeingElements, DrawReadings, OutputReading
 from .reference import Reference, read_by_reference, without_reference
 from .reference_gradients import settle_gradient
 from .sides import config_level_reason, output_gradients, run_side, upcast
 
 
 def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
-                reference: Reference | None = None, index: int | None = None) -> dict:
+                reference: Reference | None = None, index: int | None = None) -> OutputReading:
     """One output's (or gradient's) reading from the four results (config dtype / float64, both sides).
 
     ``reference`` (with the output's ``index``; None for a gradient) settles a disputed pair, a float64
@@ -82,12 +85,12 @@ def read_output(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out,
         why = f"the float64 results disagree (max gap {gap:.3g} of the output's scale, over {AGREE_RTOL:g})"
         ref = reference.output(index) if use_ref else None
         if ref is not None:
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
-            reading["oracle_gap"] = encode_float(gap)
+            reading = replace(read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index),
+                              oracle_gap=gap)
         else:
             reading = without_reference(no_oracle(label, NoOracle.DISPUTED, why), reference if use_ref else None)
         agreeing = agreeing_elements(low_p, low_t, high_p, high_t)
-        return {**reading, "agreeing_elements": agreeing.to_dict()} if agreeing else reading
+        return replace(reading, agreeing_elements=agreeing) if agreeing else reading
     return _read_agreed(label, low_p, low_t, high_p, high_t, gap, reference if use_ref else None, index)
 
 
@@ -111,7 +114,7 @@ def agreeing_elements(low_p: Out, low_t: Out, high_p: Out, high_t: Out) -> Agree
 
 
 def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, gap: float,
-                 reference: Reference | None, index: int | None) -> dict:
+                 reference: Reference | None, index: int | None) -> OutputReading:
     """The reading where the float64 pair agrees: Torch's float64 result is the oracle, unless the pair
     agrees on a NaN/inf the reference does not have (an overflow inside both)."""
     dtype, oracle = low_t.dtype, high_t.array
@@ -120,22 +123,17 @@ def _read_agreed(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, g
         if ref is not None and ref.shape == oracle.shape and \
                 (np.isfinite(as_float(ref)) != np.isfinite(as_float(oracle))).any():
             why = "the float64 results agree on a non-finite value where the reference differs"
-            reading = read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index)
-            reading["oracle_gap"] = encode_float(gap)
-            return reading
+            return replace(read_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why, index),
+                           oracle_gap=gap)
     # Each side is measured against the oracle rounded to the output's dtype: the correctly rounded
     # result.  Against the raw float64 value, a float16 product that rightly overflows to inf (x*1e6
     # for |x| > 0.066) would count as an infinite error on both sides.
     rounded = rounded_to(oracle, dtype)
     paddle_err, torch_err = error_to_oracle(low_p.array, rounded), error_to_oracle(low_t.array, rounded)
     floor = noise_floor(oracle, dtype if dtype in EPS else "float32")
-    reading = {"output": label, "reading": read_errors(paddle_err.rmse, torch_err.rmse, floor),
-               "dtype": dtype, "noise_floor": encode_float(floor), "k": K, "oracle_gap": encode_float(gap),
-               "paddle": paddle_err.to_dict(), "torch": torch_err.to_dict()}
-    notes = nonfinite_note(low_p.array, low_t.array, rounded, "the float64 oracle")
-    if notes:
-        reading["nonfinite"] = notes
-    return reading
+    return OutputReading(label, read_errors(paddle_err.rmse, torch_err.rmse, floor), dtype=dtype, noise_floor=floor,
+                         k=K, oracle_gap=gap, paddle=paddle_err, torch=torch_err,
+                         nonfinite=nonfinite_note(low_p.array, low_t.array, rounded, "the float64 oracle") or None)
 
 
 # ---------------------------------------------------------------- the oracle of one draw
@@ -181,10 +179,10 @@ def oracle_for(prepared, materialised: dict, draw: inp.Draw, *, grads: bool,
     return DrawReadings(tuple(readings))
 
 
-def reading_of(oracle: DrawReadings, output: str | None) -> dict:
+def reading_of(oracle: DrawReadings, output: str | None) -> OutputReading:
     """The reading of the verdict's failing output (``Verdict.output``), or the oracle's no_oracle."""
     for reading in oracle.readings:
-        if reading["output"] == output:
+        if reading.output == output:
             return reading
     if oracle.no_oracle:
         return no_oracle(output or "", oracle.no_oracle, oracle.reason)

@@ -2,23 +2,26 @@
 
 Each reading type is a frozen dataclass whose kinds are ``apitester.vocab`` enums; ``to_dict`` is the one way it
 becomes the JSON a diagnosis or a verdict prints (``python -m apitester diagnose --json``, ``--readings``, what the
-board stores), ``from_dict`` reads that JSON back. The keys, their order and their values are the interface scripts
-and the tracker read (``tracker/services/diagnoses.py``): they are the ones the dicts had before the types.
+board stores), ``from_dict`` reads that JSON back. The keys and their values are the interface scripts and the
+tracker read (``tracker/services/diagnoses.py``): they are the ones the dicts had before the types (a key absent on
+one path is absent still). Key order is not part of it (JSON objects are unordered; no consumer reads by position):
+``to_dict`` writes its fields' order.
 
-Typed so far: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
-(``AgreeingElements``), the oracle of one draw (``DrawReadings``), a spec reference's check (``ReferenceCheck``),
-the float64 gradient check (``GradientCheck``, ``SideCheck``, ``OutputCheck``), and what a diagnosis says beside
-its reading: the verdict it starts from (``VerdictSummary``), its ``Repro`` and the readings its final reading
-stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``). The per-output reading inside
-``DrawReadings.readings`` (``output``, ``reading``, …) is still a dict: the next type to convert (its paths write
-their keys in different orders today).
+The types: one side's error to an oracle (``Errors``), the elements where a disputed float64 pair agrees
+(``AgreeingElements``), a convention (``Convention``, named by ``conventions``), one output's reading
+(``OutputReading``), the oracle of one draw (``DrawReadings``), a spec
+reference's check (``ReferenceCheck``), the float64 gradient check (``GradientCheck``, ``SideCheck``,
+``OutputCheck``), and what a diagnosis says beside its reading: the verdict it starts from (``VerdictSummary``), its
+``Repro``, the readings its final reading stands on (``EvidenceReadings``: ``BriefReading``, ``CheckWord``) and the
+verdict the reading implies (``ImpliedVerdict``); a verdict's worst reading of each inexact draw (``CloserDraw``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..engine.compare import decode_float, encode_float
-from ..vocab import Describes, NoOracle, Reading, Side, Status
+from ..vocab import ConventionKind, Describes, NoOracle, Reading, ReadingSource, Side, Status
 
 _ERROR_KEYS = ("max_abs", "max_rel", "rmse")
 
@@ -71,17 +74,18 @@ class DrawReadings:
     """The float64 oracle of one draw (``oracle.oracle_for``): a reading per output (and input gradient), labelled
     as the verdict labels them ("output 0", "grad x"); or none, and why (``no_oracle``, ``reason``)."""
 
-    readings: tuple[dict, ...] = ()
+    readings: tuple[OutputReading, ...] = ()
     no_oracle: NoOracle | None = None
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return {"readings": [dict(r) for r in self.readings], "no_oracle": self.no_oracle, "reason": self.reason}
+        return {"readings": [r.to_dict() for r in self.readings], "no_oracle": self.no_oracle, "reason": self.reason}
 
     @classmethod
     def from_dict(cls, data: dict) -> DrawReadings:
         code = data.get("no_oracle")
-        return cls(tuple(data.get("readings") or ()), NoOracle(code) if code else None, data.get("reason", ""))
+        return cls(tuple(OutputReading.from_dict(r) for r in data.get("readings") or ()), NoOracle(code) if code else None,
+                   data.get("reason", ""))
 
     @classmethod
     def none(cls, code: NoOracle, reason: str) -> DrawReadings:
@@ -310,11 +314,11 @@ class BriefReading:
     no_oracle: str = ""
 
     @classmethod
-    def of(cls, reading: dict | None, describes: Describes) -> BriefReading | None:
-        if not reading:
+    def of(cls, reading: OutputReading | None, describes: Describes) -> BriefReading | None:
+        if reading is None:
             return None
-        return cls(str(reading.get("reading") or Reading.NO_ORACLE), describes,
-                   *(str(reading[key]) if reading.get(key) else "" for key in _BRIEF_KEYS))
+        return cls(str(reading.reading or Reading.NO_ORACLE), describes,
+                   *(str(getattr(reading, key)) if getattr(reading, key) else "" for key in _BRIEF_KEYS))
 
     def to_dict(self) -> dict:
         return {"reading": self.reading, "describes": self.describes,
@@ -380,3 +384,172 @@ class EvidenceReadings:
         brief, word, repro = data.get("float64_oracle"), data.get("gradient_check"), data.get("repro")
         return cls(BriefReading.from_dict(brief) if brief else None, CheckWord.from_dict(word) if word else None,
                    BriefReading.from_dict(repro) if repro else None, "repro" in data)
+
+
+# ---------------------------------------------------------------- a convention (apitester.diagnosis.conventions)
+
+_CONVENTION_KEYS = ("kind", "paddle", "torch", "text", "key")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """Two behaviours that differ by convention, not by value: each side's, the sentence naming both (``text``)
+    and what distinct failures group by (``key``: sizes and error texts left out). ``details``: the kind's own
+    fields, in the order the JSON shows them (between ``torch`` and ``text``)."""
+
+    kind: ConventionKind
+    paddle: str
+    torch: str
+    text: str
+    key: str
+    details: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict:
+        """The JSON form every reading, diagnosis file and the board read (one definition)."""
+        return {"kind": self.kind, "paddle": self.paddle, "torch": self.torch, **dict(self.details),
+                "text": self.text, "key": self.key}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Convention:
+        details = tuple((key, value) for key, value in data.items() if key not in _CONVENTION_KEYS)
+        return cls(ConventionKind(data["kind"]), data["paddle"], data["torch"], data["text"], data["key"], details)
+
+
+# ---------------------------------------------------------------- one output's reading
+
+# OutputReading's fields that are JSON-valued as they are (str, number, or a dict of them); the others are encoded
+# below (``_ENCODED``: floats through ``encode_float``; typed: their own ``to_dict``).
+_FLOATS = ("noise_floor", "oracle_gap")
+_TYPED = {"paddle": Errors, "torch": Errors, "agreeing_elements": AgreeingElements, "convention": Convention,
+          "evidence_readings": EvidenceReadings}
+
+
+@dataclass(frozen=True)
+class OutputReading:
+    """One output's (or input gradient's) reading: the float64 oracle's (``oracle.read_output``), the spec's
+    reference's (``reference.read_by_reference``), a convention's (``conventions``), the gradient check's word
+    (``diagnose.read_with_gradient_check``), and a diagnosis' final reading (``describes``, ``evidence_readings``).
+
+    ``output`` and ``reading`` are always there; every other field is None where the reading has no such key (a
+    key is in the JSON exactly where its field is not None; no path writes one of them as null). Key order is not
+    part of the JSON's interface (the lead's decision on issue #42): ``to_dict`` writes the fields' order."""
+
+    output: str
+    reading: Reading
+    no_oracle: NoOracle | None = None
+    reason: str | None = None
+    dtype: str | None = None
+    noise_floor: float | None = None
+    k: float | None = None
+    oracle_gap: float | None = None            # the float64 pair's max gap (of the output's scale)
+    paddle: Errors | None = None
+    torch: Errors | None = None
+    nonfinite: dict | None = None              # {"paddle"?: str, "torch"?: str}: a NaN/inf against a finite oracle
+    oracle: ReadingSource | None = None        # absent: the float64 oracle
+    evidence: str | None = None
+    float64_match: dict | None = None          # {"paddle": bool, "torch": bool}: computes the reference's function
+    reference_gap: dict | None = None          # {"paddle", "torch"}: each float64 result's gap to the reference
+    reference_check: dict | None = None        # {"digits": [int, int], "uncertain": int}
+    gradient_match: dict | None = None         # {"paddle": bool, "torch": bool}: to the reference's derivative
+    agreeing_elements: AgreeingElements | None = None
+    convention: Convention | None = None
+    float64_oracle: dict | None = None         # what the float64 oracle said where another source read the output
+    read_on: str | None = None                 # "reported": a shrunk gradient read on the reported config
+    shrunk_reading: dict | None = None         # ... and what the shrunk config said ({"no_oracle", "reason"})
+    describes: Describes | None = None         # a diagnosis' final reading: which config it describes
+    describes_why: str | None = None
+    evidence_readings: EvidenceReadings | None = None
+
+    @classmethod
+    def none(cls, output: str, code: NoOracle | str, reason: str) -> OutputReading:
+        """No oracle for the output: the code and why (``measuring.no_oracle``)."""
+        return cls(output, Reading.NO_ORACLE, code, reason)
+
+    @property
+    def is_gradient(self) -> bool:
+        return str(self.output).startswith("grad ")  # the oracle's labels: "output 0", "grad x"
+
+    def to_dict(self) -> dict:
+        out = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name in _TYPED:
+                value = value.to_dict()
+            elif name in _FLOATS:
+                value = encode_float(value)
+            elif isinstance(value, str):
+                value = str(value)  # an enum member as its plain value
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> OutputReading:
+        values = {}
+        for name in cls.__dataclass_fields__:
+            value = data.get(name)
+            if value is None:
+                continue
+            if name in _TYPED:
+                value = _TYPED[name].from_dict(value)
+            elif name in _FLOATS:
+                value = float(decode_float(value))
+            values[name] = value
+        for name, kind in (("reading", Reading), ("no_oracle", NoOracle), ("oracle", ReadingSource),
+                           ("describes", Describes)):
+            if name in values:
+                values[name] = kind(values[name])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class CloserDraw:
+    """One inexact draw's worst reading on a verdict (``Verdict.closer_draws``, apitester.readings): the draw, the
+    output, its reading and its no_oracle code ("" for none)."""
+
+    draw: str
+    output: str
+    reading: Reading
+    code: str = ""
+
+    def to_dict(self) -> dict:
+        return {"draw": self.draw, "output": self.output, "reading": str(self.reading), "code": str(self.code)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CloserDraw:
+        return cls(data["draw"], data["output"], Reading(data["reading"]), data.get("code", ""))
+
+
+@dataclass(frozen=True)
+class ImpliedVerdict:
+    """What a diagnosis' final reading implies for the verdict (``diagnose.implied_verdict``): ``torch_suspect``,
+    the output, the evidence and its source; with both sides' errors (and then ``k`` and ``noise_floor``, null where
+    the reading has none) where the reading measured them; ``describes`` where the reading says which config."""
+
+    output: str
+    evidence: str
+    source: str
+    paddle: Errors | None = None
+    torch: Errors | None = None
+    k: float | None = None
+    noise_floor: float | None = None
+    describes: Describes | None = None
+    status: Status = Status.TORCH_SUSPECT
+
+    def to_dict(self) -> dict:
+        out = {"status": str(self.status), "output": self.output, "evidence": self.evidence, "source": self.source}
+        if self.paddle is not None:
+            out.update(paddle=self.paddle.to_dict(), torch=self.torch.to_dict(), k=self.k,
+                       noise_floor=encode_float(self.noise_floor))
+        if self.describes:
+            out["describes"] = str(self.describes)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ImpliedVerdict:
+        errors = {side: Errors.from_dict(data[side]) for side in ("paddle", "torch") if data.get(side)}
+        floor = data.get("noise_floor")
+        return cls(data["output"], data["evidence"], data["source"], errors.get("paddle"), errors.get("torch"),
+                   data.get("k"), None if floor is None else float(decode_float(floor)),
+                   Describes(data["describes"]) if data.get("describes") else None, Status(data["status"]))

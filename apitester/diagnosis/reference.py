@@ -8,6 +8,7 @@ frameworks' float64 results (tests/engine/test_references.py).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..engine.compare import Out, encode_float
 from ..vocab import NoOracle, Reading, ReadingSource
 from .measuring import (AGREE_RTOL, EPS, HIGH, measure, no_oracle, oracles_agree, rounded_to,
                         same_values)
-from .records import ReferenceAgreement, ReferenceCheck
+from .records import OutputReading, ReferenceAgreement, ReferenceCheck
 from .sides import input_tensors, run_side, upcast
 
 
@@ -130,13 +131,13 @@ def _reference_gap(values: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
 
 
 def read_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
-                      reference: Reference, why: str, index: int | None = None) -> dict:
+                      reference: Reference, why: str, index: int | None = None) -> OutputReading:
     """The reading against the spec's reference: ``why`` says what sent it there (disputed, float64, NaN).
 
     With the output's ``index``, a reading that names a side is checked against the reference at a second
     precision (``certain_reading``)."""
     reading = _reading_by_reference(label, low_p, low_t, high_p, high_t, ref, reference, why)
-    if index is None or reading["reading"] not in SIDE_READINGS:
+    if index is None or reading.reading not in SIDE_READINGS:
         return reading
     return certain_reading(reading, (low_p, low_t, high_p, high_t), ref, reference, why, index)
 
@@ -151,24 +152,24 @@ def _cut(out: Out, mask: np.ndarray) -> Out:
     return Out(array[mask] if array.shape == mask.shape else array, out.dtype, out.is_tensor)
 
 
-def certain_reading(reading: dict, outs: tuple, ref: np.ndarray, reference: Reference, why: str,
-                    index: int) -> dict:
+def certain_reading(reading: OutputReading, outs: tuple, ref: np.ndarray, reference: Reference, why: str,
+                    index: int) -> OutputReading:
     """A side reading stands only where the reference is certain of itself: its value, rounded to float64, is the
     same at ``references.REFERENCE_DPS`` and ``references.CHECK_DPS`` digits on every element, or the reading
     is the same on the certain elements alone.  Otherwise ``no_oracle`` / ``reference_uncertain``, never a side."""
     certain, trouble = reference.certain(index)
     digits = [references.REFERENCE_DPS, references.CHECK_DPS]
     if certain is not None and certain.all():
-        return {**reading, "reference_check": {"digits": digits, "uncertain": 0}}
+        return replace(reading, reference_check={"digits": digits, "uncertain": 0})
     uncertain = ref.size if certain is None else int((~certain).sum())
     check = {"digits": digits, "uncertain": uncertain}
     if certain is not None and certain.any():
-        part = _reading_by_reference(reading["output"], *(_cut(o, certain) for o in outs), ref[certain],
+        part = _reading_by_reference(reading.output, *(_cut(o, certain) for o in outs), ref[certain],
                                      reference, why)
-        if part["reading"] == reading["reading"]:
+        if part.reading == reading.reading:
             note = (f"the reference differs at {digits[0]} and {digits[1]} digits on {uncertain} of {ref.size} "
                     f"elements; the reading is the same without them")
-            return {**reading, "reference_check": check, "reason": f"{reading['reason']}; {note}"}
+            return replace(reading, reference_check=check, reason=f"{reading.reason}; {note}")
     if certain is None:
         detail = f"its value at {digits[1]} digits could not be compared: {trouble}"
     else:
@@ -176,14 +177,14 @@ def certain_reading(reading: dict, outs: tuple, ref: np.ndarray, reference: Refe
         high = reference.checked(index).reshape(-1)[at]
         detail = (f"{uncertain} of {ref.size} elements differ at {digits[0]} and {digits[1]} digits "
                   f"(e.g. element {at}: {ref.reshape(-1)[at]:.6g} and {high:.6g})")
-    out = no_oracle(reading["output"], NoOracle.REFERENCE_UNCERTAIN,
+    out = no_oracle(reading.output, NoOracle.REFERENCE_UNCERTAIN,
                     f"{why}; the reference is not certain where it decides ({detail}): it would read "
-                    f"{reading['reading']}, which it cannot settle")
-    return {**out, "reference_check": check, "evidence": reference.evidence}
+                    f"{reading.reading}, which it cannot settle")
+    return replace(out, reference_check=check, evidence=reference.evidence)
 
 
 def _reading_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_t: Out, ref: np.ndarray,
-                          reference: Reference, why: str) -> dict:
+                          reference: Reference, why: str) -> OutputReading:
     """read_by_reference's reading on the reference's value at its own precision."""
     dtype = low_t.dtype
     if ref.shape != np.asarray(low_t.array).shape:
@@ -192,14 +193,14 @@ def _reading_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_
     ref = ref.astype(np.complex128 if ref.dtype.kind == "c" or dtype.startswith("complex") else np.float64)
     high = dtype in HIGH
     eps = EPS64 if high else EPS.get(dtype, EPS["float32"])
-    reading = measure(label, low_p, low_t, ref, dtype, eps, "the reference")
-    reading.update(oracle=ReadingSource.REFERENCE, evidence=reference.evidence)
+    reading = replace(measure(label, low_p, low_t, ref, dtype, eps, "the reference"),
+                      oracle=ReadingSource.REFERENCE, evidence=reference.evidence)
     reasons = [why]
     if not high and high_p.dtype in HIGH and high_t.dtype in HIGH:
         match_p, gap_p = _reference_gap(high_p.array, ref)
         match_t, gap_t = _reference_gap(high_t.array, ref)
-        reading["float64_match"] = {"paddle": match_p, "torch": match_t}
-        reading["reference_gap"] = {"paddle": encode_float(gap_p), "torch": encode_float(gap_t)}
+        reading = replace(reading, float64_match={"paddle": match_p, "torch": match_t},
+                          reference_gap={"paddle": encode_float(gap_p), "torch": encode_float(gap_t)})
         if match_p != match_t:
             reasons.append(f"{'Paddle' if match_p else 'Torch'}'s float64 result computes the documented function "
                            f"(within {REF_RTOL:g} of the reference), {'Torch' if match_p else 'Paddle'}'s "
@@ -207,22 +208,21 @@ def _reading_by_reference(label: str, low_p: Out, low_t: Out, high_p: Out, high_
         elif not match_p:
             reasons.append(f"neither float64 result computes the documented function (gaps to the reference: "
                            f"Paddle {gap_p:.3g}, Torch {gap_t:.3g} of the output's scale, over {REF_RTOL:g})")
-            if reading["reading"] == Reading.WITHIN_ROUNDING:
-                reading["reading"] = Reading.BOTH_OFF
-    for side, note in reading.get("nonfinite", {}).items():
+            if reading.reading == Reading.WITHIN_ROUNDING:
+                reading = replace(reading, reading=Reading.BOTH_OFF)
+    for side, note in (reading.nonfinite or {}).items():
         reasons.append(f"{'Paddle' if side == 'paddle' else 'Torch'}: {note}")
-    reading["reason"] = "; ".join(reasons)
-    return reading
+    return replace(reading, reason="; ".join(reasons))
 
 
-def without_reference(reading: dict, reference: Reference | None) -> dict:
+def without_reference(reading: OutputReading, reference: Reference | None) -> OutputReading:
     """A no_oracle reading, saying why the reference did not settle it (too large: shrinking adopts a smaller one)."""
     if reference is None or not reference.exists:
         return reading
     if reference.code == NoOracle.TOO_LARGE:
-        return no_oracle(reading["output"], NoOracle.TOO_LARGE, f"{reading['reason']}; {reference.why}")
+        return no_oracle(reading.output, NoOracle.TOO_LARGE, f"{reading.reason}; {reference.why}")
     if reference.why:
-        reading = {**reading, "reason": f"{reading['reason']}; no reference reading: {reference.why}"}
+        reading = replace(reading, reason=f"{reading.reason}; no reference reading: {reference.why}")
     return reading
 
 

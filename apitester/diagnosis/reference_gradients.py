@@ -8,15 +8,16 @@ from __future__ import annotations
 import functools
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from ..engine import trial
 from .. import inputs as inp
-from ..engine.compare import encode_float
 from ..vocab import AdaptationKind, ConventionKind, NoOracle, Reading, ReadingSource
 from .gradients import GRAD_ATOL, GRAD_RTOL
 from .measuring import K, error_to_oracle, no_oracle, nonfinite_note
+from .records import Convention, OutputReading
 from .reference import Reference
 from .sides import input_tensors
 
@@ -111,29 +112,30 @@ def _gradient_matches(values: np.ndarray, numeric: np.ndarray, use: np.ndarray) 
     return bool((close | (np.isnan(have) & np.isnan(want))).all())
 
 
-def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, grad_of: dict[int, np.ndarray]) -> dict:
+def settle_gradient(reading: OutputReading, j: int, reference: Reference, runs: dict,
+                    grad_of: dict[int, np.ndarray]) -> OutputReading:
     """A disputed (or float64) gradient reading settled by the reference's derivative, when the spec has a
     reference and the input is small: the side whose float64 gradient alone misses it is off."""
-    if reading.get("no_oracle") not in (NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG) or not reference.exists:
+    if reading.no_oracle not in (NoOracle.DISPUTED, NoOracle.FLOAT64_CONFIG) or not reference.exists:
         return reading
     project = _gradient_part(reference)
     convention = _declared_convention(reference)
     if convention and project is None:  # which gradient the API defines is a declared convention, not a value
-        return {**reading, "reason": f"{reading['reason']}; no reference derivative: a declared gradient "
-                                     f"convention ({convention})"}
+        return replace(reading, reason=f"{reading.reason}; no reference derivative: a declared gradient "
+                                       f"convention ({convention})")
     leaves = [t for t in input_tensors(reference.high_inputs) if t.dtype in trial.FLOATING]
     if j >= len(leaves):
         return reading
     if sum(t.array.size for t in leaves) > REF_GRAD_MAX_ELEMENTS:  # shrinking adopts a smaller candidate's reading
-        out = no_oracle(reading["output"], NoOracle.TOO_LARGE, f"{reading['reason']}; no reference derivative: "
-                                                               f"over {REF_GRAD_MAX_ELEMENTS} floating input elements")
-        return {**out, "agreeing_elements": reading["agreeing_elements"]} if "agreeing_elements" in reading else out
+        out = no_oracle(reading.output, NoOracle.TOO_LARGE, f"{reading.reason}; no reference derivative: "
+                                                            f"over {REF_GRAD_MAX_ELEMENTS} floating input elements")
+        return replace(out, agreeing_elements=reading.agreeing_elements)
     try:
         numeric, kinks = reference_gradient(reference, leaves[j], grad_of)
     except NotImplementedError as exc:
-        return {**reading, "reason": f"{reading['reason']}; no reference derivative: {exc}"}
+        return replace(reading, reason=f"{reading.reason}; no reference derivative: {exc}")
     except Exception as exc:  # an engine gap: said so
-        return {**reading, "reason": f"{reading['reason']}; no reference derivative: {trial.short_error(exc)}"[:400]}
+        return replace(reading, reason=f"{reading.reason}; no reference derivative: {trial.short_error(exc)}"[:400])
     high = {"paddle": runs["high_p"].grads[j].array, "torch": runs["high_t"].grads[j].array}
     if any(v is None for v in high.values()):
         return reading
@@ -142,44 +144,39 @@ def settle_gradient(reading: dict, j: int, reference: Reference, runs: dict, gra
         numeric, kinks, whole, high = _on_part(project, leaves[j].array.shape, numeric, kinks, high)
         part = f" on the gradients' {project.name} (the declared gradient convention)"
     if kinks.all():
-        return {**reading, "reason": f"{reading['reason']}; no reference derivative: a kink (clamp, tie, domain "
-                                     f"edge) at every element of {reading['output']}"}
+        return replace(reading, reason=f"{reading.reason}; no reference derivative: a kink (clamp, tie, domain "
+                                       f"edge) at every element of {reading.output}")
     use = ~kinks
     match = {side: _gradient_matches(v, numeric, use) for side, v in high.items()}
     if match["paddle"] and match["torch"] and project is not None:
         return gradient_convention_reading(reading, project, whole, numeric)
     if match["paddle"] and match["torch"]:
         left_out = f"; {int(kinks.sum())} element(s) at a kink or where an output is NaN left out" if kinks.any() else ""
-        return {**reading, "reason": f"{reading['reason']}; both float64 gradients match the reference's derivative "
-                                     f"within gradcheck's tolerances (atol {GRAD_ATOL:g}, rtol {GRAD_RTOL:g}){left_out}"}
+        return replace(reading, reason=f"{reading.reason}; both float64 gradients match the reference's derivative "
+                                       f"within gradcheck's tolerances (atol {GRAD_ATOL:g}, rtol {GRAD_RTOL:g}){left_out}")
     return _side_reading(reading, reference, match, high, numeric, use, part)
 
 
-def _side_reading(reading: dict, reference: Reference, match: dict, high: dict, numeric: np.ndarray,
-                  use: np.ndarray, part: str) -> dict:
+def _side_reading(reading: OutputReading, reference: Reference, match: dict, high: dict, numeric: np.ndarray,
+                  use: np.ndarray, part: str) -> OutputReading:
     """settle_gradient's reading once a side misses the reference's derivative: who, each side's error, why."""
     kinks = ~use
     name = (Reading.BOTH_OFF if not (match["paddle"] or match["torch"])
             else Reading.TORCH_OFF if match["paddle"] else Reading.PADDLE_OFF)
     target = numeric[use]
-    errors = {side: error_to_oracle(np.asarray(values, dtype=np.float64).reshape(-1)[use], target).to_dict()
+    errors = {side: error_to_oracle(np.asarray(values, dtype=np.float64).reshape(-1)[use], target)
               for side, values in high.items()}
-    out = {"output": reading["output"], "reading": name, "dtype": "float64", "k": K,
-           "noise_floor": encode_float(GRAD_ATOL), "oracle": ReadingSource.REFERENCE,
-           "evidence": f"derivative of the {reference.evidence} (central differences, step {REF_GRAD_STEP:g})",
-           "gradient_match": match, **errors}
     notes = nonfinite_note(np.asarray(high["paddle"]).reshape(-1)[use], np.asarray(high["torch"]).reshape(-1)[use],
                             target, "the reference's derivative")
-    if notes:
-        out["nonfinite"] = notes
+    evidence = f"derivative of the {reference.evidence} (central differences, step {REF_GRAD_STEP:g})"
     sides = [f"{'Paddle' if s == 'paddle' else 'Torch'}'s float64 gradient {'matches' if ok else 'misses'}"
              for s, ok in match.items()]
-    out["reason"] = (f"{reading['reason']}; " + ", ".join(sides) + f" the reference's derivative{part} (gradcheck's "
-                     f"tolerances)" + (f", {int(kinks.sum())} element(s) at a kink left out" if kinks.any() else "")
-                     + "".join(f"; {s}: {n}" for s, n in notes.items()))
-    if part:
-        out["evidence"] += part
-    return out
+    reason = (f"{reading.reason}; " + ", ".join(sides) + f" the reference's derivative{part} (gradcheck's "
+              f"tolerances)" + (f", {int(kinks.sum())} element(s) at a kink left out" if kinks.any() else "")
+              + "".join(f"; {s}: {n}" for s, n in notes.items()))
+    return OutputReading(reading.output, name, reason=reason, dtype="float64", noise_floor=GRAD_ATOL, k=K,
+                         paddle=errors["paddle"], torch=errors["torch"], nonfinite=notes or None,
+                         oracle=ReadingSource.REFERENCE, evidence=evidence + part, gradient_match=match)
 
 
 def _declared_convention(reference: Reference) -> str:
@@ -197,7 +194,8 @@ def _on_part(project: "functools.partial", shape, numeric: np.ndarray, kinks: np
     return numeric, kinks, whole, {side: project(v) for side, v in whole.items()}
 
 
-def gradient_convention_reading(reading: dict, project: "functools.partial", whole: dict, numeric: np.ndarray) -> dict:
+def gradient_convention_reading(reading: OutputReading, project: "functools.partial", whole: dict,
+                                numeric: np.ndarray) -> OutputReading:
     """Both sides' gradients match the reference's derivative on the part the API defines (``Spec.gradient_part``),
     so the strict difference lies outside it: a convention (``ConventionKind.GRADIENT``) naming what each side
     returns there -- the defined part only, or a part outside it too (Torch's own split between the triangles)."""
@@ -208,11 +206,11 @@ def gradient_convention_reading(reading: dict, project: "functools.partial", who
     paddle, torch = returns(whole["paddle"]), returns(whole["torch"])
     text = (f"gradients equal on their {project.name} (the reference's derivative there); outside it Paddle "
             f"returns {paddle}, Torch {torch}")
-    convention = {"kind": ConventionKind.GRADIENT, "paddle": paddle, "torch": torch, "part": project.name,
-                  "text": text, "key": f"gradient: {paddle} vs {torch}"}
-    return {"output": reading["output"], "reading": Reading.CONVENTION, "convention": convention,
-            "oracle": ReadingSource.REFERENCE, "reason": f"{reading['reason']}; {text}",
-            "float64_oracle": {"no_oracle": reading.get("no_oracle"), "reason": reading.get("reason", "")}}
+    convention = Convention(ConventionKind.GRADIENT, paddle, torch, text, f"gradient: {paddle} vs {torch}",
+                            details=(("part", project.name),))
+    return OutputReading(reading.output, Reading.CONVENTION, reason=f"{reading.reason}; {text}",
+                         oracle=ReadingSource.REFERENCE, convention=convention,
+                         float64_oracle={"no_oracle": reading.no_oracle, "reason": reading.reason or ""})
 
 
 def _gradient_part(reference: Reference) -> "functools.partial | None":

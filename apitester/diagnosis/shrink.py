@@ -32,7 +32,7 @@ from ..config import Call, Constructor, TensorSpec, format_call, parse_config, w
 from .conventions import (Convention, convention_of, convention_reading, gradient_shape_reading,
                           rounded_parameter_convention)
 from .oracle import oracle_for, reading_of
-from .records import DrawReadings
+from .records import DrawReadings, OutputReading
 from .ties import tie_convention_of
 from ..vocab import NoOracle, Reading, Status
 
@@ -87,7 +87,7 @@ class Probe:
     config: str
     verdict: Verdict
     oracle: DrawReadings
-    reading: dict
+    reading: OutputReading
     failure: Failure
     elements: int
     draw: inp.Draw | None = None  # the draw it ran (a shrunk candidate's may be a cut of the failing one)
@@ -132,7 +132,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         else:
             oracle = _oracle(prepared, draw, strict["direction"] == "backward")
     reading = reading_of(oracle, strict["output"])
-    name = TOO_LARGE if reading.get("no_oracle") == TOO_LARGE else reading["reading"]
+    name = TOO_LARGE if reading.no_oracle == TOO_LARGE else reading.reading
     if strict["status"] not in VALUE_FAILURES:
         name = Reading.NO_ORACLE
     convention = convention_of(strict, strict.get("message") or verdict.message)
@@ -142,7 +142,7 @@ def probe(config: str, draw: inp.Draw) -> Probe:
         reading, name = convention_reading(strict["output"], convention), Reading.CONVENTION
     shaped = gradient_shape_reading(strict)
     if shaped is not None:  # a gradient not shaped as its input: that side's error
-        reading, name = shaped, shaped["reading"]
+        reading, name = shaped, shaped.reading
     status = strict["status"]
     if status == Status.PADDLE_ERROR and (strict.get("facts") or {}).get("both_reject"):
         status = BOTH_REJECT  # not a Paddle failure: a candidate both sides reject is not the same one

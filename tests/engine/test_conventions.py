@@ -28,13 +28,13 @@ def reading_of(api: str, shape: str = "[6]"):
 def test_a_dtype_failure_reads_as_a_convention_naming_both_dtypes():
     result, _ = reading_of("dtype_convention")
     assert result.failure.reading == "convention"
-    assert result.reading["convention"]["text"] == "dtype: int32 (Paddle) vs int64 (Torch)"
-    assert (result.reading["convention"]["paddle"], result.reading["convention"]["torch"]) == ("int32", "int64")
+    assert result.reading.convention.text == "dtype: int32 (Paddle) vs int64 (Torch)"
+    assert (result.reading.convention.paddle, result.reading.convention.torch) == ("int32", "int64")
 
 
 def test_a_shape_failure_names_both_shapes_sizes_left_out_of_its_key():
     result, _ = reading_of("shape_convention")
-    convention = result.reading["convention"]
+    convention = result.reading.convention.to_dict()
     assert convention["kind"] == "shape" and convention["text"] == "shape (n,) (Paddle) vs (n, 1) (Torch)"
     assert (convention["paddle"], convention["torch"]) == ("[6]", "[6, 1]")
     assert reading_of("shape_convention", "[9]")[0].failure.convention == result.failure.convention
@@ -43,17 +43,17 @@ def test_a_shape_failure_names_both_shapes_sizes_left_out_of_its_key():
 def test_paddle_raising_where_torch_returns_and_the_other_way_round():
     paddle, verdict = reading_of("paddle_raises")
     assert verdict.strict_status == "paddle_error"
-    assert paddle.reading["convention"]["text"] == "Paddle raises ValueError: x must be a matrix where Torch returns"
-    assert paddle.reading["convention"]["raises"] == "paddle"
+    assert paddle.reading.convention.text == "Paddle raises ValueError: x must be a matrix where Torch returns"
+    assert paddle.reading.convention.to_dict()["raises"] == "paddle"
     torch, verdict = reading_of("torch_raises")
     assert verdict.strict_status == "torch_error"
-    assert torch.reading["convention"]["text"] == "Torch raises RuntimeError: expected a matrix where Paddle returns"
+    assert torch.reading.convention.text == "Torch raises RuntimeError: expected a matrix where Paddle returns"
     assert torch.failure.convention != paddle.failure.convention
 
 
 def test_a_value_failure_is_not_a_convention():
     result, _ = reading_of("paddle_off")
-    assert result.failure.reading == "paddle_off" and "convention" not in result.reading
+    assert result.failure.reading == "paddle_off" and result.reading.convention is None
 
 
 def test_distinct_failures_group_by_the_convention():
@@ -81,7 +81,7 @@ def test_an_edge_draw_places_ties_and_a_rounding_difference_reads_as_a_tie_conve
     verdict = run_config(config)
     assert verdict.strict_status == "accuracy_error" and verdict.draw["kind"] == "edge"
     result = probe(config, Draw.parse(verdict.draw))
-    convention = result.reading["convention"]
+    convention = result.reading.convention.to_dict()
     assert convention["kind"] == "tie"
     assert (convention["paddle_rule"], convention["torch_rule"]) == ("half_away_from_zero", "half_to_even")
     # the edge draw's ties: +-0.5 and +-2.5 go different ways (1.5 and 3.5 round up under both rules)
@@ -100,7 +100,7 @@ def test_grid_sample_nearest_ties_on_paddle_3_0_0_round_half_away_from_zero():
         pytest.fail(f"{ENV_300} is missing: build it with manage.py paddle_envs add 3.0.0")
     code = ("import json; from apitester.engine.execute import run_config; from apitester.diagnosis.shrink import probe; "
             "from apitester.inputs import Draw; import sys; c = sys.argv[1]; v = run_config(c, draw='edge:0@2'); "
-            "p = probe(c, Draw.parse(v.draw)); print(json.dumps([v.strict_status, p.reading.get('convention')], default=str))")
+            "p = probe(c, Draw.parse(v.draw)); print(json.dumps([v.strict_status, p.reading.convention.to_dict()], default=str))")
     out = subprocess.run([str(ENV_300), "-c", code, GRID], capture_output=True, text=True, timeout=300,
                          cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     status, convention = json.loads(out.stdout.strip().splitlines()[-1])

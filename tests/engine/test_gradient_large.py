@@ -7,7 +7,7 @@ import json
 import diagnosis_helpers  # noqa: F401  (this directory on sys.path)
 from apitester.diagnosis import gradients
 from apitester.diagnosis.diagnose import read_with_gradient_check
-from apitester.diagnosis.records import GradientCheck
+from apitester.diagnosis.records import GradientCheck, OutputReading
 from apitester.inputs import Draw
 from apitester.diagnosis.gradients import GRADCHECK_CHOSEN, GRADCHECK_MAX_ELEMENTS, gradient_check
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
@@ -36,9 +36,9 @@ def test_one_differing_element_among_many_is_the_one_judged_and_reads_as_a_kink(
         out = check[side]["outputs"]["grad x"]
         assert (out["match"], out["miss"], out["kinks"], out["first_kink"]["index"]) == (1, 0, 1, [0])
     assert check["side_off"] is None and check["side_off_by_output"] == {}
-    unsettled = {"output": "grad x", "reading": Reading.NO_ORACLE, "no_oracle": NoOracle.TOO_LARGE, "reason": "r"}
+    unsettled = OutputReading.none("grad x", NoOracle.TOO_LARGE, "r")
     reading = read_with_gradient_check(unsettled, GradientCheck.from_dict(check))  # the JSON read back
-    assert (reading["reading"], reading["convention"]["kind"]) == (Reading.CONVENTION, "subgradient")
+    assert (reading.reading, reading.convention.kind) == (Reading.CONVENTION, "subgradient")
 
 
 def test_a_nan_gradient_at_one_element_among_many_names_that_side():

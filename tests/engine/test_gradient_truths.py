@@ -134,7 +134,7 @@ def test_a_gradient_not_shaped_as_its_input_is_that_sides_error():
     strict = found.verdict.strict or {}
     layer = {"status": found.verdict.status, "facts": found.verdict.facts, "output": found.verdict.output}
     assert layer["status"] == Status.SHAPE_MISMATCH and layer["facts"]["input_shape"] == [2, 5], (strict, layer)
-    reading = found.reading
+    reading = found.reading.to_dict()
     assert (reading["output"], reading["reading"], reading["oracle"]) == (
         "grad x", Reading.PADDLE_OFF, ReadingSource.INPUT_SHAPE)
     assert reading["evidence"].startswith("Paddle's grad x has shape [2, 3], its input [2, 5]")
@@ -149,7 +149,7 @@ def test_a_gradient_not_shaped_as_its_input_is_that_sides_error():
 ])
 def test_the_side_whose_gradient_is_not_its_inputs_shape_is_named(shapes, reading):
     layer = {"status": Status.SHAPE_MISMATCH, "output": "grad x", "facts": {"shapes": shapes, "input_shape": [2, 5]}}
-    assert gradient_shape_reading(layer)["reading"] == reading and convention_of(layer) is None
+    assert gradient_shape_reading(layer).reading == reading and convention_of(layer) is None
 
 
 def test_a_shape_difference_of_forward_outputs_stays_a_convention():
@@ -169,8 +169,8 @@ def test_a_slope_paddle_keeps_at_float32_moves_the_bound_and_reads_as_a_conventi
     forwards; only Torch sees a kink); with Torch's slope rounded to float32 Torch gives Paddle's gradient."""
     found = probe(HARDSIGMOID.format(slope=0.2), TYPICAL)
     assert (found.verdict.status, found.verdict.output) == (Status.ACCURACY_ERROR, "grad x")
-    convention = found.reading["convention"]
-    assert found.reading["reading"] == Reading.CONVENTION and convention["kind"] == ConventionKind.PARAMETER
+    convention = found.reading.convention.to_dict()
+    assert found.reading.reading == Reading.CONVENTION and convention["kind"] == ConventionKind.PARAMETER
     assert (convention["rounds"], convention["parameters"], convention["paddle"]) == (
         "paddle", "slope=0.2", "slope rounded to float32")
     assert "Paddle computes slope=0.2 as float32 (0.200000003)" in convention["text"]

@@ -26,7 +26,7 @@ def engine_reading(config: str, draw: inp.Draw, output: str = "output 0") -> str
     """The engine's reading of one forward output on one draw: its float64 oracle (what `closer` reads)."""
     strict = prepare(config).strict_layer()
     oracle = oracle_for(strict, strict.inputs_of(draw), draw, grads=False)
-    return next(r["reading"] for r in oracle.readings if r["output"] == output)
+    return next(r.reading for r in oracle.readings if r.output == output)
 
 
 @pytest.mark.parametrize("config, api, draw", FIXED)

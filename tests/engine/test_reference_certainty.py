@@ -68,7 +68,7 @@ def _readings(config: str, **arrays) -> list[dict]:
         materialised[name] = InputTensor(array, materialised[name].dtype)
     found = oracle_for(prepared, materialised, TYPICAL, grads=False)
     assert found.no_oracle is None, found
-    return list(found.readings)
+    return [r.to_dict() for r in found.readings]  # the JSON a diagnosis prints
 
 
 def test_the_cond_of_an_exactly_singular_matrix_is_inf_and_torch_is_the_side_off():

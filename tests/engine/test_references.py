@@ -20,7 +20,7 @@ from apitester.config import ConfigSyntaxError, parse_config
 from apitester.diagnosis.diagnose import diagnose_config
 from apitester.inputs import Draw
 from apitester.diagnosis.oracle import oracle_for
-from apitester.diagnosis.records import DrawReadings, Errors, ReferenceCheck
+from apitester.diagnosis.records import DrawReadings, Errors, ImpliedVerdict, OutputReading, ReferenceCheck
 from apitester.diagnosis.reference import check_reference
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.specs import engine_specs
@@ -134,7 +134,7 @@ def _readings(config: str, draw: Draw = TYPICAL) -> list[dict]:
     found = oracle_for(prepared, draw_inputs(prepared, draw), draw, grads=False)
     assert found.no_oracle is None, found
     assert DrawReadings.from_dict(found.to_dict()) == found  # its JSON reads back
-    return list(found.readings)
+    return [r.to_dict() for r in found.readings]  # the JSON a diagnosis prints
 
 
 @pytest.mark.parametrize("api, expected, matches", [
@@ -161,6 +161,11 @@ def test_a_strict_failure_the_reference_reads_torch_off_implies_torch_suspect_na
     assert implied["status"] == "torch_suspect"
     assert "independent reference" in implied["evidence"] and "apitester_diag.ref_torch_off" in implied["evidence"]
     assert diagnosis["failure"]["reading"] == Reading.TORCH_OFF  # what distinct failures group by
+    # the typed reading and the verdict it implies read back from the JSON as they were written (keys, values)
+    reading = OutputReading.from_dict(diagnosis["reading"])
+    assert reading.oracle == ReadingSource.REFERENCE and reading.torch.rmse > reading.paddle.rmse
+    assert reading.to_dict() == diagnosis["reading"]
+    assert ImpliedVerdict.from_dict(implied).to_dict() == implied and implied["k"] == reading.k
 
 
 def test_a_float64_config_is_settled_by_the_mpmath_reference():
@@ -210,7 +215,7 @@ def test_a_disputed_gradient_is_settled_by_the_references_derivative(dtype):
     config = f'apitester_diag.ref_torch_grad_off(Tensor([3, 2],"{dtype}"), )'
     prepared = prepare_strict(config)
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found.readings}["grad x"]
+    got = {r.output: r.to_dict() for r in found.readings}["grad x"]
     assert got["reading"] == Reading.TORCH_OFF and got["oracle"] == ReadingSource.REFERENCE, got
     assert got["gradient_match"] == {"paddle": True, "torch": False}
     assert "derivative of the independent reference" in got["evidence"]
@@ -223,7 +228,7 @@ def test_a_reference_derivative_past_its_time_bound_is_not_taken_and_says_so(mon
     monkeypatch.setattr(reference_gradients, "REF_GRAD_MAX_SECONDS", 0.0)
     prepared = prepare_strict('apitester_diag.ref_torch_grad_off(Tensor([3, 2],"float32"), )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found.readings}["grad x"]
+    got = {r.output: r.to_dict() for r in found.readings}["grad x"]
     assert (got["reading"], got["no_oracle"]) == (Reading.NO_ORACLE, NoOracle.DISPUTED), got
     assert "no reference derivative: over 0 s after 0 of 6 elements" in got["reason"]
 
@@ -232,7 +237,7 @@ def test_a_declared_gradient_convention_is_not_settled_by_the_reference():
     # clip's Tensor bounds: Paddle gives them no gradient by declaration (gradient_convention)
     prepared = prepare_strict('paddle.clip(x=Tensor([1, 3],"float64"), min=Tensor([1],"float64"), max=None, )')
     found = oracle_for(prepared, draw_inputs(prepared, TYPICAL), TYPICAL, grads=True)
-    got = {r["output"]: r for r in found.readings}["grad min"]
+    got = {r.output: r.to_dict() for r in found.readings}["grad min"]
     assert got["reading"] == Reading.NO_ORACLE and "declared gradient convention" in got["reason"], got
 
 

@@ -6,6 +6,7 @@ Test-only specs, real paddle and torch: Paddle's maximum with its gradient given
 3.0.0 gives it; Torch splits it), one of them with an extra relative error of 1e-4 on the float32 gradient of the
 elements without a tie (the answer known: Paddle off there, ~800x eps), the other without (the convention stands)."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from apitester.engine.compare import Out
 from apitester.diagnosis.diagnose import diagnose_config, read_with_gradient_check, render_text
 from apitester.diagnosis.oracle import agreeing_elements, oracle_for, read_output
-from apitester.diagnosis.records import AgreeingElements
+from apitester.diagnosis.records import AgreeingElements, OutputReading
 from apitester.diagnosis.sides import input_tensors
 from apitester.diagnosis.shrink import draw_inputs, prepare_strict
 from apitester.inputs import Draw, ties_with
@@ -79,21 +80,21 @@ NOISY = 'apitester_ties.maximum_tie_to_x_noisy(Tensor([40],"float32"), Tensor([4
 CLEAN = 'apitester_ties.maximum_tie_to_x(Tensor([40],"float32"), Tensor([40],"float32"), )'
 
 
-def grad_x_reading(config: str) -> dict:
+def grad_x_reading(config: str) -> OutputReading:
     prepared = prepare_strict(config)
     oracle = oracle_for(prepared, draw_inputs(prepared, Draw("typical", 0)), Draw("typical", 0), grads=True)
-    return next(r for r in oracle.readings if r["output"] == "grad x")
+    return next(r for r in oracle.readings if r.output == "grad x")
 
 
 def test_the_elements_the_float64_gradients_agree_on_are_read_beside_the_dispute():
     reading = grad_x_reading(NOISY)
-    assert reading["reading"] == Reading.NO_ORACLE and reading["no_oracle"] == NoOracle.DISPUTED
-    agreeing = reading["agreeing_elements"]
-    assert 0 < agreeing["elements"] < agreeing["of"] == 40
-    assert agreeing["reading"] == Reading.PADDLE_OFF
-    assert agreeing["paddle"]["rmse"] > 100 * agreeing["noise_floor"] > 100 * agreeing["torch"]["rmse"]
-    clean = grad_x_reading(CLEAN)["agreeing_elements"]
-    assert clean["elements"] == agreeing["elements"] and clean["reading"] == Reading.WITHIN_ROUNDING
+    assert reading.reading == Reading.NO_ORACLE and reading.no_oracle == NoOracle.DISPUTED
+    agreeing = reading.agreeing_elements
+    assert 0 < agreeing.elements < agreeing.of == 40
+    assert agreeing.reading == Reading.PADDLE_OFF
+    assert agreeing.paddle.rmse > 100 * agreeing.noise_floor > 100 * agreeing.torch.rmse
+    clean = grad_x_reading(CLEAN).agreeing_elements
+    assert clean.elements == agreeing.elements and clean.reading == Reading.WITHIN_ROUNDING
 
 
 def test_a_gradient_left_disputed_names_the_side_a_forward_outputs_dispute_stays():
@@ -101,9 +102,10 @@ def test_a_gradient_left_disputed_names_the_side_a_forward_outputs_dispute_stays
     the same reading labelled as a forward output is a semantics question and is left as it was."""
     reading = grad_x_reading(NOISY)
     final = read_with_gradient_check(reading, None)
-    assert final["reading"] == Reading.PADDLE_OFF and "where the float64 results agree" in final["evidence"]
-    assert final["float64_oracle"]["no_oracle"] == NoOracle.DISPUTED and "convention" not in final
-    forward = {**reading, "output": "output 0"}
+    assert final.reading == Reading.PADDLE_OFF and "where the float64 results agree" in final.evidence
+    assert final.float64_oracle["no_oracle"] == NoOracle.DISPUTED and "convention" not in final.to_dict()
+    assert OutputReading.from_dict(json.loads(json.dumps(final.to_dict()))) == final  # the JSON reads back
+    forward = replace(reading, output="output 0")
     assert read_with_gradient_check(forward, None) == forward
 
 
@@ -111,11 +113,12 @@ def test_agreeing_elements_are_absent_where_the_float64_results_agree_everywhere
     low = Out(np.array([1.0, 2.0], dtype=np.float32), "float32", True)
     same, other = (Out(np.array(v), "float64", True) for v in ([1.0, 2.0], [3.0, 5.0]))
     assert agreeing_elements(low, low, same, same) is None and agreeing_elements(low, low, same, other) is None
-    assert "agreeing_elements" not in read_output("grad x", low, low, same, same)
+    assert "agreeing_elements" not in read_output("grad x", low, low, same, same).to_dict()
     half = Out(np.array([1.0, 5.0]), "float64", True)
-    assert read_output("grad x", low, low, same, half)["agreeing_elements"]["elements"] == 1
+    assert read_output("grad x", low, low, same, half).to_dict()["agreeing_elements"]["elements"] == 1
     typed = agreeing_elements(low, low, same, half)  # the typed reading is what the JSON says
-    assert AgreeingElements.from_dict(read_output("grad x", low, low, same, half)["agreeing_elements"]) == typed
+    assert read_output("grad x", low, low, same, half).agreeing_elements == typed
+    assert AgreeingElements.from_dict(read_output("grad x", low, low, same, half).to_dict()["agreeing_elements"]) == typed
 
 
 def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
@@ -126,7 +129,7 @@ def test_a_real_maximum_with_ties_has_no_dispute_to_read_past():
     assert (x == y).any()  # ties drawn
     oracle = oracle_for(prepared, materialised, Draw("typical", 0), grads=True)
     for reading in oracle.readings:
-        assert reading["reading"] == Reading.WITHIN_ROUNDING and "agreeing_elements" not in reading
+        assert reading.reading == Reading.WITHIN_ROUNDING and reading.agreeing_elements is None
 
 
 @pytest.fixture(scope="module")
