@@ -360,6 +360,7 @@ def measure(name: str, args) -> int:
     extra = {"DJANGO_SECURE_SSL_REDIRECT": "0"} if args.nginx else {}  # plain HTTP between nginx and the clients
     if args.read_seconds:
         extra["WEB_READ_SECONDS"] = args.read_seconds
+    extra["WEB_VERSION_SECONDS"] = args.version_seconds
     server = Served(workdir, database_url=database_url(name), workers=args.workers, threads=args.threads,
                     extra_env=extra)
     nginx = None
@@ -369,7 +370,8 @@ def measure(name: str, args) -> int:
         port = server.port
         if args.nginx:
             nginx, port = start_nginx(workdir, server.port)
-        print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads"
+        print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads, WEB_VERSION_SECONDS="
+              f"{args.version_seconds}"
               f"{', behind nginx (deploy/nginx/board-proxy.conf)' if args.nginx else ''}; load average before: "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'page':26s} {'clients':>7s} {'round':5s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'n':>5s} "
@@ -380,6 +382,9 @@ def measure(name: str, args) -> int:
                 for page, (path, task_id) in pages.items():
                     n += 1
                     change_data(task_id, n)
+                    # a visitor's data version is read again only after WEB_VERSION_SECONDS: wait it out, so the
+                    # "cold" round meets the change (not the page from before it)
+                    time.sleep(float(args.version_seconds))
                     cold = hammer(pool, port, path, clients, 1, args.timeout, processes)
                     warm = hammer(pool, port, path, clients, args.warm_requests, args.timeout, processes)
                     for label, row in (("cold", cold), ("warm", warm)):
@@ -412,6 +417,8 @@ def main() -> int:
     parser.add_argument("--pages", default="", help="comma-separated subset of the page names")
     parser.add_argument("--in-process", action="store_true", help="per request in this process, no HTTP server")
     parser.add_argument("--read-seconds", default="", help="WEB_READ_SECONDS for the server (default: the setting's)")
+    parser.add_argument("--version-seconds", default="1",
+                        help="WEB_VERSION_SECONDS for the server (default 1, as docs/deployment.md sets; 0: off)")
     args = parser.parse_args()
 
     name = args.database or create_database()

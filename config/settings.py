@@ -167,6 +167,11 @@ WEB_MAX_CONNECTIONS = max(1, _env_int("WEB_MAX_CONNECTIONS", 1000))
 # PostgreSQL its statements run under this statement_timeout, and every query first checks the time left. Below
 # gunicorn's WEB_TIMEOUT (60 s) and a proxy's read timeout (nginx: 60 s by default). 0 turns the bound off.
 WEB_READ_SECONDS = _env_float("WEB_READ_SECONDS", 10)
+# An anonymous visitor's page is served from the per-data-version cache; the data version itself (a few queries:
+# 6 ms for the board, 12–45 ms for a large task on a year-old board — nearly all of a cached page's cost) is read again
+# at most every WEB_VERSION_SECONDS per process and page for visitors, so a public page may lag a write by that long.
+# Signed-in users always read it afresh. 0 (the default) reads it on every request; docs/deployment.md sets 1.
+WEB_VERSION_SECONDS = max(0.0, _env_float("WEB_VERSION_SECONDS", 0))
 
 DATABASES = {
     "default": dj_database_url.config(

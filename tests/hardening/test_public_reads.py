@@ -217,3 +217,40 @@ def test_a_task_with_half_a_year_of_runs_reads_in_few_queries_and_little_time(cl
     scans = [q["sql"][:200] for q in captured.captured_queries if 'FROM "tracker_configresult"' in q["sql"]
              and 'MAX("tracker_configresult"."run_id")' in q["sql"] and '"last_pass"' not in q["sql"]]
     assert not scans, scans
+
+
+def test_a_visitor_reads_the_data_version_again_after_web_version_seconds_a_user_at_once(client, admin_client,
+                                                                                         settings, young, monkeypatch):
+    """WEB_VERSION_SECONDS: a visitor's page is served under the data version read at most that long ago (the
+    version's queries were nearly all of a cached page's cost), so a write shows to visitors that late; a signed-in
+    user's read takes the version afresh. The process clock is the test's, so the window is exact."""
+    from tracker.web import conditional
+
+    now = [1000.0]
+    monkeypatch.setattr(conditional, "_clock", lambda: now[0])
+    settings.WEB_VERSION_SECONDS = 1
+    conditional._versions.clear()
+    url = "/api/tasks/7"
+
+    def kind(reader=client):
+        return reader.get(url).json()["retest"]["verification"]["kind"]
+
+    assert kind() != "verified"
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    assert len(queries) == 1  # the task's id: no version query, the cached body
+    run = TestRun.objects.create(scope={"kind": "task", "tasks": [7]}, lane="cpu", state="done",
+                                 paddle_version=main_version(), total=CONFIGS, done=CONFIGS)
+    ConfigResult.objects.bulk_create(ConfigResult(run=run, failing_config=config, task=young, status="pass",
+                                                  paddle_version=main_version())
+                                     for config in FailingConfig.objects.filter(task=young))
+    latest.rebuild(FailingConfig.objects.filter(task=young).values_list("pk", flat=True))
+    assert kind(admin_client) == "verified"  # at once for a signed-in user
+    now[0] += 0.9
+    assert kind() != "verified"  # a visitor within the window: the version (and page) from before the write
+    now[0] += 0.2
+    assert kind() == "verified"
+    settings.WEB_VERSION_SECONDS = 0  # the default: every read takes the version afresh
+    run.delete()
+    latest.rebuild(FailingConfig.objects.filter(task=young).values_list("pk", flat=True))
+    assert kind() != "verified"

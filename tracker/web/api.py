@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from . import params, serializers
-from .conditional import cached, conditional_answer, page_etag, with_etag
+from .conditional import cached, conditional_answer, page_etag, visitor_version, with_etag
 from ..models import Task
 from ..selectors import board as selectors
 from ..selectors import versions
@@ -26,7 +26,7 @@ def tasks(request):
     filters = selectors.BoardFilters.from_params(request.GET)
     if filters.errors:
         return JsonResponse({"errors": filters.errors}, status=400)
-    version = versions.board_version()
+    version = visitor_version(request, versions.board_version)
     etag = page_etag(request, "api_tasks", version, "")
     if not_modified := conditional_answer(request, etag):
         return not_modified
@@ -50,7 +50,8 @@ def task(request, number: int):
     # ASCII digits only ("²".isdigit() is True) and short (a 5,000-digit page would not even convert).
     if not (page.isascii() and page.isdigit() and len(page) <= 9) or int(page) < 1:
         return JsonResponse({"errors": [f"configs_page={page[:40]!r}: a page number (1, 2, …) is needed"]}, status=400)
-    version, language, staff = versions.task_version(task_id), get_language(), request.user.is_staff
+    version, language, staff = (visitor_version(request, versions.task_version, task_id), get_language(),
+                                request.user.is_staff)
     etag = page_etag(request, "api_task", version, language)
     if not_modified := conditional_answer(request, etag):
         return not_modified

@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from . import params
-from .conditional import cached, conditional_answer, page_etag, shared_page, with_etag
+from .conditional import cached, conditional_answer, page_etag, shared_page, visitor_version, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
@@ -37,7 +37,7 @@ TASK_PARAMS = ("category", "gone", "page")
 def board(request):
     params.only(request, selectors.BoardFilters.PARAMS)
     filters = selectors.BoardFilters.from_params(request.GET)
-    version = versions.board_version()
+    version = visitor_version(request, versions.board_version)
     language = get_language()
     etag = page_etag(request, "board", version, language)
     if not_modified := conditional_answer(request, etag):
@@ -108,7 +108,7 @@ def task_page(request, number: int):
     task_id = Task.objects.filter(number=number).values_list("pk", flat=True).first()
     if task_id is None:
         raise Http404(f"No task No.{number}")
-    version = versions.task_version(task_id)
+    version = visitor_version(request, versions.task_version, task_id)
     language = get_language()
     etag = page_etag(request, "task", version, language)
     if not_modified := conditional_answer(request, etag):

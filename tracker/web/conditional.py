@@ -10,6 +10,7 @@ import functools
 import hashlib
 import secrets
 import threading
+import time
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -27,6 +28,31 @@ from ..selectors import versions
 PAGE_CACHE_SECONDS = 600
 # Keyed by data version, so each process's own copy is right: process memory (settings.CACHES "pages").
 page_cache = caches["pages"]
+
+
+_versions: dict[tuple, tuple[float, str]] = {}  # (page, args) -> (read at, version): visitor_version's memo
+_clock = time.monotonic  # visitor_version's (a test sets its own)
+_versions_guard = threading.Lock()
+
+
+def visitor_version(request, read_version, *args) -> str:
+    """``read_version(*args)``: the data version a page is cached under — for an anonymous visitor read again at most
+    every WEB_VERSION_SECONDS in this process (a version costs a few queries, nearly all of a cached page's time;
+    a visitor may see a write up to that late). Signed-in users, whose own writes must show at once, read it afresh."""
+    seconds = settings.WEB_VERSION_SECONDS
+    if not seconds or request.user.is_authenticated:
+        return read_version(*args)
+    key, now = (read_version.__name__, args), _clock()
+    with _versions_guard:
+        found = _versions.get(key)
+    if found is not None and now - found[0] < seconds:
+        return found[1]
+    version = read_version(*args)
+    with _versions_guard:
+        if len(_versions) > 10_000:  # one per task page and a few site pages: only a flood of task ids gets here
+            _versions.clear()
+        _versions[key] = (now, version)
+    return version
 
 
 _computing: dict[str, threading.Lock] = {}
@@ -130,7 +156,7 @@ def public_page(*names: str):
             params.only(request, names)
             if request.method != "GET" or request.user.is_authenticated or len(get_messages(request)):
                 return view(request, *args, **kwargs)
-            version, language = versions.site_version(), get_language()
+            version, language = visitor_version(request, versions.site_version), get_language()
             etag = page_etag(request, view.__name__, version, language)
             if not_modified := conditional_answer(request, etag):
                 return not_modified
