@@ -5,6 +5,8 @@ references implement (their verdicts were checked by hand and are explained besi
 """
 
 
+import pytest
+
 from apitester.config import parse_config
 from apitester.engine.execute import resolve_paddle, run_config
 from apitester.inputs import materialise
@@ -47,7 +49,22 @@ def test_istft_report_config_passes():
     assert verdict_of(config).status == "pass"
 
 
-def test_send_ue_recv_report_configs_pass():
+@pytest.fixture
+def one_thread():
+    """Paddle 3.3.1's CPU send_ue_recv "max" reduction races between threads (at 2 threads the same config failed 1–2
+    of 4 runs with a different result each time, docs/measurements.md "#46 the Torch axis"): judged at one thread,
+    as the engine's CLI and runs are, never at this test process's default of one thread per core."""
+    import torch
+
+    from apitester.provenance import pin_threads
+
+    before = torch.get_num_threads()
+    pin_threads(1)
+    yield
+    pin_threads(before)
+
+
+def test_send_ue_recv_report_configs_pass(one_thread):
     # The report saw "corrupted size" crashes from indices past the node count; with
     # valid node ids every message/reduce combination agrees, forward and backward, on the
     # typical draw.  The edge draw's 0 and +-1 make messages tie under max/min: Paddle gives
@@ -62,7 +79,7 @@ def test_send_ue_recv_report_configs_pass():
         assert run_config(config, draw="typical:0").status == "pass", config
 
 
-def test_send_ue_recv_out_size_and_empty_rows():
+def test_send_ue_recv_out_size_and_empty_rows(one_thread):
     config = ('paddle.geometric.send_ue_recv(Tensor([6, 4],"float64"), Tensor([5, 4],"float64"), '
               'Tensor([5],"int64"), Tensor([5],"int64"), "div", "max", 9, )')
     typical = run_config(config, draw="typical:0")
