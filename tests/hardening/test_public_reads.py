@@ -140,15 +140,22 @@ def test_a_parameter_the_view_reads_is_still_its_own_page(client, young, monkeyp
     assert [c["config"] for c in one["configs"]["items"]] != [c["config"] for c in two["configs"]["items"]]
 
 
+def a_passing_run(task) -> TestRun:
+    """A newer run on the main release in which every config of the task passes (stored in bulk, the newest-verdict
+    rows filled after it)."""
+    run = TestRun.objects.create(scope={"kind": "task", "tasks": [task.number]}, lane="cpu", state="done",
+                                 paddle_version=main_version(), total=CONFIGS, done=CONFIGS)
+    ConfigResult.objects.bulk_create(ConfigResult(run=run, failing_config=config, task=task, status="pass",
+                                                  paddle_version=main_version())
+                                     for config in FailingConfig.objects.filter(task=task))
+    latest.rebuild(FailingConfig.objects.filter(task=task).values_list("pk", flat=True))
+    return run
+
+
 def test_a_new_result_shows_on_the_next_read_of_the_api(client, young):
     before = client.get("/api/tasks/7").json()
     assert before["retest"]["verification"]["failing"] == CONFIGS // 2  # the odd configs pass on the newest
-    run = TestRun.objects.create(scope={"kind": "task", "tasks": [7]}, lane="cpu", state="done",
-                                 paddle_version=main_version(), total=CONFIGS, done=CONFIGS)
-    ConfigResult.objects.bulk_create(ConfigResult(run=run, failing_config=config, task=young, status="pass",
-                                                  paddle_version=main_version())
-                                     for config in FailingConfig.objects.filter(task=young))
-    latest.rebuild(FailingConfig.objects.filter(task=young).values_list("pk", flat=True))
+    run = a_passing_run(young)
     after = client.get("/api/tasks/7").json()
     assert after["retest"]["verification"]["kind"] == "verified", after["retest"]["verification"]
     assert {v["run"] for v in after["retest"]["latest_verdicts"]} == {run.pk}
@@ -239,12 +246,7 @@ def test_a_visitor_reads_the_data_version_again_after_web_version_seconds_a_user
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200
     assert len(queries) == 1  # the task's id: no version query, the cached body
-    run = TestRun.objects.create(scope={"kind": "task", "tasks": [7]}, lane="cpu", state="done",
-                                 paddle_version=main_version(), total=CONFIGS, done=CONFIGS)
-    ConfigResult.objects.bulk_create(ConfigResult(run=run, failing_config=config, task=young, status="pass",
-                                                  paddle_version=main_version())
-                                     for config in FailingConfig.objects.filter(task=young))
-    latest.rebuild(FailingConfig.objects.filter(task=young).values_list("pk", flat=True))
+    run = a_passing_run(young)
     assert kind(admin_client) == "verified"  # at once for a signed-in user
     now[0] += 0.9
     assert kind() != "verified"  # a visitor within the window: the version (and page) from before the write
