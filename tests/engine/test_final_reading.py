@@ -38,6 +38,21 @@ def over_bound():
     return json.loads(json.dumps(diagnose_config(SUM, draw=EDGE, max_seconds=30, reported_max_elements=ELEMENTS - 1)))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def two_threads():
+    """Torch's bfloat16 sum of this draw moves with its thread count (−512 at 2 threads, −600 at 1; the exact sum
+    −481.05, Paddle −242): the known answer below, "Paddle is off, Torch is not", is the one at 2 threads, the test
+    process's default on this 2-core machine. Pinned, so another test's pin (or another machine's cores) cannot move
+    it. At 1 thread — the engine's CLI and runs' default — Torch is off by 119 as well (−600), which this test's
+    assertions do not describe."""
+    from apitester.provenance import pin_threads
+
+    before = torch.get_num_threads()
+    pin_threads(2)
+    yield
+    pin_threads(before)
+
+
 @pytest.fixture(scope="module")
 def truth():
     """(exact sum rounded to bfloat16, Paddle's sum, Torch's sum) of the reported config's failing draw."""
