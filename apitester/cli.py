@@ -28,7 +28,7 @@ and three subcommands::
     python -m apitester coverage PATH... [--sample N] [--workers N] [--only-apis FILE_OR_LIST]
     python -m apitester adaptations [--markdown]  # every spec's declared adaptations
     python -m apitester shrink CONFIG [--draw KIND:SEED@FORMAT] [--max-trials N] [--max-seconds S] [--json] [--script FILE]
-    python -m apitester diagnose CONFIG [--draw KIND:SEED@FORMAT] [--max-trials N] [--max-seconds S] [--json]
+    python -m apitester diagnose CONFIG [--draw KIND:SEED@FORMAT] [--max-trials N] [--max-seconds S] [--json] [--threads N]
 
 ``shrink`` prints the smallest config with the same failure and its repro script; ``diagnose`` the
 verdict, the float64 oracle's readings, the shrink and the repro (docs/diagnosis.md).
@@ -310,6 +310,9 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
     p.add_argument("--max-trials", type=int, default=200)
     p.add_argument("--max-seconds", type=float, default=120.0)
     p.add_argument("--json", action="store_true", help="print the diagnosis as one JSON object")
+    p.add_argument("--threads", type=_threads, default=1, metavar="N",
+                   help="pin Paddle and Torch to N threads (default 1, as a verdict is judged: a reduction's result "
+                        "can move with the thread count, and the diagnosis must read the result the verdict saw)")
     if command == "shrink":
         p.add_argument("--script", default=None, help="also write the repro script to this file")
     return p
@@ -318,14 +321,24 @@ def _diagnosis_parser(command: str) -> argparse.ArgumentParser:
 def diagnosis_main(command: str, argv: list[str]) -> int:
     """``shrink`` and ``diagnose``: exit 1 when a failure was diagnosed, 0 when there is none, 2 on usage."""
     args = _diagnosis_parser(command).parse_args(argv)
+    from .provenance import pin_threads, provenance, thread_env
+
+    os.environ.update(thread_env(args.threads))  # before paddle and torch load OpenMP / MKL
     from .diagnosis.diagnose import diagnose_config, render_text
     if not _take_inputs(args, [args.config]):
         return 2
+    from .config import ConfigSyntaxError, parse_config
+    try:
+        parse_config(args.config)
+        pin_threads(args.threads)
+    except ConfigSyntaxError:
+        pass  # diagnose_config refuses it with its reason, before paddle or torch are loaded
 
     diagnosis = diagnose_config(args.config, draw=args.draw, max_trials=args.max_trials,
                                 max_seconds=args.max_seconds)
     if args.inputs is not None:
         _name_given_inputs(diagnosis, args.inputs, args.draw)
+    diagnosis["provenance"] = provenance()  # the builds and the threads it was read under (as a verdict's)
     if command == "shrink" and args.script and diagnosis.get("diagnosed"):
         with open(args.script, "w", encoding="utf-8") as fh:
             fh.write(diagnosis["repro"]["script"])

@@ -29,6 +29,8 @@ ALLOWED = {
         "child process environment: a pool worker inherits this one's, with its thread counts and PYTHONPATH",
     "apitester/cli.py:run_main":
         "the thread environment OpenMP and MKL read when paddle and torch load: --threads sets it before they do",
+    "apitester/cli.py:diagnosis_main":
+        "the same for `diagnose --threads` / `shrink --threads`: set before paddle and torch load",
     "apitester/provenance.py:pin_threads":
         "the thread environment OpenMP and MKL read when they load: pinned with the frameworks' own setters",
     "apitester/provenance.py:read_provenance":

@@ -21,3 +21,18 @@ def test_an_option_like_config_reaches_the_engine_as_a_config():
     answer = run_engine(_result("--max-seconds=0.001"))
     assert answer["config"] == "--max-seconds=0.001" and answer["diagnosed"] is False
     assert "config syntax error" in answer["reason"]
+
+
+def test_the_diagnosis_reads_at_the_threads_its_verdict_was_judged_at():
+    """A reduction's result moves with the thread count (Torch's bfloat16 sum of one report config: −512 at 2 threads,
+    −600 at 1): the diagnosis process is pinned to the run's threads, and its JSON says what it ran under."""
+    from tracker.models import TestRun
+
+    config = 'paddle.add(Tensor([3],"float32"), Tensor([3],"float32"), )'
+    for threads, expected in ((None, "1"), (2, "2")):
+        result = ConfigResult(failing_config=FailingConfig(config=config), run=TestRun(pk=1, threads=threads))
+        command = diagnose_command(result)
+        assert command[command.index("--threads") + 1] == expected
+    answer = run_engine(ConfigResult(failing_config=FailingConfig(config=config), run=TestRun(pk=1, threads=2)))
+    prov = answer["provenance"]["threads"]
+    assert (prov["torch"], prov["paddle"]) == (2, 2), answer["provenance"]

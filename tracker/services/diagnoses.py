@@ -66,6 +66,8 @@ def diagnose_command(result: ConfigResult) -> list[str]:
     command = [sys.executable, "-m", "apitester", "diagnose", "--json"]
     if result.draw:
         command += ["--draw", result.draw]
+    # the threads the verdict was judged at (a reduction's result moves with them; None: a run from before #46)
+    command += ["--threads", str((result.run.threads if result.run_id else None) or 1)]
     # "--": the config is the positional argument whatever it starts with (a config "--max-trials=1" is a config)
     return command + ["--", result.failing_config.config]
 
