@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from . import params
-from .conditional import cached, conditional_answer, page_etag, shared_page, visitor_version, with_etag
+from .conditional import cached, conditional_answer, page_etag, public_page, shared_page, visitor_version, with_etag
 from ..models import ClaimStatus, Contributor, Kernel, Task, TaskStatus
 from ..selectors import alignment as alignment_selectors
 from ..selectors import board as selectors
@@ -179,6 +179,7 @@ def _has_unknown_choice(request) -> bool:
             or request.GET.get("page", "") not in ("", "1"))
 
 
+@public_page()
 def contributor_page(request, login: str):
     try:
         contributor, groups, withdrawn, prs = selectors.contributor_detail(login)
