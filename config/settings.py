@@ -172,6 +172,13 @@ WEB_READ_SECONDS = _env_float("WEB_READ_SECONDS", 10)
 # at most every WEB_VERSION_SECONDS per process and page for visitors, so a public page may lag a write by that long.
 # Signed-in users always read it afresh. 0 (the default) reads it on every request; docs/deployment.md sets 1.
 WEB_VERSION_SECONDS = max(0.0, _env_float("WEB_VERSION_SECONDS", 0))
+# When an anonymous visitor's page has no rendering for the current data version yet but one made at most
+# WEB_STALE_SECONDS ago, that one is answered at once (marked X-Board-Rendering: previous, with its Age) and the new
+# one is computed after the answer is sent (tracker/web/conditional.py visitor_cached): on a year-old board a
+# rendering takes seconds, and every write would otherwise make the next visitors wait for it. A visitor may then
+# see a write up to WEB_STALE_SECONDS (+ WEB_VERSION_SECONDS) late; signed-in users never. 0 (the default): off;
+# docs/deployment.md sets 60.
+WEB_STALE_SECONDS = max(0.0, _env_float("WEB_STALE_SECONDS", 0))
 
 DATABASES = {
     "default": dj_database_url.config(
@@ -270,7 +277,10 @@ else:
                      "OPTIONS": {"MAX_ENTRIES": 100_000}}
 CACHES = {
     "default": {**_shared_cache, "KEY_PREFIX": Q_CLUSTER["name"]},
-    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages"},
+    # 300 entries (Django's default) hold less than one rendering per task and language: a crawler walking the
+    # task pages would evict the board's. A large task's page is ~1 MB, most a few tens of KB.
+    "pages": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "pages",
+              "OPTIONS": {"MAX_ENTRIES": 4000}},
 }
 
 # --- Re-test runner --------------------------------------------------------------------------

@@ -7,12 +7,12 @@ import hashlib
 import json
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from . import params, serializers
-from .conditional import cached, conditional_answer, page_etag, visitor_version, with_etag
+from .conditional import answer, conditional_answer, page_etag, visitor_cached, visitor_version, with_etag
 from ..models import Task
 from ..selectors import board as selectors
 from ..selectors import versions
@@ -31,8 +31,9 @@ def tasks(request):
     if not_modified := conditional_answer(request, etag):
         return not_modified
     key = "api_tasks:" + hashlib.sha256(repr((version, filters.cache_key())).encode()).hexdigest()
-    body = cached(key, lambda: _tasks_body(filters))
-    return with_etag(HttpResponse(body, content_type="application/json"), etag)
+    latest_key = "api_tasks-latest:" + hashlib.sha256(repr(filters.cache_key()).encode()).hexdigest()
+    body, refresh = visitor_cached(request, key, latest_key, lambda: _tasks_body(filters))
+    return with_etag(answer(body, refresh, "application/json"), etag)
 
 
 def _tasks_body(filters) -> str:
@@ -56,9 +57,11 @@ def task(request, number: int):
     if not_modified := conditional_answer(request, etag):
         return not_modified
     # Staff see site user names (selectors.visibility): their body is another entry.
-    key = "api_task:" + hashlib.sha256(repr((version, language, staff, number, int(page))).encode()).hexdigest()
-    body = cached(key, lambda: _task_body(number, staff, int(page)))
-    return with_etag(HttpResponse(body, content_type="application/json"), etag)
+    page_identity = repr((language, staff, number, int(page)))
+    key = "api_task:" + hashlib.sha256((version + page_identity).encode()).hexdigest()
+    latest_key = "api_task-latest:" + hashlib.sha256(page_identity.encode()).hexdigest()
+    body, refresh = visitor_cached(request, key, latest_key, lambda: _task_body(number, staff, int(page)))
+    return with_etag(answer(body, refresh, "application/json"), etag)
 
 
 def _task_body(number: int, staff: bool, configs_page: int) -> str:

@@ -55,7 +55,8 @@ def board(request):
         })
 
     path_key = key + ":page:" + hashlib.sha256(request.get_full_path().encode()).hexdigest()
-    response = shared_page(request, path_key, render_page) or render_page({})
+    latest_key = "board-latest:" + hashlib.sha256(repr((language, request.get_full_path())).encode()).hexdigest()
+    response = shared_page(request, path_key, render_page, latest_key) or render_page({})
     return with_etag(response, etag)
 
 
@@ -159,7 +160,9 @@ def task_page(request, number: int):
 
     # An ignored parameter's note is a message: such a page is rendered for this request only.
     key = "task:" + hashlib.sha256(repr((version, language, request.get_full_path())).encode()).hexdigest()
-    response = (None if _has_unknown_choice(request) else shared_page(request, key, render_page)) or render_page({})
+    latest_key = "task-latest:" + hashlib.sha256(repr((language, request.get_full_path())).encode()).hexdigest()
+    response = (None if _has_unknown_choice(request) else shared_page(request, key, render_page, latest_key)
+                ) or render_page({})
     return with_etag(response, None if _has_unknown_choice(request) else etag)
 
 

@@ -9,6 +9,7 @@ pages (the admin over a year of results) are not bounded here: gunicorn's own ti
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import time
@@ -59,6 +60,32 @@ def too_long_response() -> HttpResponse:
     return response
 
 
+@contextlib.contextmanager
+def bounded(seconds: float):
+    """The reads inside take at most `seconds` (0: unbounded): ReadTimeExceeded past it, or the database's own
+    statement timeout on PostgreSQL."""
+    if not seconds:
+        yield
+        return
+    token = _deadline.set(time.monotonic() + seconds)
+    connection = connections["default"]
+    postgres = connection.vendor == "postgresql"
+    try:
+        if postgres:
+            with connection.cursor() as cursor:
+                cursor.execute("SET statement_timeout = %s", [int(seconds * 1000)])
+        with connection.execute_wrapper(_check_before_query):
+            yield
+    finally:
+        _deadline.reset(token)
+        if postgres and connection.connection is not None:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("RESET statement_timeout")  # a kept connection serves other requests next
+            except OperationalError:
+                connection.close()  # cannot reset it: not handed to the next request
+
+
 class BoundedReadsMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -67,23 +94,8 @@ class BoundedReadsMiddleware:
         seconds = settings.WEB_READ_SECONDS
         if not seconds or request.method not in ("GET", "HEAD") or request.user.is_staff:
             return self.get_response(request)
-        token = _deadline.set(time.monotonic() + seconds)
-        connection = connections["default"]
-        postgres = connection.vendor == "postgresql"
-        try:
-            if postgres:
-                with connection.cursor() as cursor:
-                    cursor.execute("SET statement_timeout = %s", [int(seconds * 1000)])
-            with connection.execute_wrapper(_check_before_query):
-                return self.get_response(request)
-        finally:
-            _deadline.reset(token)
-            if postgres and connection.connection is not None:
-                try:
-                    with connection.cursor() as cursor:
-                        cursor.execute("RESET statement_timeout")  # a kept connection serves other requests next
-                except OperationalError:
-                    connection.close()  # cannot reset it: not handed to the next request
+        with bounded(seconds):
+            return self.get_response(request)
 
     def process_exception(self, request, exception):
         if isinstance(exception, ReadTimeExceeded) or (

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -23,6 +26,8 @@ from django.utils.translation import get_language
 
 from . import budget, params
 from ..selectors import versions
+
+logger = logging.getLogger(__name__)
 
 # Rendered fragments live this long at most; a data change replaces them at once (new version, new key).
 PAGE_CACHE_SECONDS = 600
@@ -59,30 +64,108 @@ _computing: dict[str, threading.Lock] = {}
 _computing_guard = threading.Lock()
 
 
-def cached(key: str, compute):
+def cached(key: str, compute, latest_key: str | None = None, wait: bool = True):
     """page_cache[key], computed by `compute()` when missing — by one thread of the process at a time: clients
     arriving together at a page whose data just changed wait for one computation instead of each running it
     (16 threads computing the same page share the same cores and all finish late). The wait is bounded by the
-    request's read budget (budget.ReadTimeExceeded: a 503)."""
+    request's read budget (budget.ReadTimeExceeded: a 503). `latest_key`: the page's newest rendering is also kept
+    there, whatever its version (`visitor_cached` answers with it while the next one is computed). `wait=False`:
+    None at once when another thread is computing it."""
     value = page_cache.get(key)
     if value is not None:
         return value
     with _computing_guard:
         lock = _computing.setdefault(key, threading.Lock())
     left = budget.remaining()
-    if not lock.acquire(timeout=-1 if left is None else max(left, 0)):
+    if not wait:
+        if not lock.acquire(blocking=False):
+            return None
+    elif not lock.acquire(timeout=-1 if left is None else max(left, 0)):
         raise budget.ReadTimeExceeded("waiting for another request's rendering of the same page")
     try:
         value = page_cache.get(key)
         if value is None:
             value = compute()
             page_cache.set(key, value, PAGE_CACHE_SECONDS)
+            if latest_key is not None:
+                page_cache.set(latest_key, (_wall_clock(), value), PAGE_CACHE_SECONDS)
         return value
     finally:
         lock.release()
         with _computing_guard:
             if _computing.get(key) is lock and not lock.locked():
                 del _computing[key]
+
+
+_wall_clock = time.time  # when a rendering was made (a test sets its own)
+# At most one rendering computed after an answer at a time per process: a stranger walking every task page right
+# after a write starts one computation, not 183 (the others are answered with what was there, or wait as before).
+_refreshing = threading.BoundedSemaphore(1)
+
+
+def visitor_cached(request, key: str, latest_key: str, compute):
+    """(value, refresh): `cached(key, compute)` — but for an anonymous visitor, when `key` (this data version's
+    rendering) is missing and the page's previous rendering (`latest_key`) was made at most WEB_STALE_SECONDS ago,
+    that rendering at once (a visitor never waits seconds for a page whose data just moved) and `refresh`, which
+    computes this version's once the answer is sent (`answer` runs it). Signed-in users get this version's."""
+    seconds = settings.WEB_STALE_SECONDS
+    if not seconds or request.user.is_authenticated:
+        return cached(key, compute, latest_key), None
+    value = page_cache.get(key)
+    if value is not None:
+        return value, None
+    latest = page_cache.get(latest_key)
+    if latest is not None and _wall_clock() - latest[0] <= seconds:
+        return latest[1], Refresh(key, latest_key, compute, made_at=latest[0])
+    return cached(key, compute, latest_key), None
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """This data version's rendering of a page answered from its previous one (made at `made_at`), computed later."""
+
+    key: str
+    latest_key: str
+    compute: Callable
+    made_at: float
+
+    def __call__(self) -> None:
+        if not _refreshing.acquire(blocking=False):
+            return  # another page is being computed: a later visitor of this one starts it
+        try:
+            with budget.bounded(settings.WEB_READ_SECONDS):  # the visitor's bound, though nobody waits for it
+                cached(self.key, self.compute, self.latest_key, wait=False)
+        except _NotShared:
+            pass
+        except Exception:  # noqa: BLE001 -- after the answer nobody else hears of it: the log does
+            logger.exception("computing the next rendering of a page answered from its previous one")
+        finally:
+            _refreshing.release()
+
+
+class PreviousRendering(HttpResponse):
+    """An answer from the page's previous rendering (`visitor_cached`): says so (X-Board-Rendering, Age), carries no
+    ETag (the browser must not keep it as this version's), and computes this version's after it is sent — a WSGI
+    server calls close() once the body is out (gunicorn does; so does Django's test client)."""
+
+    def __init__(self, *args, refresh: Refresh, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.refresh = refresh
+        self["X-Board-Rendering"] = "previous"
+        self["Age"] = str(max(0, int(_wall_clock() - refresh.made_at)))
+
+    def close(self):
+        try:
+            self.refresh()
+        finally:
+            super().close()
+
+
+def answer(content, refresh: Refresh | None, content_type: str | None = None) -> HttpResponse:
+    """The response for `visitor_cached`'s value: a PreviousRendering when it came with a refresh."""
+    if refresh is None:
+        return HttpResponse(content, content_type=content_type)
+    return PreviousRendering(content, content_type=content_type, refresh=refresh)
 
 
 def page_etag(request, page: str, version: str, language: str) -> str | None:
@@ -107,7 +190,7 @@ def conditional_answer(request, etag: str | None):
 
 
 def with_etag(response, etag: str | None):
-    if etag is not None and response.status_code == 200:
+    if etag is not None and response.status_code == 200 and not isinstance(response, PreviousRendering):
         response["ETag"] = etag
         # The browser keeps the page but asks every time (If-None-Match): a changed board shows at once.
         patch_cache_control(response, private=True, no_cache=True)
@@ -121,16 +204,18 @@ def with_etag(response, etag: str | None):
 CSRF_PLACEHOLDER = f"csrf-placeholder-{secrets.token_hex(16)}"
 
 
-def shared_page(request, key: str, render_page):
-    """The page for an anonymous visitor without pending messages, rendered once per `key`.
+def shared_page(request, key: str, render_page, latest_key: str):
+    """The page for an anonymous visitor without pending messages, rendered once per `key` (or its previous
+    rendering, `visitor_cached`, under `latest_key`: the page's key without the data version).
 
     `render_page(context_extra)` renders the full page; for the shared copy it gets the placeholder as
     the CSRF token. Signed-in users and pages with messages are rendered for the request (None here).
     """
     if request.user.is_authenticated or len(get_messages(request)):
         return None
-    html = cached(key, lambda: render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode())
-    return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))
+    html, refresh = visitor_cached(request, key, latest_key,
+                                   lambda: render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode())
+    return answer(html.replace(CSRF_PLACEHOLDER, get_token(request)), refresh)
 
 
 def shared_csrf_token(request) -> dict:
@@ -160,8 +245,9 @@ def public_page(*names: str):
             etag = page_etag(request, view.__name__, version, language)
             if not_modified := conditional_answer(request, etag):
                 return not_modified
-            key = f"public:{view.__module__}.{view.__name__}:" + hashlib.sha256(
-                repr((version, language, request.get_full_path(), args, sorted(kwargs.items()))).encode()).hexdigest()
+            page = repr((language, request.get_full_path(), args, sorted(kwargs.items())))
+            key = f"public:{view.__module__}.{view.__name__}:" + hashlib.sha256((version + page).encode()).hexdigest()
+            latest_key = f"latest:{view.__module__}.{view.__name__}:" + hashlib.sha256(page.encode()).hexdigest()
 
             def render():
                 request.shared_rendering = True
@@ -174,7 +260,7 @@ def public_page(*names: str):
                 return response.content.decode(), response["Content-Type"]
 
             try:
-                content, content_type = cached(key, render)
+                (content, content_type), refresh = visitor_cached(request, key, latest_key, render)
             except _NotShared as not_shared:  # rendered with the placeholder: the visitor's own token in its place
                 response = not_shared.response
                 if not response.streaming and CSRF_PLACEHOLDER.encode() in response.content:
@@ -182,6 +268,6 @@ def public_page(*names: str):
                 return response
             if CSRF_PLACEHOLDER in content:
                 content = content.replace(CSRF_PLACEHOLDER, get_token(request))
-            return with_etag(HttpResponse(content, content_type=content_type), etag)
+            return with_etag(answer(content, refresh, content_type), etag)
         return wrapped
     return decorate

@@ -1,0 +1,145 @@
+"""WEB_STALE_SECONDS (issue #45, cold reads): when a page's data just moved, an anonymous visitor is answered at once
+with the page's previous rendering — marked `X-Board-Rendering: previous`, with its Age and no ETag — and the new
+rendering is computed once that answer is sent; the next visitor gets it. A signed-in user always gets the new one,
+a previous rendering older than the window is never served, one such computation runs per process at a time, and one
+that fails leaves the previous rendering in place and is logged.
+
+The page cache and the wall clock are the test's (the window is exact); the last test runs scripts/serve.sh, whose
+gunicorn must call the answer's close() after sending it, as Django's test client does."""
+import sqlite3
+import time
+import urllib.request
+
+import pytest
+from django.core.cache import caches
+
+from tests.factories import make_task
+from tests.hardening.test_public_reads import a_passing_run, configs_of, history
+from tracker.models import Contributor
+from tracker.web import conditional
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def task(settings, monkeypatch):
+    settings.WEB_STALE_SECONDS = 60
+    now = [10_000.0]
+    monkeypatch.setattr(conditional, "_wall_clock", lambda: now[0])
+    caches["pages"].clear()
+    made = make_task(7, configs=configs_of(7))
+    history(made, 1)
+    made.now = now
+    return made
+
+
+def kind(response) -> str:
+    return response.json()["retest"]["verification"]["kind"]
+
+
+def test_after_a_write_the_next_visitor_gets_the_previous_rendering_and_the_one_after_the_new(client, task):
+    first = client.get("/api/tasks/7")
+    assert kind(first) != "verified" and "X-Board-Rendering" not in first and first.has_header("ETag")
+    a_passing_run(task)
+    task.now[0] += 5
+    previous = client.get("/api/tasks/7")
+    assert previous.status_code == 200 and kind(previous) == kind(first)  # the rendering from before the write
+    assert previous["X-Board-Rendering"] == "previous" and previous["Age"] == "5"
+    assert not previous.has_header("ETag")  # a browser must not keep it as the new version's page
+    fresh = client.get("/api/tasks/7")  # computed after the previous answer was sent (the test client closes it)
+    assert kind(fresh) == "verified" and "X-Board-Rendering" not in fresh and fresh.has_header("ETag")
+
+
+def test_a_signed_in_user_never_gets_a_previous_rendering(admin_client, client, task):
+    client.get("/api/tasks/7")
+    a_passing_run(task)
+    answer = admin_client.get("/api/tasks/7")
+    assert kind(answer) == "verified" and "X-Board-Rendering" not in answer
+
+
+def test_a_previous_rendering_older_than_the_window_is_not_served(client, task, settings):
+    client.get("/api/tasks/7")
+    a_passing_run(task)
+    task.now[0] += settings.WEB_STALE_SECONDS + 1
+    answer = client.get("/api/tasks/7")
+    assert kind(answer) == "verified" and "X-Board-Rendering" not in answer
+
+
+def test_off_by_default_a_write_shows_on_the_next_read(client, task, settings):
+    settings.WEB_STALE_SECONDS = 0
+    client.get("/api/tasks/7")
+    a_passing_run(task)
+    assert kind(client.get("/api/tasks/7")) == "verified"
+
+
+@pytest.mark.parametrize("url", ["/", "/tasks/7", "/charts/overview"])
+def test_html_pages_answer_their_previous_rendering_with_the_visitors_own_csrf_token(client, task, url):
+    client.get(url)
+    Contributor.objects.create(login="newcomer")  # the board's and the site's version move
+    a_passing_run(task)  # the task's
+    previous = client.get(url)
+    assert previous["X-Board-Rendering"] == "previous", url
+    body = previous.content.decode()
+    assert conditional.CSRF_PLACEHOLDER not in body and "newcomer" not in body
+    fresh = client.get(url)
+    assert "X-Board-Rendering" not in fresh
+    if url == "/":
+        assert "newcomer" in fresh.content.decode()  # the board's contributor filter lists the new login
+
+
+def test_one_rendering_is_computed_after_answers_at_a_time(client, task):
+    client.get("/api/tasks/7")
+    a_passing_run(task)
+    assert conditional._refreshing.acquire(blocking=False)  # another page's computation is running
+    try:
+        assert client.get("/api/tasks/7")["X-Board-Rendering"] == "previous"
+        second = client.get("/api/tasks/7")  # nothing was computed after the first answer
+        assert second["X-Board-Rendering"] == "previous" and kind(second) != "verified"
+    finally:
+        conditional._refreshing.release()
+    client.get("/api/tasks/7")  # this one's close computes it
+    assert kind(client.get("/api/tasks/7")) == "verified"
+
+
+def test_a_failed_computation_keeps_the_previous_rendering_and_is_logged(client, task, monkeypatch, caplog):
+    from tracker.web import api
+
+    client.get("/api/tasks/7")
+    a_passing_run(task)
+
+    def broken(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(api, "_task_body", broken)
+    with caplog.at_level("ERROR", logger="tracker.web.conditional"):
+        assert client.get("/api/tasks/7")["X-Board-Rendering"] == "previous"
+    assert "the database went away" in caplog.text and "previous one" in caplog.text
+    assert client.get("/api/tasks/7")["X-Board-Rendering"] == "previous"  # still answered, the old page
+    monkeypatch.undo()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_computes_the_new_rendering_after_sending_the_previous_one(tmp_path):
+    from tests.hardening.servers import Served
+
+    # One worker: the second read reaches the process that holds the first one's rendering.
+    server = Served(tmp_path, workers=1, threads=2, extra_env={"WEB_STALE_SECONDS": "60", "WEB_VERSION_SECONDS": "0"})
+    try:
+        server.wait_ready()
+
+        def read():
+            request = urllib.request.Request(server.url + "/", headers={"X-Forwarded-Proto": "https"})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.headers.get("X-Board-Rendering"), response.read().decode()
+
+        assert read()[0] is None
+        with sqlite3.connect(tmp_path / "db.sqlite3") as db:  # a write by another process (a worker, a sync)
+            db.execute("INSERT INTO tracker_contributor (login, created) VALUES ('newcomer', '2026-12-07 00:00:00')")
+        marker, body = read()
+        assert marker == "previous" and "newcomer" not in body
+        deadline = time.monotonic() + 30
+        while (answer := read())[0] == "previous" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert answer[0] is None and "newcomer" in answer[1], server.output()
+    finally:
+        server.stop()
