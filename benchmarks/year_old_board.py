@@ -7,11 +7,13 @@ PostgreSQL's COPY (the insert time is printed). Then serves it the production wa
 the production environment of docs/deployment.md), optionally behind the documented nginx
 (deploy/nginx/board-proxy.conf included verbatim, --nginx), and measures each public page and API:
 
+* first (first clients count only): C clients ask at once for a page this server has never rendered;
 * cold: right after a data change (a claim on the page's task: every page's data version changes), C clients
-  ask for the page at once — the first answers compute it;
+  ask for the page at once — the first answers compute it, or, with WEB_STALE_SECONDS (--stale-seconds, 60 as
+  docs/deployment.md sets), are answered with the page's previous rendering while it is computed (column "prev");
 * warm: the same page again, C clients x N requests, from the per-data-version cache.
 
-For each (page, clients, cold/warm): p50, p95, max, 5xx and timeouts (no answer within --timeout s).
+For each (page, clients, round): p50, p95, max, 5xx, timeouts (no answer within --timeout s) and previous renderings.
 
     .venv/bin/python benchmarks/year_old_board.py [--weeks 52] [--releases 8] [--clients 16,64] [--nginx]
     .venv/bin/python benchmarks/year_old_board.py --keep --fill-only          # fill once, print the database name
@@ -220,6 +222,7 @@ def public_pages() -> dict[str, tuple[str, int | None]]:
         "charts_releases": ("/charts/releases", None), "charts_contributors": ("/charts/contributors", None),
         "charts_transitions": ("/charts/pass-fail-transitions", None), "regressions": ("/regressions", None),
         "runs": ("/runs", None), "run": (f"/runs/{run}", None), "api_run": (f"/api/runs/{run}", None),
+        "flaky": ("/flaky", None), "api_flaky": ("/api/flaky", None),
         "contributor": (f"/contributors/{login}", None),
         "diff": (f"/tasks/{cpu}/results/{result}/diff", cpu_id),
     }
@@ -238,8 +241,9 @@ def change_data(task_id: int | None, n: int) -> None:
                              created=timezone.now())
 
 
-def _client(port: int, path: str, requests: int, timeout: float, start) -> list[tuple[float, int]]:
-    """One keep-alive client: [(ms, status)]; status 0 = no answer within `timeout` (the client gives up)."""
+def _client(port: int, path: str, requests: int, timeout: float, start) -> list[tuple[float, int, bool]]:
+    """One keep-alive client: [(ms, status, answered from the page's previous rendering)]; status 0 = no answer
+    within `timeout` (the client gives up)."""
     import http.client
 
     out = []
@@ -251,16 +255,17 @@ def _client(port: int, path: str, requests: int, timeout: float, start) -> list[
             connection.request("GET", path, headers={"X-Forwarded-Proto": "https", "Accept-Encoding": "gzip"})
             response = connection.getresponse()
             response.read()
-            out.append(((time.perf_counter() - began) * 1000, response.status))
+            out.append(((time.perf_counter() - began) * 1000, response.status,
+                        response.getheader("X-Board-Rendering") == "previous"))
         except (OSError, http.client.HTTPException):
-            out.append(((time.perf_counter() - began) * 1000, 0))
+            out.append(((time.perf_counter() - began) * 1000, 0, False))
             connection.close()
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     connection.close()
     return out
 
 
-def _client_process(port: int, path: str, threads: int, requests: int, timeout: float) -> list[tuple[float, int]]:
+def _client_process(port: int, path: str, threads: int, requests: int, timeout: float) -> list[tuple]:
     import threading
 
     start = threading.Barrier(threads)
@@ -285,10 +290,10 @@ def hammer(pool, port: int, path: str, clients: int, requests: int, timeout: flo
     each making `requests` requests."""
     parts = pool.starmap(_client_process, [(port, path, clients // processes, requests, timeout)] * processes)
     rows = sorted(x for part in parts for x in part)
-    ms = [m for m, _status in rows]
+    ms = [m for m, _status, _previous in rows]
     return {"p50": ms[len(ms) // 2], "p95": ms[max(0, int(len(ms) * 0.95) - 1)], "max": ms[-1], "n": len(ms),
-            "5xx": sum(1 for _m, s in rows if s >= 500), "timeouts": sum(1 for _m, s in rows if s == 0),
-            "statuses": sorted({s for _m, s in rows})}
+            "5xx": sum(1 for _m, s, _p in rows if s >= 500), "timeouts": sum(1 for _m, s, _p in rows if s == 0),
+            "previous": sum(1 for _m, _s, p in rows if p), "statuses": sorted({s for _m, s, _p in rows})}
 
 
 def start_nginx(workdir: Path, upstream: int):
@@ -361,6 +366,7 @@ def measure(name: str, args) -> int:
     if args.read_seconds:
         extra["WEB_READ_SECONDS"] = args.read_seconds
     extra["WEB_VERSION_SECONDS"] = args.version_seconds
+    extra["WEB_STALE_SECONDS"] = args.stale_seconds
     server = Served(workdir, database_url=database_url(name), workers=args.workers, threads=args.threads,
                     extra_env=extra)
     nginx = None
@@ -371,26 +377,30 @@ def measure(name: str, args) -> int:
         if args.nginx:
             nginx, port = start_nginx(workdir, server.port)
         print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads, WEB_VERSION_SECONDS="
-              f"{args.version_seconds}"
+              f"{args.version_seconds}, WEB_STALE_SECONDS={args.stale_seconds}"
               f"{', behind nginx (deploy/nginx/board-proxy.conf)' if args.nginx else ''}; load average before: "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'page':26s} {'clients':>7s} {'round':5s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'n':>5s} "
-              f"{'5xx':>4s} {'t/o':>4s} statuses", flush=True)
+              f"{'5xx':>4s} {'t/o':>4s} {'prev':>4s} statuses", flush=True)
         failures, n = 0, 0
         with multiprocessing.Pool(processes) as pool:
-            for clients in [int(c) for c in args.clients.split(",")]:
+            for round_index, clients in enumerate(int(c) for c in args.clients.split(",")):
                 for page, (path, task_id) in pages.items():
+                    rounds = []
+                    if round_index == 0:  # the page's first rendering in this server: nothing to answer before it
+                        rounds.append(("first", hammer(pool, port, path, clients, 1, args.timeout, processes)))
                     n += 1
                     change_data(task_id, n)
                     # a visitor's data version is read again only after WEB_VERSION_SECONDS: wait it out, so the
                     # "cold" round meets the change (not the page from before it)
                     time.sleep(float(args.version_seconds))
-                    cold = hammer(pool, port, path, clients, 1, args.timeout, processes)
-                    warm = hammer(pool, port, path, clients, args.warm_requests, args.timeout, processes)
-                    for label, row in (("cold", cold), ("warm", warm)):
+                    rounds.append(("cold", hammer(pool, port, path, clients, 1, args.timeout, processes)))
+                    rounds.append(("warm", hammer(pool, port, path, clients, args.warm_requests, args.timeout,
+                                                  processes)))
+                    for label, row in rounds:
                         print(f"{page:26s} {clients:7d} {label:5s} {row['p50']:8.1f} {row['p95']:8.1f} "
                               f"{row['max']:8.1f} {row['n']:5d} {row['5xx']:4d} {row['timeouts']:4d} "
-                              f"{row['statuses']}", flush=True)
+                              f"{row['previous']:4d} {row['statuses']}", flush=True)
                         failures += bool(row["5xx"] or row["timeouts"])
         print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores, shared with other jobs)")
         return 1 if failures else 0
@@ -419,6 +429,8 @@ def main() -> int:
     parser.add_argument("--read-seconds", default="", help="WEB_READ_SECONDS for the server (default: the setting's)")
     parser.add_argument("--version-seconds", default="1",
                         help="WEB_VERSION_SECONDS for the server (default 1, as docs/deployment.md sets; 0: off)")
+    parser.add_argument("--stale-seconds", default="60",
+                        help="WEB_STALE_SECONDS for the server (default 60, as docs/deployment.md sets; 0: off)")
     args = parser.parse_args()
 
     name = args.database or create_database()

@@ -6,7 +6,8 @@ inside that thread: four clients trickling headers or a body held every thread o
 past `max_body` bytes with 413, or past `body_seconds` with 408), and only a complete request reaches the WSGI
 application, in a fixed pool of `threads` threads — so the database connections stay one per thread and are
 kept between requests (`CONN_MAX_AGE`) as under gthread. The response is collected in the thread, then written
-by the loop: a client that reads slowly does not hold a thread either.
+by the loop: a client that reads slowly does not hold a thread either. The response's close() runs in the same
+thread after the answer is handed to the loop, so what it does is not on the answer's time.
 
 All bodies the front holds, from their first byte until their application call ends, total at most
 `pending_bytes` in a worker: a body that would go past that is refused with 503 (each body is bounded by `max_body`,
@@ -17,9 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.wsgi import WsgiToAsgiInstance
+
+logger = logging.getLogger(__name__)
 
 
 class Refused(Exception):
@@ -76,7 +80,11 @@ class BufferedWSGI:
                                      [b"request body not received"])
                 return
             loop = asyncio.get_running_loop()
-            status, headers, chunks = await loop.run_in_executor(self.executor, self._run_application, scope, body)
+            answered = loop.create_future()
+            # Not awaited: the thread goes on into the response's close() once the answer is handed over, and the
+            # connection's next request need not wait for it.
+            loop.run_in_executor(self.executor, self._run_application, scope, body, loop, answered)
+            status, headers, chunks = await answered
             del body
         finally:
             self.pending -= held[0]
@@ -112,16 +120,39 @@ class BufferedWSGI:
         held[0] += size
         self.pending += size
 
-    def _run_application(self, scope, body: bytes):
-        """In a pool thread: the WSGI call, its whole response, and its close() (Django's request_finished, which
-        returns the thread's database connection, runs in the thread that used it)."""
+    def _run_application(self, scope, body: bytes, loop, answered) -> None:
+        """In a pool thread: the WSGI call and its whole response, handed to the loop (`answered`: (status, headers,
+        chunks), or the application's exception) — then the response's close() in this same thread (Django's
+        request_finished returns the thread's database connection), while the loop sends the answer: what a
+        response does on close (tracker/web/conditional.py computes a page's next rendering there) never delays
+        the answer it follows."""
+        def hand_over(outcome=None, error=None):
+            if not answered.done():  # cancelled when the client went away
+                answered.set_exception(error) if error is not None else answered.set_result(outcome)
+
+        result = None
+        try:
+            status, headers, chunks, result = self._respond(scope, body)
+        except BaseException as error:  # noqa: BLE001 -- the loop raises it where gunicorn reports it
+            loop.call_soon_threadsafe(hand_over, None, error)
+        else:
+            loop.call_soon_threadsafe(hand_over, (status, headers, chunks))
+        finally:
+            if result is not None and hasattr(result, "close"):
+                try:
+                    result.close()
+                except Exception:  # noqa: BLE001 -- the answer is gone; the log is the only place to say it
+                    logger.exception("closing the response of %s %s", scope.get("method"), scope.get("path"))
+
+    def _respond(self, scope, body: bytes):
+        """(status, headers, chunks, the WSGI result, not closed yet)."""
         translator = WsgiToAsgiInstance(self.wsgi_application)
         translator.scope = scope
         try:
             # The query string as gthread gave it, bytes as latin-1 (asgiref's translation takes ASCII only).
             environ = translator.build_environ({**scope, "query_string": b""}, io.BytesIO(body))
         except ValueError as error:  # too many duplicate headers
-            return 400, [("Content-Type", "text/plain; charset=utf-8")], [str(error).encode()]
+            return 400, [("Content-Type", "text/plain; charset=utf-8")], [str(error).encode()], None
         environ["QUERY_STRING"] = scope["query_string"].decode("latin-1")
         if body or "CONTENT_LENGTH" in environ:
             # The body is complete here, chunked or not: the application reads exactly this many bytes.
@@ -136,10 +167,11 @@ class BufferedWSGI:
         result = self.wsgi_application(environ, start_response)
         try:
             chunks.extend(bytes(chunk) for chunk in result)
-        finally:
+        except BaseException:
             if hasattr(result, "close"):
                 result.close()
-        return started["status"], started["headers"], chunks
+            raise
+        return started["status"], started["headers"], chunks, result
 
 
 def _declared_length(scope) -> int | None:

@@ -55,6 +55,7 @@ def _provenance_context(request, run: TestRun) -> dict:
 
 
 @require_GET
+@public_page()
 def api_run(request, run_id):
     run = get_object_or_404(TestRun, pk=run_id)
     return JsonResponse(visibility.shown_run_summary(run_selectors.run_summary(run), staff=request.user.is_staff))
@@ -69,12 +70,14 @@ def regression_list(request):
 
 
 @require_GET
+@public_page("lane")
 def flaky_list(request):
     lane = params.choice(request, "lane", TestRun.Lane.values) or None
     return render(request, "tracker/runs/flaky.html", {"flaky": flakiness.flaky_listing(lane=lane), "lane": lane})
 
 
 @require_GET
+@public_page("lane")
 def api_flaky(request):
     lane = request.GET.get("lane", "")
     if lane and lane not in TestRun.Lane.values:
