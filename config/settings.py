@@ -179,6 +179,11 @@ WEB_VERSION_SECONDS = max(0.0, _env_float("WEB_VERSION_SECONDS", 0))
 # see a write up to WEB_STALE_SECONDS (+ WEB_VERSION_SECONDS) late; signed-in users never. 0 (the default): off;
 # docs/deployment.md sets 60.
 WEB_STALE_SECONDS = max(0.0, _env_float("WEB_STALE_SECONDS", 0))
+# Anonymous visitors' renderings of the public pages kept in the site's shared cache (CACHES "default": Redis with
+# REDIS_URL, else the database's cache table) besides each process's memory: one process renders a page for all of
+# them (each rendered it for itself: three renderings of seconds each per write with 3 workers), and a process that
+# never rendered a page can answer with its previous rendering (WEB_STALE_SECONDS). 0 (the default): per process.
+WEB_SHARED_RENDERINGS = _env_int("WEB_SHARED_RENDERINGS", 0) > 0
 
 DATABASES = {
     "default": dj_database_url.config(

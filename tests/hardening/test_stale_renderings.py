@@ -81,8 +81,9 @@ def test_html_pages_answer_their_previous_rendering_with_the_visitors_own_csrf_t
     assert previous["X-Board-Rendering"] == "previous", url
     body = previous.content.decode()
     assert conditional.CSRF_PLACEHOLDER not in body and "newcomer" not in body
+    assert 'class="rendering-note"' in body and "computed 0 s ago" in body  # the page says what it is
     fresh = client.get(url)
-    assert "X-Board-Rendering" not in fresh
+    assert "X-Board-Rendering" not in fresh and 'class="rendering-note"' not in fresh.content.decode()
     if url == "/":
         assert "newcomer" in fresh.content.decode()  # the board's contributor filter lists the new login
 
@@ -143,3 +144,76 @@ def test_gunicorn_computes_the_new_rendering_after_sending_the_previous_one(tmp_
         assert answer[0] is None and "newcomer" in answer[1], server.output()
     finally:
         server.stop()
+
+
+# --- WEB_SHARED_RENDERINGS: one rendering for every web process ---------------------------------------------------
+
+def other_process():
+    """What another web process sees: its own memory is empty; the shared store (the database's cache table here)
+    is the same."""
+    caches["pages"].clear()
+
+
+def test_a_rendering_made_by_one_process_is_read_by_another(client, task, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.WEB_SHARED_RENDERINGS = True
+    first = client.get("/api/tasks/7")
+    other_process()
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/api/tasks/7")
+    assert again.content == first.content
+    rendering = [q["sql"] for q in queries.captured_queries if "tracker_latestresult" in q["sql"]]
+    assert rendering == [] and any("board_cache" in q["sql"] for q in queries.captured_queries)
+    a_passing_run(task)
+    other_process()  # it never rendered this page: the shared previous rendering, at once
+    previous = client.get("/api/tasks/7")
+    assert previous["X-Board-Rendering"] == "previous" and kind(previous) == kind(first)
+    other_process()
+    assert kind(client.get("/api/tasks/7")) == "verified"  # the one computed after that answer, shared
+
+
+def test_a_page_another_process_is_rendering_is_waited_for_not_rendered_again(settings, monkeypatch):
+    settings.WEB_SHARED_RENDERINGS = True
+    store = caches["default"]
+    store.add("rendering:page-k", 1, timeout=30)  # another process is rendering it ...
+    waits = []
+
+    def other_process_finishes(seconds):  # ... and stores it during the third wait
+        waits.append(seconds)
+        if len(waits) == 3:
+            store.set("page-k", "theirs", 60)
+            store.delete("rendering:page-k")
+
+    monkeypatch.setattr(conditional, "_sleep", other_process_finishes)
+    computed = []
+    assert conditional.cached("page-k", lambda: computed.append(1) or "mine", shared=True) == "theirs"
+    assert computed == [] and len(waits) == 3
+    monkeypatch.setattr(conditional, "_sleep", lambda seconds: time.sleep(0.05))
+    store.add("rendering:page-j", 1, timeout=30)
+    assert conditional.cached("page-j", lambda: "mine", shared=True, wait=False) is None  # a refresh: not now
+    from tracker.web import budget
+
+    with pytest.raises(budget.ReadTimeExceeded), budget.bounded(0.3):  # nobody delivers it: the read's 503
+        conditional.cached("page-j", lambda: "mine", shared=True)
+    store.delete("rendering:page-j")
+    assert conditional.cached("page-j", lambda: "mine", shared=True) == "mine"  # the mark gone: rendered here
+
+
+def test_every_process_of_a_site_uses_one_csrf_placeholder_nobody_else_knows():
+    import os
+    import subprocess
+    import sys
+
+    def placeholder(secret):
+        code = ("import django; django.setup(); from tracker.web.conditional import CSRF_PLACEHOLDER; "
+                "print(CSRF_PLACEHOLDER)")
+        env = {**os.environ, "DJANGO_SECRET_KEY": secret, "DJANGO_DEBUG": "1",
+               "DJANGO_SETTINGS_MODULE": "config.settings"}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    one = placeholder("site-secret-one-" + "x" * 40)
+    assert one == placeholder("site-secret-one-" + "x" * 40) != placeholder("site-secret-two-" + "x" * 40)
+    assert one.startswith("csrf-placeholder-") and len(one) == len("csrf-placeholder-") + 32

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -21,8 +20,11 @@ from django.core.cache import caches
 from django.http import HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
+from django.utils.crypto import salted_hmac
 from django.utils.http import parse_etags
+from django.utils.html import format_html
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from . import budget, params
 from ..selectors import versions
@@ -64,14 +66,37 @@ _computing: dict[str, threading.Lock] = {}
 _computing_guard = threading.Lock()
 
 
-def cached(key: str, compute, latest_key: str | None = None, wait: bool = True):
+def _shared_store():
+    """Where renderings are shared by every web process (WEB_SHARED_RENDERINGS: the site's default cache — Redis,
+    or the database's cache table), or None: each process renders for itself."""
+    return caches["default"] if settings.WEB_SHARED_RENDERINGS else None
+
+
+def _peek(key: str, shared: bool):
+    """The value under `key` in this process's memory, else (`shared`) in the shared store, copied into memory."""
+    value = page_cache.get(key)
+    if value is None and shared and (store := _shared_store()) is not None:
+        value = store.get(key)
+        if value is not None:
+            page_cache.set(key, value, PAGE_CACHE_SECONDS)
+    return value
+
+
+def _store(key: str, value, shared: bool) -> None:
+    page_cache.set(key, value, PAGE_CACHE_SECONDS)
+    if shared and (store := _shared_store()) is not None:
+        store.set(key, value, PAGE_CACHE_SECONDS)
+
+
+def cached(key: str, compute, latest_key: str | None = None, wait: bool = True, shared: bool = False):
     """page_cache[key], computed by `compute()` when missing — by one thread of the process at a time: clients
     arriving together at a page whose data just changed wait for one computation instead of each running it
     (16 threads computing the same page share the same cores and all finish late). The wait is bounded by the
-    request's read budget (budget.ReadTimeExceeded: a 503). `latest_key`: the page's newest rendering is also kept
+    request's read budget (budget.ReadTimeExceeded: a 503). `shared`: also kept in the shared store
+    (WEB_SHARED_RENDERINGS), computed by one process of all. `latest_key`: the page's newest rendering is also kept
     there, whatever its version (`visitor_cached` answers with it while the next one is computed). `wait=False`:
-    None at once when another thread is computing it."""
-    value = page_cache.get(key)
+    None at once when another thread or process is computing it."""
+    value = _peek(key, shared)
     if value is not None:
         return value
     with _computing_guard:
@@ -83,18 +108,47 @@ def cached(key: str, compute, latest_key: str | None = None, wait: bool = True):
     elif not lock.acquire(timeout=-1 if left is None else max(left, 0)):
         raise budget.ReadTimeExceeded("waiting for another request's rendering of the same page")
     try:
-        value = page_cache.get(key)
+        value = _peek(key, shared)
         if value is None:
-            value = compute()
-            page_cache.set(key, value, PAGE_CACHE_SECONDS)
+            value = _compute_once(key, compute, wait, _shared_store() if shared else None)
+            if value is None:
+                return None
+            _store(key, value, shared)
             if latest_key is not None:
-                page_cache.set(latest_key, (_wall_clock(), value), PAGE_CACHE_SECONDS)
+                _store(latest_key, (_wall_clock(), value), shared)
         return value
     finally:
         lock.release()
         with _computing_guard:
             if _computing.get(key) is lock and not lock.locked():
                 del _computing[key]
+
+
+SHARED_POLL_SECONDS = 0.05
+_sleep = time.sleep  # between two looks for another process's rendering (a test sets its own)
+
+
+def _compute_once(key: str, compute, wait: bool, store):
+    """compute() — with a shared store, by the one process that marks `key` as being rendered; the others wait for
+    its value (bounded by their read budget), or return None at once (`wait=False`)."""
+    if store is None:
+        return compute()
+    marker = "rendering:" + key
+    # The mark outlives a process that died rendering by at most this long.
+    mark_seconds = (settings.WEB_READ_SECONDS or 60) + 5
+    while True:
+        if store.add(marker, 1, timeout=mark_seconds):
+            try:
+                return compute()
+            finally:
+                store.delete(marker)
+        if not wait:
+            return None
+        budget.check()  # 503 past the request's budget, as any read
+        _sleep(SHARED_POLL_SECONDS)
+        value = store.get(key)
+        if value is not None:
+            return value
 
 
 _wall_clock = time.time  # when a rendering was made (a test sets its own)
@@ -110,14 +164,14 @@ def visitor_cached(request, key: str, latest_key: str, compute):
     computes this version's once the answer is sent (`answer` runs it). Signed-in users get this version's."""
     seconds = settings.WEB_STALE_SECONDS
     if not seconds or request.user.is_authenticated:
-        return cached(key, compute, latest_key), None
-    value = page_cache.get(key)
+        return cached(key, compute, latest_key, shared=True), None
+    value = _peek(key, shared=True)
     if value is not None:
         return value, None
-    latest = page_cache.get(latest_key)
+    latest = _peek(latest_key, shared=True)
     if latest is not None and _wall_clock() - latest[0] <= seconds:
         return latest[1], Refresh(key, latest_key, compute, made_at=latest[0])
-    return cached(key, compute, latest_key), None
+    return cached(key, compute, latest_key, shared=True), None
 
 
 @dataclass(frozen=True)
@@ -134,7 +188,7 @@ class Refresh:
             return  # another page is being computed: a later visitor of this one starts it
         try:
             with budget.bounded(settings.WEB_READ_SECONDS):  # the visitor's bound, though nobody waits for it
-                cached(self.key, self.compute, self.latest_key, wait=False)
+                cached(self.key, self.compute, self.latest_key, wait=False, shared=True)
         except _NotShared:
             pass
         except Exception:  # noqa: BLE001 -- after the answer nobody else hears of it: the log does
@@ -143,16 +197,26 @@ class Refresh:
             _refreshing.release()
 
 
+# templates/base.html carries it where a previous rendering's answer says what it is (an HTML comment otherwise).
+RENDERING_NOTE_MARK = "<!--board-rendering-note-->"
+
+
 class PreviousRendering(HttpResponse):
     """An answer from the page's previous rendering (`visitor_cached`): says so (X-Board-Rendering, Age), carries no
     ETag (the browser must not keep it as this version's), and computes this version's after it is sent — a WSGI
     server calls close() once the body is out (gunicorn does; so does Django's test client)."""
 
-    def __init__(self, *args, refresh: Refresh, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, content, *args, refresh: Refresh, **kwargs):
+        age = max(0, int(_wall_clock() - refresh.made_at))
+        if isinstance(content, str) and RENDERING_NOTE_MARK in content:  # an HTML page: says so where it is read
+            content = content.replace(RENDERING_NOTE_MARK, format_html(
+                '<p class="rendering-note" role="status">{}</p>',
+                _("This page was computed %(age)s s ago; the board's data has changed since, and the new page is "
+                  "being computed: reload in a few seconds.") % {"age": age}), 1)
+        super().__init__(content, *args, **kwargs)
         self.refresh = refresh
         self["X-Board-Rendering"] = "previous"
-        self["Age"] = str(max(0, int(_wall_clock() - refresh.made_at)))
+        self["Age"] = str(age)
 
     def close(self):
         try:
@@ -198,10 +262,11 @@ def with_etag(response, etag: str | None):
 
 
 # Stands for the CSRF token in a page rendered once for every anonymous visitor; each response gets the
-# visitor's own token (get_token also makes the CSRF middleware set the cookie). Drawn afresh by each
-# process (the page cache is the process's own memory) and shown to nobody: a fixed string could be typed
-# into a PR title or a comment, and every visitor's page would then carry their token in its place.
-CSRF_PLACEHOLDER = f"csrf-placeholder-{secrets.token_hex(16)}"
+# visitor's own token (get_token also makes the CSRF middleware set the cookie). Derived from the site's secret
+# key, so every web process sharing renderings (WEB_SHARED_RENDERINGS) uses the same one and nobody else can know
+# it, and shown to nobody: a known string could be typed into a PR title or a comment, and every visitor's page
+# would then carry their token in its place.
+CSRF_PLACEHOLDER = "csrf-placeholder-" + salted_hmac("tracker.web.conditional", "CSRF placeholder").hexdigest()[:32]
 
 
 def shared_page(request, key: str, render_page, latest_key: str):
