@@ -18,6 +18,7 @@
 #   WEB_CREATE_DATABASE  1 for a new site: migrate may create the missing SQLite file (default: refuse)
 #   WEB_TIMEOUT  seconds without a heartbeat before a worker is restarted (default 60)
 #   DB_CONN_MAX_AGE  seconds a thread keeps its database connection (default 60)
+#   WEB_SHARED_RENDERINGS  1: visitors' pages rendered once for all workers, and warmed at start (warm_pages)
 #   PYTHON       the interpreter of the project's venv (default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,11 @@ $PY manage.py collectstatic --noinput >/dev/null
 # glibc returns a freed request body (up to 2.5 MB) to the system at once instead of keeping it in the heap: its
 # default threshold grows after the first large free, and 200 incomplete bodies left 221 MB held after they closed.
 export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-262144}"
+if [ "${WEB_SHARED_RENDERINGS:-0}" -gt 0 ] 2>/dev/null; then
+  # The public pages rendered for visitors beside gunicorn's start, so none waits for a first rendering
+  # (tracker/web/warm.py; each finished run does it again for what it changed). Its lines go to the server's log.
+  ($PY manage.py warm_pages 2>&1 | sed 's/^/warm_pages: /' >&2 || true) &
+fi
 exec $PY -m gunicorn config.asgi:application \
   --bind "${WEB_BIND:-127.0.0.1:8000}" \
   --workers "$WORKERS" --worker-class config.worker.BoardASGIWorker \

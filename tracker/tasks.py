@@ -40,6 +40,8 @@ from .services import paddle_envs
 from .services.first_start import queue_follow_up_diagnosis
 from .services.workers import advertise
 from .models import TestRun
+from .selectors.runs import run_task_numbers
+from .web.warm import warm_after_run
 from .vocab import Lane
 from .services.runs import (execute_run, requeue_declined_gpu_runs, requeue_declined_release_runs,
                             resend_unclaimed_runs, resume_orphaned_runs)
@@ -63,11 +65,13 @@ def execute_run_task(run_id: int) -> dict:
 
 def follow_up_finished_run(run_id: int) -> None:
     """What follows a run once, from the executor that recorded it done: the first start's diagnosis
-    (services/first_start.py). The verdicts are stored whatever happens here: a failure to queue is logged."""
+    (services/first_start.py), and the public pages it changed rendered for visitors (web/warm.py, with shared
+    renderings). The verdicts are stored whatever happens here: a failure is logged."""
     try:
         queue_follow_up_diagnosis(TestRun.objects.get(pk=run_id))
     except Exception:  # only the follow-up is lost; the staff diagnose button still works
         log.exception("run %s: could not queue its follow-up diagnosis", run_id)
+    warm_after_run(run_task_numbers(run_id))
 
 
 def diagnose_tasks_task(numbers: list[int], limit: int | None = None) -> dict:

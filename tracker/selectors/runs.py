@@ -325,6 +325,11 @@ def _matrix_eta(summaries: list[dict]) -> dict:
             "eta_range": [sum(item["eta_range"][0] for item in running), sum(item["eta_range"][1] for item in running)]}
 
 
+def run_task_numbers(run_id: int) -> list[int]:
+    """The numbers of the tasks a run has results for."""
+    return sorted(Task.objects.filter(config_results__run_id=run_id).values_list("number", flat=True).distinct())
+
+
 def _tasks_field(run: TestRun) -> dict:
     # Per-task progress for the board and task pages' live counters; a lane of a matrix run leaves it to
     # its parent's summary.

@@ -141,7 +141,7 @@ def _compute_once(key: str, compute, wait: bool, store):
             try:
                 return compute()
             finally:
-                store.delete(marker)
+                store.delete_many([marker])  # (cache keys: not a model write)
         if not wait:
             return None
         budget.check()  # 503 past the request's budget, as any read
