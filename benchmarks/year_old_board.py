@@ -351,6 +351,21 @@ def in_process(args) -> int:
     return 0
 
 
+def wait_for_warming(server, timeout: float = 600) -> float | None:
+    """Seconds until serve.sh's warm_pages (beside gunicorn's start) printed its last page, None if it did not."""
+    from tracker.web.warm import SITE_PATHS
+
+    began = time.monotonic()
+    server.log.flush()
+    while time.monotonic() - began < timeout:
+        with open(server.log.name) as log:
+            lines = [line for line in log if line.startswith("warm_pages:")]
+        if len(lines) >= 2 * len(SITE_PATHS) or any("Error" in line for line in lines):
+            return time.monotonic() - began
+        time.sleep(1)
+    return None
+
+
 def measure(name: str, args) -> int:
     import multiprocessing
     import signal
@@ -367,17 +382,20 @@ def measure(name: str, args) -> int:
         extra["WEB_READ_SECONDS"] = args.read_seconds
     extra["WEB_VERSION_SECONDS"] = args.version_seconds
     extra["WEB_STALE_SECONDS"] = args.stale_seconds
+    extra["WEB_SHARED_RENDERINGS"] = args.shared_renderings
     server = Served(workdir, database_url=database_url(name), workers=args.workers, threads=args.threads,
                     extra_env=extra)
     nginx = None
     processes = 4
     try:
         server.wait_ready()
+        warmed = wait_for_warming(server) if args.shared_renderings == "1" else None
         port = server.port
         if args.nginx:
             nginx, port = start_nginx(workdir, server.port)
         print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads, WEB_VERSION_SECONDS="
-              f"{args.version_seconds}, WEB_STALE_SECONDS={args.stale_seconds}"
+              f"{args.version_seconds}, WEB_STALE_SECONDS={args.stale_seconds}, WEB_SHARED_RENDERINGS="
+              f"{args.shared_renderings}{f' (serve.sh warmed the site pages in {warmed:.0f} s)' if warmed else ''}"
               f"{', behind nginx (deploy/nginx/board-proxy.conf)' if args.nginx else ''}; load average before: "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'page':26s} {'clients':>7s} {'round':5s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'n':>5s} "
@@ -431,6 +449,8 @@ def main() -> int:
                         help="WEB_VERSION_SECONDS for the server (default 1, as docs/deployment.md sets; 0: off)")
     parser.add_argument("--stale-seconds", default="60",
                         help="WEB_STALE_SECONDS for the server (default 60, as docs/deployment.md sets; 0: off)")
+    parser.add_argument("--shared-renderings", default="1", choices=["0", "1"],
+                        help="WEB_SHARED_RENDERINGS for the server (default 1, as docs/deployment.md sets)")
     args = parser.parse_args()
 
     name = args.database or create_database()

@@ -4,8 +4,10 @@ rendering is computed once that answer is sent; the next visitor gets it. A sign
 a previous rendering older than the window is never served, one such computation runs per process at a time, and one
 that fails leaves the previous rendering in place and is logged.
 
-The page cache and the wall clock are the test's (the window is exact); the last test runs scripts/serve.sh, whose
-gunicorn must call the answer's close() after sending it, as Django's test client does."""
+With WEB_SHARED_RENDERINGS, a page is rendered by one process for all (the others read it, or wait for it), and
+one process's previous rendering answers in another. The page cache and the wall clock are the test's (the window is
+exact); the last test runs scripts/serve.sh with two workers, whose front must send the answer before its close()
+computes the next rendering, as Django's test client does."""
 import sqlite3
 import time
 import urllib.request
@@ -120,13 +122,19 @@ def test_a_failed_computation_keeps_the_previous_rendering_and_is_logged(client,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_gunicorn_computes_the_new_rendering_after_sending_the_previous_one(tmp_path):
+def test_gunicorn_workers_share_a_previous_rendering_and_compute_the_next_after_sending_it(tmp_path):
     from tests.hardening.servers import Served
 
-    # One worker: the second read reaches the process that holds the first one's rendering.
-    server = Served(tmp_path, workers=1, threads=2, extra_env={"WEB_STALE_SECONDS": "60", "WEB_VERSION_SECONDS": "0"})
+    # Two workers sharing renderings (WEB_SHARED_RENDERINGS, the database's cache table): whichever process a read
+    # reaches holds the page's previous rendering; serve.sh warms the site's pages at start.
+    server = Served(tmp_path, workers=2, threads=2, extra_env={
+        "WEB_STALE_SECONDS": "60", "WEB_VERSION_SECONDS": "0", "WEB_SHARED_RENDERINGS": "1"})
     try:
         server.wait_ready()
+        deadline = time.monotonic() + 120
+        while "warm_pages: 200" not in server.output() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "ms  en       /\n" in server.output(), server.output()  # the board, warmed beside gunicorn's start
 
         def read():
             request = urllib.request.Request(server.url + "/", headers={"X-Forwarded-Proto": "https"})
