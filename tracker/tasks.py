@@ -71,7 +71,7 @@ def follow_up_finished_run(run_id: int) -> None:
         queue_follow_up_diagnosis(TestRun.objects.get(pk=run_id))
     except Exception:  # only the follow-up is lost; the staff diagnose button still works
         log.exception("run %s: could not queue its follow-up diagnosis", run_id)
-    warm_after_run(run_task_numbers(run_id))
+    warm_after_run(run_id, run_task_numbers(run_id))
 
 
 def diagnose_tasks_task(numbers: list[int], limit: int | None = None) -> dict:

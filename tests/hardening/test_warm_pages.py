@@ -67,12 +67,13 @@ def test_warm_pages_takes_at_most_twenty_tasks(shared):
         call_command("warm_pages", *[arg for n in range(21) for arg in ("--task", str(n))])
 
 
-def test_a_finished_run_warms_its_tasks_pages_and_the_sites(shared, client):
+def test_a_finished_run_warms_its_own_its_tasks_and_the_sites_pages(shared, client):
     run = a_passing_run(shared)
     tasks.follow_up_finished_run(run.pk)
     assert rendering_queries(client, "/tasks/7") == 1 and rendering_queries(client, "/api/tasks/7") == 1
     assert client.get("/api/tasks/7").json()["retest"]["verification"]["kind"] == "verified"  # this version's
     assert rendering_queries(client, "/") == 1
+    assert rendering_queries(client, f"/runs/{run.pk}") == 1 and rendering_queries(client, f"/api/runs/{run.pk}") == 1
 
 
 def test_a_run_over_many_tasks_warms_the_sites_pages_only():

@@ -95,13 +95,15 @@ def warm(paths=SITE_PATHS, languages=None) -> list[Warmed]:
     return done
 
 
-def warm_after_run(task_numbers) -> None:
-    """The pages a finished run changed, for the qcluster that recorded it; nothing when renderings are not shared.
-    A failure is logged: the run's verdicts are stored whatever happens here."""
+def warm_after_run(run_id: int, task_numbers) -> None:
+    """The pages a finished run changed, for the qcluster that recorded it: the site's, the run's own and (up to
+    MAX_TASKS_PER_RUN) its tasks'; nothing when renderings are not shared. A failure is logged: the run's verdicts
+    are stored whatever happens here."""
     if not settings.WEB_SHARED_RENDERINGS:
         return
     try:
-        for warmed in warm(SITE_PATHS + tuple(task_paths(task_numbers))):
+        paths = SITE_PATHS + (f"/runs/{run_id}", f"/api/runs/{run_id}") + tuple(task_paths(task_numbers))
+        for warmed in warm(paths):
             if warmed.status != 200:
                 logger.warning("warming %s (%s) after a run: %s", warmed.path, warmed.language, warmed.status)
     except Exception:  # noqa: BLE001 -- visitors then render the pages themselves, as without warming
