@@ -29,7 +29,16 @@ class ClosedLater(list):
         assert self.may_end.wait(10)
 
 
-async def drive(front) -> list[dict]:
+def drive(front) -> list[dict]:
+    """gunicorn's calls, in a thread of their own: a browser test earlier in the same process may leave an event
+    loop running in this one (asyncio.run would refuse)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _drive(front)).result(timeout=30)
+
+
+async def _drive(front) -> list[dict]:
     sent = []
 
     async def receive():
@@ -52,7 +61,7 @@ def test_the_answer_is_sent_while_close_is_still_running_in_the_applications_thr
 
     front = BufferedWSGI(application, threads=2, max_body=1000, body_seconds=5)
     try:
-        sent = asyncio.run(drive(front))
+        sent = drive(front)
         assert result.closing.wait(10)  # close() has begun ...
         assert sent[0]["status"] == 200 and sent[1]["body"] == b"the answer"  # ... and the answer was already out
         assert not result.may_end.is_set()  # while close() still waits
@@ -69,6 +78,6 @@ def test_an_application_that_raises_raises_where_gunicorn_reports_it():
     front = BufferedWSGI(application, threads=1, max_body=1000, body_seconds=5)
     try:
         with pytest.raises(RuntimeError, match="the view failed"):
-            asyncio.run(drive(front))
+            drive(front)
     finally:
         front.executor.shutdown(wait=True)
