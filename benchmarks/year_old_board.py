@@ -9,7 +9,7 @@ the production environment of docs/deployment.md), optionally behind the documen
 
 * first (first clients count only): C clients ask at once for a page this server has never rendered;
 * cold: right after a data change (a claim on the page's task: every page's data version changes), C clients
-  ask for the page at once — the first answers compute it, or, with WEB_STALE_SECONDS (--stale-seconds, 60 as
+  ask for the page at once — the first answers compute it, or, with WEB_STALE_SECONDS (--stale-seconds, 300 as
   docs/deployment.md sets), are answered with the page's previous rendering while it is computed (column "prev");
 * warm: the same page again, C clients x N requests, from the per-data-version cache.
 
@@ -351,6 +351,25 @@ def in_process(args) -> int:
     return 0
 
 
+def wait_for_new_rendering(port: int, path: str, timeout: float) -> float | None:
+    """Seconds until a read of `path` is no longer answered from its previous rendering (at most `timeout`)."""
+    began = time.monotonic()
+    while time.monotonic() - began < timeout:
+        _ms, _status, previous = _client(port, path, 1, timeout, _NO_WAIT)[0]
+        if not previous:
+            break
+        time.sleep(0.1)
+    return time.monotonic() - began
+
+
+class _NoWait:
+    def wait(self):
+        return None
+
+
+_NO_WAIT = _NoWait()
+
+
 def wait_for_warming(server, timeout: float = 600) -> float | None:
     """Seconds until serve.sh's warm_pages (beside gunicorn's start) printed its last page, None if it did not."""
     from tracker.web.warm import SITE_PATHS
@@ -413,12 +432,17 @@ def measure(name: str, args) -> int:
                     # "cold" round meets the change (not the page from before it)
                     time.sleep(float(args.version_seconds))
                     rounds.append(("cold", hammer(pool, port, path, clients, 1, args.timeout, processes)))
+                    # the cold round's previous renderings start the new one after their answers: the warm round
+                    # measures the cache once it is there (how long visitors got the previous one is printed)
+                    refreshed = wait_for_new_rendering(port, path, args.timeout)
                     rounds.append(("warm", hammer(pool, port, path, clients, args.warm_requests, args.timeout,
                                                   processes)))
                     for label, row in rounds:
                         print(f"{page:26s} {clients:7d} {label:5s} {row['p50']:8.1f} {row['p95']:8.1f} "
                               f"{row['max']:8.1f} {row['n']:5d} {row['5xx']:4d} {row['timeouts']:4d} "
-                              f"{row['previous']:4d} {row['statuses']}", flush=True)
+                              f"{row['previous']:4d} {row['statuses']}"
+                              + (f"  new rendering after {refreshed:.1f} s" if label == "cold" and row["previous"] else ""),
+                              flush=True)
                         failures += bool(row["5xx"] or row["timeouts"])
         print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores, shared with other jobs)")
         return 1 if failures else 0
@@ -447,8 +471,8 @@ def main() -> int:
     parser.add_argument("--read-seconds", default="", help="WEB_READ_SECONDS for the server (default: the setting's)")
     parser.add_argument("--version-seconds", default="1",
                         help="WEB_VERSION_SECONDS for the server (default 1, as docs/deployment.md sets; 0: off)")
-    parser.add_argument("--stale-seconds", default="60",
-                        help="WEB_STALE_SECONDS for the server (default 60, as docs/deployment.md sets; 0: off)")
+    parser.add_argument("--stale-seconds", default="300",
+                        help="WEB_STALE_SECONDS for the server (default 300, as docs/deployment.md sets; 0: off)")
     parser.add_argument("--shared-renderings", default="1", choices=["0", "1"],
                         help="WEB_SHARED_RENDERINGS for the server (default 1, as docs/deployment.md sets)")
     args = parser.parse_args()

@@ -177,7 +177,7 @@ WEB_VERSION_SECONDS = max(0.0, _env_float("WEB_VERSION_SECONDS", 0))
 # one is computed after the answer is sent (tracker/web/conditional.py visitor_cached): on a year-old board a
 # rendering takes seconds, and every write would otherwise make the next visitors wait for it. A visitor may then
 # see a write up to WEB_STALE_SECONDS (+ WEB_VERSION_SECONDS) late; signed-in users never. 0 (the default): off;
-# docs/deployment.md sets 60.
+# docs/deployment.md sets 300.
 WEB_STALE_SECONDS = max(0.0, _env_float("WEB_STALE_SECONDS", 0))
 # Anonymous visitors' renderings of the public pages kept in the site's shared cache (CACHES "default": Redis with
 # REDIS_URL, else the database's cache table) besides each process's memory: one process renders a page for all of

@@ -82,10 +82,10 @@ def _peek(key: str, shared: bool):
     return value
 
 
-def _store(key: str, value, shared: bool) -> None:
-    page_cache.set(key, value, PAGE_CACHE_SECONDS)
+def _store(key: str, value, shared: bool, seconds: int = PAGE_CACHE_SECONDS) -> None:
+    page_cache.set(key, value, seconds)
     if shared and (store := _shared_store()) is not None:
-        store.set(key, value, PAGE_CACHE_SECONDS)
+        store.set(key, value, seconds)
 
 
 def cached(key: str, compute, latest_key: str | None = None, wait: bool = True, shared: bool = False):
@@ -114,8 +114,9 @@ def cached(key: str, compute, latest_key: str | None = None, wait: bool = True, 
             if value is None:
                 return None
             _store(key, value, shared)
-            if latest_key is not None:
-                _store(latest_key, (_wall_clock(), value), shared)
+            if latest_key is not None:  # kept as long as it may be answered (WEB_STALE_SECONDS)
+                _store(latest_key, (_wall_clock(), value), shared,
+                       max(PAGE_CACHE_SECONDS, int(settings.WEB_STALE_SECONDS)))
         return value
     finally:
         lock.release()
