@@ -475,6 +475,30 @@ class LatestResult(models.Model):
         return f"cfg {self.failing_config_id} {self.lane} {self.release or 'main'} {self.version}: run {self.run_id}"
 
 
+class ResultCount(models.Model):
+    """How many results a config has per (task, lane, its run's release and build, status): what flakiness reads
+    (selectors.flakiness) instead of grouping every result (8 s for /api/flaky on a year-old board, issue #45).
+    Written with LatestResult by services.latest: counted in the transaction that stores the verdict, moved by a
+    diagnosis that changes a result's status, counted again from the results after a bulk write or a deletion.
+    Runs judged against another Torch (``TestRun.torch``) are not counted, as flakiness never read them."""
+    failing_config = models.ForeignKey(FailingConfig, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="+")  # the result's task
+    lane = models.CharField(max_length=3)  # the run's
+    release = models.CharField(max_length=50, blank=True, default="")  # the run's ("" = the main environment's)
+    version = models.CharField(max_length=50, blank=True, default="")  # the run's Paddle version
+    commit = models.CharField(max_length=64, blank=True, default="")  # and commit: one build
+    status = models.CharField(max_length=30)
+    n = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["failing_config", "task", "lane", "release", "version",
+                                                       "commit", "status"], name="one_count_per_config_build_status")]
+        indexes = [models.Index(fields=["task", "lane"], name="count_task_lane")]
+
+    def __str__(self):
+        return f"cfg {self.failing_config_id} {self.lane} {self.version}@{self.commit[:8]} {self.status}: {self.n}"
+
+
 class WebhookDelivery(models.Model):
     """One GitHub webhook delivery, kept so a redelivered X-GitHub-Delivery is applied only once."""
 

@@ -157,3 +157,65 @@ def test_a_deleted_run_or_result_gives_the_older_verdict_back(board):
     latest.delete_results(ConfigResult.objects.filter(failing_config=c, status="crash"))
     assert runs.latest_results(lane="cpu", config_ids=[c.pk])[c.pk].status == "pass"  # the resumed older run's
     _same_answers(board)
+
+
+# ----------------------------------------------------------------------------- the result counts (flakiness)
+
+def old_flakiness(task_ids=None, main_only=False) -> dict:
+    """Flakiness as it was read before the ResultCount rows: every result grouped, in Python, here."""
+    found = {}
+    results = ConfigResult.objects.filter(run__torch="").select_related("run")
+    if main_only:
+        results = results.filter(run__release__in=["", main_version()])
+    if task_ids is not None:
+        results = results.filter(task_id__in=task_ids)
+    for r in results:
+        key = (r.failing_config_id, r.run.lane, r.run.paddle_version, r.run.paddle_commit)
+        found.setdefault(key, {}).setdefault(r.status, 0)
+        found[key][r.status] += 1
+    return found
+
+
+def _same_flakiness():
+    from tracker.selectors.flakiness import config_flakiness
+
+    for main_only in (False, True):
+        new = {key: dict(f.statuses) for key, f in config_flakiness(main_release_only=main_only).items()}
+        assert new == old_flakiness(main_only=main_only), main_only
+    task = Task.objects.order_by("pk").first()
+    assert {k: dict(f.statuses) for k, f in config_flakiness(task_ids=[task.pk]).items()} == old_flakiness([task.pk])
+
+
+def _counts():
+    from tracker.models import ResultCount
+
+    return set(ResultCount.objects.filter(n__gt=0).values_list("failing_config_id", "task_id", "lane", "release",
+                                                                 "version", "commit", "status", "n"))
+
+
+def test_the_counts_give_the_old_flakiness_through_writes_restatus_and_deletes(board):
+    _same_flakiness()
+    a, b, c, d = board["configs"]
+    newest = runs.latest_results(lane="cpu", task=board["tasks"][0])
+    b_result = ConfigResult.objects.select_related("task").get(pk=newest[b.pk].pk)
+    assert apply_implied_verdict(b_result, {"diagnosed": True, "implied_verdict": {"status": "torch_suspect"}})
+    _same_flakiness()  # the count moved from accuracy_error to torch_suspect
+    latest.delete_runs(TestRun.objects.filter(pk=board["deleted"].pk))
+    latest.delete_results(ConfigResult.objects.filter(failing_config=c, status="crash"))
+    _same_flakiness()
+    written = _counts()
+    latest.rebuild()  # the data migration's fill counts what store_result counted
+    assert _counts() == written
+
+
+def test_a_build_recorded_after_results_were_stored_moves_their_counts(board):
+    """An executor records the run's build with an update; results stored before it (a resumed run) are counted
+    again under it."""
+    from tracker.services.runs.executor import _start
+
+    a = board["configs"][0]
+    run = _run("cpu", version="")
+    _store(run, a, "pass")
+    run = TestRun.objects.get(pk=run.pk)
+    _start(run, {"paddle_version": MAIN, "paddle_commit": "c0ffee"}, fan_out=False)
+    _same_flakiness()

@@ -13,11 +13,12 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count
+from django.db.models import Q, Sum
 
 from ..bisection import outcome
-from ..models import ConfigResult, FailingConfig, Task
+from ..models import FailingConfig, ResultCount, Task
 from ..vocab import lane_of
+from .envs import main_version
 
 Z_95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
 
@@ -76,29 +77,33 @@ class Flakiness:
                 "release": self.release, "commit": self.commit, "lane": self.lane}
 
 
-def config_flakiness(*, task_ids=None, results=None) -> dict[tuple[int, str, str, str], Flakiness]:
-    """(config id, lane, release, commit) -> its Flakiness, over every stored result (of these tasks; ``results``: a
-    ConfigResult queryset to read instead, e.g. the main release's only). One grouped query: a row per
-    (config, lane, release, status), whatever the number of runs."""
-    qs = ConfigResult.objects.all() if results is None else results
-    qs = qs.filter(run__torch="")  # one build, one Torch: a verdict that moves with Torch is drift, not flakiness
+def config_flakiness(*, task_ids=None, main_release_only: bool = False) -> dict[tuple[int, str, str, str], Flakiness]:
+    """(config id, lane, release, commit) -> its Flakiness, over every stored result (of these tasks; of runs on the
+    main environment's release only). Read from the results' counts (ResultCount, kept by services.latest): a row per
+    (config, lane, build, status), whatever the number of runs. Runs judged against another Torch are not counted:
+    a verdict that moves with Torch is drift, not flakiness."""
+    qs = ResultCount.objects.all()
+    if main_release_only:
+        qs = qs.filter(Q(release="") | Q(release=main_version()))
     if task_ids is not None:
         qs = qs.filter(task_id__in=list(task_ids))
-    rows = qs.values("failing_config_id", "task_id", "run__lane", "run__paddle_version", "run__paddle_commit",
-                     "status").annotate(n=Count("id")).order_by()
+    rows = qs.values("failing_config_id", "task_id", "lane", "version", "commit", "status").annotate(
+        total=Sum("n")).order_by()
     found: dict[tuple[int, str, str, str], Flakiness] = {}
     for row in rows:
-        key = (row["failing_config_id"], row["run__lane"], row["run__paddle_version"], row["run__paddle_commit"])
+        if not row["total"]:
+            continue
+        key = (row["failing_config_id"], row["lane"], row["version"], row["commit"])
         item = found.setdefault(key, Flakiness(key[0], row["task_id"], key[1], key[2], key[3]))
-        item.outcomes[outcome(row["status"])] += row["n"]
-        item.statuses[row["status"]] += row["n"]
+        item.outcomes[outcome(row["status"])] += row["total"]
+        item.statuses[row["status"]] += row["total"]
     return found
 
 
-def flaky_configs(*, task_ids=None, results=None, own_lane: dict[int, str] | None = None) -> list[Flakiness]:
+def flaky_configs(*, task_ids=None, own_lane: dict[int, str] | None = None) -> list[Flakiness]:
     """The flaky (config, lane, build)s, highest score first; ``own_lane`` (task id -> its lane) keeps each task's
     own lane only."""
-    found = [f for f in config_flakiness(task_ids=task_ids, results=results).values() if f.flaky]
+    found = [f for f in config_flakiness(task_ids=task_ids).values() if f.flaky]
     if own_lane is not None:
         found = [f for f in found if f.lane == own_lane.get(f.task_id)]
     return sorted(found, key=lambda f: (-f.score, f.config_id, f.release))

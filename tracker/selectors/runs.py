@@ -503,7 +503,7 @@ def task_verification(task: Task, lane: str | None = None, latest: dict | None =
     rows = [(r.status, r.run_id, r.run.paddle_version, r.adaptations) for r in newest.values()]
     # Read for every task (not only where a fix would read verified): one page costs the same queries
     # whatever its verdicts say (tests/hardening/test_public_reads.py).
-    scores = config_flakiness(task_ids=[task.id], results=ConfigResult.objects.filter(main_release_q()))
+    scores = config_flakiness(task_ids=[task.id], main_release_only=True)
     flaky = sum(1 for config_id, r in newest.items()
                 if (found := scores.get((config_id, lane, r.run.paddle_version, r.run.paddle_commit)))
                 and found.flaky)
@@ -538,7 +538,7 @@ def verifications_in_own_lane() -> dict[int, Verification]:
         builds.setdefault(task_id, []).append((config_id, lane, version, commit))
     # flakiness only matters where a fix would read verified: read it for those tasks only
     passing = [task_id for task_id, items in latest.items() if _all_pass(items)]
-    scores = config_flakiness(task_ids=passing, results=ConfigResult.objects.filter(main_release_q())) if passing else {}
+    scores = config_flakiness(task_ids=passing, main_release_only=True) if passing else {}
     flaky = Counter({task_id: sum(1 for key in builds[task_id] if (found := scores.get(key)) and found.flaky)
                      for task_id in passing})
     totals = dict(

@@ -157,7 +157,7 @@ def apply_implied_verdict(result: ConfigResult, data: dict, diagnosis: Diagnosis
     for name, value in fields.items():
         setattr(result, name, value)
     result.save(update_fields=list(fields))
-    latest.restatus(result)
+    latest.restatus(result, before)
     why = (f"the {_source_words(implied.get('source'))} reads Torch off" if fields["status"] == Status.TORCH_SUSPECT
            else "the engine's own status: the diagnosis no longer reads Torch off")
     record_event(task=result.task, kind=EventKind.VERDICT_REREAD, source=Source.DIAGNOSIS,

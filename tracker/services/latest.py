@@ -1,5 +1,6 @@
 """Each config's newest verdict per (task it was judged under, lane, its run's release, Paddle version): the
-LatestResult rows the "latest" selectors read instead of scanning every result (issue #45).
+LatestResult rows the "latest" selectors read instead of scanning every result (issue #45); and how many results it
+has per build and status: the ResultCount rows flakiness reads (selectors.flakiness).
 
 ``record`` is called by ``runs.store_result`` in the transaction that stores the verdict. Whatever writes results
 another way fills the rows of the configs it touched again with ``rebuild``: a bulk write (the synthetic board, a
@@ -9,10 +10,10 @@ benchmark's or a test's fixture), the data migration (every config), and a delet
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Value
+from django.db.models import Count, F, Max, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from ..models import ConfigResult, LatestResult, TestRun
+from ..models import ConfigResult, LatestResult, ResultCount, TestRun
 
 BATCH = 2000  # configs per rebuild step: one grouped query and one bulk insert each
 
@@ -22,6 +23,7 @@ def record(result: ConfigResult, run: TestRun) -> None:
 judged against another Torch than the project's (``TestRun.torch``) measures the reference's drift: never a row."""
     if run.torch:
         return
+    _count(_count_key(result, run), result.status, +1)
     key = {"failing_config_id": result.failing_config_id, "task_id": result.task_id, "lane": run.lane,
            "release": run.release, "version": result.paddle_version or run.paddle_version}
     newest = {"run_id": run.pk, "result_id": result.pk, "status": result.status, "exact": result.exact}
@@ -35,9 +37,37 @@ judged against another Torch than the project's (``TestRun.torch``) measures the
         rows.filter(run_id__lt=run.pk).update(**newest)
 
 
-def restatus(result: ConfigResult) -> None:
-    """The result's status changed (a diagnosis' implied verdict): its row, if it is a newest verdict, says so."""
+def restatus(result: ConfigResult, before: str) -> None:
+    """The result's status changed from `before` (a diagnosis' implied verdict): its row, if it is a newest verdict,
+    says so, and its count moves to the new status."""
     LatestResult.objects.filter(result_id=result.pk).update(status=result.status)
+    run = TestRun.objects.only("lane", "release", "torch").get(pk=result.run_id)
+    if not run.torch and before != result.status:
+        key = _count_key(result, run)
+        _count(key, before, -1)
+        _count(key, result.status, +1)
+
+
+def _count_key(result: ConfigResult, run: TestRun) -> dict:
+    # The run's build as stored now: the executor records it with an update, so the caller's instance may predate it
+    # (a build recorded again later, by a resuming executor, counts the run's results again: rebuild).
+    version, commit = TestRun.objects.filter(pk=run.pk).values_list("paddle_version", "paddle_commit").get()
+    return {"failing_config_id": result.failing_config_id, "task_id": result.task_id, "lane": run.lane,
+            "release": run.release, "version": version, "commit": commit}
+
+
+def _count(key: dict, status: str, delta: int) -> None:
+    rows = ResultCount.objects.filter(**key, status=status)
+    if delta < 0:
+        rows.filter(n__gte=-delta).update(n=F("n") + delta)
+        return
+    if rows.update(n=F("n") + delta):
+        return
+    try:
+        with transaction.atomic():
+            ResultCount.objects.create(**key, status=status, n=delta)
+    except IntegrityError:  # another writer counted the key's first result meanwhile
+        rows.update(n=F("n") + delta)
 
 
 def newest_rows(result_model, config_ids: list[int]) -> list[dict]:
@@ -72,8 +102,36 @@ def fill(result_model, latest_model, config_ids=None) -> int:
     return written
 
 
+def count_rows(result_model, config_ids: list[int]) -> list[dict]:
+    """The ResultCount fields of these configs, from the results (models passed in, as for newest_rows)."""
+    rows = (result_model.objects.filter(failing_config_id__in=config_ids, run__torch="").order_by()
+            .values("failing_config_id", "task_id", "run__lane", "run__release", "run__paddle_version",
+                    "run__paddle_commit", "status").annotate(n=Count("id")))
+    return [{"failing_config_id": row["failing_config_id"], "task_id": row["task_id"], "lane": row["run__lane"],
+             "release": row["run__release"], "version": row["run__paddle_version"],
+             "commit": row["run__paddle_commit"], "status": row["status"], "n": row["n"]} for row in rows]
+
+
+def fill_counts(result_model, count_model, config_ids=None) -> int:
+    """Replace the counts of these configs (None: every config with a result) by their results'; the rows written."""
+    if config_ids is None:
+        config_ids = result_model.objects.order_by().values_list("failing_config_id", flat=True).distinct()
+    config_ids = sorted(set(config_ids))
+    written = 0
+    for start in range(0, len(config_ids), BATCH):
+        batch = config_ids[start:start + BATCH]
+        with transaction.atomic():
+            count_model.objects.filter(failing_config_id__in=batch).delete()
+            rows = [count_model(**fields) for fields in count_rows(result_model, batch)]
+            written += len(count_model.objects.bulk_create(rows, batch_size=BATCH))
+    return written
+
+
 def rebuild(config_ids=None) -> int:
-    """The rows of these configs (None: every one) filled again from their results; the count written."""
+    """The rows of these configs (None: every one) filled again from their results — newest verdicts and counts;
+    the newest-verdict rows written."""
+    config_ids = None if config_ids is None else sorted(set(config_ids))
+    fill_counts(ConfigResult, ResultCount, config_ids)
     return fill(ConfigResult, LatestResult, config_ids)
 
 

@@ -23,7 +23,7 @@ from ...models import ConfigResult, FailingConfig, RunShard, TestRun
 from ...selectors.envs import env_key
 from ...selectors.runs import run_configs
 from ...vocab import ACTIVE_RUN_STATES, WaitingReason
-from .. import paddle_envs, shards
+from .. import latest, paddle_envs, shards
 from ..queue import enqueue_run
 from .matrix import refresh_matrix
 from .outcomes import record_run_outcomes
@@ -185,11 +185,15 @@ def _start(run: TestRun, info: dict, fan_out: bool) -> None:
     """The executor that moved the run from queued to running records the build and, for a queued job, puts
     one job per further shard on the lane's queue (each job leases shards until none is left)."""
     done = ConfigResult.objects.filter(run=run).count()
+    build = (info.get("paddle_version", ""), info.get("paddle_commit", ""))
+    rebuilt = done and build != (run.paddle_version, run.paddle_commit)
     TestRun.objects.filter(pk=run.pk).update(
         paddle_version=info.get("paddle_version", ""), paddle_commit=info.get("paddle_commit", ""),
         torch_version=info.get("torch_version", ""), host=socket.gethostname(),
         started_at=run.started_at or timezone.now(), total=run_configs(run).count(), done=done, message="",
         waiting=WaitingReason.NONE)
+    if rebuilt:  # results stored under the run's former build: their counts follow the run's build
+        latest.rebuild(ConfigResult.objects.filter(run=run).values_list("failing_config_id", flat=True))
     if run.parent_id:
         refresh_matrix(run.parent)
     if fan_out:
