@@ -241,13 +241,16 @@ def change_data(task_id: int | None, n: int) -> None:
                              created=timezone.now())
 
 
-def _client(port: int, path: str, requests: int, timeout: float, start) -> list[tuple[float, int, bool]]:
+def _client(port: int, path: str, requests: int, timeout: float, start,
+            source: str | None = None) -> list[tuple[float, int, bool]]:
     """One keep-alive client: [(ms, status, answered from the page's previous rendering)]; status 0 = no answer
-    within `timeout` (the client gives up)."""
+    within `timeout` (the client gives up). `source`: the loopback address it connects from (127.0.0.0/8 is all
+    loopback): behind nginx, each client is then its own address, as visitors are, for the per-address limits."""
     import http.client
 
     out = []
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    source_address = (source, 0) if source else None
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=source_address)
     start.wait()
     for _ in range(requests):
         began = time.perf_counter()
@@ -260,24 +263,25 @@ def _client(port: int, path: str, requests: int, timeout: float, start) -> list[
         except (OSError, http.client.HTTPException):
             out.append(((time.perf_counter() - began) * 1000, 0, False))
             connection.close()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=source_address)
     connection.close()
     return out
 
 
-def _client_process(port: int, path: str, threads: int, requests: int, timeout: float) -> list[tuple]:
+def _client_process(port: int, path: str, threads: int, requests: int, timeout: float, first_source: int = 0) -> list[tuple]:
     import threading
 
     start = threading.Barrier(threads)
     found: list = []
     lock = threading.Lock()
 
-    def run():
-        mine = _client(port, path, requests, timeout, start)
+    def run(index):
+        source = f"127.0.{(first_source + index) // 250}.{2 + (first_source + index) % 250}" if first_source else None
+        mine = _client(port, path, requests, timeout, start, source)
         with lock:
             found.extend(mine)
 
-    workers = [threading.Thread(target=run) for _ in range(threads)]
+    workers = [threading.Thread(target=run, args=(index,)) for index in range(threads)]
     for thread in workers:
         thread.start()
     for thread in workers:
@@ -285,10 +289,13 @@ def _client_process(port: int, path: str, threads: int, requests: int, timeout: 
     return found
 
 
-def hammer(pool, port: int, path: str, clients: int, requests: int, timeout: float, processes: int) -> dict:
+def hammer(pool, port: int, path: str, clients: int, requests: int, timeout: float, processes: int,
+           own_addresses: bool = False) -> dict:
     """`clients` clients at once (over `processes` client processes: one interpreter would serialise them),
     each making `requests` requests."""
-    parts = pool.starmap(_client_process, [(port, path, clients // processes, requests, timeout)] * processes)
+    per = clients // processes
+    parts = pool.starmap(_client_process, [(port, path, per, requests, timeout, 1 + i * per if own_addresses else 0)
+                                           for i in range(processes)])
     rows = sorted(x for part in parts for x in part)
     ms = [m for m, _status, _previous in rows]
     return {"p50": ms[len(ms) // 2], "p95": ms[max(0, int(len(ms) * 0.95) - 1)], "max": ms[-1], "n": len(ms),
@@ -358,7 +365,7 @@ def wait_for_new_rendering(port: int, path: str, timeout: float) -> float | None
         _ms, _status, previous = _client(port, path, 1, timeout, _NO_WAIT)[0]
         if not previous:
             break
-        time.sleep(0.1)
+        time.sleep(0.25)  # 4 a second: under nginx's per-address rate (5 r/s)
     return time.monotonic() - began
 
 
@@ -425,18 +432,19 @@ def measure(name: str, args) -> int:
                 for page, (path, task_id) in pages.items():
                     rounds = []
                     if round_index == 0:  # the page's first rendering in this server: nothing to answer before it
-                        rounds.append(("first", hammer(pool, port, path, clients, 1, args.timeout, processes)))
+                        rounds.append(("first", hammer(pool, port, path, clients, 1, args.timeout, processes,
+                                                       args.nginx)))
                     n += 1
                     change_data(task_id, n)
                     # a visitor's data version is read again only after WEB_VERSION_SECONDS: wait it out, so the
                     # "cold" round meets the change (not the page from before it)
                     time.sleep(float(args.version_seconds))
-                    rounds.append(("cold", hammer(pool, port, path, clients, 1, args.timeout, processes)))
+                    rounds.append(("cold", hammer(pool, port, path, clients, 1, args.timeout, processes, args.nginx)))
                     # the cold round's previous renderings start the new one after their answers: the warm round
                     # measures the cache once it is there (how long visitors got the previous one is printed)
                     refreshed = wait_for_new_rendering(port, path, args.timeout)
                     rounds.append(("warm", hammer(pool, port, path, clients, args.warm_requests, args.timeout,
-                                                  processes)))
+                                                  processes, args.nginx)))
                     for label, row in rounds:
                         print(f"{page:26s} {clients:7d} {label:5s} {row['p50']:8.1f} {row['p95']:8.1f} "
                               f"{row['max']:8.1f} {row['n']:5d} {row['5xx']:4d} {row['timeouts']:4d} "
