@@ -191,22 +191,24 @@ def test_a_page_another_process_is_rendering_is_waited_for_not_rendered_again(se
     def other_process_finishes(seconds):  # ... and stores it during the third wait
         waits.append(seconds)
         if len(waits) == 3:
-            store.set("page-k", "theirs", 60)
+            store.set("latest:page", conditional.Rendering(time.time(), "page-k", "theirs"), 60)
             store.delete("rendering:page-k")
 
     monkeypatch.setattr(conditional, "_sleep", other_process_finishes)
     computed = []
-    assert conditional.cached("page-k", lambda: computed.append(1) or "mine", shared=True) == "theirs"
+    assert conditional.cached("page-k", lambda: computed.append(1) or "mine", "latest:page", shared=True) == "theirs"
     assert computed == [] and len(waits) == 3
     monkeypatch.setattr(conditional, "_sleep", lambda seconds: time.sleep(0.05))
     store.add("rendering:page-j", 1, timeout=30)
-    assert conditional.cached("page-j", lambda: "mine", shared=True, wait=False) is None  # a refresh: not now
+    assert conditional.cached("page-j", lambda: "mine", "latest:page", shared=True, wait=False) is None  # a refresh
     from tracker.web import budget
 
     with pytest.raises(budget.ReadTimeExceeded), budget.bounded(0.3):  # nobody delivers it: the read's 503
-        conditional.cached("page-j", lambda: "mine", shared=True)
+        conditional.cached("page-j", lambda: "mine", "latest:page", shared=True)
     store.delete("rendering:page-j")
-    assert conditional.cached("page-j", lambda: "mine", shared=True) == "mine"  # the mark gone: rendered here
+    assert conditional.cached("page-j", lambda: "mine", "latest:page", shared=True) == "mine"  # rendered here
+    # one entry per page in the shared store: the newest version's rendering replaced the older one
+    assert store.get("latest:page").key == "page-j" and store.get("page-k") is None
 
 
 def test_every_process_of_a_site_uses_one_csrf_placeholder_nobody_else_knows():

@@ -72,31 +72,65 @@ def _shared_store():
     return caches["default"] if settings.WEB_SHARED_RENDERINGS else None
 
 
-def _peek(key: str, shared: bool):
-    """The value under `key` in this process's memory, else (`shared`) in the shared store, copied into memory."""
+# A page's newest rendering in the shared store lives this long (a quiet board's pages stay rendered overnight; one
+# entry per page, overwritten by the next version's, so the store holds one rendering per page, not one per version).
+SHARED_RENDERING_SECONDS = 86_400
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """A page's newest rendering: when it was made, the key (data version included) it was made under, the value."""
+
+    made_at: float
+    key: str
+    value: object
+
+
+def _latest(latest_key: str, shared: bool) -> Rendering | None:
+    """The page's newest rendering from this process's memory, else (`shared`) from the shared store."""
+    found = page_cache.get(latest_key)
+    if found is None and shared and (store := _shared_store()) is not None:
+        found = store.get(latest_key)
+        if found is not None:
+            page_cache.set(latest_key, found, _latest_seconds())
+    return found
+
+
+def _latest_seconds() -> int:  # kept as long as it may be answered (WEB_STALE_SECONDS)
+    return max(PAGE_CACHE_SECONDS, int(settings.WEB_STALE_SECONDS))
+
+
+def _peek(key: str, latest_key: str | None, shared: bool):
+    """This version's value: in this process's memory under `key`, else the page's newest rendering if it was made
+    under `key` (copied into memory)."""
     value = page_cache.get(key)
-    if value is None and shared and (store := _shared_store()) is not None:
-        value = store.get(key)
-        if value is not None:
+    if value is None and latest_key is not None:
+        found = _latest(latest_key, shared)
+        if found is not None and found.key == key:
+            value = found.value
             page_cache.set(key, value, PAGE_CACHE_SECONDS)
     return value
 
 
-def _store(key: str, value, shared: bool, seconds: int = PAGE_CACHE_SECONDS) -> None:
-    page_cache.set(key, value, seconds)
+def _keep(key: str, latest_key: str | None, value, shared: bool) -> None:
+    page_cache.set(key, value, PAGE_CACHE_SECONDS)
+    if latest_key is None:
+        return
+    rendering = Rendering(_wall_clock(), key, value)
+    page_cache.set(latest_key, rendering, _latest_seconds())
     if shared and (store := _shared_store()) is not None:
-        store.set(key, value, seconds)
+        store.set(latest_key, rendering, SHARED_RENDERING_SECONDS)
 
 
 def cached(key: str, compute, latest_key: str | None = None, wait: bool = True, shared: bool = False):
     """page_cache[key], computed by `compute()` when missing — by one thread of the process at a time: clients
     arriving together at a page whose data just changed wait for one computation instead of each running it
     (16 threads computing the same page share the same cores and all finish late). The wait is bounded by the
-    request's read budget (budget.ReadTimeExceeded: a 503). `shared`: also kept in the shared store
-    (WEB_SHARED_RENDERINGS), computed by one process of all. `latest_key`: the page's newest rendering is also kept
-    there, whatever its version (`visitor_cached` answers with it while the next one is computed). `wait=False`:
-    None at once when another thread or process is computing it."""
-    value = _peek(key, shared)
+    request's read budget (budget.ReadTimeExceeded: a 503). `latest_key`: the page's newest rendering is also kept
+    there, whatever its version (`visitor_cached` answers with it while the next one is computed); with `shared`
+    in the shared store too (WEB_SHARED_RENDERINGS), where every process finds it, computed by one process of all.
+    `wait=False`: None at once when another thread or process is computing it."""
+    value = _peek(key, latest_key, shared)
     if value is not None:
         return value
     with _computing_guard:
@@ -108,15 +142,13 @@ def cached(key: str, compute, latest_key: str | None = None, wait: bool = True, 
     elif not lock.acquire(timeout=-1 if left is None else max(left, 0)):
         raise budget.ReadTimeExceeded("waiting for another request's rendering of the same page")
     try:
-        value = _peek(key, shared)
+        value = _peek(key, latest_key, shared)
         if value is None:
-            value = _compute_once(key, compute, wait, _shared_store() if shared else None)
+            store = _shared_store() if shared and latest_key is not None else None
+            value = _compute_once(key, latest_key, compute, wait, store)
             if value is None:
                 return None
-            _store(key, value, shared)
-            if latest_key is not None:  # kept as long as it may be answered (WEB_STALE_SECONDS)
-                _store(latest_key, (_wall_clock(), value), shared,
-                       max(PAGE_CACHE_SECONDS, int(settings.WEB_STALE_SECONDS)))
+            _keep(key, latest_key, value, shared)
         return value
     finally:
         lock.release()
@@ -129,9 +161,9 @@ SHARED_POLL_SECONDS = 0.05
 _sleep = time.sleep  # between two looks for another process's rendering (a test sets its own)
 
 
-def _compute_once(key: str, compute, wait: bool, store):
+def _compute_once(key: str, latest_key: str | None, compute, wait: bool, store):
     """compute() — with a shared store, by the one process that marks `key` as being rendered; the others wait for
-    its value (bounded by their read budget), or return None at once (`wait=False`)."""
+    its rendering (bounded by their read budget), or return None at once (`wait=False`)."""
     if store is None:
         return compute()
     marker = "rendering:" + key
@@ -147,9 +179,9 @@ def _compute_once(key: str, compute, wait: bool, store):
             return None
         budget.check()  # 503 past the request's budget, as any read
         _sleep(SHARED_POLL_SECONDS)
-        value = store.get(key)
-        if value is not None:
-            return value
+        found = store.get(latest_key)
+        if found is not None and found.key == key:
+            return found.value
 
 
 _wall_clock = time.time  # when a rendering was made (a test sets its own)
@@ -166,12 +198,12 @@ def visitor_cached(request, key: str, latest_key: str, compute):
     seconds = settings.WEB_STALE_SECONDS
     if not seconds or request.user.is_authenticated:
         return cached(key, compute, latest_key, shared=True), None
-    value = _peek(key, shared=True)
+    value = _peek(key, latest_key, shared=True)
     if value is not None:
         return value, None
-    latest = _peek(latest_key, shared=True)
-    if latest is not None and _wall_clock() - latest[0] <= seconds:
-        return latest[1], Refresh(key, latest_key, compute, made_at=latest[0])
+    latest = _latest(latest_key, shared=True)
+    if latest is not None and _wall_clock() - latest.made_at <= seconds:
+        return latest.value, Refresh(key, latest_key, compute, made_at=latest.made_at)
     return cached(key, compute, latest_key, shared=True), None
 
 
