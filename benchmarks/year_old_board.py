@@ -377,16 +377,15 @@ class _NoWait:
 _NO_WAIT = _NoWait()
 
 
-def wait_for_warming(server, timeout: float = 600) -> float | None:
-    """Seconds until serve.sh's warm_pages (beside gunicorn's start) printed its last page, None if it did not."""
-    from tracker.web.warm import SITE_PATHS
-
+def wait_for_warming(server, timeout: float = 1800) -> float | None:
+    """Seconds until serve.sh's warm_pages (beside gunicorn's start: the site's pages, then every task's) said it was
+    done, None if it did not."""
     began = time.monotonic()
-    server.log.flush()
     while time.monotonic() - began < timeout:
+        server.log.flush()
         with open(server.log.name) as log:
             lines = [line for line in log if line.startswith("warm_pages:")]
-        if len(lines) >= 2 * len(SITE_PATHS) or any("Error" in line for line in lines):
+        if any("warmed " in line or "Error" in line for line in lines):
             return time.monotonic() - began
         time.sleep(1)
     return None
@@ -421,7 +420,7 @@ def measure(name: str, args) -> int:
             nginx, port = start_nginx(workdir, server.port)
         print(f"gunicorn (scripts/serve.sh): {args.workers} workers x {args.threads} threads, WEB_VERSION_SECONDS="
               f"{args.version_seconds}, WEB_STALE_SECONDS={args.stale_seconds}, WEB_SHARED_RENDERINGS="
-              f"{args.shared_renderings}{f' (serve.sh warmed the site pages in {warmed:.0f} s)' if warmed else ''}"
+              f"{args.shared_renderings}{f' (serve.sh warmed the site pages and every task page in {warmed:.0f} s)' if warmed else ''}"
               f"{', behind nginx (deploy/nginx/board-proxy.conf)' if args.nginx else ''}; load average before: "
               f"{os.getloadavg()[0]:.1f}", flush=True)
         print(f"{'page':26s} {'clients':>7s} {'round':5s} {'p50 ms':>8s} {'p95 ms':>8s} {'max ms':>8s} {'n':>5s} "

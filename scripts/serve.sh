@@ -38,7 +38,8 @@ export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-262144}"
 if [ "${WEB_SHARED_RENDERINGS:-0}" -gt 0 ] 2>/dev/null; then
   # The public pages rendered for visitors beside gunicorn's start, so none waits for a first rendering
   # (tracker/web/warm.py; each finished run does it again for what it changed). Its lines go to the server's log.
-  ($PY manage.py warm_pages 2>&1 | sed 's/^/warm_pages: /' >&2 || true) &
+  # The site's pages first, then every task's (minutes on a year-old board, at a lower priority than the web's).
+  (nice -n 10 $PY manage.py warm_pages --all-tasks 2>&1 | sed 's/^/warm_pages: /' >&2 || true) &
 fi
 exec $PY -m gunicorn config.asgi:application \
   --bind "${WEB_BIND:-127.0.0.1:8000}" \

@@ -42,7 +42,8 @@ def test_warm_pages_renders_the_site_pages_for_every_language(shared, client, ca
     assert rendering_queries(client, "/charts/overview") > 3  # not warmed: the visitor's read renders it
     call_command("warm_pages")
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(warm.SITE_PATHS) * 2 and all(line.startswith("200 ") for line in lines), lines
+    assert len(lines) == len(warm.SITE_PATHS) * 2 + 1 and all(line.startswith("200 ") for line in lines[:-1]), lines
+    assert lines[-1].startswith(f"warmed {len(warm.SITE_PATHS) * 2} pages in ")
     for url in ("/", "/api/tasks", "/charts/overview", "/alignment", "/flaky"):
         assert rendering_queries(client, url) == 1, url
 
@@ -52,8 +53,16 @@ def test_warm_pages_under_production_settings_renders_pages_not_redirects(shared
     settings.SECURE_SSL_REDIRECT = True
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     call_command("warm_pages", "--language", "en", "--task", "7")
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.splitlines()[:-1]
     assert {line.split()[0] for line in lines} == {"200"} and any(line.endswith(" /tasks/7") for line in lines)
+
+
+def test_warm_pages_all_tasks_renders_every_tasks_page_after_the_sites(shared, client, capsys):
+    make_task(9, configs=configs_of(9, 3))
+    call_command("warm_pages", "--all-tasks", "--language", "en")
+    paths = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert paths == list(warm.SITE_PATHS) + ["/tasks/7", "/api/tasks/7", "/tasks/9", "/api/tasks/9"]
+    assert rendering_queries(client, "/tasks/9") == 1 and rendering_queries(client, "/api/tasks/9") == 1
 
 
 def test_warm_pages_refuses_when_renderings_are_each_processs_own(settings):

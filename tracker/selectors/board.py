@@ -172,6 +172,11 @@ def _task_number(text: str) -> int | None:
     return None
 
 
+def task_numbers() -> list[int]:
+    """Every task's number, in order."""
+    return list(Task.objects.order_by("number").values_list("number", flat=True))
+
+
 def task_number_span() -> tuple[int, int] | None:
     """(lowest, highest) task number on the board, None when it has no task: the range a staff form names."""
     span = Task.objects.aggregate(lowest=Min("number"), highest=Max("number"))

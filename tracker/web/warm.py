@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 
+from ..selectors import board as task_selectors
+
 logger = logging.getLogger(__name__)
 
 # The site's own pages (the task pages are warmed per run: `task_paths`).
@@ -49,6 +51,11 @@ def task_paths(numbers) -> list[str]:
     return [path for number in numbers for path in (f"/tasks/{number}", f"/api/tasks/{number}")]
 
 
+def every_task_path() -> list[str]:
+    """Every task's page and API, the site's order (its numbers)."""
+    return [path for number in task_selectors.task_numbers() for path in (f"/tasks/{number}", f"/api/tasks/{number}")]
+
+
 def _host() -> str:
     """A name the site answers to (ALLOWED_HOSTS), for the request's Host header."""
     for host in settings.ALLOWED_HOSTS:
@@ -71,15 +78,16 @@ def _environ(path: str, language: str) -> dict:
     return environ
 
 
-def warm(paths=SITE_PATHS, languages=None) -> list[Warmed]:
-    """Each path in each language (default: every language of the site), one after the other."""
+def warm(paths=SITE_PATHS, languages=None, report=None) -> list[Warmed]:
+    """Each path in each language (default: every language of the site), one after the other (the site's pages
+    before the tasks': all languages of a path before the next path); `report(Warmed)` after each."""
     if not settings.WEB_SHARED_RENDERINGS:
         raise NotShared("WEB_SHARED_RENDERINGS is off: each web process keeps its own renderings, and the ones made "
                         "here would be lost with this process")
     handler = WSGIHandler()
     done = []
-    for language in languages or [code for code, _name in settings.LANGUAGES]:
-        for path in paths:
+    for path in paths:
+        for language in languages or [code for code, _name in settings.LANGUAGES]:
             started, answer = time.perf_counter(), {}
 
             def start_response(status, headers, exc_info=None):
@@ -92,6 +100,8 @@ def warm(paths=SITE_PATHS, languages=None) -> list[Warmed]:
             finally:
                 result.close()  # a previous rendering's answer computes this version's here (conditional.Refresh)
             done.append(Warmed(path, language, answer.get("status", 0), time.perf_counter() - started))
+            if report is not None:
+                report(done[-1])
     return done
 
 
