@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,6 @@ from django.core.cache import caches
 from django.http import HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
 from django.utils.cache import patch_cache_control
-from django.utils.crypto import salted_hmac
 from django.utils.http import parse_etags
 from django.utils.html import format_html
 from django.utils.translation import get_language
@@ -295,11 +295,11 @@ def with_etag(response, etag: str | None):
 
 
 # Stands for the CSRF token in a page rendered once for every anonymous visitor; each response gets the
-# visitor's own token (get_token also makes the CSRF middleware set the cookie). Derived from the site's secret
-# key, so every web process sharing renderings (WEB_SHARED_RENDERINGS) uses the same one and nobody else can know
-# it, and shown to nobody: a known string could be typed into a PR title or a comment, and every visitor's page
-# would then carry their token in its place.
-CSRF_PLACEHOLDER = "csrf-placeholder-" + salted_hmac("tracker.web.conditional", "CSRF placeholder").hexdigest()[:32]
+# visitor's own token (get_token also makes the CSRF middleware set the cookie). Drawn afresh by each
+# process and shown to nobody: a fixed string could be typed into a PR title or a comment, and every visitor's page
+# would then carry their token in its place. A shared rendering (WEB_SHARED_RENDERINGS) may have been made by another
+# process: it is kept with the placeholder it carries, and that one is replaced.
+CSRF_PLACEHOLDER = f"csrf-placeholder-{secrets.token_hex(16)}"
 
 
 def shared_page(request, key: str, render_page, latest_key: str):
@@ -311,9 +311,10 @@ def shared_page(request, key: str, render_page, latest_key: str):
     """
     if request.user.is_authenticated or len(get_messages(request)):
         return None
-    html, refresh = visitor_cached(request, key, latest_key,
-                                   lambda: render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode())
-    return answer(html.replace(CSRF_PLACEHOLDER, get_token(request)), refresh)
+    (placeholder, html), refresh = visitor_cached(
+        request, key, latest_key,
+        lambda: (CSRF_PLACEHOLDER, render_page({"csrf_token": CSRF_PLACEHOLDER}).content.decode()))
+    return answer(html.replace(placeholder, get_token(request)), refresh)
 
 
 def shared_csrf_token(request) -> dict:
@@ -355,17 +356,17 @@ def public_page(*names: str):
                     request.shared_rendering = False
                 if len(get_messages(request)) or response.status_code != 200 or response.streaming:
                     raise _NotShared(response)
-                return response.content.decode(), response["Content-Type"]
+                return response.content.decode(), response["Content-Type"], CSRF_PLACEHOLDER
 
             try:
-                (content, content_type), refresh = visitor_cached(request, key, latest_key, render)
+                (content, content_type, placeholder), refresh = visitor_cached(request, key, latest_key, render)
             except _NotShared as not_shared:  # rendered with the placeholder: the visitor's own token in its place
                 response = not_shared.response
                 if not response.streaming and CSRF_PLACEHOLDER.encode() in response.content:
                     response.content = response.content.replace(CSRF_PLACEHOLDER.encode(), get_token(request).encode())
                 return response
-            if CSRF_PLACEHOLDER in content:
-                content = content.replace(CSRF_PLACEHOLDER, get_token(request))
+            if placeholder in content:
+                content = content.replace(placeholder, get_token(request))
             return with_etag(answer(content, refresh, content_type), etag)
         return wrapped
     return decorate
