@@ -206,8 +206,9 @@ def test_a_page_with_a_note_is_answered_with_the_visitors_own_csrf_token(client,
 
 # What a cold task page / task API costs on the half-year task (4,160 results): its queries (41 and 31 on SQLite;
 # the same whatever the history: above), with a little room, so a read per config (the API read each listed config's
-# task again: 40 more) fails it; and a bound on its time far above an idle machine's (~0.1 s), so only a read that
-# walks the whole history again fails it on a loaded one.
+# task again: 40 more) fails it; and a bound on its time far above an idle machine's (0.25 s for the page, 0.09 s for
+# the API, 2026-12-07), so only a read that walks the whole history again fails it on a loaded one (1.5 s failed a
+# CI run once: the page took 1.56 s beside the browser tests).
 COLD_QUERIES = {"/tasks/8": 45, "/api/tasks/8": 35}
 
 
@@ -215,7 +216,7 @@ COLD_QUERIES = {"/tasks/8": 45, "/api/tasks/8": 35}
 def test_a_task_with_half_a_year_of_runs_reads_in_few_queries_and_little_time(client, young_and_old, page):
     cold_read(client, page)  # templates and URL resolvers warmed
     queries, seconds, _body = cold_read(client, page)
-    assert queries <= COLD_QUERIES[page] and seconds < 1.5, (queries, seconds)
+    assert queries <= COLD_QUERIES[page] and seconds < 3.0, (queries, seconds)
     with CaptureQueriesContext(connection) as captured:
         caches["pages"].clear()
         client.get(page)
