@@ -48,6 +48,7 @@ def test_after_a_write_the_next_visitor_gets_the_previous_rendering_and_the_one_
     assert previous.status_code == 200 and kind(previous) == kind(first)  # the rendering from before the write
     assert previous["X-Board-Rendering"] == "previous" and previous["Age"] == "5"
     assert not previous.has_header("ETag")  # a browser must not keep it as the new version's page
+    assert "no-cache" in previous["Cache-Control"]
     fresh = client.get("/api/tasks/7")  # computed after the previous answer was sent (the test client closes it)
     assert kind(fresh) == "verified" and "X-Board-Rendering" not in fresh and fresh.has_header("ETag")
 

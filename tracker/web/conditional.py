@@ -250,6 +250,7 @@ class PreviousRendering(HttpResponse):
         self.refresh = refresh
         self["X-Board-Rendering"] = "previous"
         self["Age"] = str(age)
+        patch_cache_control(self, private=True, no_cache=True)  # asked for again next time, never kept as current
 
     def close(self):
         try:
