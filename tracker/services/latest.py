@@ -89,6 +89,12 @@ def newest_rows(result_model, config_ids: list[int]) -> list[dict]:
 
 def fill(result_model, latest_model, config_ids=None) -> int:
     """Replace the rows of these configs (None: every config with a result) by their newest verdicts; the count."""
+    return _refill(result_model, latest_model, newest_rows, config_ids)
+
+
+def _refill(result_model, model, rows_of, config_ids) -> int:
+    """Replace `model`'s rows of these configs (None: every config with a result) by `rows_of(result_model, batch)`,
+    a batch of configs at a time; the rows written."""
     if config_ids is None:
         config_ids = result_model.objects.order_by().values_list("failing_config_id", flat=True).distinct()
     config_ids = sorted(set(config_ids))
@@ -96,9 +102,9 @@ def fill(result_model, latest_model, config_ids=None) -> int:
     for start in range(0, len(config_ids), BATCH):
         batch = config_ids[start:start + BATCH]
         with transaction.atomic():
-            latest_model.objects.filter(failing_config_id__in=batch).delete()
-            rows = [latest_model(**fields) for fields in newest_rows(result_model, batch)]
-            written += len(latest_model.objects.bulk_create(rows, batch_size=BATCH))
+            model.objects.filter(failing_config_id__in=batch).delete()
+            rows = [model(**fields) for fields in rows_of(result_model, batch)]
+            written += len(model.objects.bulk_create(rows, batch_size=BATCH))
     return written
 
 
@@ -114,17 +120,7 @@ def count_rows(result_model, config_ids: list[int]) -> list[dict]:
 
 def fill_counts(result_model, count_model, config_ids=None) -> int:
     """Replace the counts of these configs (None: every config with a result) by their results'; the rows written."""
-    if config_ids is None:
-        config_ids = result_model.objects.order_by().values_list("failing_config_id", flat=True).distinct()
-    config_ids = sorted(set(config_ids))
-    written = 0
-    for start in range(0, len(config_ids), BATCH):
-        batch = config_ids[start:start + BATCH]
-        with transaction.atomic():
-            count_model.objects.filter(failing_config_id__in=batch).delete()
-            rows = [count_model(**fields) for fields in count_rows(result_model, batch)]
-            written += len(count_model.objects.bulk_create(rows, batch_size=BATCH))
-    return written
+    return _refill(result_model, count_model, count_rows, config_ids)
 
 
 def rebuild(config_ids=None) -> int:
